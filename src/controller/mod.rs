@@ -1,0 +1,3 @@
+//! The generic managed-resource engine and one adapter per kind.
+
+pub mod cli;

@@ -1,0 +1,3 @@
+//! A local emulator of the platform's four API surfaces.
+
+pub mod cli;

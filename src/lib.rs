@@ -1,0 +1,19 @@
+//! gpucloud-operator: a Kubernetes operator for GPU pods, serverless endpoints and network
+//! volumes on a GPU cloud platform, and a local emulator of that platform's API.
+//!
+//! The layers, from the outside in:
+//! - [`platform`]: typed client for the platform's four API surfaces; knows nothing of Kubernetes.
+//! - [`emulator`]: a faithful local stand-in for the platform; knows nothing of the operator.
+//! - [`crd`]: the custom resources users apply.
+//! - [`controller`]: the managed-resource engine and one small adapter per kind.
+//! - [`observe`]: shared snapshots of remote state, one list call per kind per interval.
+
+pub mod cli;
+pub mod controller;
+pub mod crd;
+pub mod emulator;
+pub mod metrics;
+pub mod observe;
+pub mod platform;
+pub mod server;
+pub mod telemetry;

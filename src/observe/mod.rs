@@ -1,0 +1,1 @@
+//! Shared snapshots of remote state: one list call per kind per interval feeds every object.

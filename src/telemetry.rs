@@ -1,0 +1,1 @@
+//! Logging set-up: `tracing` with text or JSON output.
