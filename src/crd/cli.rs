@@ -1,9 +1,14 @@
 //! `gpucloud-operator crds`.
 
+use std::io::Write;
+
 /// Options of `crds`.
 #[derive(Debug, clap::Args)]
 pub struct CrdsArgs {}
 
+/// Prints every CRD as YAML, ready for `kubectl apply -f -`.
 pub fn run(_args: CrdsArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`crds` is not there yet: it lands with the operator-core issue")
+    let yaml = super::to_yaml()?;
+    std::io::stdout().write_all(yaml.as_bytes())?;
+    Ok(())
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The project's whole test suite, from a clean clone on a machine that has only the
+# toolchains (Rust, Go, Python): builds the control plane (cached between runs), lints,
+# builds, brings a real kube-apiserver up on 127.0.0.1, runs every test, brings it down.
+#
+#   scripts/test.sh            everything
+#   scripts/test.sh -- FILTER  pass FILTER on to `cargo test`
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+declare -a phases=()
+phase_start=$SECONDS
+phase() {
+    local now=$SECONDS
+    if [ -n "${current_phase:-}" ]; then
+        phases+=("$(printf '%-28s %5d s' "$current_phase" $((now - phase_start)))")
+    fi
+    current_phase=$1
+    phase_start=$now
+    printf '\n==> %s\n' "$1"
+}
+report() {
+    phase done
+    printf '\nPhase timings:\n'
+    printf '  %s\n' "${phases[@]}"
+}
+
+cargo_args=()
+if [ "${1:-}" = "--" ]; then
+    shift
+    cargo_args=("$@")
+fi
+
+for tool in cargo go python3 openssl curl; do
+    command -v "$tool" >/dev/null || { echo "error: $tool is required" >&2; exit 1; }
+done
+
+phase "control plane: build (cached)"
+tests/control-plane/cp.sh build
+
+phase "format and lint"
+cargo fmt --all -- --check
+cargo clippy --all-targets --locked -- -D warnings
+
+phase "build"
+cargo build --all-targets --locked
+
+phase "control plane: up"
+cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-cp.XXXXXX")
+rmdir "$cp_dir"
+cleanup() {
+    tests/control-plane/cp.sh down --dir "$cp_dir" >/dev/null 2>&1 || true
+}
+trap 'cleanup; report' EXIT
+eval "$(tests/control-plane/cp.sh up --dir "$cp_dir")"
+export KUBECONFIG
+
+phase "cargo test (unit, emulator, client, end-to-end)"
+# End-to-end tests are #[ignore]d so that a bare `cargo test` needs no cluster;
+# here the control plane is up, so they run too.
+cargo test --all-targets --locked -- --include-ignored "${cargo_args[@]}"
+
+if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
+    phase "official Python SDK against the emulator"
+    tests/python/run.sh
+fi

@@ -1,0 +1,235 @@
+//! kstatus-compatible conditions, computed without I/O.
+//!
+//! Every kind reports four conditions: `Ready` (the remote object matches the spec and is
+//! usable), `Synced` (the last attempt to talk to the platform worked), `Reconciling` (the
+//! operator is still moving things) and `Stalled` (only a change by a person can help).
+//! kstatus reads them in that spirit: Stalled=True is Failed, Reconciling=True is
+//! InProgress, Ready=True is Current.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+pub const READY: &str = "Ready";
+pub const SYNCED: &str = "Synced";
+pub const RECONCILING: &str = "Reconciling";
+pub const STALLED: &str = "Stalled";
+
+/// One condition as the reconcile decided it, before timestamps are attached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub status: bool,
+    pub reason: String,
+    pub message: String,
+}
+
+impl Verdict {
+    pub fn yes(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            status: true,
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn no(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            status: false,
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The four conditions of one reconcile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdicts {
+    pub ready: Verdict,
+    pub synced: Verdict,
+    pub reconciling: Verdict,
+    pub stalled: Verdict,
+}
+
+impl Verdicts {
+    /// Everything matches the spec.
+    pub fn converged(message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self {
+            ready: Verdict::yes("Available", message),
+            synced: Verdict::yes("ReconcileSuccess", "the platform matches the spec"),
+            reconciling: Verdict::no("Converged", "nothing left to do"),
+            stalled: Verdict::no("Converged", "nothing is blocked"),
+        }
+    }
+
+    /// Work is under way and more passes will follow without anyone's help.
+    pub fn progressing(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        let (reason, message) = (reason.into(), message.into());
+        Self {
+            ready: Verdict::no(reason.clone(), message.clone()),
+            synced: Verdict::yes("ReconcileSuccess", "the last platform call worked"),
+            reconciling: Verdict::yes(reason, message),
+            stalled: Verdict::no("Progressing", "nothing is blocked"),
+        }
+    }
+
+    /// A retry will not help: the spec, the credentials or the account must change.
+    pub fn stalled(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        let (reason, message) = (reason.into(), message.into());
+        Self {
+            ready: Verdict::no(reason.clone(), message.clone()),
+            synced: Verdict::no(reason.clone(), message.clone()),
+            reconciling: Verdict::no(
+                reason.clone(),
+                "waiting for a change to the spec or the account",
+            ),
+            stalled: Verdict::yes(reason, message),
+        }
+    }
+
+    /// A failure that a later retry can fix (rate limit, outage, no capacity). `ready`
+    /// keeps what was last known so that one transient error does not turn a healthy
+    /// object red on GitOps dashboards.
+    pub fn retrying(ready: Verdict, reason: impl Into<String>, message: impl Into<String>) -> Self {
+        let (reason, message) = (reason.into(), message.into());
+        Self {
+            ready,
+            synced: Verdict::no(reason.clone(), message.clone()),
+            reconciling: Verdict::yes(reason, message),
+            stalled: Verdict::no("Retrying", "a retry is scheduled"),
+        }
+    }
+
+    fn iter(&self) -> [(&'static str, &Verdict); 4] {
+        [
+            (READY, &self.ready),
+            (SYNCED, &self.synced),
+            (RECONCILING, &self.reconciling),
+            (STALLED, &self.stalled),
+        ]
+    }
+}
+
+fn status_word(status: bool) -> &'static str {
+    if status { "True" } else { "False" }
+}
+
+/// Builds the new condition list from the previous one: `lastTransitionTime` moves only
+/// when a condition's status flips, so that repeated reconciles write nothing new.
+pub fn apply(
+    previous: &[Condition],
+    verdicts: &Verdicts,
+    generation: Option<i64>,
+    now: &Time,
+) -> Vec<Condition> {
+    verdicts
+        .iter()
+        .into_iter()
+        .map(|(type_, verdict)| {
+            let status = status_word(verdict.status);
+            let last_transition_time = previous
+                .iter()
+                .find(|c| c.type_ == type_ && c.status == status)
+                .map(|c| c.last_transition_time.clone())
+                .unwrap_or_else(|| now.clone());
+            Condition {
+                type_: type_.to_string(),
+                status: status.to_string(),
+                reason: verdict.reason.clone(),
+                message: verdict.message.clone(),
+                observed_generation: generation,
+                last_transition_time,
+            }
+        })
+        .collect()
+}
+
+/// The condition of the given type, if present.
+pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Whether a condition of the given type is present and True.
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
+    find(conditions, type_).is_some_and(|c| c.status == "True")
+}
+
+/// The `Ready` verdict as last written, to carry it through a transient failure.
+pub fn last_ready(conditions: &[Condition]) -> Verdict {
+    match find(conditions, READY) {
+        Some(c) => Verdict {
+            status: c.status == "True",
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+        },
+        None => Verdict::no("Pending", "not reconciled yet"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: i64) -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(secs).unwrap())
+    }
+
+    #[test]
+    fn first_pass_writes_all_four_with_ready_false() {
+        let conditions = apply(
+            &[],
+            &Verdicts::progressing("Creating", "creating"),
+            Some(1),
+            &at(10),
+        );
+        let types: Vec<_> = conditions.iter().map(|c| c.type_.as_str()).collect();
+        assert_eq!(types, [READY, SYNCED, RECONCILING, STALLED]);
+        assert_eq!(find(&conditions, READY).unwrap().status, "False");
+        assert!(conditions.iter().all(|c| c.last_transition_time == at(10)));
+        assert!(conditions.iter().all(|c| c.observed_generation == Some(1)));
+    }
+
+    #[test]
+    fn transition_time_moves_only_on_a_flip() {
+        let first = apply(
+            &[],
+            &Verdicts::progressing("Creating", "creating"),
+            Some(1),
+            &at(10),
+        );
+        let same = apply(
+            &first,
+            &Verdicts::progressing("Creating", "still creating"),
+            Some(1),
+            &at(20),
+        );
+        assert_eq!(find(&same, READY).unwrap().last_transition_time, at(10));
+        let done = apply(&same, &Verdicts::converged("ready"), Some(1), &at(30));
+        assert_eq!(find(&done, READY).unwrap().last_transition_time, at(30));
+        // Stalled stays False throughout, so its time never moves.
+        assert_eq!(find(&done, STALLED).unwrap().last_transition_time, at(10));
+    }
+
+    #[test]
+    fn stalled_is_the_only_true_blocker() {
+        let c = apply(
+            &[],
+            &Verdicts::stalled("Forbidden", "the key lacks access"),
+            Some(2),
+            &at(1),
+        );
+        assert!(is_true(&c, STALLED));
+        assert!(!is_true(&c, RECONCILING));
+        assert!(!is_true(&c, READY));
+        assert_eq!(find(&c, READY).unwrap().reason, "Forbidden");
+    }
+
+    #[test]
+    fn retrying_keeps_the_last_ready() {
+        let ok = apply(&[], &Verdicts::converged("ready"), Some(1), &at(1));
+        let retry = Verdicts::retrying(last_ready(&ok), "RateLimited", "429 from the platform");
+        let c = apply(&ok, &retry, Some(1), &at(5));
+        assert!(is_true(&c, READY));
+        assert_eq!(find(&c, READY).unwrap().last_transition_time, at(1));
+        assert!(!is_true(&c, SYNCED));
+        assert!(is_true(&c, RECONCILING));
+    }
+}

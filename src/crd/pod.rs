@@ -1,0 +1,280 @@
+//! `Pod`: an on-demand GPU pod on the platform.
+
+// Each `printcolumn(...)` repeats the same keys, which clippy takes for duplicates.
+#![allow(clippy::duplicated_attributes)]
+
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{
+    CommonStatus, CredentialsSecretRef, DeletionPolicy, LocalObjectReference, ManagementPolicy,
+};
+
+/// Whether the pod should be running or stopped.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub enum DesiredState {
+    /// Deployed and running; resumed when it was stopped.
+    #[default]
+    Running,
+    /// Stopped: the GPUs are released and the volume data kept.
+    Stopped,
+}
+
+/// Which of the platform's clouds may host the pod.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CloudType {
+    #[default]
+    All,
+    Secure,
+    Community,
+}
+
+/// What to do when a field changes that the platform cannot edit on a live pod.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub enum UpdateStrategy {
+    /// Terminate the pod and deploy a new one.
+    #[default]
+    Recreate,
+    /// Touch nothing and report `Synced=False` with reason `ImmutableFieldChanged`.
+    Never,
+}
+
+/// GPU requirements, with a fallback list and a price cap.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuRequirements {
+    /// GPU type ids in priority order, such as `NVIDIA GeForce RTX 4090`. The first type
+    /// with stock for `count` GPUs within the price cap is deployed.
+    #[schemars(length(min = 1, max = 32))]
+    pub types: Vec<String>,
+    /// GPUs in the pod.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 16))]
+    pub count: i32,
+    /// Highest acceptable price per GPU per hour, in US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub max_price_per_hour: Option<f64>,
+}
+
+fn one() -> i32 {
+    1
+}
+
+/// A key of a Secret in the pod's namespace.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeySelector {
+    /// Name of the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    /// Key inside the Secret.
+    #[schemars(length(min = 1, max = 253))]
+    pub key: String,
+}
+
+/// Where an environment variable's value comes from.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvVarSource {
+    /// A key of a Secret in the same namespace. The value goes to the platform and nowhere
+    /// else: never into status, Events or logs.
+    pub secret_key_ref: SecretKeySelector,
+}
+
+/// An environment variable of the pod's container.
+#[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
+#[x_kube(validation = Rule::new("!(has(self.value) && has(self.valueFrom))").message("set value or valueFrom, not both"))]
+#[serde(rename_all = "camelCase")]
+pub struct EnvVar {
+    /// Variable name: letters, digits and underscores, not starting with a digit.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"), length(max = 256))]
+    pub name: String,
+    /// Literal value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Value taken from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_from: Option<EnvVarSource>,
+}
+
+/// A GPU pod on the GPU cloud.
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
+#[kube(
+    group = "gpucloud.io",
+    version = "v1alpha1",
+    kind = "Pod",
+    namespaced,
+    status = "PodStatus",
+    shortname = "gpod",
+    category = "gpucloud",
+    doc = "An on-demand GPU pod on the GPU cloud, with a GPU fallback list and a price cap.",
+    printcolumn(name = "STATE", type_ = "string", json_path = ".status.phase"),
+    printcolumn(name = "GPU", type_ = "string", json_path = ".status.gpuTypeId"),
+    printcolumn(name = "COST/HR", type_ = "number", json_path = ".status.costPerHour"),
+    printcolumn(
+        name = "READY",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[x_kube(
+    validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// Running or Stopped. Automation may patch this field to stop pods at night.
+    #[serde(default)]
+    pub desired_state: DesiredState,
+    /// Container image.
+    #[schemars(length(min = 1, max = 512))]
+    pub image: String,
+    /// Arguments given to the container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker_args: Option<String>,
+    /// Ports to expose, each `<port>/<type>` with type `http` or `tcp`, such as `8888/http`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(regex(pattern = r"^[0-9]{1,5}/(http|tcp)$")), length(max = 32))]
+    pub ports: Vec<String>,
+    /// Environment variables of the container.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
+    pub env: Vec<EnvVar>,
+    /// Container disk in gigabytes.
+    #[serde(default = "default_container_disk")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub container_disk_gb: i32,
+    /// Pod volume in gigabytes (kept while the pod is stopped).
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 10000))]
+    pub volume_gb: i32,
+    /// Where the volume is mounted in the container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_mount_path: Option<String>,
+    /// Fewest vCPUs acceptable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 512))]
+    pub min_vcpu_count: Option<i32>,
+    /// Least memory acceptable, in gigabytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 4096))]
+    pub min_memory_gb: Option<i32>,
+    /// Which clouds may host the pod.
+    #[serde(default)]
+    pub cloud_type: CloudType,
+    /// Only machines with one of these CUDA versions, such as `12.4`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_cuda_versions: Vec<String>,
+    /// Data center to deploy in, such as `EU-RO-1`; any when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_center_id: Option<String>,
+    /// GPU type priority list, count and price cap.
+    pub gpu: GpuRequirements,
+    /// A `NetworkVolume` in this namespace to attach; the pod waits until it is Ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_volume_ref: Option<LocalObjectReference>,
+    /// Id of a network volume on the platform to attach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_volume_id: Option<String>,
+    /// What to do when a field changes that the platform cannot edit on a live pod.
+    #[serde(default)]
+    pub update_strategy: UpdateStrategy,
+    /// What happens to the remote pod when this object is deleted.
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+    /// Manage the pod, or only observe it.
+    #[serde(default)]
+    pub management_policy: ManagementPolicy,
+    /// Secret holding the API key for this object, instead of the operator's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret_ref: Option<CredentialsSecretRef>,
+}
+
+fn default_container_disk() -> i32 {
+    20
+}
+
+/// Where the pod is in its life, as the operator sees it.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub enum PodPhase {
+    /// Waiting for something (a dependency, capacity) before deploying.
+    #[default]
+    Pending,
+    /// A deploy was sent.
+    Deploying,
+    /// Deployed, not booted yet.
+    Starting,
+    Running,
+    Stopping,
+    Stopped,
+    /// Cannot reach the desired state without a change to the spec.
+    Failed,
+}
+
+/// A port of the running pod.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodPortStatus {
+    pub private_port: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_ip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_port: Option<i32>,
+    /// `http` or `tcp`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Address to open in a browser, for http ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// Utilisation of one GPU.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuUtilisation {
+    pub id: String,
+    pub gpu_util_percent: f64,
+    pub memory_util_percent: f64,
+}
+
+/// What the platform reports about the pod.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    #[serde(flatten)]
+    pub common: CommonStatus,
+    /// Where the pod is in its life.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PodPhase>,
+    /// The platform's own word for the pod's state, such as RUNNING or EXITED.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub desired_status: Option<String>,
+    /// Name of the pod on the platform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_name: Option<String>,
+    /// GPU type the pod got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_type_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_count: Option<i32>,
+    /// Price of the whole pod per hour, in US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_per_hour: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_host_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<PodPortStatus>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<GpuUtilisation>,
+}

@@ -1,0 +1,174 @@
+//! The CRDs' schema and CEL rules, evaluated without an apiserver.
+
+use kube::CustomResourceExt;
+use kube::core::cel::Validator;
+use serde_json::{Value, json};
+
+use super::{Endpoint, NetworkVolume, Pod};
+
+fn schema_of<K: CustomResourceExt>() -> Value {
+    let crd = K::crd();
+    let schema = crd.spec.versions[0]
+        .schema
+        .as_ref()
+        .unwrap()
+        .open_api_v3_schema
+        .as_ref()
+        .unwrap();
+    serde_json::to_value(schema).unwrap()
+}
+
+fn object(kind: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "gpucloud.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "x", "namespace": "default"},
+        "spec": spec,
+    })
+}
+
+/// Runs the CEL rules of kind `K` and returns the messages of the rules that failed.
+fn violations<K: CustomResourceExt>(kind: &str, spec: Value, old: Option<Value>) -> Vec<String> {
+    let old = old.map(|old| object(kind, old));
+    match Validator::new().validate(&schema_of::<K>(), &object(kind, spec), old.as_ref()) {
+        Ok(()) => vec![],
+        Err(errors) => errors.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+fn volume(size: i32, dc: &str) -> Value {
+    json!({"sizeGb": size, "dataCenterId": dc})
+}
+
+#[test]
+fn network_volume_may_grow() {
+    let errs = violations::<NetworkVolume>(
+        "NetworkVolume",
+        volume(20, "EU-RO-1"),
+        Some(volume(10, "EU-RO-1")),
+    );
+    assert!(errs.is_empty(), "{errs:?}");
+}
+
+#[test]
+fn network_volume_may_not_shrink() {
+    let errs = violations::<NetworkVolume>(
+        "NetworkVolume",
+        volume(5, "EU-RO-1"),
+        Some(volume(10, "EU-RO-1")),
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("sizeGb may only grow"), "{errs:?}");
+}
+
+#[test]
+fn network_volume_data_center_is_immutable() {
+    let errs = violations::<NetworkVolume>(
+        "NetworkVolume",
+        volume(10, "US-TX-3"),
+        Some(volume(10, "EU-RO-1")),
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("dataCenterId is immutable"), "{errs:?}");
+}
+
+#[test]
+fn network_volume_defaults_to_orphan() {
+    let nv: NetworkVolume =
+        serde_json::from_value(object("NetworkVolume", volume(10, "EU-RO-1"))).unwrap();
+    assert_eq!(nv.spec.deletion_policy, super::DeletionPolicy::Orphan);
+    let schema = schema_of::<NetworkVolume>();
+    assert_eq!(
+        schema["properties"]["spec"]["properties"]["deletionPolicy"]["default"],
+        "Orphan"
+    );
+}
+
+fn endpoint(min: i32, max: i32) -> Value {
+    json!({"templateId": "tpl", "gpuTypeIds": ["NVIDIA A40"], "workersMin": min, "workersMax": max})
+}
+
+#[test]
+fn endpoint_worker_limits_are_ordered() {
+    assert!(violations::<Endpoint>("Endpoint", endpoint(1, 3), None).is_empty());
+    let errs = violations::<Endpoint>("Endpoint", endpoint(4, 3), None);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].contains("workersMin must not exceed workersMax"),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn endpoint_takes_one_volume_source() {
+    let mut spec = endpoint(0, 1);
+    spec["networkVolumeRef"] = json!({"name": "data"});
+    spec["networkVolumeId"] = json!("vol-1");
+    let errs = violations::<Endpoint>("Endpoint", spec, None);
+    assert!(errs.iter().any(|e| e.contains("not both")), "{errs:?}");
+}
+
+#[test]
+fn endpoint_schema_bounds() {
+    let schema = schema_of::<Endpoint>();
+    let spec = &schema["properties"]["spec"]["properties"];
+    assert_eq!(spec["idleTimeoutSeconds"]["minimum"].as_f64(), Some(1.0));
+    assert_eq!(spec["idleTimeoutSeconds"]["maximum"].as_f64(), Some(3600.0));
+    assert_eq!(spec["gpuTypeIds"]["minItems"], 1);
+    assert_eq!(
+        spec["scalerType"]["enum"],
+        json!(["QUEUE_DELAY", "REQUEST_COUNT"])
+    );
+}
+
+fn pod_spec() -> Value {
+    json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"], "count": 1}})
+}
+
+#[test]
+fn pod_env_takes_value_or_secret() {
+    let mut spec = pod_spec();
+    spec["env"] = json!([{"name": "TOKEN", "value": "a", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]);
+    let errs = violations::<Pod>("Pod", spec, None);
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("set value or valueFrom, not both")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn pod_schema_rules() {
+    let schema = schema_of::<Pod>();
+    let spec = &schema["properties"]["spec"]["properties"];
+    assert_eq!(
+        spec["gpu"]["properties"]["count"]["minimum"].as_f64(),
+        Some(1.0)
+    );
+    assert_eq!(spec["gpu"]["properties"]["types"]["minItems"], 1);
+    assert_eq!(spec["desiredState"]["enum"], json!(["Running", "Stopped"]));
+    assert_eq!(
+        spec["cloudType"]["enum"],
+        json!(["ALL", "SECURE", "COMMUNITY"])
+    );
+    assert_eq!(spec["ports"]["items"]["pattern"], "^[0-9]{1,5}/(http|tcp)$");
+    assert_eq!(
+        spec["env"]["items"]["properties"]["name"]["pattern"],
+        "^[A-Za-z_][A-Za-z0-9_]*$"
+    );
+    assert_eq!(spec["env"]["x-kubernetes-list-type"], "map");
+    assert_eq!(spec["env"]["x-kubernetes-list-map-keys"], json!(["name"]));
+}
+
+#[test]
+fn conditions_are_a_list_map_keyed_by_type() {
+    for schema in [
+        schema_of::<Pod>(),
+        schema_of::<Endpoint>(),
+        schema_of::<NetworkVolume>(),
+    ] {
+        let conditions = &schema["properties"]["status"]["properties"]["conditions"];
+        assert_eq!(conditions["x-kubernetes-list-type"], "map", "{conditions}");
+        assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
+    }
+}

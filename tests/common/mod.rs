@@ -1,0 +1,88 @@
+//! Helpers shared by the end-to-end suites: a client for the test control plane and
+//! throw-away namespaces.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Client;
+use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
+
+/// A client for the cluster named by `KUBECONFIG`, which `scripts/test.sh` points at the
+/// control plane it started.
+pub async fn kube_client() -> Client {
+    assert!(
+        std::env::var_os("KUBECONFIG").is_some(),
+        "KUBECONFIG is not set: run the end-to-end tests through scripts/test.sh"
+    );
+    Client::try_default()
+        .await
+        .expect("a client from KUBECONFIG")
+}
+
+/// Polls `check` every 100 ms until it returns true or `timeout` passes.
+pub async fn wait_until<F, Fut>(timeout: Duration, mut check: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if check().await {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A namespace with a unique name, so tests can run side by side.
+pub struct TestNamespace {
+    name: String,
+}
+
+impl TestNamespace {
+    pub async fn create(client: &Client, prefix: &str) -> Self {
+        let suffix = uuid::Uuid::new_v4().simple().to_string();
+        let name = format!("{prefix}-{}", &suffix[..8]);
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let ns = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+        Self { name }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Deletes the namespace and waits until the namespace controller has emptied and
+    /// removed it, which proves the controller manager is doing its job.
+    pub async fn delete_and_wait(self, client: &Client) {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        namespaces
+            .delete(&self.name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+        let gone = wait_until(Duration::from_secs(60), || async {
+            namespaces
+                .get_opt(&self.name)
+                .await
+                .expect("get namespace")
+                .is_none()
+        })
+        .await;
+        assert!(gone, "namespace {} was not removed within 60 s", self.name);
+    }
+}
