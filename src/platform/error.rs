@@ -456,6 +456,12 @@ pub(crate) fn from_graphql(
 fn guess_field(body: &ErrorBody) -> Option<String> {
     let texts = body.problems.iter().chain(body.detail.iter());
     for t in texts {
+        // `size: must be greater than ...`: the field leads the message.
+        if let Some((head, _)) = t.split_once(':')
+            && is_identifier(head.trim())
+        {
+            return Some(head.trim().to_owned());
+        }
         for quote in ['\'', '"', '`'] {
             let mut parts = t.split(quote);
             parts.next();
@@ -546,6 +552,18 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(e.class(), ErrorClass::InvalidInput);
+    }
+
+    #[test]
+    fn leading_field_names_are_picked_up() {
+        let e = http(
+            400,
+            r#"{"title":"Bad Request","status":400,"detail":"invalid request: size: must be greater than the current size of 100 GB","errors":["size: must be greater than the current size of 100 GB"]}"#,
+        );
+        match e {
+            PlatformError::InvalidInput { field, .. } => assert_eq!(field, "size"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

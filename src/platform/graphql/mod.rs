@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::error::{self, ErrorBody, PlatformError};
+use super::error::{self, ErrorBody, ErrorClass, PlatformError};
 use super::operation::Operation;
 use super::transport::{Auth, Call, Transport, decode};
 use super::validate;
@@ -55,7 +55,11 @@ impl Graphql {
             Auth::QueryApiKey,
         )
         .json_body(&body)?;
-        let answer = self.t.send(&call).await?;
+        let answer = self
+            .t
+            .send(&call)
+            .await
+            .map_err(|e| reclassify_400(op, e))?;
         let envelope: Envelope = decode(op, &answer.body)?;
         if let Some(errors) = envelope.errors.filter(|e| !e.is_empty()) {
             let parsed = ErrorBody::from_value(&json!({ "errors": errors }));
@@ -235,6 +239,30 @@ impl Graphql {
     }
 }
 
+/// GraphQL servers answer resolver errors ("pod not found") with HTTP 400 as often as
+/// schema errors; read the messages rather than the status to tell them apart.
+fn reclassify_400(op: Operation, e: PlatformError) -> PlatformError {
+    let PlatformError::InvalidInput {
+        detail, problems, ..
+    } = &e
+    else {
+        return e;
+    };
+    let body = ErrorBody {
+        detail: Some(detail.clone()),
+        problems: problems.clone(),
+        ..ErrorBody::default()
+    };
+    let again = error::from_graphql(op.name(), &body, false);
+    match again.class() {
+        ErrorClass::NotFound
+        | ErrorClass::Unauthorized
+        | ErrorClass::Forbidden
+        | ErrorClass::Capacity => again,
+        _ => e,
+    }
+}
+
 /// The deploy input, checked field by field before the call.
 pub fn validate_deploy(input: &DeployPodInput) -> Result<()> {
     match &input.name {
@@ -382,6 +410,25 @@ mod tests {
         let mut i = good();
         i.volume_in_gb = Some(-1);
         assert_eq!(field(validate_deploy(&i).unwrap_err()), "volumeInGb");
+    }
+
+    #[test]
+    fn graphql_400_not_found_is_not_found() {
+        let e = PlatformError::InvalidInput {
+            operation: "graphql.podStop",
+            field: "request".into(),
+            detail: "invalid request: pod not found: abc".into(),
+            problems: vec!["pod not found: abc".into()],
+        };
+        assert_eq!(
+            reclassify_400(Operation::GraphqlStopPod, e).class(),
+            ErrorClass::NotFound
+        );
+        let e = PlatformError::invalid_input("input", "Unknown field \"x\"");
+        assert_eq!(
+            reclassify_400(Operation::GraphqlStopPod, e).class(),
+            ErrorClass::InvalidInput
+        );
     }
 
     #[test]
