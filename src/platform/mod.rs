@@ -1,3 +1,136 @@
 //! Typed client for the platform's four API surfaces. Knows nothing of Kubernetes.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), gpucloud_operator::platform::PlatformError> {
+//! use gpucloud_operator::platform::{PlatformClient, PlatformConfig, JobRequest};
+//! let client = PlatformClient::new(PlatformConfig::from_env()?)?;
+//! let job = client.jobs().run("my-endpoint", &JobRequest::new(serde_json::json!({"x": 1}))).await?;
+//! let pods = client.graphql().my_pods().await?;
+//! # let _ = (job, pods); Ok(()) }
+//! ```
+//!
+//! - [`config`]: URLs per surface, the [`ApiKey`] secret, timeouts, retry and rate limits.
+//! - [`error`]: [`PlatformError`] and the [`ErrorClass`] callers act on.
+//! - [`jobs`], [`rest`], [`registry`], [`graphql`]: one typed call per operation.
+//! - `transport`: auth per surface, limits, timeouts, retries, metrics, logs.
 
 pub mod cli;
+pub mod config;
+pub mod error;
+pub mod graphql;
+pub mod jobs;
+pub mod metrics;
+pub mod operation;
+pub mod ratelimit;
+pub mod registry;
+pub mod rest;
+mod table;
+mod transport;
+pub mod types;
+pub mod validate;
+
+pub use config::{ApiKey, BaseUrls, PlatformConfig, RetryConfig, Timeouts};
+pub use error::{ErrorClass, PlatformError};
+pub use graphql::Graphql;
+pub use graphql::types::{
+    CloudType, DeployPodInput, DeployedPod, EnvVar, GpuType, LowestPrice, LowestPriceInput, Pod,
+    PodState, ResumePodInput,
+};
+pub use jobs::{Jobs, PollOptions};
+pub use metrics::ClientMetrics;
+pub use operation::{Operation, Surface};
+pub use ratelimit::{RateLimits, RateSpec};
+pub use registry::Registry;
+pub use rest::Rest;
+pub use types::*;
+
+use transport::Transport;
+
+/// The platform client: one connection pool, one set of rate limiters and metrics, and an
+/// API key. `Clone + Send + Sync`; clones share everything.
+#[derive(Clone, Debug)]
+pub struct PlatformClient {
+    t: Transport,
+}
+
+impl PlatformClient {
+    /// Builds a client with fresh metrics.
+    pub fn new(config: PlatformConfig) -> Result<Self, PlatformError> {
+        Self::with_metrics(config, ClientMetrics::new())
+    }
+
+    /// Builds a client that records into `metrics` (registered by the caller).
+    pub fn with_metrics(
+        config: PlatformConfig,
+        metrics: ClientMetrics,
+    ) -> Result<Self, PlatformError> {
+        Ok(Self {
+            t: Transport::new(config, metrics)?,
+        })
+    }
+
+    /// The same client speaking with another key (for example the one an object's Secret
+    /// names). Shares the pool, the limiters and the metrics; costs two reference counts.
+    pub fn with_api_key(&self, key: ApiKey) -> Self {
+        Self {
+            t: self.t.with_key(key),
+        }
+    }
+
+    /// Job API of serverless endpoints.
+    pub fn jobs(&self) -> Jobs {
+        Jobs::new(self.t.clone())
+    }
+
+    /// REST management API.
+    pub fn rest(&self) -> Rest {
+        Rest::new(self.t.clone())
+    }
+
+    /// Registry delegation API.
+    pub fn registry(&self) -> Registry {
+        Registry::new(self.t.clone())
+    }
+
+    /// GraphQL API.
+    pub fn graphql(&self) -> Graphql {
+        Graphql::new(self.t.clone())
+    }
+
+    /// The base URLs in use.
+    pub fn urls(&self) -> &BaseUrls {
+        self.t.urls()
+    }
+
+    /// The client's metrics.
+    pub fn metrics(&self) -> &ClientMetrics {
+        &self.t.shared.metrics
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync_clone<T: Send + Sync + Clone + 'static>() {}
+
+    #[test]
+    fn client_is_send_sync_clone() {
+        assert_send_sync_clone::<PlatformClient>();
+        assert_send_sync_clone::<Jobs>();
+        assert_send_sync_clone::<Graphql>();
+    }
+
+    #[test]
+    fn with_api_key_shares_the_pool_and_hides_both_keys() {
+        let cfg = PlatformConfig::new(BaseUrls::default(), ApiKey::new("first-key").unwrap());
+        let a = PlatformClient::new(cfg).unwrap();
+        let b = a.with_api_key(ApiKey::new("second-key").unwrap());
+        assert!(std::sync::Arc::ptr_eq(&a.t.shared, &b.t.shared));
+        let dbg = format!("{a:?} {b:?}");
+        assert!(
+            !dbg.contains("first-key") && !dbg.contains("second-key"),
+            "{dbg}"
+        );
+    }
+}

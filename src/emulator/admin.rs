@@ -1,0 +1,341 @@
+//! The admin surface under `/_emulator/` (faults, inspection, clock, reset) and
+//! [`AdminClient`], a typed client for it over real HTTP.
+//!
+//! Reachable only from loopback, or from anywhere with the header
+//! `x-emulator-admin-token: <token>` when an admin token is configured.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use super::faults::{Burst, Create500, FaultRule};
+use super::state::App;
+
+pub const TOKEN_HEADER: &str = "x-emulator-admin-token";
+
+/// Lets loopback callers and token holders through.
+pub async fn guard(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let token_ok = app.config.admin_token.as_deref().is_some_and(|t| {
+        req.headers()
+            .get(TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v == t)
+    });
+    if peer.ip().is_loopback() || token_ok {
+        next.run(req).await
+    } else {
+        ApiError::forbidden("the admin surface is reachable from loopback or with the admin token")
+            .into_response()
+    }
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(body: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("body: {e}")))
+}
+
+pub async fn state(State(app): State<App>) -> Json<Value> {
+    Json(app.dump())
+}
+
+pub async fn calls(State(app): State<App>) -> Json<BTreeMap<String, u64>> {
+    Json(app.faults.calls())
+}
+
+pub async fn clear_calls(State(app): State<App>) -> StatusCode {
+    app.faults.clear_calls();
+    StatusCode::NO_CONTENT
+}
+
+pub async fn list_faults(State(app): State<App>) -> Json<Value> {
+    Json(app.faults.dump())
+}
+
+pub async fn add_fault(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let rule: FaultRule = parse(&body)?;
+    app.faults.add_rule(rule).map_err(ApiError::bad_request)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn clear_faults(State(app): State<App>) -> StatusCode {
+    app.faults.clear();
+    StatusCode::NO_CONTENT
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BurstRequest {
+    /// Route pattern; all routes when absent.
+    #[serde(default)]
+    pub route: Option<String>,
+    /// Number of calls answered 429.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Or: every call for this many emulated milliseconds.
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+}
+
+pub async fn burst(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let b: BurstRequest = parse(&body)?;
+    if b.count.is_none() && b.duration_ms.is_none() {
+        return Err(ApiError::bad_request(
+            "count or durationMs: one is required",
+        ));
+    }
+    app.faults.add_burst(Burst {
+        route: b.route,
+        remaining: b.count,
+        until: b.duration_ms.map(|d| app.clock.now() + d),
+    });
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StockRequest {
+    pub gpu_type_id: String,
+    /// true: secure cloud, false: community cloud; absent: both.
+    #[serde(default)]
+    pub secure_cloud: Option<bool>,
+    #[serde(default)]
+    pub data_center_id: Option<String>,
+    /// Free GPUs after the change (in each chosen cloud).
+    pub count: u32,
+}
+
+pub async fn stock(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let s: StockRequest = parse(&body)?;
+    app.world
+        .lock()
+        .cloud
+        .set_stock(
+            &s.gpu_type_id,
+            s.secure_cloud,
+            s.data_center_id.as_deref(),
+            s.count,
+        )
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Create500Request {
+    pub count: u32,
+    #[serde(default)]
+    pub route: Option<String>,
+}
+
+pub async fn create_500(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let c: Create500Request = parse(&body)?;
+    app.faults.add_create_500(Create500 {
+        route: c.route,
+        remaining: c.count,
+    });
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdvanceRequest {
+    pub ms: u64,
+}
+
+pub async fn advance(State(app): State<App>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let a: AdvanceRequest = parse(&body)?;
+    app.clock.advance(a.ms);
+    // Expiry is lazy on reads, but sweep now so the state dump agrees at once.
+    app.sweep();
+    Ok(Json(json!({"now": app.clock.now()})))
+}
+
+pub async fn clock(State(app): State<App>) -> Json<Value> {
+    Json(json!({"now": app.clock.now(), "scale": app.clock.scale()}))
+}
+
+pub async fn reset(State(app): State<App>) -> StatusCode {
+    app.reset();
+    StatusCode::NO_CONTENT
+}
+
+// ------------------------------------------------------------------ client
+
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("admin request failed: {0}")]
+    Http(#[from] reqwest::Error),
+    #[error("admin request refused with {status}: {body}")]
+    Refused { status: u16, body: String },
+}
+
+/// Typed client for the `/_emulator/` routes.
+#[derive(Debug, Clone)]
+pub struct AdminClient {
+    base: String,
+    token: Option<String>,
+    http: reqwest::Client,
+}
+
+impl AdminClient {
+    /// `base` is the emulator's base URL (`http://127.0.0.1:PORT`).
+    pub fn new(base: impl Into<String>, token: Option<String>) -> Self {
+        Self {
+            base: base.into(),
+            token,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, AdminError> {
+        let mut req = self
+            .http
+            .request(method, format!("{}/_emulator/{path}", self.base));
+        if let Some(t) = &self.token {
+            req = req.header(TOKEN_HEADER, t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await?;
+        let status = resp.status();
+        let text = resp.text().await?;
+        if !status.is_success() {
+            return Err(AdminError::Refused {
+                status: status.as_u16(),
+                body: text,
+            });
+        }
+        Ok(if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        })
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Result<(), AdminError> {
+        self.send(reqwest::Method::POST, path, Some(body))
+            .await
+            .map(|_| ())
+    }
+
+    /// Answers `rate` (0..=1) of the calls to `route` with `status`.
+    pub async fn set_error_rate(
+        &self,
+        route: &str,
+        rate: f64,
+        status: u16,
+    ) -> Result<(), AdminError> {
+        self.post(
+            "faults",
+            json!({"route": route, "errorRate": rate, "status": status}),
+        )
+        .await
+    }
+
+    /// Adds `latency_ms` real milliseconds to every call to `route`.
+    pub async fn add_latency(&self, route: &str, latency_ms: u64) -> Result<(), AdminError> {
+        self.post("faults", json!({"route": route, "latencyMs": latency_ms}))
+            .await
+    }
+
+    /// Answers the next `count` calls (to `route`, or to any route) with 429.
+    pub async fn burst_429(&self, route: Option<&str>, count: u32) -> Result<(), AdminError> {
+        self.post("burst", json!({"route": route, "count": count}))
+            .await
+    }
+
+    /// Answers every call (to `route`, or any) with 429 for `duration_ms` emulated ms.
+    pub async fn burst_429_for(
+        &self,
+        route: Option<&str>,
+        duration_ms: u64,
+    ) -> Result<(), AdminError> {
+        self.post("burst", json!({"route": route, "durationMs": duration_ms}))
+            .await
+    }
+
+    /// Sets the free GPUs of a type; `secure_cloud` None sets both clouds.
+    pub async fn set_stock(
+        &self,
+        gpu_type_id: &str,
+        secure_cloud: Option<bool>,
+        count: u32,
+    ) -> Result<(), AdminError> {
+        self.post(
+            "stock",
+            json!({"gpuTypeId": gpu_type_id, "secureCloud": secure_cloud, "count": count}),
+        )
+        .await
+    }
+
+    /// The next `count` successful creates are answered with a 500 (the object exists).
+    pub async fn fail_next_creates(&self, count: u32) -> Result<(), AdminError> {
+        self.post("create-500", json!({"count": count})).await
+    }
+
+    /// Same, for one create route only (`POST /v1/endpoints`, `graphql:podFindAndDeployOnDemand`, ...).
+    pub async fn fail_next_creates_on(&self, route: &str, count: u32) -> Result<(), AdminError> {
+        self.post("create-500", json!({"count": count, "route": route}))
+            .await
+    }
+
+    /// Removes every fault (not the call counts).
+    pub async fn clear_faults(&self) -> Result<(), AdminError> {
+        self.send(reqwest::Method::DELETE, "faults", None)
+            .await
+            .map(|_| ())
+    }
+
+    /// The whole state as JSON.
+    pub async fn state(&self) -> Result<Value, AdminError> {
+        self.send(reqwest::Method::GET, "state", None).await
+    }
+
+    /// Calls per route since start or the last reset.
+    pub async fn calls(&self) -> Result<BTreeMap<String, u64>, AdminError> {
+        let v = self.send(reqwest::Method::GET, "calls", None).await?;
+        Ok(serde_json::from_value(v).unwrap_or_default())
+    }
+
+    /// Calls to one route (`POST /v1/endpoints`, `graphql:podStop`, ...).
+    pub async fn call_count(&self, route: &str) -> Result<u64, AdminError> {
+        Ok(self.calls().await?.get(route).copied().unwrap_or(0))
+    }
+
+    pub async fn clear_calls(&self) -> Result<(), AdminError> {
+        self.send(reqwest::Method::DELETE, "calls", None)
+            .await
+            .map(|_| ())
+    }
+
+    /// Moves the emulator's clock forward by `ms` emulated milliseconds.
+    pub async fn advance_clock(&self, ms: u64) -> Result<(), AdminError> {
+        self.post("clock/advance", json!({"ms": ms})).await
+    }
+
+    /// Back to the fixtures; faults, counts and limits cleared.
+    pub async fn reset(&self) -> Result<(), AdminError> {
+        self.send(reqwest::Method::POST, "reset", None)
+            .await
+            .map(|_| ())
+    }
+}

@@ -1,0 +1,697 @@
+//! The GraphQL API at `/graphql`: a real async-graphql server whose schema is the committed
+//! `schema/platform.graphql` (a test compares the two structurally).
+//!
+//! Auth: the `api_key` query parameter (as the spec documents) or `Authorization: Bearer`
+//! (as the official clients send). 401 for a missing or wrong key, 403 when a read-only key
+//! runs a mutation, 400 when the document does not parse or validate. Errors of operations
+//! (no stock, unknown pod, ...) come in the `errors` array with HTTP 200.
+
+use std::collections::HashMap;
+
+use async_graphql::parser::types::{
+    DocumentOperations, ExecutableDocument, OperationType, Selection, SelectionSet,
+};
+use async_graphql::{
+    ComplexObject, Context, EmptySubscription, Enum, Error, InputObject, Object, Schema,
+    SimpleObject,
+};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::auth::Caller;
+use super::clock::Millis;
+use super::pods::{self, CloudChoice, DeployRequest, DesiredStatus, TemplateDefaults};
+use super::state::App;
+
+pub type PlatformSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
+
+/// Builds the schema (the same one `sdl()` prints for the drift test).
+pub fn build_schema() -> PlatformSchema {
+    Schema::build(QueryRoot, MutationRoot, EmptySubscription).finish()
+}
+
+// ------------------------------------------------------------------ types
+
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum CloudTypeEnum {
+    All,
+    Secure,
+    Community,
+}
+
+#[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
+pub enum PodStatus {
+    Created,
+    Running,
+    Restarting,
+    Exited,
+    Paused,
+    Dead,
+    Terminated,
+}
+
+#[derive(InputObject, Debug)]
+pub struct EnvironmentVariableInput {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(InputObject, Debug, Default)]
+pub struct PodFindAndDeployOnDemandInput {
+    pub cloud_type: Option<CloudTypeEnum>,
+    pub gpu_count: Option<i32>,
+    pub volume_in_gb: Option<i32>,
+    pub container_disk_in_gb: Option<i32>,
+    pub min_vcpu_count: Option<i32>,
+    pub min_memory_in_gb: Option<i32>,
+    pub gpu_type_id: Option<String>,
+    pub name: Option<String>,
+    pub image_name: Option<String>,
+    pub docker_args: Option<String>,
+    pub ports: Option<String>,
+    pub volume_mount_path: Option<String>,
+    pub env: Option<Vec<EnvironmentVariableInput>>,
+    pub allowed_cuda_versions: Option<Vec<String>>,
+    pub data_center_id: Option<String>,
+    pub country_code: Option<String>,
+    pub network_volume_id: Option<String>,
+    pub template_id: Option<String>,
+    pub support_public_ip: Option<bool>,
+    pub start_ssh: Option<bool>,
+    pub min_download: Option<i32>,
+    pub min_upload: Option<i32>,
+}
+
+#[derive(InputObject, Debug)]
+pub struct PodResumeInput {
+    pub pod_id: String,
+    pub gpu_count: Option<i32>,
+    pub allowed_cuda_versions: Option<Vec<String>>,
+}
+
+#[derive(InputObject, Debug)]
+pub struct PodStopInput {
+    pub pod_id: String,
+}
+
+#[derive(InputObject, Debug)]
+pub struct PodTerminateInput {
+    pub pod_id: String,
+}
+
+#[derive(InputObject, Debug)]
+pub struct PodFilter {
+    pub pod_id: String,
+}
+
+#[derive(InputObject, Debug)]
+pub struct GpuTypeFilter {
+    pub id: Option<String>,
+}
+
+#[derive(InputObject, Debug, Default)]
+pub struct GpuLowestPriceInput {
+    pub gpu_count: Option<i32>,
+    pub secure_cloud: Option<bool>,
+    pub data_center_id: Option<String>,
+    pub min_memory_in_gb: Option<i32>,
+    pub min_vcpu_count: Option<i32>,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct Pod {
+    pub id: String,
+    pub name: String,
+    pub image_name: String,
+    /// Each entry is KEY=value.
+    pub env: Vec<String>,
+    pub machine_id: String,
+    pub machine: Option<PodMachineInfo>,
+    pub desired_status: PodStatus,
+    /// Null until the pod's container has booted, and while it is stopped.
+    pub runtime: Option<PodRuntime>,
+    pub gpu_count: i32,
+    pub vcpu_count: f64,
+    pub memory_in_gb: f64,
+    pub container_disk_in_gb: i32,
+    pub volume_in_gb: i32,
+    pub volume_mount_path: Option<String>,
+    pub docker_args: String,
+    pub docker_id: Option<String>,
+    /// Requested ports, comma separated, each <port>/<type>.
+    pub ports: String,
+    pub port: Option<i32>,
+    pub cost_per_hr: f64,
+    pub pod_type: String,
+    pub uptime_seconds: i32,
+    pub last_status_change: String,
+    pub network_volume_id: Option<String>,
+    pub template_id: Option<String>,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct PodMachineInfo {
+    pub pod_host_id: String,
+    pub gpu_display_name: String,
+    pub gpu_type_id: String,
+    pub data_center_id: String,
+    pub secure_cloud: bool,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct PodRuntime {
+    pub uptime_in_seconds: i32,
+    pub ports: Vec<PodRuntimePort>,
+    pub gpus: Vec<PodRuntimeGpu>,
+    pub container: PodRuntimeContainer,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct PodRuntimePort {
+    pub ip: String,
+    pub is_ip_public: bool,
+    pub private_port: i32,
+    pub public_port: i32,
+    #[graphql(name = "type")]
+    pub kind: String,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct PodRuntimeGpu {
+    pub id: String,
+    pub gpu_util_percent: f64,
+    pub memory_util_percent: f64,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct PodRuntimeContainer {
+    pub cpu_percent: f64,
+    pub memory_percent: f64,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+#[graphql(complex)]
+pub struct GpuType {
+    pub id: String,
+    pub display_name: String,
+    pub manufacturer: String,
+    pub memory_in_gb: i32,
+    pub cuda_cores: i32,
+    pub max_gpu_count: i32,
+    pub secure_cloud: bool,
+    pub community_cloud: bool,
+    pub secure_price: Option<f64>,
+    pub community_price: Option<f64>,
+    pub secure_spot_price: Option<f64>,
+    pub community_spot_price: Option<f64>,
+    pub one_week_price: Option<f64>,
+    pub one_month_price: Option<f64>,
+    pub three_month_price: Option<f64>,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct LowestPrice {
+    /// Hourly price of one GPU on demand; null when the type is not offered in that cloud.
+    pub uninterruptable_price: Option<f64>,
+    pub minimum_bid_price: Option<f64>,
+    /// High, Medium, Low or None.
+    pub stock_status: String,
+    /// GPU counts that can be deployed right now on one machine.
+    pub available_gpu_counts: Vec<i32>,
+}
+
+#[derive(SimpleObject, Debug, Clone)]
+pub struct NetworkVolume {
+    pub id: String,
+    pub name: String,
+    pub size: i32,
+    pub data_center_id: String,
+}
+
+/// The account behind the API key.
+pub struct User;
+
+#[Object]
+impl User {
+    async fn id(&self, ctx: &Context<'_>) -> String {
+        app(ctx).world.lock().user_id.clone()
+    }
+
+    /// Public SSH key of the account (as the official SDK asks for it).
+    async fn pub_key(&self) -> Option<String> {
+        None
+    }
+
+    async fn pods(&self, ctx: &Context<'_>) -> Vec<Pod> {
+        let app = app(ctx);
+        let now = app.clock.now();
+        let world = app.world.lock();
+        world
+            .cloud
+            .pods()
+            .map(|p| pod_view(p, &world.cloud, now, app))
+            .collect()
+    }
+
+    /// Network volumes of the account (as the official SDK asks for them).
+    async fn network_volumes(&self, ctx: &Context<'_>) -> Vec<NetworkVolume> {
+        app(ctx)
+            .world
+            .lock()
+            .volumes
+            .values()
+            .map(|v| NetworkVolume {
+                id: v.id.clone(),
+                name: v.name.clone(),
+                size: v.size as i32,
+                data_center_id: v.data_center_id.clone(),
+            })
+            .collect()
+    }
+}
+
+#[ComplexObject]
+impl GpuType {
+    async fn lowest_price(
+        &self,
+        ctx: &Context<'_>,
+        input: Option<GpuLowestPriceInput>,
+    ) -> LowestPrice {
+        let input = input.unwrap_or_default();
+        let world = app(ctx).world.lock();
+        let Some(gpu) = world.cloud.gpu_type(&self.id) else {
+            return LowestPrice {
+                uninterruptable_price: None,
+                minimum_bid_price: None,
+                stock_status: "None".into(),
+                available_gpu_counts: Vec::new(),
+            };
+        };
+        let info = world.cloud.lowest_price(
+            gpu,
+            input.gpu_count.unwrap_or(1),
+            input.secure_cloud,
+            input.data_center_id.as_deref(),
+        );
+        LowestPrice {
+            uninterruptable_price: info.uninterruptable_price,
+            minimum_bid_price: info.minimum_bid_price,
+            stock_status: info.stock_status.to_string(),
+            available_gpu_counts: info.available_gpu_counts,
+        }
+    }
+}
+
+fn app<'a>(ctx: &Context<'a>) -> &'a App {
+    ctx.data_unchecked::<App>()
+}
+
+/// "Fri Nov 21 2025 10:00:00 GMT+0000 (Coordinated Universal Time)", as the platform
+/// writes `lastStatusChange`.
+fn js_date(app: &App, at: Millis) -> String {
+    app.clock
+        .wall_at(at)
+        .format("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
+        .to_string()
+}
+
+fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> Pod {
+    let machine = cloud.machine(&p.machine_id);
+    let gpu = cloud.gpu_type(&p.gpu_type_id);
+    let booted_at = p
+        .started_at
+        .map(|s| s.saturating_add(app.config.pod_boot_ms))
+        .filter(|&b| b <= now);
+    let uptime = booted_at.map_or(0, |b| ((now - b) / 1000).min(i32::MAX as u64) as i32);
+    let runtime = booted_at.map(|_| PodRuntime {
+        uptime_in_seconds: uptime,
+        ports: p
+            .port_map
+            .iter()
+            .map(|(private, public, kind)| PodRuntimePort {
+                ip: machine.map_or_else(String::new, |m| m.public_ip.clone()),
+                is_ip_public: p.support_public_ip,
+                private_port: *private as i32,
+                public_port: *public as i32,
+                kind: kind.clone(),
+            })
+            .collect(),
+        gpus: (0..p.gpu_count)
+            .map(|i| PodRuntimeGpu {
+                id: format!("GPU-{}-{i}", p.id),
+                gpu_util_percent: 0.0,
+                memory_util_percent: 0.0,
+            })
+            .collect(),
+        container: PodRuntimeContainer {
+            cpu_percent: 1.0,
+            memory_percent: 2.0,
+        },
+    });
+    let (status, verb) = match p.desired {
+        DesiredStatus::Running => (PodStatus::Running, "Rented by User"),
+        DesiredStatus::Exited => (PodStatus::Exited, "Exited by User"),
+    };
+    Pod {
+        id: p.id.clone(),
+        name: p.name.clone(),
+        image_name: p.image_name.clone(),
+        env: p.env.clone(),
+        machine_id: p.machine_id.clone(),
+        machine: Some(PodMachineInfo {
+            pod_host_id: p.pod_host_id.clone(),
+            gpu_display_name: gpu.map_or_else(String::new, |g| g.display_name.clone()),
+            gpu_type_id: p.gpu_type_id.clone(),
+            data_center_id: machine.map_or_else(String::new, |m| m.data_center_id.clone()),
+            secure_cloud: machine.is_some_and(|m| m.secure),
+        }),
+        desired_status: status,
+        runtime,
+        gpu_count: p.gpu_count as i32,
+        vcpu_count: p.vcpu_count,
+        memory_in_gb: p.memory_in_gb,
+        container_disk_in_gb: p.container_disk_in_gb as i32,
+        volume_in_gb: p.volume_in_gb as i32,
+        volume_mount_path: p.volume_mount_path.clone(),
+        docker_args: p.docker_args.clone(),
+        docker_id: None,
+        ports: p.ports.clone(),
+        port: None,
+        cost_per_hr: p.cost_per_hr,
+        pod_type: "RESERVED".into(),
+        uptime_seconds: uptime,
+        last_status_change: format!("{verb}: {}", js_date(app, p.last_status_change_at)),
+        network_volume_id: p.network_volume_id.clone(),
+        template_id: p.template_id.clone(),
+    }
+}
+
+fn gpu_view(g: &super::model::GpuTypeFixture) -> GpuType {
+    GpuType {
+        id: g.id.clone(),
+        display_name: g.display_name.clone(),
+        manufacturer: g.manufacturer.clone(),
+        memory_in_gb: g.memory_in_gb as i32,
+        cuda_cores: g.cuda_cores as i32,
+        max_gpu_count: g.max_gpu_count as i32,
+        secure_cloud: g.secure_price.is_some(),
+        community_cloud: g.community_price.is_some(),
+        secure_price: g.secure_price,
+        community_price: g.community_price,
+        secure_spot_price: g.secure_spot_price,
+        community_spot_price: g.community_spot_price,
+        one_week_price: g.one_week_price,
+        one_month_price: g.one_month_price,
+        three_month_price: g.three_month_price,
+    }
+}
+
+// ------------------------------------------------------------------ roots
+
+pub struct QueryRoot;
+
+#[Object]
+impl QueryRoot {
+    /// The account behind the API key.
+    async fn myself(&self) -> User {
+        User
+    }
+
+    /// One pod by id; null when no such pod exists.
+    async fn pod(&self, ctx: &Context<'_>, input: PodFilter) -> Option<Pod> {
+        let app = app(ctx);
+        let now = app.clock.now();
+        let world = app.world.lock();
+        world
+            .cloud
+            .pod(&input.pod_id)
+            .map(|p| pod_view(p, &world.cloud, now, app))
+    }
+
+    /// The GPU catalog, optionally narrowed to one type.
+    async fn gpu_types(&self, ctx: &Context<'_>, input: Option<GpuTypeFilter>) -> Vec<GpuType> {
+        let world = app(ctx).world.lock();
+        let wanted = input.and_then(|i| i.id);
+        world
+            .cloud
+            .gpu_types
+            .iter()
+            .filter(|g| wanted.as_ref().is_none_or(|id| &g.id == id))
+            .map(gpu_view)
+            .collect()
+    }
+}
+
+pub struct MutationRoot;
+
+#[Object]
+impl MutationRoot {
+    /// Finds a machine with free GPUs of the requested type and deploys a pod on it.
+    async fn pod_find_and_deploy_on_demand(
+        &self,
+        ctx: &Context<'_>,
+        input: PodFindAndDeployOnDemandInput,
+    ) -> Result<Option<Pod>, Error> {
+        let app = app(ctx);
+        let now = app.clock.now();
+        let mut world = app.world.lock();
+        let template = match &input.template_id {
+            None => None,
+            Some(id) => {
+                let t = world
+                    .templates
+                    .get(id)
+                    .ok_or_else(|| Error::new(format!("templateId: unknown template {id:?}")))?;
+                Some(TemplateDefaults {
+                    id: t.id.clone(),
+                    image_name: t.image_name.clone(),
+                    container_disk_in_gb: t.container_disk_in_gb,
+                    volume_in_gb: t.volume_in_gb,
+                    volume_mount_path: t.volume_mount_path.clone(),
+                    ports: t.ports.clone(),
+                    env: t.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                })
+            }
+        };
+        let network_volume_dc = match &input.network_volume_id {
+            None => None,
+            Some(id) => Some(
+                world
+                    .volumes
+                    .get(id)
+                    .ok_or_else(|| {
+                        Error::new(format!("networkVolumeId: unknown network volume {id:?}"))
+                    })?
+                    .data_center_id
+                    .clone(),
+            ),
+        };
+        let req = DeployRequest {
+            name: input.name,
+            image_name: input.image_name,
+            gpu_type_id: input.gpu_type_id,
+            gpu_count: input.gpu_count,
+            cloud: match input.cloud_type.unwrap_or(CloudTypeEnum::All) {
+                CloudTypeEnum::All => CloudChoice::All,
+                CloudTypeEnum::Secure => CloudChoice::Secure,
+                CloudTypeEnum::Community => CloudChoice::Community,
+            },
+            data_center_id: input.data_center_id,
+            volume_in_gb: input.volume_in_gb,
+            container_disk_in_gb: input.container_disk_in_gb,
+            min_vcpu_count: input.min_vcpu_count,
+            min_memory_in_gb: input.min_memory_in_gb,
+            docker_args: input.docker_args,
+            ports: input.ports,
+            volume_mount_path: input.volume_mount_path,
+            env: input
+                .env
+                .unwrap_or_default()
+                .into_iter()
+                .map(|e| (e.key, e.value))
+                .collect(),
+            allowed_cuda_versions: input.allowed_cuda_versions,
+            network_volume_id: input.network_volume_id,
+            network_volume_dc,
+            template,
+            support_public_ip: input.support_public_ip,
+        };
+        let id = world
+            .cloud
+            .deploy(req, now)
+            .map_err(|e| Error::new(e.to_string()))?
+            .id
+            .clone();
+        tracing::info!(pod = %id, "pod deployed");
+        let pod = world.cloud.pod(&id).expect("just deployed");
+        Ok(Some(pod_view(pod, &world.cloud, now, app)))
+    }
+
+    /// Starts a stopped pod again on its host machine.
+    async fn pod_resume(
+        &self,
+        ctx: &Context<'_>,
+        input: PodResumeInput,
+    ) -> Result<Option<Pod>, Error> {
+        let app = app(ctx);
+        let now = app.clock.now();
+        let mut world = app.world.lock();
+        world
+            .cloud
+            .resume(&input.pod_id, input.gpu_count, now)
+            .map_err(|e| Error::new(e.to_string()))?;
+        let pod = world.cloud.pod(&input.pod_id).expect("resumed");
+        Ok(Some(pod_view(pod, &world.cloud, now, app)))
+    }
+
+    /// Stops a running pod; its GPUs go back to stock and its volume data is kept.
+    async fn pod_stop(&self, ctx: &Context<'_>, input: PodStopInput) -> Result<Option<Pod>, Error> {
+        let app = app(ctx);
+        let now = app.clock.now();
+        let mut world = app.world.lock();
+        world
+            .cloud
+            .stop(&input.pod_id, now)
+            .map_err(|e| Error::new(e.to_string()))?;
+        let pod = world.cloud.pod(&input.pod_id).expect("stopped");
+        Ok(Some(pod_view(pod, &world.cloud, now, app)))
+    }
+
+    /// Removes a pod for good.
+    async fn pod_terminate(
+        &self,
+        ctx: &Context<'_>,
+        input: PodTerminateInput,
+    ) -> Result<Option<bool>, Error> {
+        app(ctx)
+            .world
+            .lock()
+            .cloud
+            .terminate(&input.pod_id)
+            .map_err(|e| Error::new(e.to_string()))?;
+        Ok(Some(true))
+    }
+}
+
+// ------------------------------------------------------------------ HTTP
+
+fn gql_error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"errors": [{"message": message}]}))).into_response()
+}
+
+/// Top-level field names and whether the executed operation is a mutation.
+fn operation_fields(doc: &ExecutableDocument, name: Option<&str>) -> (bool, Vec<String>) {
+    let op = match (&doc.operations, name) {
+        (DocumentOperations::Single(op), _) => Some(op),
+        (DocumentOperations::Multiple(ops), Some(n)) => ops.get(n),
+        (DocumentOperations::Multiple(ops), None) if ops.len() == 1 => ops.values().next(),
+        _ => None,
+    };
+    let Some(op) = op else {
+        return (false, Vec::new());
+    };
+    let mut fields = Vec::new();
+    collect_fields(doc, &op.node.selection_set.node, &mut fields, 0);
+    (op.node.ty == OperationType::Mutation, fields)
+}
+
+fn collect_fields(doc: &ExecutableDocument, set: &SelectionSet, out: &mut Vec<String>, depth: u32) {
+    if depth > 8 {
+        return;
+    }
+    for item in &set.items {
+        match &item.node {
+            Selection::Field(f) => out.push(f.node.name.node.to_string()),
+            Selection::InlineFragment(f) => {
+                collect_fields(doc, &f.node.selection_set.node, out, depth + 1)
+            }
+            Selection::FragmentSpread(s) => {
+                if let Some(frag) = doc.fragments.get(&s.node.fragment_name.node) {
+                    collect_fields(doc, &frag.node.selection_set.node, out, depth + 1);
+                }
+            }
+        }
+    }
+}
+
+/// `POST /graphql`.
+pub async fn handler(
+    State(app): State<App>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // Auth: ?api_key= or Authorization: Bearer.
+    let caller: Option<Caller> = match query.get("api_key") {
+        Some(key) => app.keys.identify(key),
+        None => app.keys.bearer(&headers).ok(),
+    };
+    let Some(caller) = caller else {
+        return gql_error(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized: missing or incorrect API key (send ?api_key= or Authorization: Bearer)",
+        );
+    };
+    let mut request: async_graphql::Request = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return gql_error(
+                StatusCode::BAD_REQUEST,
+                &format!("body must be JSON {{\"query\": ...}}: {e}"),
+            );
+        }
+    };
+    let operation_name = request.operation_name.clone();
+    let (is_mutation, fields) = match request.parsed_query() {
+        Ok(doc) => operation_fields(doc, operation_name.as_deref()),
+        Err(e) => return gql_error(StatusCode::BAD_REQUEST, &e.message),
+    };
+    if is_mutation && caller.read_only {
+        return gql_error(
+            StatusCode::FORBIDDEN,
+            "Forbidden: this API key is read-only and may not run mutations",
+        );
+    }
+    let now = app.clock.now();
+    let mut latency = 0;
+    for field in &fields {
+        let action = app
+            .faults
+            .on_call(&format!("graphql:{field}"), "/graphql", now);
+        latency += action.latency_ms;
+        if let Some(err) = action.error {
+            if latency > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(latency)).await;
+            }
+            return gql_error(err.status, &err.detail);
+        }
+    }
+    if latency > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(latency)).await;
+    }
+    let response = app
+        .schema
+        .execute(request.data(app.clone()).data(caller))
+        .await;
+    if !response.errors.is_empty() && response.data == async_graphql::Value::Null {
+        // The document did not validate (unknown field, bad variable, ...).
+        return (StatusCode::BAD_REQUEST, Json(response)).into_response();
+    }
+    if response.errors.is_empty() {
+        for field in &fields {
+            let route = format!("graphql:{field}");
+            if app.faults.take_create_500(&route, "/graphql") {
+                tracing::info!(route, "injected: create succeeded but answering 500");
+                return gql_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Something went wrong. Please try again later or contact support.",
+                );
+            }
+        }
+    }
+    Json(response).into_response()
+}

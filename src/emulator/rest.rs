@@ -1,0 +1,658 @@
+//! The REST management API under `/v1` (bearer auth): endpoints, network volumes, templates.
+//!
+//! Every write is validated in full before anything changes; a refused request leaves the
+//! state exactly as it was.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value};
+
+use super::error::ApiError;
+use super::ids;
+use super::model::{
+    DEFAULT_EXECUTION_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_SCALER_VALUE,
+    DEFAULT_WORKERS_MAX, EndpointRecord, NetworkVolume, ScalerType, Template,
+};
+use super::pods::parse_ports;
+use super::state::{App, World};
+use super::validate::{Fields, check, parse_object};
+
+type Result<T> = std::result::Result<T, ApiError>;
+
+pub const MAX_VOLUME_GB: i64 = 4000;
+pub const MAX_WORKERS: i64 = 1000;
+
+// ---------------------------------------------------------------- endpoints
+
+/// Validates an endpoint create (`existing` = None) or update body against the world.
+pub fn endpoint_from_body(
+    map: &Map<String, Value>,
+    existing: Option<&EndpointRecord>,
+    world: &World,
+) -> Result<EndpointRecord> {
+    let creating = existing.is_none();
+    let mut f = Fields::new(map);
+    let name = if creating {
+        f.req_string("name")
+    } else {
+        f.opt_string("name")
+    };
+    if name.as_ref().is_some_and(|n| n.chars().count() > 191) {
+        f.fail("name", "must be at most 191 characters");
+    }
+    let template_id = if creating {
+        f.req_string("templateId")
+    } else {
+        f.opt_string("templateId")
+    };
+    if let Some(t) = &template_id
+        && !world.templates.contains_key(t)
+    {
+        f.fail("templateId", format!("unknown template {t:?}"));
+    }
+    let gpu_type_ids = f.opt_strings("gpuTypeIds");
+    match &gpu_type_ids {
+        None if creating && !map.contains_key("gpuTypeIds") => f.fail("gpuTypeIds", "required"),
+        Some(ids) if ids.is_empty() => f.fail("gpuTypeIds", "must name at least one GPU type"),
+        Some(ids) => {
+            for id in ids {
+                if world.cloud.gpu_type(id).is_none() {
+                    f.fail("gpuTypeIds", format!("unknown GPU type {id:?}"));
+                }
+            }
+            let mut sorted = ids.clone();
+            sorted.sort();
+            sorted.dedup();
+            if sorted.len() != ids.len() {
+                f.fail("gpuTypeIds", "must not repeat a GPU type");
+            }
+        }
+        None => {}
+    }
+    let gpu_count = f.opt_int("gpuCount", 1, 8);
+    let workers_min = f.opt_int("workersMin", 0, MAX_WORKERS);
+    let workers_max = f.opt_int("workersMax", 0, MAX_WORKERS);
+    let idle_timeout = f.opt_int("idleTimeout", 1, 3600);
+    let scaler_type = f.opt_string("scalerType").and_then(|s| {
+        let parsed = ScalerType::parse(&s);
+        if parsed.is_none() {
+            f.fail("scalerType", "must be QUEUE_DELAY or REQUEST_COUNT");
+        }
+        parsed
+    });
+    let scaler_value = f.opt_int("scalerValue", 1, 3600);
+    let execution_timeout_ms = f.opt_int("executionTimeoutMs", 5_000, 7 * 86_400_000);
+    let flashboot = f.opt_bool("flashboot");
+    let network_volume_id = f.opt_string("networkVolumeId");
+    if let Some(v) = &network_volume_id
+        && !world.volumes.contains_key(v)
+    {
+        f.fail("networkVolumeId", format!("unknown network volume {v:?}"));
+    }
+    let mut errors = f.finish();
+
+    let base = existing.cloned().unwrap_or_else(|| EndpointRecord {
+        id: ids::short(14),
+        name: String::new(),
+        template_id: String::new(),
+        gpu_type_ids: Vec::new(),
+        gpu_count: 1,
+        workers_min: 0,
+        workers_max: DEFAULT_WORKERS_MAX,
+        idle_timeout: DEFAULT_IDLE_TIMEOUT_S,
+        scaler_type: ScalerType::QueueDelay,
+        scaler_value: DEFAULT_SCALER_VALUE,
+        execution_timeout_ms: DEFAULT_EXECUTION_TIMEOUT_MS,
+        flashboot: false,
+        network_volume_id: None,
+    });
+    let record = EndpointRecord {
+        id: base.id,
+        name: name.unwrap_or(base.name),
+        template_id: template_id.unwrap_or(base.template_id),
+        gpu_type_ids: gpu_type_ids.unwrap_or(base.gpu_type_ids),
+        gpu_count: gpu_count.map_or(base.gpu_count, |v| v as u32),
+        workers_min: workers_min.map_or(base.workers_min, |v| v as u32),
+        workers_max: workers_max.map_or(base.workers_max, |v| v as u32),
+        idle_timeout: idle_timeout.map_or(base.idle_timeout, |v| v as u32),
+        scaler_type: scaler_type.unwrap_or(base.scaler_type),
+        scaler_value: scaler_value.map_or(base.scaler_value, |v| v as u32),
+        execution_timeout_ms: execution_timeout_ms.map_or(base.execution_timeout_ms, |v| v as u64),
+        flashboot: flashboot.unwrap_or(base.flashboot),
+        network_volume_id: if map.contains_key("networkVolumeId") {
+            network_volume_id
+        } else {
+            base.network_volume_id
+        },
+    };
+    if record.workers_min > record.workers_max && errors.is_empty() {
+        errors.push(format!(
+            "workersMin: must not be greater than workersMax ({} > {})",
+            record.workers_min, record.workers_max
+        ));
+    }
+    check(errors)?;
+    Ok(record)
+}
+
+pub async fn list_endpoints(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    Ok(Json(world.endpoints.values().collect::<Vec<_>>()).into_response())
+}
+
+pub async fn create_endpoint(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("create endpoints")?;
+    let map = parse_object(&body, false)?;
+    let record = {
+        let mut world = app.world.lock();
+        let record = endpoint_from_body(&map, None, &world)?;
+        world.endpoints.insert(record.id.clone(), record.clone());
+        record
+    };
+    app.add_runtime(&record);
+    tracing::info!(endpoint = %record.id, "endpoint created");
+    Ok(Json(record).into_response())
+}
+
+pub async fn get_endpoint(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    let e = world
+        .endpoints
+        .get(&id)
+        .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
+    Ok(Json(e).into_response())
+}
+
+pub async fn update_endpoint(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("update endpoints")?;
+    let record = {
+        let mut world = app.world.lock();
+        let existing = world
+            .endpoints
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
+        let map = parse_object(&body, false)?;
+        let record = endpoint_from_body(&map, Some(&existing), &world)?;
+        world.endpoints.insert(id.clone(), record.clone());
+        record
+    };
+    if let Some(rt) = app.runtime(&id) {
+        rt.update_settings(super::state::worker_settings(&record));
+    }
+    Ok(Json(record).into_response())
+}
+
+pub async fn delete_endpoint(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("delete endpoints")?;
+    app.world
+        .lock()
+        .endpoints
+        .remove(&id)
+        .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
+    app.remove_runtime(&id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+// ---------------------------------------------------------------- network volumes
+
+pub fn volume_from_create(map: &Map<String, Value>, world: &World) -> Result<NetworkVolume> {
+    let mut f = Fields::new(map);
+    let name = f.req_string("name");
+    let size = f.req_int("size", 1, MAX_VOLUME_GB);
+    let dc = f.req_string("dataCenterId");
+    if let Some(dc) = &dc
+        && !world.data_centers.iter().any(|d| &d.id == dc)
+    {
+        f.fail("dataCenterId", format!("unknown data center {dc:?}"));
+    }
+    check(f.finish())?;
+    Ok(NetworkVolume {
+        id: ids::short(10),
+        name: name.unwrap_or_default(),
+        size: size.unwrap_or_default() as u32,
+        data_center_id: dc.unwrap_or_default(),
+    })
+}
+
+/// NetworkVolumeUpdateInput: name optional; size optional, 0..4000, greater than now.
+pub fn volume_update(map: &Map<String, Value>, current: &NetworkVolume) -> Result<NetworkVolume> {
+    let mut f = Fields::new(map);
+    let name = f.opt_string("name");
+    let size = f.opt_int("size", 0, MAX_VOLUME_GB);
+    if let Some(size) = size
+        && size <= i64::from(current.size)
+    {
+        f.fail(
+            "size",
+            format!(
+                "must be greater than the current size of {} GB (volumes only grow)",
+                current.size
+            ),
+        );
+    }
+    check(f.finish())?;
+    let mut updated = current.clone();
+    if let Some(name) = name {
+        updated.name = name;
+    }
+    if let Some(size) = size {
+        updated.size = size as u32;
+    }
+    Ok(updated)
+}
+
+pub async fn list_volumes(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    Ok(Json(world.volumes.values().collect::<Vec<_>>()).into_response())
+}
+
+pub async fn create_volume(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("create network volumes")?;
+    let map = parse_object(&body, false)?;
+    let mut world = app.world.lock();
+    let v = volume_from_create(&map, &world)?;
+    world.volumes.insert(v.id.clone(), v.clone());
+    Ok(Json(v).into_response())
+}
+
+pub async fn get_volume(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    let v = world.volumes.get(&id).ok_or_else(|| volume_404(&id))?;
+    Ok(Json(v).into_response())
+}
+
+fn volume_404(id: &str) -> ApiError {
+    ApiError::not_found(format!("network volume {id} not found"))
+}
+
+pub async fn update_volume(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("update network volumes")?;
+    let mut world = app.world.lock();
+    let current = world.volumes.get(&id).ok_or_else(|| volume_404(&id))?;
+    let map = parse_object(&body, false)?;
+    let updated = volume_update(&map, current)?;
+    world.volumes.insert(id, updated.clone());
+    Ok(Json(updated).into_response())
+}
+
+pub async fn delete_volume(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("delete network volumes")?;
+    let mut world = app.world.lock();
+    if !world.volumes.contains_key(&id) {
+        return Err(volume_404(&id));
+    }
+    if let Some(e) = world
+        .endpoints
+        .values()
+        .find(|e| e.network_volume_id.as_deref() == Some(&id))
+    {
+        return Err(ApiError::bad_request(format!(
+            "networkVolumeId: volume {id} is attached to endpoint {}",
+            e.id
+        )));
+    }
+    if let Some(p) = world
+        .cloud
+        .pods()
+        .find(|p| p.network_volume_id.as_deref() == Some(&id))
+    {
+        return Err(ApiError::bad_request(format!(
+            "networkVolumeId: volume {id} is attached to pod {}",
+            p.id
+        )));
+    }
+    world.volumes.remove(&id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+// ---------------------------------------------------------------- templates
+
+pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<Template> {
+    let mut f = Fields::new(map);
+    let name = f.req_string("name");
+    if let Some(n) = &name
+        && world.templates.values().any(|t| &t.name == n)
+    {
+        f.fail("name", format!("a template named {n:?} already exists"));
+    }
+    let image_name = f.req_string("imageName");
+    let is_serverless = f.opt_bool("isServerless");
+    let container_disk = f.opt_int("containerDiskInGb", 1, 1000);
+    let volume = f.opt_int("volumeInGb", 0, MAX_VOLUME_GB);
+    let mount = f.opt_string("volumeMountPath");
+    let ports = f.opt_strings("ports");
+    if let Some(ports) = &ports
+        && let Err(e) = parse_ports(&ports.join(","))
+    {
+        f.fail("ports", e.to_string().trim_start_matches("ports: "));
+    }
+    let mut env = std::collections::BTreeMap::new();
+    if let Some(obj) = f.opt_object("env") {
+        for (k, v) in obj {
+            match v.as_str() {
+                Some(s) => {
+                    env.insert(k.clone(), s.to_string());
+                }
+                None => f.fail("env", format!("value of {k:?} must be a string")),
+            }
+        }
+    }
+    let start_cmd = f.opt_strings("dockerStartCmd");
+    check(f.finish())?;
+    Ok(Template {
+        id: ids::short(10),
+        name: name.unwrap_or_default(),
+        image_name: image_name.unwrap_or_default(),
+        is_serverless: is_serverless.unwrap_or(false),
+        container_disk_in_gb: container_disk.map_or(10, |v| v as u32),
+        volume_in_gb: volume.map_or(0, |v| v as u32),
+        volume_mount_path: mount.unwrap_or_else(|| "/workspace".into()),
+        ports: ports.unwrap_or_default(),
+        env,
+        docker_start_cmd: start_cmd.unwrap_or_default(),
+    })
+}
+
+pub async fn list_templates(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    Ok(Json(world.templates.values().collect::<Vec<_>>()).into_response())
+}
+
+pub async fn create_template(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("create templates")?;
+    let map = parse_object(&body, false)?;
+    let mut world = app.world.lock();
+    let t = template_from_create(&map, &world)?;
+    world.templates.insert(t.id.clone(), t.clone());
+    Ok(Json(t).into_response())
+}
+
+pub async fn get_template(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    let t = world
+        .templates
+        .get(&id)
+        .ok_or_else(|| ApiError::not_found(format!("template {id} not found")))?;
+    Ok(Json(t).into_response())
+}
+
+pub async fn delete_template(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("delete templates")?;
+    let mut world = app.world.lock();
+    if !world.templates.contains_key(&id) {
+        return Err(ApiError::not_found(format!("template {id} not found")));
+    }
+    if let Some(e) = world.endpoints.values().find(|e| e.template_id == id) {
+        return Err(ApiError::bad_request(format!(
+            "templateId: template {id} is used by endpoint {}",
+            e.id
+        )));
+    }
+    world.templates.remove(&id);
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::emulator::fixtures::Fixtures;
+    use serde_json::json;
+
+    fn world() -> World {
+        World::from_fixtures(&Fixtures::built_in()).unwrap()
+    }
+
+    fn map(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn create_body() -> Value {
+        json!({"name": "e", "templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"], "workersMin": 0, "workersMax": 2, "idleTimeout": 30})
+    }
+
+    #[test]
+    fn endpoint_defaults() {
+        let e = endpoint_from_body(&map(json!({"name": "e", "templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"]})), None, &world()).unwrap();
+        assert_eq!((e.idle_timeout, e.scaler_value, e.workers_max), (5, 4, 3));
+        assert_eq!(e.scaler_type, ScalerType::QueueDelay);
+        assert_eq!(e.execution_timeout_ms, 600_000);
+        let e = endpoint_from_body(&map(create_body()), None, &world()).unwrap();
+        assert_eq!((e.workers_max, e.idle_timeout), (2, 30));
+    }
+
+    #[test]
+    fn endpoint_rules_name_the_field() {
+        let w = world();
+        let cases = [
+            (
+                json!({"workersMin": 3, "workersMax": 1}),
+                "workersMin: must not be greater than workersMax",
+            ),
+            (
+                json!({"templateId": "nope"}),
+                "templateId: unknown template",
+            ),
+            (
+                json!({"gpuTypeIds": ["NVIDIA GTX 9999"]}),
+                "gpuTypeIds: unknown GPU type",
+            ),
+            (
+                json!({"gpuTypeIds": []}),
+                "gpuTypeIds: must name at least one",
+            ),
+            (
+                json!({"idleTimeout": 0}),
+                "idleTimeout: must be between 1 and 3600",
+            ),
+            (
+                json!({"idleTimeout": 3601}),
+                "idleTimeout: must be between 1 and 3600",
+            ),
+            (
+                json!({"scalerType": "FAST"}),
+                "scalerType: must be QUEUE_DELAY or REQUEST_COUNT",
+            ),
+            (
+                json!({"networkVolumeId": "nv-x"}),
+                "networkVolumeId: unknown network volume",
+            ),
+            (json!({"colour": "red"}), "colour: unexpected property"),
+            (
+                json!({"workersMax": "many"}),
+                "workersMax: must be an integer",
+            ),
+        ];
+        for (patch, expected) in cases {
+            let mut body = create_body();
+            for (k, v) in patch.as_object().unwrap() {
+                body[k] = v.clone();
+            }
+            let err = endpoint_from_body(&map(body), None, &w).unwrap_err();
+            assert!(
+                err.errors.iter().any(|e| e.starts_with(expected)),
+                "{expected}: {:?}",
+                err.errors
+            );
+        }
+        let err = endpoint_from_body(&map(json!({})), None, &w).unwrap_err();
+        assert_eq!(
+            err.errors,
+            vec![
+                "name: required",
+                "templateId: required",
+                "gpuTypeIds: required"
+            ]
+        );
+    }
+
+    #[test]
+    fn endpoint_update_merges_then_checks() {
+        let w = world();
+        let e = endpoint_from_body(&map(create_body()), None, &w).unwrap();
+        let err = endpoint_from_body(&map(json!({"workersMin": 5})), Some(&e), &w).unwrap_err();
+        assert!(err.errors[0].starts_with("workersMin"));
+        let u = endpoint_from_body(
+            &map(json!({"workersMax": 9, "workersMin": 5})),
+            Some(&e),
+            &w,
+        )
+        .unwrap();
+        assert_eq!(
+            (u.id.as_str(), u.workers_min, u.name.as_str()),
+            (e.id.as_str(), 5, "e")
+        );
+    }
+
+    #[test]
+    fn volume_update_rules() {
+        let v = NetworkVolume {
+            id: "v".into(),
+            name: "n".into(),
+            size: 100,
+            data_center_id: "EU-RO-1".into(),
+        };
+        assert_eq!(
+            volume_update(&map(json!({"size": 200})), &v).unwrap().size,
+            200
+        );
+        assert_eq!(
+            volume_update(&map(json!({"name": "m"})), &v).unwrap().name,
+            "m"
+        );
+        for (body, rule) in [
+            (
+                json!({"size": 100}),
+                "size: must be greater than the current size",
+            ),
+            (
+                json!({"size": 50}),
+                "size: must be greater than the current size",
+            ),
+            (json!({"size": 4001}), "size: must be between 0 and 4000"),
+            (json!({"size": -1}), "size: must be between 0 and 4000"),
+            (json!({"name": 3}), "name: must be a string"),
+            (
+                json!({"dataCenterId": "US-TX-3"}),
+                "dataCenterId: unexpected property",
+            ),
+        ] {
+            let err = volume_update(&map(body), &v).unwrap_err();
+            assert_eq!(err.status.as_u16(), 400);
+            assert!(err.errors[0].starts_with(rule), "{:?}", err.errors);
+        }
+    }
+
+    #[test]
+    fn volume_and_template_creates() {
+        let w = world();
+        let v = volume_from_create(
+            &map(json!({"name": "a", "size": 10, "dataCenterId": "US-TX-3"})),
+            &w,
+        )
+        .unwrap();
+        assert_eq!(v.size, 10);
+        assert!(
+            volume_from_create(
+                &map(json!({"name": "a", "size": 10, "dataCenterId": "MARS-1"})),
+                &w
+            )
+            .is_err()
+        );
+        assert!(
+            volume_from_create(
+                &map(json!({"name": "a", "size": 0, "dataCenterId": "US-TX-3"})),
+                &w
+            )
+            .is_err()
+        );
+        let t = template_from_create(
+            &map(json!({"name": "t", "imageName": "img", "ports": ["80/http"], "env": {"A": "1"}})),
+            &w,
+        )
+        .unwrap();
+        assert_eq!(t.env["A"], "1");
+        assert!(
+            template_from_create(&map(json!({"name": "pytorch-2.4", "imageName": "img"})), &w)
+                .is_err()
+        );
+        assert!(
+            template_from_create(
+                &map(json!({"name": "x", "imageName": "img", "ports": ["eighty"]})),
+                &w
+            )
+            .is_err()
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! The REST management API under `{rest}` (which ends in `/v1`): endpoints, network volumes
+//! and templates. Bearer auth.
+
+use reqwest::Method;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use url::Url;
+
+use super::error::PlatformError;
+use super::operation::Operation;
+use super::transport::{Auth, Call, Transport};
+use super::types::{
+    Endpoint, EndpointCreate, EndpointUpdate, Listing, NetworkVolume, NetworkVolumeCreate,
+    NetworkVolumeUpdate, Template, TemplateCreate, TemplateUpdate,
+};
+use super::validate;
+
+type Result<T> = std::result::Result<T, PlatformError>;
+
+/// REST calls. Cheap to clone; obtained from [`super::PlatformClient::rest`].
+#[derive(Clone, Debug)]
+pub struct Rest {
+    t: Transport,
+}
+
+impl Rest {
+    pub(crate) fn new(t: Transport) -> Self {
+        Self { t }
+    }
+
+    fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.t.urls().rest.clone();
+        {
+            let mut path = url.path_segments_mut().expect("http(s) base URL");
+            path.pop_if_empty();
+            for s in segments {
+                path.push(s);
+            }
+        }
+        url
+    }
+
+    fn call(&self, op: Operation, method: Method, segments: &[&str]) -> Call {
+        Call::new(op, method, self.url(segments), Auth::Bearer)
+    }
+
+    async fn list<T: DeserializeOwned>(&self, op: Operation, collection: &str) -> Result<Vec<T>> {
+        let Listing(items) = self
+            .t
+            .send_json(&self.call(op, Method::GET, &[collection]))
+            .await?;
+        Ok(items)
+    }
+
+    async fn get<T: DeserializeOwned>(
+        &self,
+        op: Operation,
+        collection: &str,
+        id: &str,
+        field: &str,
+    ) -> Result<T> {
+        validate::id(field, id).map_err(|e| e.in_operation(op.name()))?;
+        self.t
+            .send_json(&self.call(op, Method::GET, &[collection, id]))
+            .await
+    }
+
+    async fn send_body<B: Serialize, T: DeserializeOwned>(
+        &self,
+        op: Operation,
+        method: Method,
+        segments: &[&str],
+        body: &B,
+    ) -> Result<T> {
+        let call = self.call(op, method, segments).json_body(body)?;
+        self.t.send_json(&call).await
+    }
+
+    async fn delete(&self, op: Operation, collection: &str, id: &str, field: &str) -> Result<()> {
+        validate::id(field, id).map_err(|e| e.in_operation(op.name()))?;
+        // The answer's body (if any) says nothing the caller needs.
+        self.t
+            .send(&self.call(op, Method::DELETE, &[collection, id]))
+            .await
+            .map(|_| ())
+    }
+
+    // --- endpoints -------------------------------------------------------------------
+
+    /// `GET /endpoints`.
+    pub async fn list_endpoints(&self) -> Result<Vec<Endpoint>> {
+        self.list(Operation::RestListEndpoints, "endpoints").await
+    }
+
+    /// `GET /endpoints/{id}`.
+    pub async fn get_endpoint(&self, endpoint_id: &str) -> Result<Endpoint> {
+        self.get(
+            Operation::RestGetEndpoint,
+            "endpoints",
+            endpoint_id,
+            "endpointId",
+        )
+        .await
+    }
+
+    /// `POST /endpoints`. Never retried after a 5xx or timeout: on
+    /// [`PlatformError::may_have_been_applied`], list the endpoints and look for the name.
+    pub async fn create_endpoint(&self, input: &EndpointCreate) -> Result<Endpoint> {
+        let op = Operation::RestCreateEndpoint;
+        validate::endpoint_create(input).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(op, Method::POST, &["endpoints"], input)
+            .await
+    }
+
+    /// `PATCH /endpoints/{id}`.
+    pub async fn update_endpoint(
+        &self,
+        endpoint_id: &str,
+        input: &EndpointUpdate,
+    ) -> Result<Endpoint> {
+        let op = Operation::RestUpdateEndpoint;
+        validate::id("endpointId", endpoint_id).map_err(|e| e.in_operation(op.name()))?;
+        validate::endpoint_update(input).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(op, Method::PATCH, &["endpoints", endpoint_id], input)
+            .await
+    }
+
+    /// `DELETE /endpoints/{id}`.
+    pub async fn delete_endpoint(&self, endpoint_id: &str) -> Result<()> {
+        self.delete(
+            Operation::RestDeleteEndpoint,
+            "endpoints",
+            endpoint_id,
+            "endpointId",
+        )
+        .await
+    }
+
+    // --- network volumes -------------------------------------------------------------
+
+    /// `GET /networkvolumes`.
+    pub async fn list_network_volumes(&self) -> Result<Vec<NetworkVolume>> {
+        self.list(Operation::RestListNetworkVolumes, "networkvolumes")
+            .await
+    }
+
+    /// `GET /networkvolumes/{id}`.
+    pub async fn get_network_volume(&self, volume_id: &str) -> Result<NetworkVolume> {
+        self.get(
+            Operation::RestGetNetworkVolume,
+            "networkvolumes",
+            volume_id,
+            "networkVolumeId",
+        )
+        .await
+    }
+
+    /// `POST /networkvolumes`. Not retried after a 5xx or timeout (see
+    /// [`Rest::create_endpoint`]).
+    pub async fn create_network_volume(
+        &self,
+        input: &NetworkVolumeCreate,
+    ) -> Result<NetworkVolume> {
+        let op = Operation::RestCreateNetworkVolume;
+        validate::volume_create(input).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(op, Method::POST, &["networkvolumes"], input)
+            .await
+    }
+
+    /// `PATCH /networkvolumes/{id}` (operation UpdateNetworkVolume): rename and/or grow.
+    /// The size must exceed the current one; the platform checks that.
+    pub async fn update_network_volume(
+        &self,
+        volume_id: &str,
+        input: &NetworkVolumeUpdate,
+    ) -> Result<NetworkVolume> {
+        let op = Operation::RestUpdateNetworkVolume;
+        validate::id("networkVolumeId", volume_id).map_err(|e| e.in_operation(op.name()))?;
+        validate::volume_update(input).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(op, Method::PATCH, &["networkvolumes", volume_id], input)
+            .await
+    }
+
+    /// The same update through its synonym `POST /networkvolumes/{id}/update`, for proxies
+    /// that refuse PATCH.
+    pub async fn update_network_volume_via_post(
+        &self,
+        volume_id: &str,
+        input: &NetworkVolumeUpdate,
+    ) -> Result<NetworkVolume> {
+        let op = Operation::RestUpdateNetworkVolume;
+        validate::id("networkVolumeId", volume_id).map_err(|e| e.in_operation(op.name()))?;
+        validate::volume_update(input).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(
+            op,
+            Method::POST,
+            &["networkvolumes", volume_id, "update"],
+            input,
+        )
+        .await
+    }
+
+    /// `DELETE /networkvolumes/{id}`.
+    pub async fn delete_network_volume(&self, volume_id: &str) -> Result<()> {
+        self.delete(
+            Operation::RestDeleteNetworkVolume,
+            "networkvolumes",
+            volume_id,
+            "networkVolumeId",
+        )
+        .await
+    }
+
+    // --- templates -------------------------------------------------------------------
+
+    /// `GET /templates`.
+    pub async fn list_templates(&self) -> Result<Vec<Template>> {
+        self.list(Operation::RestListTemplates, "templates").await
+    }
+
+    /// `GET /templates/{id}`.
+    pub async fn get_template(&self, template_id: &str) -> Result<Template> {
+        self.get(
+            Operation::RestGetTemplate,
+            "templates",
+            template_id,
+            "templateId",
+        )
+        .await
+    }
+
+    /// `POST /templates`. Not retried after a 5xx or timeout.
+    pub async fn create_template(&self, input: &TemplateCreate) -> Result<Template> {
+        let op = Operation::RestCreateTemplate;
+        validate::template_create(input).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(op, Method::POST, &["templates"], input)
+            .await
+    }
+
+    /// `PATCH /templates/{id}`.
+    pub async fn update_template(
+        &self,
+        template_id: &str,
+        input: &TemplateUpdate,
+    ) -> Result<Template> {
+        let op = Operation::RestUpdateTemplate;
+        validate::id("templateId", template_id).map_err(|e| e.in_operation(op.name()))?;
+        if let Some(n) = &input.name {
+            validate::name("name", n).map_err(|e| e.in_operation(op.name()))?;
+        }
+        self.send_body(op, Method::PATCH, &["templates", template_id], input)
+            .await
+    }
+
+    /// `DELETE /templates/{id}`.
+    pub async fn delete_template(&self, template_id: &str) -> Result<()> {
+        self.delete(
+            Operation::RestDeleteTemplate,
+            "templates",
+            template_id,
+            "templateId",
+        )
+        .await
+    }
+}

@@ -1,0 +1,450 @@
+//! One HTTP attempt loop for every call: auth per surface, client-side limits, per-attempt
+//! timeouts, retries for what may be repeated, metrics and logs that never hold the key.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use backon::{ExponentialBuilder, Retryable};
+use bytes::Bytes;
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use url::Url;
+
+use super::config::{ApiKey, BaseUrls, PlatformConfig, RetryConfig, Timeouts};
+use super::error::{self, PlatformError};
+use super::metrics::ClientMetrics;
+use super::operation::{Operation, Repeat};
+use super::ratelimit::Limiters;
+
+/// Largest answer the client reads; a `/runsync` result may be big, but not unbounded.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How the key travels, per the spec's "Authentication" section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Auth {
+    /// REST and registry: `Authorization: Bearer <key>`.
+    Bearer,
+    /// Job API: the `authorization` header; the spec shows both `Bearer <key>` and the bare
+    /// key, and the official SDK sends the bearer form, so do we.
+    JobHeader,
+    /// GraphQL: query parameter `api_key`.
+    QueryApiKey,
+}
+
+/// One call to make.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub op: Operation,
+    pub method: Method,
+    /// Without credentials: the key is added per attempt and never logged.
+    pub url: Url,
+    pub auth: Auth,
+    /// Rate-limit key inside the operation's bucket: the endpoint id for the job API.
+    pub limit_key: String,
+    /// Serialised once so that retries resend the very same bytes.
+    pub body: Option<Bytes>,
+    /// Overrides the configured per-attempt timeout (for `/runsync`).
+    pub timeout: Option<Duration>,
+}
+
+impl Call {
+    pub(crate) fn new(op: Operation, method: Method, url: Url, auth: Auth) -> Self {
+        Self {
+            op,
+            method,
+            url,
+            auth,
+            limit_key: String::new(),
+            body: None,
+            timeout: None,
+        }
+    }
+
+    pub(crate) fn json_body<T: serde::Serialize + ?Sized>(
+        mut self,
+        body: &T,
+    ) -> Result<Self, PlatformError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| {
+            PlatformError::invalid_input("body", format!("cannot be serialised: {e}"))
+                .in_operation(self.op.name())
+        })?;
+        self.body = Some(Bytes::from(bytes));
+        Ok(self)
+    }
+
+    pub(crate) fn limit_key(mut self, key: &str) -> Self {
+        self.limit_key = key.to_owned();
+        self
+    }
+
+    pub(crate) fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(t);
+        self
+    }
+}
+
+/// A successful answer.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub body: Bytes,
+}
+
+/// Failure of one attempt, with what the retry decision needs to know.
+#[derive(Debug)]
+struct AttemptError {
+    error: PlatformError,
+    /// The platform certainly did not act on the request (429, or no connection).
+    unprocessed: bool,
+}
+
+/// What every clone of the client shares: the connection pool, limiters and metrics.
+pub(crate) struct Shared {
+    http: reqwest::Client,
+    pub(crate) urls: BaseUrls,
+    pub(crate) timeouts: Timeouts,
+    retry: RetryConfig,
+    limiters: Limiters,
+    pub(crate) metrics: ClientMetrics,
+}
+
+/// The shared part plus the key of this handle. Cloning is two reference-count bumps.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    pub(crate) shared: Arc<Shared>,
+    key: Arc<ApiKey>,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("urls", &self.shared.urls)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Transport {
+    pub(crate) fn new(
+        config: PlatformConfig,
+        metrics: ClientMetrics,
+    ) -> Result<Self, PlatformError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.timeouts.connect)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .tcp_nodelay(true)
+            // A redirect could carry the GraphQL `api_key` query parameter to another host.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(config.user_agent.clone())
+            .build()
+            .map_err(|e| {
+                PlatformError::invalid_input("http_client", e.without_url().to_string())
+                    .in_operation("config")
+            })?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                http,
+                urls: config.urls,
+                timeouts: config.timeouts,
+                retry: config.retry,
+                limiters: Limiters::new(&config.rate_limits),
+                metrics,
+            }),
+            key: Arc::new(config.api_key),
+        })
+    }
+
+    /// Same pool, limiters and metrics; another key.
+    pub(crate) fn with_key(&self, key: ApiKey) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            key: Arc::new(key),
+        }
+    }
+
+    pub(crate) fn urls(&self) -> &BaseUrls {
+        &self.shared.urls
+    }
+
+    /// Sends `call`, retrying as its operation allows, and returns the successful answer.
+    pub(crate) async fn send(&self, call: &Call) -> Result<Answer, PlatformError> {
+        let retry = &self.shared.retry;
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(retry.min_delay)
+            .with_max_delay(retry.max_delay)
+            .with_max_times(retry.max_retries)
+            .with_jitter();
+        let max_retry_after = retry.max_retry_after;
+        let op = call.op;
+        let mut attempt_no = 0u32;
+        let result = (|| {
+            attempt_no += 1;
+            self.attempt(call, attempt_no)
+        })
+        .retry(backoff)
+        .sleep(tokio::time::sleep)
+        .when(|e: &AttemptError| should_retry(op, e))
+        .adjust(move |e: &AttemptError, backoff: Option<Duration>| {
+            let backoff = backoff?;
+            match e.error.retry_after() {
+                // A wait longer than we are prepared to hold the call is the caller's to do.
+                Some(ra) if ra > max_retry_after => None,
+                Some(ra) => Some(ra.max(backoff)),
+                None => Some(backoff),
+            }
+        })
+        .notify(|e: &AttemptError, wait: Duration| {
+            self.shared.metrics.observe_retry(op);
+            tracing::warn!(
+                surface = op.surface().as_str(),
+                operation = op.name(),
+                class = e.error.class().as_str(),
+                status = e.error.status(),
+                wait_ms = wait.as_millis() as u64,
+                "platform call failed, retrying"
+            );
+        })
+        .await;
+        result.map_err(|e| e.error.redact(self.key.expose()))
+    }
+
+    /// Sends and decodes a JSON answer.
+    pub(crate) async fn send_json<T: DeserializeOwned>(
+        &self,
+        call: &Call,
+    ) -> Result<T, PlatformError> {
+        let answer = self.send(call).await?;
+        decode(call.op, &answer.body).map_err(|e| e.redact(self.key.expose()))
+    }
+
+    async fn attempt(&self, call: &Call, attempt_no: u32) -> Result<Answer, AttemptError> {
+        let op = call.op;
+        let waited_since = Instant::now();
+        let _permit = self
+            .shared
+            .limiters
+            .acquire(op.limit_class(), &call.limit_key)
+            .await;
+        let waited = waited_since.elapsed();
+        if waited > Duration::from_millis(1) {
+            self.shared.metrics.observe_throttle(op, waited);
+        }
+
+        let mut url = call.url.clone();
+        let mut headers = HeaderMap::new();
+        match call.auth {
+            Auth::Bearer | Auth::JobHeader => {
+                let mut v = HeaderValue::from_str(&format!("Bearer {}", self.key.expose()))
+                    .map_err(|_| AttemptError {
+                        error: PlatformError::invalid_input("api_key", "not a valid header value")
+                            .in_operation(op.name()),
+                        unprocessed: true,
+                    })?;
+                // Keeps the value out of hyper's and reqwest's own debug output.
+                v.set_sensitive(true);
+                headers.insert(AUTHORIZATION, v);
+            }
+            Auth::QueryApiKey => {
+                url.query_pairs_mut()
+                    .append_pair("api_key", self.key.expose());
+            }
+        }
+        if call.body.is_some() {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        let timeout = call.timeout.unwrap_or(self.shared.timeouts.request);
+        let mut request = self
+            .shared
+            .http
+            .request(call.method.clone(), url)
+            .headers(headers)
+            .timeout(timeout);
+        if let Some(body) = &call.body {
+            request = request.body(body.clone());
+        }
+
+        let started = Instant::now();
+        let outcome = match request.send().await {
+            Ok(response) => {
+                let status = response.status();
+                let headers = response.headers().clone();
+                match read_body(response).await {
+                    Ok(body) if status.is_success() => Ok(Answer { status, body }),
+                    Ok(body) => Err(AttemptError {
+                        error: error::from_http(
+                            op.name(),
+                            status,
+                            &headers,
+                            &body,
+                            op.may_apply_on_failure(),
+                        ),
+                        unprocessed: status == StatusCode::TOO_MANY_REQUESTS,
+                    }),
+                    Err(e) => Err(transport_error(op, e, Some(status))),
+                }
+            }
+            Err(e) => Err(transport_error(op, e, None)),
+        };
+        let elapsed = started.elapsed();
+        let status_label = match &outcome {
+            Ok(a) => a.status.as_str().to_owned(),
+            Err(e) => status_label(&e.error),
+        };
+        self.shared.metrics.observe_call(op, &status_label, elapsed);
+        // The path only: the GraphQL URL carries the key in its query.
+        tracing::debug!(
+            surface = op.surface().as_str(),
+            operation = op.name(),
+            method = %call.method,
+            path = call.url.path(),
+            status = %status_label,
+            attempt = attempt_no,
+            elapsed_ms = elapsed.as_secs_f64() * 1000.0,
+            "platform call"
+        );
+        outcome
+    }
+}
+
+fn should_retry(op: Operation, e: &AttemptError) -> bool {
+    match op.repeat() {
+        Repeat::Safe => e.error.is_retryable() && e.error.class() != super::ErrorClass::Capacity,
+        Repeat::OnlyUnprocessed => e.unprocessed,
+    }
+}
+
+fn status_label(e: &PlatformError) -> String {
+    match e {
+        PlatformError::Transient {
+            status: Some(s), ..
+        } => s.to_string(),
+        PlatformError::Transient { detail, .. } if detail.starts_with("timeout") => {
+            "timeout".to_owned()
+        }
+        PlatformError::Transient { detail, .. } if detail.starts_with("connect") => {
+            "connect".to_owned()
+        }
+        PlatformError::Transient { .. } => "error".to_owned(),
+        PlatformError::InvalidInput { .. } => "4xx".to_owned(),
+        PlatformError::NotFound { .. } => "404".to_owned(),
+        PlatformError::Capacity { .. } => "capacity".to_owned(),
+        other => other
+            .status()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "error".to_owned()),
+    }
+}
+
+/// A request that got no (complete) answer. The reqwest error is stripped of its URL, which
+/// for GraphQL holds the key.
+fn transport_error(op: Operation, e: reqwest::Error, status: Option<StatusCode>) -> AttemptError {
+    let connect = e.is_connect();
+    let kind = if e.is_timeout() {
+        "timeout"
+    } else if connect {
+        "connect"
+    } else {
+        "request"
+    };
+    // The chain of causes says what actually went wrong (refused, reset, ...); none of
+    // its parts hold the URL once reqwest's own is stripped.
+    let e = e.without_url();
+    let mut detail = format!("{kind}: {e}");
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        detail.push_str(": ");
+        detail.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    let detail = error::truncate(&detail);
+    AttemptError {
+        error: PlatformError::Transient {
+            operation: op.name(),
+            status: status.map(|s| s.as_u16()),
+            detail,
+            // Without a connection nothing was sent; otherwise a create may have landed.
+            maybe_applied: op.may_apply_on_failure() && !connect,
+        },
+        unprocessed: connect,
+    }
+}
+
+async fn read_body(mut response: reqwest::Response) -> Result<Bytes, reqwest::Error> {
+    if response
+        .content_length()
+        .is_some_and(|n| n as usize > MAX_RESPONSE_BYTES)
+    {
+        // Drain nothing; a decode error will name the size.
+        return Ok(Bytes::from_static(b"\"response too large\""));
+    }
+    let mut buf = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if buf.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Ok(Bytes::from_static(b"\"response too large\""));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(buf))
+}
+
+/// Decodes a JSON answer; failures name the operation and never panic.
+pub(crate) fn decode<T: DeserializeOwned>(op: Operation, body: &[u8]) -> Result<T, PlatformError> {
+    serde_json::from_slice(body).map_err(|e| {
+        let hint = if body.is_empty() { " (empty body)" } else { "" };
+        PlatformError::decode(op.name(), format!("{e}{hint}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_error_quotes_the_operation() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct T {
+            id: String,
+        }
+        let e = decode::<T>(Operation::JobStatus, b"{\"id\": 5}").unwrap_err();
+        assert_eq!(e.class(), super::super::ErrorClass::Decode);
+        assert!(e.to_string().contains("jobs.status"), "{e}");
+        let e = decode::<T>(Operation::JobStatus, b"").unwrap_err();
+        assert!(e.to_string().contains("empty body"), "{e}");
+    }
+
+    #[test]
+    fn retry_decisions_follow_the_operation() {
+        let transient = |maybe| AttemptError {
+            error: PlatformError::Transient {
+                operation: "x",
+                status: Some(500),
+                detail: String::new(),
+                maybe_applied: maybe,
+            },
+            unprocessed: false,
+        };
+        let limited = AttemptError {
+            error: PlatformError::RateLimited {
+                operation: "x",
+                retry_after: None,
+                detail: String::new(),
+            },
+            unprocessed: true,
+        };
+        let not_found = AttemptError {
+            error: PlatformError::NotFound {
+                operation: "x",
+                detail: String::new(),
+            },
+            unprocessed: false,
+        };
+        assert!(should_retry(Operation::JobStatus, &transient(false)));
+        assert!(should_retry(Operation::JobStatus, &limited));
+        assert!(!should_retry(Operation::JobStatus, &not_found));
+        assert!(!should_retry(Operation::GraphqlDeployPod, &transient(true)));
+        assert!(should_retry(Operation::GraphqlDeployPod, &limited));
+        assert!(!should_retry(Operation::JobRun, &transient(true)));
+    }
+}
