@@ -1,1 +1,161 @@
-//! Prometheus metrics of the operator.
+//! Prometheus metrics of the operator, served on `/metrics`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::platform::ClientMetrics;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    kind: &'static str,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReadyLabels {
+    kind: &'static str,
+    ready: &'static str,
+}
+
+fn duration_histogram() -> Histogram {
+    // 1 ms .. ~33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+/// Everything the operator measures.
+pub struct Metrics {
+    pub registry: parking_lot::Mutex<Registry>,
+    reconciles: Family<ResultLabels, Counter>,
+    reconcile_duration: Family<KindLabels, Histogram, fn() -> Histogram>,
+    managed: Family<ReadyLabels, Gauge>,
+    snapshot_age: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    /// Ready state by kind and object, to keep the managed-objects gauge exact.
+    ready_by_object: parking_lot::Mutex<HashMap<(&'static str, String), bool>>,
+    pub platform: ClientMetrics,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let platform = ClientMetrics::new();
+        let mut registry = Registry::with_prefix("gpucloud");
+        let reconciles = Family::<ResultLabels, Counter>::default();
+        let reconcile_duration =
+            Family::<KindLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+                duration_histogram,
+            );
+        let managed = Family::<ReadyLabels, Gauge>::default();
+        let snapshot_age = Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register("reconciles", "Reconciles by kind and result", reconciles.clone());
+        registry.register(
+            "reconcile_duration_seconds",
+            "Time one reconcile took",
+            reconcile_duration.clone(),
+        );
+        registry.register("managed_objects", "Managed objects by kind and Ready", managed.clone());
+        registry.register(
+            "snapshot_age_seconds",
+            "Age of the oldest shared listing of remote objects, by kind",
+            snapshot_age.clone(),
+        );
+        platform.register(&mut registry);
+        Self {
+            registry: parking_lot::Mutex::new(registry),
+            reconciles,
+            reconcile_duration,
+            managed,
+            snapshot_age,
+            ready_by_object: parking_lot::Mutex::new(HashMap::new()),
+            platform,
+        }
+    }
+
+    pub fn reconciled(&self, kind: &'static str, result: &'static str, took: Duration) {
+        self.reconciles.get_or_create(&ResultLabels { kind, result }).inc();
+        self.reconcile_duration.get_or_create(&KindLabels { kind }).observe(took.as_secs_f64());
+    }
+
+    /// Records whether an object is Ready (`None`: it is gone).
+    pub fn set_ready(&self, kind: &'static str, key: &str, ready: Option<bool>) {
+        let mut map = self.ready_by_object.lock();
+        match ready {
+            Some(r) => {
+                map.insert((kind, key.to_string()), r);
+            }
+            None => {
+                map.remove(&(kind, key.to_string()));
+            }
+        }
+        let (mut yes, mut no) = (0i64, 0i64);
+        for ((k, _), r) in map.iter() {
+            if *k == kind {
+                if *r { yes += 1 } else { no += 1 }
+            }
+        }
+        self.managed.get_or_create(&ReadyLabels { kind, ready: "true" }).set(yes);
+        self.managed.get_or_create(&ReadyLabels { kind, ready: "false" }).set(no);
+    }
+
+    pub fn snapshot_age(&self, kind: &'static str, age: Duration) {
+        self.snapshot_age.get_or_create(&KindLabels { kind }).set(age.as_secs_f64());
+    }
+
+    /// The text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let registry = self.registry.lock();
+        prometheus_client::encoding::text::encode(&mut out, &registry)
+            .expect("writing to a String cannot fail");
+        out
+    }
+
+    /// A reconcile count, for tests.
+    pub fn reconcile_count(&self, kind: &'static str, result: &'static str) -> u64 {
+        self.reconciles.get_or_create(&ResultLabels { kind, result }).get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn managed_objects_gauge_counts_by_ready() {
+        let m = Metrics::new();
+        m.set_ready("NetworkVolume", "a/x", Some(true));
+        m.set_ready("NetworkVolume", "a/y", Some(false));
+        m.set_ready("NetworkVolume", "a/y", Some(true));
+        m.set_ready("Pod", "a/p", Some(false));
+        m.set_ready("NetworkVolume", "a/x", None);
+        let text = m.encode();
+        assert!(text.contains(r#"gpucloud_managed_objects{kind="NetworkVolume",ready="true"} 1"#), "{text}");
+        assert!(text.contains(r#"gpucloud_managed_objects{kind="NetworkVolume",ready="false"} 0"#), "{text}");
+        assert!(text.contains(r#"gpucloud_managed_objects{kind="Pod",ready="false"} 1"#), "{text}");
+    }
+
+    #[test]
+    fn reconciles_are_counted() {
+        let m = Metrics::new();
+        m.reconciled("Pod", "ok", Duration::from_millis(3));
+        m.reconciled("Pod", "ok", Duration::from_millis(5));
+        assert_eq!(m.reconcile_count("Pod", "ok"), 2);
+        assert!(m.encode().contains("gpucloud_reconcile_duration_seconds"));
+    }
+}

@@ -1,4 +1,20 @@
 //! The generic managed-resource engine and one adapter per kind.
+//!
+//! - [`engine`]: the reconcile every kind shares (finalizer, policies, annotations,
+//!   crash-safe create, status, Events, backoff).
+//! - [`adapter`]: the small trait a kind implements; [`network_volume`] is one.
+//! - [`conditions`], [`failure`], [`backoff`], [`annotations`]: pure decisions.
+//! - [`runner`]: watches feeding the engine; [`cli`]: the `run` subcommand.
 
+pub mod adapter;
+pub mod annotations;
+pub mod backoff;
 pub mod cli;
 pub mod conditions;
+pub mod context;
+pub mod credentials;
+pub mod engine;
+pub mod failure;
+pub mod kind;
+pub mod network_volume;
+pub mod runner;

@@ -17,6 +17,11 @@ pub use endpoint::{Endpoint, EndpointSpec, EndpointStatus};
 pub use network_volume::{NetworkVolume, NetworkVolumeSpec, NetworkVolumeStatus};
 pub use pod::{Pod, PodSpec, PodStatus};
 
+/// `gpucloud.io/v1alpha1`.
+pub fn api_version() -> String {
+    format!("{GROUP}/{VERSION}")
+}
+
 /// Every CustomResourceDefinition of the operator, in a stable order.
 pub fn all() -> Vec<CustomResourceDefinition> {
     vec![NetworkVolume::crd(), Endpoint::crd(), Pod::crd()]

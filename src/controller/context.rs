@@ -1,0 +1,94 @@
+//! What every reconcile of every kind shares: clients, credentials, configuration,
+//! Events and metrics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::Resource;
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use tracing::warn;
+
+use crate::metrics::Metrics;
+use crate::platform::PlatformClient;
+
+use super::backoff::BackoffPolicy;
+use super::credentials::CredentialResolver;
+
+/// The field manager of every write the operator makes.
+pub const FIELD_MANAGER: &str = "gpucloud-operator";
+/// The finalizer that keeps an object until its remote object is dealt with.
+pub const FINALIZER: &str = "gpucloud.io/finalizer";
+
+/// Timing of the engine.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// How often every object is compared with the platform (drift), before jitter.
+    pub poll_interval: Duration,
+    /// How soon to look again while something is still coming up (a pod booting).
+    pub progress_interval: Duration,
+    /// How soon a Stalled object is looked at again even if nothing changes, in case the
+    /// account was fixed on the platform's side.
+    pub stalled_recheck: Duration,
+    pub backoff: BackoffPolicy,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            poll_interval: Duration::from_secs(60),
+            progress_interval: Duration::from_secs(5),
+            stalled_recheck: Duration::from_secs(1800),
+            backoff: BackoffPolicy::default(),
+        }
+    }
+}
+
+/// Process-wide state of the operator.
+pub struct Shared {
+    pub kube: kube::Client,
+    /// A client with the default key; per-object keys are swapped in with
+    /// `with_api_key`, sharing its pool and limiters.
+    pub platform: PlatformClient,
+    pub credentials: CredentialResolver,
+    pub config: EngineConfig,
+    pub metrics: Arc<Metrics>,
+    recorder: Recorder,
+}
+
+impl Shared {
+    pub fn new(
+        kube: kube::Client,
+        platform: PlatformClient,
+        credentials: CredentialResolver,
+        config: EngineConfig,
+        metrics: Arc<Metrics>,
+        instance: Option<String>,
+    ) -> Self {
+        let reporter = Reporter { controller: FIELD_MANAGER.to_string(), instance };
+        let recorder = Recorder::new(kube.clone(), reporter);
+        Self { kube, platform, credentials, config, metrics, recorder }
+    }
+
+    /// Publishes an Event about `obj`. Best effort: a failed Event is logged, not fatal.
+    pub async fn event<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        warning: bool,
+        reason: &str,
+        action: &str,
+        note: String,
+    ) {
+        let reference: ObjectReference = obj.object_ref(&());
+        let event = Event {
+            type_: if warning { EventType::Warning } else { EventType::Normal },
+            reason: reason.to_string(),
+            note: Some(note),
+            action: action.to_string(),
+            secondary: None,
+        };
+        if let Err(err) = self.recorder.publish(&event, &reference).await {
+            warn!(reason, error = %err, "could not publish an Event");
+        }
+    }
+}

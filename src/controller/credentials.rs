@@ -1,0 +1,164 @@
+//! Which API key an object is managed with: its own `credentialsSecretRef`, or the
+//! operator's default key (from a Secret or the environment).
+//!
+//! Keys read from Secrets are cached for a short while so that a thousand objects sharing
+//! one Secret cost one read; a watch on Secrets drops an entry as soon as the Secret
+//! changes, so a rotated key is used without a restart.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+use tokio::time::Instant;
+
+use crate::crd::CredentialsSecretRef;
+use crate::platform::ApiKey;
+
+use super::failure::Failure;
+
+/// Where the operator's default key comes from.
+#[derive(Clone, Debug)]
+pub enum DefaultKey {
+    /// A fixed key (from the environment or a file).
+    Fixed(ApiKey),
+    /// A key in a Secret, read through the same cache as per-object Secrets.
+    Secret { namespace: String, name: String, key: String },
+    /// No default: every object must name a Secret.
+    None,
+}
+
+/// An opaque identity of an account, derived from its key, so that snapshots are kept
+/// per account without keeping keys around as map keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AccountId(u64);
+
+/// A key and the account it stands for.
+#[derive(Clone, Debug)]
+pub struct Credentials {
+    pub key: ApiKey,
+    pub account: AccountId,
+}
+
+struct Cached {
+    key: ApiKey,
+    read_at: Instant,
+}
+
+/// Reads and caches API keys from Secrets.
+pub struct CredentialResolver {
+    client: kube::Client,
+    default: DefaultKey,
+    ttl: Duration,
+    hasher: std::collections::hash_map::RandomState,
+    cache: parking_lot::Mutex<HashMap<(String, String, String), Cached>>,
+}
+
+impl CredentialResolver {
+    pub fn new(client: kube::Client, default: DefaultKey, ttl: Duration) -> Self {
+        Self {
+            client,
+            default,
+            ttl,
+            hasher: Default::default(),
+            cache: parking_lot::Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn account_of(&self, key: &ApiKey) -> AccountId {
+        let mut h = self.hasher.build_hasher();
+        key.expose().hash(&mut h);
+        AccountId(h.finish())
+    }
+
+    /// The key for an object in `namespace` with the given reference.
+    pub async fn resolve(
+        &self,
+        namespace: &str,
+        reference: Option<&CredentialsSecretRef>,
+    ) -> Result<Credentials, Failure> {
+        let key = match (reference, &self.default) {
+            (Some(r), _) => self.from_secret(namespace, &r.name, &r.key, "credentialsSecretRef").await?,
+            (None, DefaultKey::Fixed(key)) => key.clone(),
+            (None, DefaultKey::Secret { namespace, name, key }) => {
+                self.from_secret(namespace, name, key, "the operator's --api-key-secret").await?
+            }
+            (None, DefaultKey::None) => {
+                return Err(Failure::permanent(
+                    "CredentialsNotConfigured",
+                    "no API key: set spec.credentialsSecretRef, or start the operator with --api-key-secret or GPUCLOUD_API_KEY",
+                ));
+            }
+        };
+        Ok(Credentials { account: self.account_of(&key), key })
+    }
+
+    async fn from_secret(
+        &self,
+        namespace: &str,
+        name: &str,
+        field: &str,
+        what: &str,
+    ) -> Result<ApiKey, Failure> {
+        let cache_key = (namespace.to_string(), name.to_string(), field.to_string());
+        if let Some(hit) = self.cache.lock().get(&cache_key) {
+            if hit.read_at.elapsed() < self.ttl {
+                return Ok(hit.key.clone());
+            }
+        }
+        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
+        let secret = match secrets.get_opt(name).await {
+            Ok(Some(secret)) => secret,
+            Ok(None) => {
+                return Err(Failure::permanent(
+                    "CredentialsNotFound",
+                    format!("Secret {namespace}/{name} named by {what} does not exist"),
+                ));
+            }
+            Err(kube::Error::Api(e)) if e.code == 403 => {
+                return Err(Failure::permanent(
+                    "CredentialsForbidden",
+                    format!("the operator may not read Secret {namespace}/{name} named by {what}"),
+                ));
+            }
+            Err(e) => {
+                return Err(Failure::retryable(
+                    "KubernetesUnavailable",
+                    format!("could not read Secret {namespace}/{name}: {e}"),
+                ));
+            }
+        };
+        let raw = secret.data.as_ref().and_then(|d| d.get(field)).map(|v| v.0.clone());
+        let Some(raw) = raw else {
+            return Err(Failure::permanent(
+                "CredentialsNotFound",
+                format!("Secret {namespace}/{name} named by {what} has no key {field:?}"),
+            ));
+        };
+        let text = String::from_utf8(raw).map_err(|_| {
+            Failure::permanent(
+                "CredentialsInvalid",
+                format!("key {field:?} of Secret {namespace}/{name} is not UTF-8 text"),
+            )
+        })?;
+        let key = ApiKey::new(text.trim()).map_err(|_| {
+            Failure::permanent(
+                "CredentialsInvalid",
+                format!("key {field:?} of Secret {namespace}/{name} does not hold a usable API key"),
+            )
+        })?;
+        self.cache.lock().insert(cache_key, Cached { key: key.clone(), read_at: Instant::now() });
+        Ok(key)
+    }
+
+    /// Drops what was cached from Secret `namespace/name`, after it changed.
+    pub fn forget(&self, namespace: &str, name: &str) {
+        self.cache.lock().retain(|(ns, n, _), _| !(ns == namespace && n == name));
+    }
+
+    /// Whether `namespace/name` is the Secret of the operator's default key.
+    pub fn is_default_secret(&self, namespace: &str, name: &str) -> bool {
+        matches!(&self.default, DefaultKey::Secret { namespace: ns, name: n, .. } if ns == namespace && n == name)
+    }
+}

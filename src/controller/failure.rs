@@ -1,0 +1,125 @@
+//! Why a reconcile could not finish, and what that means for status and requeue.
+//! Pure: the mapping from a platform error to a condition reason is decided here once.
+
+use std::time::Duration;
+
+use crate::platform::{ErrorClass, PlatformError};
+
+use super::conditions::{Verdict, Verdicts};
+
+/// The classes that decide the requeue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureClass {
+    /// Only a change to the spec, the annotations, a Secret or the account can help:
+    /// Stalled, no retry loop.
+    Permanent,
+    /// Worth trying again after a backoff (rate limit, outage, no capacity).
+    Retryable,
+    /// Waiting for something else in the cluster (a referenced object); not an error.
+    Waiting,
+    /// The Kubernetes object changed under us; try again at once with the new version.
+    Conflict,
+}
+
+/// One failed reconcile: a class, a PascalCase reason and a one-line message that names
+/// what to fix. Never carries a secret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}: {message}")]
+pub struct Failure {
+    pub class: FailureClass,
+    pub reason: String,
+    pub message: String,
+    /// How long the platform asked us to wait.
+    pub retry_after: Option<Duration>,
+}
+
+impl Failure {
+    pub fn new(class: FailureClass, reason: &str, message: impl Into<String>) -> Self {
+        Self { class, reason: reason.to_string(), message: message.into(), retry_after: None }
+    }
+
+    pub fn permanent(reason: &str, message: impl Into<String>) -> Self {
+        Self::new(FailureClass::Permanent, reason, message)
+    }
+
+    pub fn retryable(reason: &str, message: impl Into<String>) -> Self {
+        Self::new(FailureClass::Retryable, reason, message)
+    }
+
+    pub fn waiting(reason: &str, message: impl Into<String>) -> Self {
+        Self::new(FailureClass::Waiting, reason, message)
+    }
+
+    /// Maps a platform error met while doing `what` (such as "create the network volume").
+    pub fn from_platform(what: &str, err: &PlatformError) -> Self {
+        let (class, reason) = match err.class() {
+            ErrorClass::InvalidInput => (FailureClass::Permanent, "InvalidSpec"),
+            ErrorClass::Unauthorized => (FailureClass::Permanent, "Unauthorized"),
+            ErrorClass::Forbidden => (FailureClass::Permanent, "Forbidden"),
+            ErrorClass::NotFound => (FailureClass::Permanent, "NotFound"),
+            ErrorClass::RateLimited => (FailureClass::Retryable, "RateLimited"),
+            ErrorClass::Capacity => (FailureClass::Retryable, "NoCapacity"),
+            ErrorClass::Transient => (FailureClass::Retryable, "PlatformUnavailable"),
+            ErrorClass::Decode => (FailureClass::Retryable, "UnexpectedResponse"),
+        };
+        let hint = match err.class() {
+            ErrorClass::Unauthorized => {
+                "; check the API key (the operator's key or the object's credentialsSecretRef)"
+            }
+            ErrorClass::Forbidden => "; the API key lacks the permission for this action",
+            _ => "",
+        };
+        Self {
+            class,
+            reason: reason.to_string(),
+            message: format!("could not {what}: {err}{hint}"),
+            retry_after: err.retry_after(),
+        }
+    }
+
+    pub fn is_permanent(&self) -> bool {
+        self.class == FailureClass::Permanent
+    }
+
+    /// The conditions this failure leads to. `last_ready` is what Ready said before, kept
+    /// through retryable failures so one 429 does not turn a healthy object red.
+    pub fn verdicts(&self, last_ready: Verdict) -> Verdicts {
+        match self.class {
+            FailureClass::Permanent => Verdicts::stalled(&self.reason, &self.message),
+            FailureClass::Retryable => {
+                Verdicts::retrying(last_ready, &self.reason, &self.message)
+            }
+            FailureClass::Waiting | FailureClass::Conflict => {
+                Verdicts::progressing(&self.reason, &self.message)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permanent_failures_stall() {
+        let f = Failure::permanent("InvalidSpec", "dataCenterId XX-1 is unknown");
+        let v = f.verdicts(Verdict::no("Pending", ""));
+        assert!(v.stalled.status && !v.ready.status && !v.reconciling.status);
+        assert_eq!(v.ready.reason, "InvalidSpec");
+    }
+
+    #[test]
+    fn retryable_failures_keep_ready() {
+        let f = Failure::retryable("RateLimited", "429");
+        let v = f.verdicts(Verdict::yes("Available", "ok"));
+        assert!(v.ready.status && !v.stalled.status && v.reconciling.status && !v.synced.status);
+    }
+
+    #[test]
+    fn waiting_is_progress_not_failure() {
+        let f = Failure::waiting("DependencyNotReady", "NetworkVolume data is not Ready");
+        let v = f.verdicts(Verdict::no("Pending", ""));
+        assert!(v.synced.status && v.reconciling.status && !v.stalled.status);
+        assert_eq!(v.ready.reason, "DependencyNotReady");
+    }
+}

@@ -1,0 +1,71 @@
+//! What the engine needs to know of every custom resource: its policies, its
+//! credentials and the common part of its status.
+
+use std::fmt::Debug;
+
+use kube::core::NamespaceResourceScope;
+use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::crd::{
+    CommonStatus, CredentialsSecretRef, DeletionPolicy, Endpoint, EndpointStatus,
+    ManagementPolicy, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
+};
+
+/// A custom resource the engine manages.
+pub trait ManagedKind:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + Serialize
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+    type Status: Clone + Debug + Default + PartialEq + Serialize + Send + Sync;
+
+    fn deletion_policy(&self) -> DeletionPolicy;
+    fn management_policy(&self) -> ManagementPolicy;
+    fn credentials(&self) -> Option<&CredentialsSecretRef>;
+    fn current_status(&self) -> Option<&Self::Status>;
+    fn common(status: &Self::Status) -> &CommonStatus;
+    fn common_mut(status: &mut Self::Status) -> &mut CommonStatus;
+
+    /// `namespace/name`, for logs, Events and backoff keys.
+    fn key(&self) -> String {
+        format!("{}/{}", self.namespace().unwrap_or_default(), self.name_any())
+    }
+}
+
+macro_rules! managed_kind {
+    ($kind:ty, $status:ty) => {
+        impl ManagedKind for $kind {
+            type Status = $status;
+
+            fn deletion_policy(&self) -> DeletionPolicy {
+                self.spec.deletion_policy
+            }
+            fn management_policy(&self) -> ManagementPolicy {
+                self.spec.management_policy
+            }
+            fn credentials(&self) -> Option<&CredentialsSecretRef> {
+                self.spec.credentials_secret_ref.as_ref()
+            }
+            fn current_status(&self) -> Option<&Self::Status> {
+                self.status.as_ref()
+            }
+            fn common(status: &Self::Status) -> &CommonStatus {
+                &status.common
+            }
+            fn common_mut(status: &mut Self::Status) -> &mut CommonStatus {
+                &mut status.common
+            }
+        }
+    };
+}
+
+managed_kind!(NetworkVolume, NetworkVolumeStatus);
+managed_kind!(Endpoint, EndpointStatus);
+managed_kind!(Pod, PodStatus);

@@ -1,0 +1,243 @@
+//! The NetworkVolume adapter: create, rename, grow (never shrink), delete by policy.
+
+use kube::ResourceExt;
+
+use crate::crd::NetworkVolume;
+use crate::crd::network_volume::NetworkVolumeStatus;
+use crate::platform::{self, NetworkVolumeCreate, NetworkVolumeUpdate, PlatformClient, PlatformError};
+
+use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
+use super::context::Shared;
+use super::failure::Failure;
+
+/// The volume as the spec wants it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DesiredVolume {
+    pub name: String,
+    pub size_gb: i64,
+    pub data_center_id: String,
+}
+
+/// One in-place change: a rename, a growth, or both in one call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VolumeChange {
+    pub name: Option<String>,
+    pub size_gb: Option<i64>,
+}
+
+/// The remote name of a volume whose spec names none: namespace, name and a short suffix
+/// of the UID, so that after a crash the operator finds its own volume and never another
+/// object's volume of the same name.
+pub fn default_remote_name(obj: &NetworkVolume) -> String {
+    let uid = obj.uid().unwrap_or_default();
+    let suffix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
+    format!("{}-{}-{}", obj.namespace().unwrap_or_default(), obj.name_any(), suffix)
+}
+
+pub fn desired_of(obj: &NetworkVolume) -> DesiredVolume {
+    DesiredVolume {
+        name: obj.spec.name.clone().unwrap_or_else(|| default_remote_name(obj)),
+        size_gb: i64::from(obj.spec.size_gb),
+        data_center_id: obj.spec.data_center_id.clone(),
+    }
+}
+
+/// Pure: what to do to `remote` to match `desired`.
+pub fn plan_volume(desired: &DesiredVolume, remote: &platform::NetworkVolume) -> Plan<VolumeChange> {
+    if remote.data_center_id != desired.data_center_id {
+        return Plan::Blocked(Failure::permanent(
+            "DataCenterMismatch",
+            format!(
+                "volume {} is in data center {} but spec.dataCenterId is {}; a volume cannot move",
+                remote.id, remote.data_center_id, desired.data_center_id
+            ),
+        ));
+    }
+    if desired.size_gb < remote.size {
+        return Plan::Blocked(Failure::permanent(
+            "ShrinkRefused",
+            format!(
+                "volume {} has {} GB on the platform and spec.sizeGb asks for {}; volumes cannot shrink, set sizeGb to at least {}",
+                remote.id, remote.size, desired.size_gb, remote.size
+            ),
+        ));
+    }
+    let change = VolumeChange {
+        name: (remote.name != desired.name).then(|| desired.name.clone()),
+        size_gb: (desired.size_gb > remote.size).then_some(desired.size_gb),
+    };
+    if change.name.is_none() && change.size_gb.is_none() {
+        Plan::UpToDate
+    } else {
+        Plan::Update(vec![change])
+    }
+}
+
+/// The NetworkVolume kind.
+#[derive(Clone, Debug, Default)]
+pub struct NetworkVolumeAdapter;
+
+impl Adapter for NetworkVolumeAdapter {
+    type Kind = NetworkVolume;
+    type Remote = platform::NetworkVolume;
+    type Desired = DesiredVolume;
+    type Change = VolumeChange;
+
+    const KIND: &'static str = "NetworkVolume";
+    const NOUN: &'static str = "network volume";
+
+    fn id(remote: &Self::Remote) -> &str {
+        &remote.id
+    }
+
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<Self::Remote>, PlatformError> {
+        client.rest().list_network_volumes().await
+    }
+
+    fn claims(&self, obj: &NetworkVolume, remote: &Self::Remote) -> bool {
+        let desired = desired_of(obj);
+        remote.name == desired.name && remote.data_center_id == desired.data_center_id
+    }
+
+    async fn desired(&self, _shared: &Shared, obj: &NetworkVolume) -> Result<DesiredVolume, Failure> {
+        Ok(desired_of(obj))
+    }
+
+    async fn create(
+        &self,
+        client: &PlatformClient,
+        _obj: &NetworkVolume,
+        desired: &DesiredVolume,
+    ) -> Result<Self::Remote, CreateFailure> {
+        let input = NetworkVolumeCreate {
+            name: desired.name.clone(),
+            size: desired.size_gb,
+            data_center_id: desired.data_center_id.clone(),
+        };
+        client
+            .rest()
+            .create_network_volume(&input)
+            .await
+            .map_err(|e| CreateFailure::from_platform("create the network volume", &e))
+    }
+
+    fn plan(&self, _obj: &NetworkVolume, desired: &DesiredVolume, remote: &Self::Remote) -> Plan<VolumeChange> {
+        plan_volume(desired, remote)
+    }
+
+    async fn apply(
+        &self,
+        client: &PlatformClient,
+        remote: &Self::Remote,
+        change: &VolumeChange,
+    ) -> Result<(), Failure> {
+        let input = NetworkVolumeUpdate { name: change.name.clone(), size: change.size_gb };
+        client
+            .rest()
+            .update_network_volume(&remote.id, &input)
+            .await
+            .map(|_| ())
+            .map_err(|e| Failure::from_platform("update the network volume", &e))
+    }
+
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
+        client.rest().delete_network_volume(id).await
+    }
+
+    fn readiness(&self, _obj: &NetworkVolume, remote: &Self::Remote) -> Readiness {
+        Readiness::Ready {
+            message: format!("volume {} has {} GB in {}", remote.id, remote.size, remote.data_center_id),
+        }
+    }
+
+    fn status(&self, _shared: &Shared, obj: &NetworkVolume, remote: Option<&Self::Remote>) -> NetworkVolumeStatus {
+        let mut status = obj.status.clone().unwrap_or_default();
+        if let Some(r) = remote {
+            status.name = Some(r.name.clone());
+            status.size_gb = i32::try_from(r.size).ok();
+            status.data_center_id = Some(r.data_center_id.clone());
+        }
+        status
+    }
+
+    fn describe(&self, change: &VolumeChange) -> String {
+        match (&change.name, change.size_gb) {
+            (Some(n), Some(s)) => format!("renamed the network volume to {n:?} and grew it to {s} GB"),
+            (Some(n), None) => format!("renamed the network volume to {n:?}"),
+            (None, Some(s)) => format!("grew the network volume to {s} GB"),
+            (None, None) => "no change".to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::NetworkVolumeSpec;
+    use kube::api::ObjectMeta;
+
+    fn remote(name: &str, size: i64, dc: &str) -> platform::NetworkVolume {
+        serde_json::from_value(serde_json::json!({"id": "vol-1", "name": name, "size": size, "dataCenterId": dc}))
+            .unwrap()
+    }
+
+    fn desired(name: &str, size: i64, dc: &str) -> DesiredVolume {
+        DesiredVolume { name: name.into(), size_gb: size, data_center_id: dc.into() }
+    }
+
+    #[test]
+    fn up_to_date_when_equal() {
+        assert_eq!(plan_volume(&desired("a", 10, "EU-RO-1"), &remote("a", 10, "EU-RO-1")), Plan::UpToDate);
+    }
+
+    #[test]
+    fn grows_and_renames_in_one_change() {
+        let plan = plan_volume(&desired("b", 20, "EU-RO-1"), &remote("a", 10, "EU-RO-1"));
+        assert_eq!(plan, Plan::Update(vec![VolumeChange { name: Some("b".into()), size_gb: Some(20) }]));
+    }
+
+    #[test]
+    fn never_shrinks() {
+        match plan_volume(&desired("a", 5, "EU-RO-1"), &remote("a", 10, "EU-RO-1")) {
+            Plan::Blocked(f) => {
+                assert_eq!(f.reason, "ShrinkRefused");
+                assert!(f.message.contains("at least 10"), "{}", f.message);
+                assert!(f.is_permanent());
+            }
+            other => panic!("want Blocked, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn never_moves_data_centers() {
+        assert!(matches!(
+            plan_volume(&desired("a", 10, "US-TX-3"), &remote("a", 10, "EU-RO-1")),
+            Plan::Blocked(f) if f.reason == "DataCenterMismatch"
+        ));
+    }
+
+    #[test]
+    fn default_name_is_deterministic_and_unique_per_object() {
+        let mut obj = NetworkVolume::new(
+            "data",
+            NetworkVolumeSpec {
+                name: None,
+                size_gb: 10,
+                data_center_id: "EU-RO-1".into(),
+                deletion_policy: Default::default(),
+                management_policy: Default::default(),
+                credentials_secret_ref: None,
+            },
+        );
+        obj.metadata = ObjectMeta {
+            name: Some("data".into()),
+            namespace: Some("team-a".into()),
+            uid: Some("1b4e28ba-2fa1-11d2-883f-0016d3cca427".into()),
+            ..Default::default()
+        };
+        assert_eq!(default_remote_name(&obj), "team-a-data-1b4e28ba");
+        assert!(NetworkVolumeAdapter.claims(&obj, &remote("team-a-data-1b4e28ba", 10, "EU-RO-1")));
+        assert!(!NetworkVolumeAdapter.claims(&obj, &remote("team-a-data", 10, "EU-RO-1")));
+        assert!(!NetworkVolumeAdapter.claims(&obj, &remote("team-a-data-1b4e28ba", 10, "US-TX-3")));
+    }
+}

@@ -1,0 +1,179 @@
+//! A shared, time-stamped listing of one kind of remote object for one account.
+//!
+//! Every object's reconcile reads the listing instead of asking the platform about itself,
+//! so the platform sees one list call per kind per interval however many objects there
+//! are. Callers that need a listing newer than some instant (after a create, or after a
+//! failure that may have created something) wait for one shared refresh: a burst of
+//! 1,000 callers costs one call, not 1,000.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Mutex as AsyncMutex;
+use tokio::time::Instant;
+
+/// One listing and the instant its list call started (anything the platform did before
+/// that instant is in it).
+#[derive(Debug)]
+pub struct Listing<T> {
+    pub items: Vec<T>,
+    pub started_at: Instant,
+}
+
+impl<T> Listing<T> {
+    pub fn age(&self) -> Duration {
+        self.started_at.elapsed()
+    }
+}
+
+/// What a caller needs of a listing.
+#[derive(Clone, Copy, Debug)]
+pub enum Freshness {
+    /// Any listing younger than this.
+    MaxAge(Duration),
+    /// A listing whose call started after this instant.
+    StartedAfter(Instant),
+}
+
+impl Freshness {
+    fn satisfied_by<T>(&self, listing: &Listing<T>) -> bool {
+        match *self {
+            Freshness::MaxAge(max) => listing.age() <= max,
+            Freshness::StartedAfter(instant) => listing.started_at > instant,
+        }
+    }
+}
+
+struct Slot<T> {
+    /// Held while a refresh is in flight, so concurrent callers queue behind it and then
+    /// find the fresh listing instead of calling again.
+    refresh: AsyncMutex<()>,
+    current: parking_lot::Mutex<Option<Arc<Listing<T>>>>,
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Self { refresh: AsyncMutex::new(()), current: parking_lot::Mutex::new(None) }
+    }
+}
+
+/// Listings of one kind, one per account.
+pub struct Snapshots<A, T> {
+    slots: parking_lot::Mutex<HashMap<A, Arc<Slot<T>>>>,
+}
+
+impl<A, T> Default for Snapshots<A, T> {
+    fn default() -> Self {
+        Self { slots: parking_lot::Mutex::new(HashMap::new()) }
+    }
+}
+
+impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn slot(&self, account: &A) -> Arc<Slot<T>> {
+        self.slots.lock().entry(account.clone()).or_default().clone()
+    }
+
+    /// A listing for `account` that meets `need`, calling `fetch` at most once for all the
+    /// callers waiting at the same time.
+    pub async fn get<E, F, Fut>(
+        &self,
+        account: &A,
+        need: Freshness,
+        fetch: F,
+    ) -> Result<Arc<Listing<T>>, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Vec<T>, E>>,
+    {
+        let slot = self.slot(account);
+        if let Some(listing) = slot.current.lock().clone().filter(|l| need.satisfied_by(l)) {
+            return Ok(listing);
+        }
+        let _refreshing = slot.refresh.lock().await;
+        // Someone else may have refreshed while we waited for the lock.
+        if let Some(listing) = slot.current.lock().clone().filter(|l| need.satisfied_by(l)) {
+            return Ok(listing);
+        }
+        let started_at = Instant::now();
+        let items = fetch().await?;
+        let listing = Arc::new(Listing { items, started_at });
+        *slot.current.lock() = Some(listing.clone());
+        Ok(listing)
+    }
+
+    /// Age of the oldest current listing, for the snapshot-age metric.
+    pub fn oldest_age(&self) -> Option<Duration> {
+        let slots: Vec<_> = self.slots.lock().values().cloned().collect();
+        slots.iter().filter_map(|s| s.current.lock().as_ref().map(|l| l.age())).max()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[tokio::test]
+    async fn concurrent_callers_share_one_fetch() {
+        let snapshots: Arc<Snapshots<&str, u32>> = Arc::new(Snapshots::new());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..100 {
+            let (snapshots, calls) = (snapshots.clone(), calls.clone());
+            tasks.push(tokio::spawn(async move {
+                snapshots
+                    .get(&"acct", Freshness::MaxAge(Duration::from_secs(30)), || async {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Ok::<_, ()>(vec![1, 2, 3])
+                    })
+                    .await
+                    .unwrap()
+                    .items
+                    .len()
+            }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), 3);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn started_after_forces_a_newer_listing() {
+        let snapshots: Snapshots<u8, u32> = Snapshots::new();
+        let first = snapshots
+            .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async { Ok::<_, ()>(vec![1]) })
+            .await
+            .unwrap();
+        let write_done = Instant::now();
+        let again = snapshots
+            .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async { Ok::<_, ()>(vec![9]) })
+            .await
+            .unwrap();
+        assert_eq!(again.items, vec![1], "a fresh enough listing is reused");
+        let newer = snapshots
+            .get(&1, Freshness::StartedAfter(write_done), || async { Ok::<_, ()>(vec![1, 2]) })
+            .await
+            .unwrap();
+        assert_eq!(newer.items, vec![1, 2]);
+        assert!(newer.started_at > first.started_at);
+    }
+
+    #[tokio::test]
+    async fn accounts_are_separate_and_errors_keep_nothing() {
+        let snapshots: Snapshots<u8, u32> = Snapshots::new();
+        let need = Freshness::MaxAge(Duration::from_secs(60));
+        assert!(snapshots.get(&1, need, || async { Err::<Vec<u32>, _>("boom") }).await.is_err());
+        let a = snapshots.get(&1, need, || async { Ok::<_, &str>(vec![1]) }).await.unwrap();
+        let b = snapshots.get(&2, need, || async { Ok::<_, &str>(vec![2]) }).await.unwrap();
+        assert_eq!((a.items.clone(), b.items.clone()), (vec![1], vec![2]));
+    }
+}
