@@ -87,7 +87,6 @@ impl Call {
 /// A successful answer.
 #[derive(Debug)]
 pub(crate) struct Answer {
-    pub status: StatusCode,
     pub body: Bytes,
 }
 
@@ -265,32 +264,42 @@ impl Transport {
         }
 
         let started = Instant::now();
-        let outcome = match request.send().await {
+        // The metrics label: the HTTP status when there was one, else what went wrong.
+        let (outcome, status_label) = match request.send().await {
             Ok(response) => {
                 let status = response.status();
                 let headers = response.headers().clone();
+                let label = status.as_str().to_owned();
                 match read_body(response).await {
-                    Ok(body) if status.is_success() => Ok(Answer { status, body }),
-                    Ok(body) => Err(AttemptError {
-                        error: error::from_http(
-                            op.name(),
-                            status,
-                            &headers,
-                            &body,
-                            op.may_apply_on_failure(),
-                        ),
-                        unprocessed: status == StatusCode::TOO_MANY_REQUESTS,
-                    }),
-                    Err(e) => Err(transport_error(op, e, Some(status))),
+                    Ok(body) if status.is_success() => (Ok(Answer { body }), label),
+                    Ok(body) => (
+                        Err(AttemptError {
+                            error: error::from_http(
+                                op.name(),
+                                status,
+                                &headers,
+                                &body,
+                                op.may_apply_on_failure(),
+                            ),
+                            unprocessed: status == StatusCode::TOO_MANY_REQUESTS,
+                        }),
+                        label,
+                    ),
+                    Err(e) => (Err(transport_error(op, e, Some(status))), label),
                 }
             }
-            Err(e) => Err(transport_error(op, e, None)),
+            Err(e) => {
+                let label = if e.is_timeout() {
+                    "timeout"
+                } else if e.is_connect() {
+                    "connect"
+                } else {
+                    "error"
+                };
+                (Err(transport_error(op, e, None)), label.to_owned())
+            }
         };
         let elapsed = started.elapsed();
-        let status_label = match &outcome {
-            Ok(a) => a.status.as_str().to_owned(),
-            Err(e) => status_label(&e.error),
-        };
         self.shared.metrics.observe_call(op, &status_label, elapsed);
         // The path only: the GraphQL URL carries the key in its query.
         tracing::debug!(
@@ -311,28 +320,6 @@ fn should_retry(op: Operation, e: &AttemptError) -> bool {
     match op.repeat() {
         Repeat::Safe => e.error.is_retryable() && e.error.class() != super::ErrorClass::Capacity,
         Repeat::OnlyUnprocessed => e.unprocessed,
-    }
-}
-
-fn status_label(e: &PlatformError) -> String {
-    match e {
-        PlatformError::Transient {
-            status: Some(s), ..
-        } => s.to_string(),
-        PlatformError::Transient { detail, .. } if detail.starts_with("timeout") => {
-            "timeout".to_owned()
-        }
-        PlatformError::Transient { detail, .. } if detail.starts_with("connect") => {
-            "connect".to_owned()
-        }
-        PlatformError::Transient { .. } => "error".to_owned(),
-        PlatformError::InvalidInput { .. } => "4xx".to_owned(),
-        PlatformError::NotFound { .. } => "404".to_owned(),
-        PlatformError::Capacity { .. } => "capacity".to_owned(),
-        other => other
-            .status()
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "error".to_owned()),
     }
 }
 

@@ -1,0 +1,252 @@
+//! Client throughput against the in-process emulator, and the client's own overhead per
+//! call compared with bare `reqwest` on the same routes. Loopback only, fixed call counts.
+//!
+//! `cargo bench --bench client` (add `-- --quick` for a smaller run).
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use gpucloud_operator::emulator::{self, EmulatorConfig};
+use gpucloud_operator::platform::{
+    ApiKey, BaseUrls, EndpointCreate, JobRequest, PlatformClient, PlatformConfig, RateLimits,
+};
+use serde_json::json;
+
+const KEY: &str = "bench-key";
+
+fn rate(n: usize, d: Duration) -> f64 {
+    n as f64 / d.as_secs_f64()
+}
+
+async fn timed<F, Fut>(n: usize, concurrency: usize, f: F) -> Duration
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let started = Instant::now();
+    futures::stream::iter(0..n)
+        .map(&f)
+        .buffer_unordered(concurrency)
+        .collect::<Vec<()>>()
+        .await;
+    started.elapsed()
+}
+
+#[tokio::main]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let n = if quick { 2_000 } else { 10_000 };
+    let seq_n = if quick { 500 } else { 2_000 };
+
+    let config = EmulatorConfig {
+        api_keys: vec![emulator::ApiKey {
+            key: KEY.into(),
+            read_only: false,
+        }],
+        // One live worker lifts the job API limit out of the way: we measure the client.
+        requests_per_worker: 100_000_000,
+        ..EmulatorConfig::default()
+    };
+    let emu = emulator::start(config, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let urls = BaseUrls::single_host(&emu.base_url()).unwrap();
+    let mut cfg = PlatformConfig::new(urls, ApiKey::new(KEY).unwrap());
+    cfg.rate_limits = RateLimits::unlimited();
+    let client = PlatformClient::new(cfg).unwrap();
+
+    let ep = client
+        .rest()
+        .create_endpoint(&EndpointCreate {
+            name: "bench".into(),
+            template_id: "tmpl-worker-base".into(),
+            gpu_type_ids: vec!["NVIDIA A40".into()],
+            workers_min: 1,
+            workers_max: 1,
+            idle_timeout: 60,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let job = client
+        .jobs()
+        .runsync(&ep.id, &JobRequest::new(json!({"x": 1})), None)
+        .await
+        .unwrap();
+    let job_id = job.id.clone().unwrap();
+    let status_url = format!("{}/{}/status/{}", emu.serverless_url(), ep.id, job_id);
+    let raw = reqwest::Client::new();
+
+    // Warm the pools.
+    for _ in 0..50 {
+        client.jobs().status(&ep.id, &job_id, None).await.unwrap();
+        raw.get(&status_url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+
+    println!("platform client benchmark (emulator on loopback, client limits off)");
+    println!("{:<44} {:>10} {:>12}", "case", "calls", "calls/s");
+
+    // Sequential: latency per call, client vs bare reqwest.
+    let started = Instant::now();
+    for _ in 0..seq_n {
+        let j = client.jobs().status(&ep.id, &job_id, None).await.unwrap();
+        std::hint::black_box(j);
+    }
+    let client_seq = started.elapsed();
+    let started = Instant::now();
+    for _ in 0..seq_n {
+        let body = raw
+            .get(&status_url)
+            .bearer_auth(KEY)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        std::hint::black_box(v);
+    }
+    let raw_seq = started.elapsed();
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "jobs.status sequential (client)",
+        seq_n,
+        rate(seq_n, client_seq)
+    );
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "GET /status sequential (bare reqwest)",
+        seq_n,
+        rate(seq_n, raw_seq)
+    );
+
+    // Concurrent (64 in flight).
+    let c = 64;
+    let client_par = timed(n, c, |_| {
+        let jobs = client.jobs();
+        let (ep, id) = (ep.id.clone(), job_id.clone());
+        async move {
+            jobs.status(&ep, &id, None).await.unwrap();
+        }
+    })
+    .await;
+    let raw_par = timed(n, c, |_| {
+        let (raw, url) = (raw.clone(), status_url.clone());
+        async move {
+            let body = raw
+                .get(&url)
+                .bearer_auth(KEY)
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            std::hint::black_box(v);
+        }
+    })
+    .await;
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "jobs.status x64 concurrent (client)",
+        n,
+        rate(n, client_par)
+    );
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "GET /status x64 concurrent (bare reqwest)",
+        n,
+        rate(n, raw_par)
+    );
+
+    let runs = timed(n, c, |i| {
+        let jobs = client.jobs();
+        let ep = ep.id.clone();
+        async move {
+            jobs.run(&ep, &JobRequest::new(json!({"i": i})))
+                .await
+                .unwrap();
+        }
+    })
+    .await;
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "jobs.run x64 concurrent (client)",
+        n,
+        rate(n, runs)
+    );
+
+    let m = n / 5;
+    let rest = timed(m, c, |_| {
+        let rest = client.rest();
+        async move {
+            rest.list_network_volumes().await.unwrap();
+        }
+    })
+    .await;
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "rest.list_network_volumes x64 (client)",
+        m,
+        rate(m, rest)
+    );
+    let gql = timed(m, c, |_| {
+        let gql = client.graphql();
+        async move {
+            gql.my_pods().await.unwrap();
+        }
+    })
+    .await;
+    println!(
+        "{:<44} {:>10} {:>12.0}",
+        "graphql.my_pods x64 (client)",
+        m,
+        rate(m, gql)
+    );
+
+    let per_call_seq = (client_seq.as_secs_f64() - raw_seq.as_secs_f64()) / seq_n as f64 * 1e6;
+    let per_call_par = (client_par.as_secs_f64() - raw_par.as_secs_f64()) / n as f64 * 1e6;
+    println!();
+    println!("client overhead per call over bare reqwest (same route, same decoding):");
+    println!(
+        "  sequential: {per_call_seq:+.1} us/call (client {:.1} us, bare {:.1} us)",
+        client_seq.as_secs_f64() / seq_n as f64 * 1e6,
+        raw_seq.as_secs_f64() / seq_n as f64 * 1e6
+    );
+    println!("  64 concurrent: {per_call_par:+.1} us/call of wall time");
+
+    // With the spec's limits on, the client paces itself: a burst of /run per endpoint.
+    let mut cfg = PlatformConfig::new(
+        BaseUrls::single_host(&emu.base_url()).unwrap(),
+        ApiKey::new(KEY).unwrap(),
+    );
+    cfg.rate_limits = RateLimits::default();
+    let paced = PlatformClient::new(cfg).unwrap();
+    let burst = 300;
+    let d = timed(burst, burst, |i| {
+        let jobs = paced.jobs();
+        let ep = ep.id.clone();
+        async move {
+            jobs.run(&ep, &JobRequest::new(json!({"i": i})))
+                .await
+                .unwrap();
+        }
+    })
+    .await;
+    println!();
+    println!(
+        "with the spec's limits (1000 /run per 10 s, 0.9 headroom): {burst} /run in {:.2} s ({:.0}/s)",
+        d.as_secs_f64(),
+        rate(burst, d)
+    );
+    emu.shutdown().await;
+}

@@ -1,0 +1,106 @@
+//! `gpucloud-operator platform ...` run as a process against the in-process emulator.
+
+#[path = "common/client.rs"]
+mod common;
+
+use std::process::Output;
+
+use common::*;
+
+fn run(env: &Env, key_file: &std::path::Path, args: &[&str]) -> Output {
+    let base = env.emu.base_url();
+    tokio::task::block_in_place(|| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"))
+            .arg("platform")
+            .args(args)
+            .args(["--rest-url", &format!("{base}/v1")])
+            .args(["--graphql-url", &format!("{base}/graphql")])
+            .args(["--registry-url", &base])
+            .args(["--api-key-file", key_file.to_str().unwrap()])
+            // The job API base comes from the environment, as users would set it.
+            .env("GPUCLOUD_SERVERLESS_URL", format!("{base}/v2"))
+            .env_remove("GPUCLOUD_API_KEY")
+            .output()
+            .expect("binary runs")
+    })
+}
+
+fn stdout_of(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!text.contains(FULL_KEY));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(FULL_KEY));
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_subcommand_against_the_emulator() {
+    let env = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    std::fs::write(&key, format!("{FULL_KEY}\n")).unwrap();
+
+    let t = stdout_of(&run(&env, &key, &["gpu-types"]));
+    assert!(t.starts_with("ID"), "{t}");
+    assert!(t.contains("NVIDIA A40") && t.contains("STOCK"), "{t}");
+    let j = stdout_of(&run(&env, &key, &["gpu-types", "-o", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert!(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["id"] == "NVIDIA A40")
+    );
+
+    assert!(stdout_of(&run(&env, &key, &["pods"])).starts_with("ID"));
+    assert!(stdout_of(&run(&env, &key, &["endpoints"])).contains("ep-demo0001"));
+    assert!(stdout_of(&run(&env, &key, &["volumes"])).contains("nv-demo0001"));
+    assert!(stdout_of(&run(&env, &key, &["delegations"])).contains("my-team/inference:v1.2.0"));
+
+    let t = stdout_of(&run(
+        &env,
+        &key,
+        &[
+            "job",
+            "run",
+            "ep-demo0001",
+            "--input",
+            r#"{"output": {"ok": true}}"#,
+            "--wait",
+        ],
+    ));
+    assert!(t.contains("COMPLETED") && t.contains("\"ok\": true"), "{t}");
+    let j = stdout_of(&run(
+        &env,
+        &key,
+        &[
+            "job",
+            "run",
+            "ep-demo0001",
+            "--input",
+            r#"{"stream": ["x", "y"]}"#,
+            "--stream",
+            "-o",
+            "json",
+        ],
+    ));
+    assert!(j.starts_with("\"x\"\n\"y\"\n"), "{j}");
+    let t = stdout_of(&run(
+        &env,
+        &key,
+        &["job", "run", "ep-demo0001", "--input", "{}"],
+    ));
+    assert!(t.contains("IN_QUEUE"), "{t}");
+
+    // Bad input is refused with the field named, and a readable error.
+    let out = run(&env, &key, &["job", "run", "ep-demo0001", "--input", "[1]"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("input"), "{err}");
+    env.shutdown().await;
+}
