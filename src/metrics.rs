@@ -62,14 +62,23 @@ impl Metrics {
                 duration_histogram,
             );
         let managed = Family::<ReadyLabels, Gauge>::default();
-        let snapshot_age = Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
-        registry.register("reconciles", "Reconciles by kind and result", reconciles.clone());
+        let snapshot_age =
+            Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "reconciles",
+            "Reconciles by kind and result",
+            reconciles.clone(),
+        );
         registry.register(
             "reconcile_duration_seconds",
             "Time one reconcile took",
             reconcile_duration.clone(),
         );
-        registry.register("managed_objects", "Managed objects by kind and Ready", managed.clone());
+        registry.register(
+            "managed_objects",
+            "Managed objects by kind and Ready",
+            managed.clone(),
+        );
         registry.register(
             "snapshot_age_seconds",
             "Age of the oldest shared listing of remote objects, by kind",
@@ -88,8 +97,12 @@ impl Metrics {
     }
 
     pub fn reconciled(&self, kind: &'static str, result: &'static str, took: Duration) {
-        self.reconciles.get_or_create(&ResultLabels { kind, result }).inc();
-        self.reconcile_duration.get_or_create(&KindLabels { kind }).observe(took.as_secs_f64());
+        self.reconciles
+            .get_or_create(&ResultLabels { kind, result })
+            .inc();
+        self.reconcile_duration
+            .get_or_create(&KindLabels { kind })
+            .observe(took.as_secs_f64());
     }
 
     /// Records whether an object is Ready (`None`: it is gone).
@@ -109,12 +122,24 @@ impl Metrics {
                 if *r { yes += 1 } else { no += 1 }
             }
         }
-        self.managed.get_or_create(&ReadyLabels { kind, ready: "true" }).set(yes);
-        self.managed.get_or_create(&ReadyLabels { kind, ready: "false" }).set(no);
+        self.managed
+            .get_or_create(&ReadyLabels {
+                kind,
+                ready: "true",
+            })
+            .set(yes);
+        self.managed
+            .get_or_create(&ReadyLabels {
+                kind,
+                ready: "false",
+            })
+            .set(no);
     }
 
     pub fn snapshot_age(&self, kind: &'static str, age: Duration) {
-        self.snapshot_age.get_or_create(&KindLabels { kind }).set(age.as_secs_f64());
+        self.snapshot_age
+            .get_or_create(&KindLabels { kind })
+            .set(age.as_secs_f64());
     }
 
     /// The text exposition of every metric.
@@ -128,7 +153,9 @@ impl Metrics {
 
     /// A reconcile count, for tests.
     pub fn reconcile_count(&self, kind: &'static str, result: &'static str) -> u64 {
-        self.reconciles.get_or_create(&ResultLabels { kind, result }).get()
+        self.reconciles
+            .get_or_create(&ResultLabels { kind, result })
+            .get()
     }
 }
 
@@ -145,9 +172,18 @@ mod tests {
         m.set_ready("Pod", "a/p", Some(false));
         m.set_ready("NetworkVolume", "a/x", None);
         let text = m.encode();
-        assert!(text.contains(r#"gpucloud_managed_objects{kind="NetworkVolume",ready="true"} 1"#), "{text}");
-        assert!(text.contains(r#"gpucloud_managed_objects{kind="NetworkVolume",ready="false"} 0"#), "{text}");
-        assert!(text.contains(r#"gpucloud_managed_objects{kind="Pod",ready="false"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"gpucloud_managed_objects{kind="NetworkVolume",ready="true"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"gpucloud_managed_objects{kind="NetworkVolume",ready="false"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"gpucloud_managed_objects{kind="Pod",ready="false"} 1"#),
+            "{text}"
+        );
     }
 
     #[test]

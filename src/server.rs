@@ -4,11 +4,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
-use axum::Router;
 
 use crate::metrics::Metrics;
 
@@ -35,7 +35,10 @@ struct AppState {
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
-        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
         state.metrics.encode(),
     )
 }
@@ -48,7 +51,10 @@ async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
     if state.ready.get() {
         (StatusCode::OK, "ready")
     } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "not ready: waiting for leadership or start-up")
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: waiting for leadership or start-up",
+        )
     }
 }
 
@@ -72,7 +78,10 @@ pub async fn serve(
     let bound = listener.local_addr()?;
     let app = router(metrics, ready);
     tokio::spawn(async move {
-        if let Err(err) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+        if let Err(err) = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
             tracing::error!(error = %err, "metrics server stopped");
         }
     });

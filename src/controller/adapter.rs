@@ -30,9 +30,14 @@ pub enum Plan<C> {
 /// Whether an up-to-date remote object is usable yet.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Readiness {
-    Ready { message: String },
+    Ready {
+        message: String,
+    },
     /// Still coming up (booting, stopping): look again soon.
-    Progressing { reason: String, message: String },
+    Progressing {
+        reason: String,
+        message: String,
+    },
 }
 
 /// What to do when the remote object the operator knew has disappeared.
@@ -54,11 +59,17 @@ pub struct CreateFailure {
 
 impl CreateFailure {
     pub fn from_platform(what: &str, err: &PlatformError) -> Self {
-        Self { failure: Failure::from_platform(what, err), maybe_created: err.may_have_been_applied() }
+        Self {
+            failure: Failure::from_platform(what, err),
+            maybe_created: err.may_have_been_applied(),
+        }
     }
 
     pub fn definite(failure: Failure) -> Self {
-        Self { failure, maybe_created: false }
+        Self {
+            failure,
+            maybe_created: false,
+        }
     }
 }
 
@@ -141,7 +152,9 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     /// Names of the Secrets (in the object's namespace) this object reads; a change to one
     /// of them triggers a reconcile.
     fn secrets(&self, obj: &Self::Kind) -> Vec<String> {
-        obj.credentials().map(|c| vec![c.name.clone()]).unwrap_or_default()
+        obj.credentials()
+            .map(|c| vec![c.name.clone()])
+            .unwrap_or_default()
     }
 
     fn when_gone(&self, _obj: &Self::Kind) -> WhenGone {

@@ -32,12 +32,15 @@ pub struct Annotations {
 
 impl Annotations {
     pub fn read(annotations: Option<&BTreeMap<String, String>>) -> Self {
-        let Some(a) = annotations else { return Self::default() };
+        let Some(a) = annotations else {
+            return Self::default();
+        };
         let get = |k: &str| a.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         Self {
             external_id: get(EXTERNAL_ID).map(str::to_string),
             paused: get(PAUSED).is_some_and(|v| v.eq_ignore_ascii_case("true")),
-            poll_interval: get(POLL_INTERVAL).map(|v| parse_duration(v).ok_or_else(|| v.to_string())),
+            poll_interval: get(POLL_INTERVAL)
+                .map(|v| parse_duration(v).ok_or_else(|| v.to_string())),
             create_pending: get(CREATE_PENDING).and_then(|v| v.parse().ok()),
             create_succeeded: get(CREATE_SUCCEEDED).and_then(|v| v.parse().ok()),
         }
@@ -90,7 +93,10 @@ mod tests {
             (EXTERNAL_ID.to_string(), " vol-1 ".to_string()),
             (PAUSED.to_string(), "True".to_string()),
             (POLL_INTERVAL.to_string(), "soon".to_string()),
-            (CREATE_PENDING.to_string(), "2026-11-21T10:00:00Z".to_string()),
+            (
+                CREATE_PENDING.to_string(),
+                "2026-11-21T10:00:00Z".to_string(),
+            ),
         ]);
         let a = Annotations::read(Some(&map));
         assert_eq!(a.external_id.as_deref(), Some("vol-1"));

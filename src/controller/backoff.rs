@@ -21,7 +21,11 @@ pub struct BackoffPolicy {
 
 impl Default for BackoffPolicy {
     fn default() -> Self {
-        Self { initial: Duration::from_secs(1), max: Duration::from_secs(300), jitter: 0.2 }
+        Self {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(300),
+            jitter: 0.2,
+        }
     }
 }
 
@@ -50,7 +54,10 @@ pub struct Backoffs<K> {
 
 impl<K: Eq + Hash + Clone> Backoffs<K> {
     pub fn new(policy: BackoffPolicy) -> Self {
-        Self { policy, failures: parking_lot::Mutex::new(HashMap::new()) }
+        Self {
+            policy,
+            failures: parking_lot::Mutex::new(HashMap::new()),
+        }
     }
 
     /// Records a failure of `key` and returns how long to wait before the next try. A
@@ -81,7 +88,11 @@ mod tests {
     use super::*;
 
     fn exact() -> BackoffPolicy {
-        BackoffPolicy { initial: Duration::from_secs(1), max: Duration::from_secs(60), jitter: 0.0 }
+        BackoffPolicy {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+            jitter: 0.0,
+        }
     }
 
     #[test]
@@ -89,7 +100,11 @@ mod tests {
         let b = Backoffs::new(exact());
         let delays: Vec<u64> = (0..8).map(|_| b.fail(&"a", None).as_secs()).collect();
         assert_eq!(delays, [1, 2, 4, 8, 16, 32, 60, 60]);
-        assert_eq!(b.fail(&"other", None).as_secs(), 1, "objects back off independently");
+        assert_eq!(
+            b.fail(&"other", None).as_secs(),
+            1,
+            "objects back off independently"
+        );
         b.succeed(&"a");
         assert_eq!(b.failures(&"a"), 0);
         assert_eq!(b.fail(&"a", None).as_secs(), 1);
@@ -103,7 +118,10 @@ mod tests {
 
     #[test]
     fn jitter_stays_within_bounds() {
-        let policy = BackoffPolicy { jitter: 0.2, ..exact() };
+        let policy = BackoffPolicy {
+            jitter: 0.2,
+            ..exact()
+        };
         for _ in 0..1000 {
             let d = policy.jittered(Duration::from_secs(10)).as_secs_f64();
             assert!((8.0..=12.0).contains(&d), "{d}");

@@ -1,9 +1,304 @@
-//! `gpucloud-operator run`.
+//! `gpucloud-operator run`: the operator process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Api;
+use kube_lease_manager::LeaseManagerBuilder;
+use tokio::sync::watch;
+use tracing::{error, info, warn};
+
+use crate::metrics::Metrics;
+use crate::platform::PlatformClient;
+use crate::platform::config::{ApiKey, BaseUrls, PlatformConfig, parse_base_url};
+use crate::server::{self, Readiness};
+use crate::telemetry::{self, LogFormat};
+
+use super::annotations::parse_duration;
+use super::context::{EngineConfig, Shared};
+use super::credentials::{CredentialResolver, DefaultKey};
+use super::engine::Engine;
+use super::network_volume::NetworkVolumeAdapter;
+use super::runner::{Namespaces, run_kind};
 
 /// Options of `run`.
-#[derive(Debug, clap::Args)]
-pub struct RunArgs {}
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// REST management base, including `/v1`.
+    #[arg(long, env = "GPUCLOUD_REST_URL")]
+    pub rest_url: Option<String>,
+    /// GraphQL address.
+    #[arg(long, env = "GPUCLOUD_GRAPHQL_URL")]
+    pub graphql_url: Option<String>,
+    /// Job API base, up to and including `/v2`.
+    #[arg(long, env = "GPUCLOUD_SERVERLESS_URL")]
+    pub serverless_url: Option<String>,
+    /// Registry delegation base.
+    #[arg(long, env = "GPUCLOUD_REGISTRY_URL")]
+    pub registry_url: Option<String>,
+    /// Secret holding the default API key, as NAMESPACE/NAME (key `apiKey`). Changes to it
+    /// are picked up without a restart. Without it the key comes from GPUCLOUD_API_KEY or
+    /// --api-key-file; objects may always name their own with spec.credentialsSecretRef.
+    #[arg(long, env = "GPUCLOUD_API_KEY_SECRET")]
+    pub api_key_secret: Option<String>,
+    /// File holding the default API key.
+    #[arg(long)]
+    pub api_key_file: Option<PathBuf>,
+    /// Namespaces to watch, comma separated; all when empty.
+    #[arg(long, env = "GPUCLOUD_NAMESPACES", value_delimiter = ',')]
+    pub namespaces: Vec<String>,
+    /// How often each object is compared with the platform, such as 60s or 5m.
+    #[arg(long, env = "GPUCLOUD_POLL_INTERVAL", default_value = "60s", value_parser = duration_arg)]
+    pub poll_interval: Duration,
+    /// How soon to look again while something is coming up.
+    #[arg(long, default_value = "5s", value_parser = duration_arg)]
+    pub progress_interval: Duration,
+    /// Reconciles running at once, per kind.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: u16,
+    /// Address of /metrics, /healthz and /readyz.
+    #[arg(long, env = "GPUCLOUD_METRICS_ADDR", default_value = "0.0.0.0:8080")]
+    pub metrics_addr: SocketAddr,
+    /// Elect one active replica through a Lease.
+    #[arg(long, env = "GPUCLOUD_LEADER_ELECTION", default_value_t = false)]
+    pub leader_election: bool,
+    /// Namespace of the Lease (default: the pod's namespace, else `default`).
+    #[arg(long, env = "GPUCLOUD_LEADER_ELECTION_NAMESPACE")]
+    pub leader_election_namespace: Option<String>,
+    /// Name of the Lease.
+    #[arg(long, default_value = "gpucloud-operator")]
+    pub leader_election_lease: String,
+    /// This replica's identity in the Lease (default: the host name).
+    #[arg(long, env = "POD_NAME")]
+    pub identity: Option<String>,
+    /// Log format.
+    #[arg(long, env = "GPUCLOUD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
 
-pub async fn run(_args: RunArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`run` is not there yet: it lands with the operator-core issue")
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    parse_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 30s, 5m or 1h"))
+}
+
+fn base_urls(args: &RunArgs) -> anyhow::Result<BaseUrls> {
+    let mut urls = BaseUrls::default();
+    let flags = [
+        ("rest_url", &args.rest_url, &mut urls.rest),
+        ("graphql_url", &args.graphql_url, &mut urls.graphql),
+        ("serverless_url", &args.serverless_url, &mut urls.serverless),
+        ("registry_url", &args.registry_url, &mut urls.registry),
+    ];
+    for (field, flag, slot) in flags {
+        if let Some(v) = flag {
+            *slot = parse_base_url(field, v)?;
+        }
+    }
+    Ok(urls)
+}
+
+fn default_key(args: &RunArgs) -> anyhow::Result<DefaultKey> {
+    if let Some(reference) = &args.api_key_secret {
+        let Some((namespace, name)) = reference.split_once('/') else {
+            bail!("--api-key-secret must be NAMESPACE/NAME, got {reference:?}");
+        };
+        return Ok(DefaultKey::Secret {
+            namespace: namespace.into(),
+            name: name.into(),
+            key: "apiKey".into(),
+        });
+    }
+    if let Some(path) = &args.api_key_file {
+        return Ok(DefaultKey::Fixed(ApiKey::from_file(path)?));
+    }
+    Ok(match ApiKey::from_env() {
+        Ok(key) => DefaultKey::Fixed(key),
+        Err(_) => DefaultKey::None,
+    })
+}
+
+/// Refuses to start when the CRDs are not installed, saying how to install them.
+async fn check_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in crate::crd::all() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        match crds.get_opt(&name).await {
+            Ok(Some(_)) => {}
+            Ok(None) => bail!(
+                "the CustomResourceDefinition {name} is not installed; install the CRDs with \
+                 `gpucloud-operator crds | kubectl apply --server-side -f -` (or `kubectl apply -f crds/`)"
+            ),
+            Err(kube::Error::Api(e)) if e.code == 403 => {
+                warn!(crd = %name, "may not read CustomResourceDefinitions; assuming they are installed");
+                return Ok(());
+            }
+            Err(e) => return Err(e).context("could not reach the Kubernetes API"),
+        }
+    }
+    Ok(())
+}
+
+/// Resolves when the process gets SIGTERM or Ctrl-C.
+async fn termination() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing a SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<()> {
+    telemetry::init(args.log_format);
+    let kube = kube::Client::try_default().await.context(
+        "no Kubernetes cluster: set KUBECONFIG, or run inside a cluster with a service account",
+    )?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        termination().await;
+        info!("shutting down");
+        let _ = stop_tx.send(true);
+    });
+    run_with(args, kube, stop_rx).await
+}
+
+/// The operator on a given cluster until `stop` turns true (or leadership is lost). Tests
+/// run it in-process with their own stop switch.
+pub async fn run_with(
+    args: RunArgs,
+    kube: kube::Client,
+    stop_rx: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    check_crds(&kube).await?;
+    let metrics = Arc::new(Metrics::new());
+    let urls = base_urls(&args)?;
+    let default = default_key(&args)?;
+    // The base client needs some key; per-object keys are swapped in per call.
+    let base_key = match &default {
+        DefaultKey::Fixed(key) => key.clone(),
+        _ => ApiKey::new("unset").expect("a literal key"),
+    };
+    let platform = PlatformClient::with_metrics(
+        PlatformConfig::new(urls, base_key),
+        metrics.platform.clone(),
+    )?;
+    let credentials = CredentialResolver::new(kube.clone(), default, args.poll_interval);
+    let config = EngineConfig {
+        poll_interval: args.poll_interval,
+        progress_interval: args.progress_interval,
+        ..EngineConfig::default()
+    };
+    let identity = args.identity.clone().unwrap_or_else(hostname);
+    let shared = Arc::new(Shared::new(
+        kube.clone(),
+        platform,
+        credentials,
+        config,
+        metrics.clone(),
+        Some(identity.clone()),
+    ));
+
+    // Stops on the caller's switch, and on lost leadership.
+    let (stop_tx, stop_own) = watch::channel(false);
+    tokio::spawn({
+        let stop_tx = stop_tx.clone();
+        let outer = wait_for(stop_rx);
+        async move {
+            outer.await;
+            let _ = stop_tx.send(true);
+        }
+    });
+    let stop_rx = stop_own;
+    let ready = Readiness::default();
+    let stopped = wait_for(stop_rx.clone());
+    let bound = server::serve(args.metrics_addr, metrics, ready.clone(), stopped)
+        .await
+        .with_context(|| format!("could not listen on {}", args.metrics_addr))?;
+    info!(address = %bound, "serving /metrics, /healthz and /readyz");
+
+    if args.leader_election {
+        let namespace = args
+            .leader_election_namespace
+            .clone()
+            .or_else(|| {
+                std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+                    .ok()
+            })
+            .unwrap_or_else(|| "default".into());
+        let manager = LeaseManagerBuilder::new(kube.clone(), &args.leader_election_lease)
+            .with_namespace(namespace.trim())
+            .with_identity(&identity)
+            .with_duration(15)
+            .with_grace(5)
+            .build()
+            .await?;
+        let (mut leading, lease_task) = manager.watch().await;
+        info!(identity = %identity, lease = %args.leader_election_lease, "waiting for leadership");
+        let mut stop = stop_rx.clone();
+        while !*leading.borrow_and_update() {
+            tokio::select! {
+                changed = leading.changed() => changed.context("leader election stopped")?,
+                _ = stop.changed() => { drop(leading); let _ = lease_task.await; return Ok(()); }
+            }
+        }
+        info!(identity = %identity, "leading");
+        // Losing the lease stops the controllers: a replica that no longer leads must not act.
+        let stop_tx2 = stop_tx.clone();
+        tokio::spawn(async move {
+            while leading.changed().await.is_ok() {
+                if !*leading.borrow() {
+                    error!("lost leadership; stopping");
+                    let _ = stop_tx2.send(true);
+                    return;
+                }
+            }
+        });
+    }
+
+    ready.set(true);
+    let namespaces = if args.namespaces.is_empty() {
+        Namespaces::All
+    } else {
+        Namespaces::Only(args.namespaces.clone())
+    };
+    let volumes = Arc::new(Engine::new(shared.clone(), NetworkVolumeAdapter));
+    run_kind(
+        volumes,
+        namespaces,
+        args.concurrency,
+        wait_for(stop_rx.clone()),
+    )
+    .await;
+    ready.set(false);
+    info!("stopped");
+    Ok(())
+}
+
+async fn wait_for(mut stop: watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| {
+            format!(
+                "gpucloud-operator-{}",
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            )
+        })
 }

@@ -65,9 +65,19 @@ impl Shared {
         metrics: Arc<Metrics>,
         instance: Option<String>,
     ) -> Self {
-        let reporter = Reporter { controller: FIELD_MANAGER.to_string(), instance };
+        let reporter = Reporter {
+            controller: FIELD_MANAGER.to_string(),
+            instance,
+        };
         let recorder = Recorder::new(kube.clone(), reporter);
-        Self { kube, platform, credentials, config, metrics, recorder }
+        Self {
+            kube,
+            platform,
+            credentials,
+            config,
+            metrics,
+            recorder,
+        }
     }
 
     /// Publishes an Event about `obj`. Best effort: a failed Event is logged, not fatal.
@@ -81,7 +91,11 @@ impl Shared {
     ) {
         let reference: ObjectReference = obj.object_ref(&());
         let event = Event {
-            type_: if warning { EventType::Warning } else { EventType::Normal },
+            type_: if warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
             reason: reason.to_string(),
             note: Some(note),
             action: action.to_string(),

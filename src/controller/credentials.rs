@@ -6,7 +6,7 @@
 //! changes, so a rotated key is used without a restart.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -24,7 +24,11 @@ pub enum DefaultKey {
     /// A fixed key (from the environment or a file).
     Fixed(ApiKey),
     /// A key in a Secret, read through the same cache as per-object Secrets.
-    Secret { namespace: String, name: String, key: String },
+    Secret {
+        namespace: String,
+        name: String,
+        key: String,
+    },
     /// No default: every object must name a Secret.
     None,
 }
@@ -67,9 +71,7 @@ impl CredentialResolver {
     }
 
     fn account_of(&self, key: &ApiKey) -> AccountId {
-        let mut h = self.hasher.build_hasher();
-        key.expose().hash(&mut h);
-        AccountId(h.finish())
+        AccountId(self.hasher.hash_one(key.expose()))
     }
 
     /// The key for an object in `namespace` with the given reference.
@@ -79,10 +81,21 @@ impl CredentialResolver {
         reference: Option<&CredentialsSecretRef>,
     ) -> Result<Credentials, Failure> {
         let key = match (reference, &self.default) {
-            (Some(r), _) => self.from_secret(namespace, &r.name, &r.key, "credentialsSecretRef").await?,
+            (Some(r), _) => {
+                self.read_secret(namespace, &r.name, &r.key, "credentialsSecretRef")
+                    .await?
+            }
             (None, DefaultKey::Fixed(key)) => key.clone(),
-            (None, DefaultKey::Secret { namespace, name, key }) => {
-                self.from_secret(namespace, name, key, "the operator's --api-key-secret").await?
+            (
+                None,
+                DefaultKey::Secret {
+                    namespace,
+                    name,
+                    key,
+                },
+            ) => {
+                self.read_secret(namespace, name, key, "the operator's --api-key-secret")
+                    .await?
             }
             (None, DefaultKey::None) => {
                 return Err(Failure::permanent(
@@ -91,10 +104,13 @@ impl CredentialResolver {
                 ));
             }
         };
-        Ok(Credentials { account: self.account_of(&key), key })
+        Ok(Credentials {
+            account: self.account_of(&key),
+            key,
+        })
     }
 
-    async fn from_secret(
+    async fn read_secret(
         &self,
         namespace: &str,
         name: &str,
@@ -102,10 +118,13 @@ impl CredentialResolver {
         what: &str,
     ) -> Result<ApiKey, Failure> {
         let cache_key = (namespace.to_string(), name.to_string(), field.to_string());
-        if let Some(hit) = self.cache.lock().get(&cache_key) {
-            if hit.read_at.elapsed() < self.ttl {
-                return Ok(hit.key.clone());
-            }
+        if let Some(hit) = self
+            .cache
+            .lock()
+            .get(&cache_key)
+            .filter(|h| h.read_at.elapsed() < self.ttl)
+        {
+            return Ok(hit.key.clone());
         }
         let secrets: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
         let secret = match secrets.get_opt(name).await {
@@ -129,7 +148,11 @@ impl CredentialResolver {
                 ));
             }
         };
-        let raw = secret.data.as_ref().and_then(|d| d.get(field)).map(|v| v.0.clone());
+        let raw = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(field))
+            .map(|v| v.0.clone());
         let Some(raw) = raw else {
             return Err(Failure::permanent(
                 "CredentialsNotFound",
@@ -145,16 +168,26 @@ impl CredentialResolver {
         let key = ApiKey::new(text.trim()).map_err(|_| {
             Failure::permanent(
                 "CredentialsInvalid",
-                format!("key {field:?} of Secret {namespace}/{name} does not hold a usable API key"),
+                format!(
+                    "key {field:?} of Secret {namespace}/{name} does not hold a usable API key"
+                ),
             )
         })?;
-        self.cache.lock().insert(cache_key, Cached { key: key.clone(), read_at: Instant::now() });
+        self.cache.lock().insert(
+            cache_key,
+            Cached {
+                key: key.clone(),
+                read_at: Instant::now(),
+            },
+        );
         Ok(key)
     }
 
     /// Drops what was cached from Secret `namespace/name`, after it changed.
     pub fn forget(&self, namespace: &str, name: &str) {
-        self.cache.lock().retain(|(ns, n, _), _| !(ns == namespace && n == name));
+        self.cache
+            .lock()
+            .retain(|(ns, n, _), _| !(ns == namespace && n == name));
     }
 
     /// Whether `namespace/name` is the Secret of the operator's default key.

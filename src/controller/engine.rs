@@ -50,6 +50,9 @@ pub struct Engine<A: Adapter> {
     pub adapter: A,
     snapshots: Snapshots<AccountId, A::Remote>,
     backoffs: Backoffs<String>,
+    /// When this process last changed each object's remote object: a listing that started
+    /// before that would show the old state and lead to the same change again.
+    last_write: parking_lot::Mutex<std::collections::HashMap<String, Instant>>,
 }
 
 /// What a pass decided, before status is written.
@@ -96,14 +99,22 @@ impl<R> Outcome<R> {
 impl<A: Adapter> Engine<A> {
     pub fn new(shared: Arc<Shared>, adapter: A) -> Self {
         let backoffs = Backoffs::new(shared.config.backoff);
-        Self { shared, adapter, snapshots: Snapshots::new(), backoffs }
+        Self {
+            shared,
+            adapter,
+            snapshots: Snapshots::new(),
+            backoffs,
+            last_write: Default::default(),
+        }
     }
 
     /// The entry point the controller runs for every object.
     pub async fn reconcile(self: Arc<Self>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let started = std::time::Instant::now();
-        let api: Api<A::Kind> =
-            Api::namespaced(self.shared.kube.clone(), &obj.namespace().unwrap_or_default());
+        let api: Api<A::Kind> = Api::namespaced(
+            self.shared.kube.clone(),
+            &obj.namespace().unwrap_or_default(),
+        );
         let this = self.clone();
         let for_apply = api.clone();
         let result = finalizer(&api, FINALIZER, obj, |event| async move {
@@ -119,7 +130,9 @@ impl<A: Adapter> Engine<A> {
             other => EngineError::Finalizer(other.to_string()),
         });
         let outcome = if result.is_ok() { "ok" } else { "error" };
-        self.shared.metrics.reconciled(A::KIND, outcome, started.elapsed());
+        self.shared
+            .metrics
+            .reconciled(A::KIND, outcome, started.elapsed());
         if let Some(age) = self.snapshots.oldest_age() {
             self.shared.metrics.snapshot_age(A::KIND, age);
         }
@@ -147,7 +160,12 @@ impl<A: Adapter> Engine<A> {
             self.write_status(api, &obj, status).await?;
             return Ok(Action::await_change());
         }
-        let outcome = match self.shared.credentials.resolve(&obj.namespace().unwrap_or_default(), obj.credentials()).await {
+        let outcome = match self
+            .shared
+            .credentials
+            .resolve(&obj.namespace().unwrap_or_default(), obj.credentials())
+            .await
+        {
             Ok(creds) => self.converge(api, &obj, &annotations, &creds).await?,
             Err(failure) => Outcome::failed(failure, None, self.last_ready(&obj)),
         };
@@ -172,11 +190,14 @@ impl<A: Adapter> Engine<A> {
 
     /// Freshness a pass needs: a listing no older than the poll interval, and newer than
     /// this object's last confirmed create (a listing from before it would not show it).
-    fn freshness(&self, annotations: &Annotations, progressing: bool) -> Freshness {
-        if let Some(after) = annotations.create_succeeded.and_then(instant_of) {
-            if Instant::now().duration_since(after) < self.shared.config.poll_interval {
-                return Freshness::StartedAfter(after);
-            }
+    fn freshness(&self, obj: &A::Kind, annotations: &Annotations, progressing: bool) -> Freshness {
+        let written = self.last_write.lock().get(&obj.key()).copied();
+        let created = annotations.create_succeeded.and_then(instant_of);
+        if let Some(after) = written
+            .max(created)
+            .filter(|after| after.elapsed() < self.shared.config.poll_interval)
+        {
+            return Freshness::StartedAfter(after);
         }
         let max_age = if progressing {
             self.shared.config.progress_interval
@@ -195,7 +216,10 @@ impl<A: Adapter> Engine<A> {
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let last_ready = self.last_ready(obj);
         let progressing = conditions::is_true(self.conditions(obj), conditions::RECONCILING);
-        let listing = match self.listing(creds, self.freshness(annotations, progressing)).await {
+        let listing = match self
+            .listing(creds, self.freshness(obj, annotations, progressing))
+            .await
+        {
             Ok(l) => l,
             Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
         };
@@ -205,28 +229,52 @@ impl<A: Adapter> Engine<A> {
         let remote = match &annotations.external_id {
             Some(id) => match listing.items.iter().find(|r| A::id(r) == id) {
                 Some(r) => Some(r.clone()),
-                None => return self.gone(api, obj, id, observe_only, last_ready).await,
+                None => {
+                    // Make sure with a listing newer than this one before calling it gone.
+                    let newer = match self
+                        .listing(creds, Freshness::StartedAfter(listing.started_at))
+                        .await
+                    {
+                        Ok(l) => l,
+                        Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
+                    };
+                    match newer.items.iter().find(|r| A::id(r) == id) {
+                        Some(r) => Some(r.clone()),
+                        None => return self.gone(api, obj, id, observe_only, last_ready).await,
+                    }
+                }
             },
             None => {
                 if annotations.create_pending.is_some() {
                     // A create may have happened without us learning its id: only a
                     // listing that started after the marker can tell.
-                    let after = annotations.create_pending.and_then(instant_of).unwrap_or_else(Instant::now);
+                    let after = annotations
+                        .create_pending
+                        .and_then(instant_of)
+                        .unwrap_or_else(Instant::now);
                     let fresh = match self.listing(creds, Freshness::StartedAfter(after)).await {
                         Ok(l) => l,
                         Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
                     };
                     return self.recover_pending(api, obj, &fresh, last_ready).await;
                 }
-                let claimed: Vec<_> = listing.items.iter().filter(|r| self.adapter.claims(obj, r)).collect();
+                let claimed: Vec<_> = listing
+                    .items
+                    .iter()
+                    .filter(|r| self.adapter.claims(obj, r))
+                    .collect();
                 match claimed.as_slice() {
                     [] => None,
                     [one] => {
                         let one = (*one).clone();
-                        self.record_external_id(api, obj, A::id(&one), "Adopted").await?;
+                        self.record_external_id(api, obj, A::id(&one), "Adopted")
+                            .await?;
                         return Ok(Outcome {
                             remote: Some(one),
-                            verdicts: Verdicts::progressing("Adopted", format!("adopted the existing {}", A::NOUN)),
+                            verdicts: Verdicts::progressing(
+                                "Adopted",
+                                format!("adopted the existing {}", A::NOUN),
+                            ),
                             requeue: Requeue::Now,
                             event: None,
                         });
@@ -275,8 +323,11 @@ impl<A: Adapter> Engine<A> {
                     }
                     let note = self.adapter.describe(change);
                     info!(kind = A::KIND, object = %obj.key(), id = A::id(&remote), change = %note, "updated");
-                    self.shared.event(obj, false, "Updated", "Update", note).await;
+                    self.shared
+                        .event(obj, false, "Updated", "Update", note)
+                        .await;
                 }
+                self.wrote(obj);
                 // The listing predates the change: show the change as under way and
                 // read a fresh listing on the next pass.
                 Ok(Outcome {
@@ -289,14 +340,29 @@ impl<A: Adapter> Engine<A> {
             Plan::Replace { reason } => {
                 let id = A::id(&remote).to_string();
                 if let Err(e) = self.adapter.delete(&client, &id).await {
-                    let f = Failure::from_platform(&format!("delete the {} to replace it", A::NOUN), &e);
+                    let f = Failure::from_platform(
+                        &format!("delete the {} to replace it", A::NOUN),
+                        &e,
+                    );
                     return Ok(Outcome::failed(f, Some(remote), last_ready));
                 }
                 self.shared
-                    .event(obj, false, "Replacing", "Delete", format!("deleted {} {id}: {reason}", A::NOUN))
+                    .event(
+                        obj,
+                        false,
+                        "Replacing",
+                        "Delete",
+                        format!("deleted {} {id}: {reason}", A::NOUN),
+                    )
                     .await;
-                self.patch_annotations(api, obj, &[(ann::EXTERNAL_ID, None), (ann::CREATE_SUCCEEDED, None)], false)
-                    .await?;
+                self.wrote(obj);
+                self.patch_annotations(
+                    api,
+                    obj,
+                    &[(ann::EXTERNAL_ID, None), (ann::CREATE_SUCCEEDED, None)],
+                    false,
+                )
+                .await?;
                 Ok(Outcome {
                     remote: None,
                     verdicts: Verdicts::progressing("Replacing", reason),
@@ -345,19 +411,33 @@ impl<A: Adapter> Engine<A> {
         observe_only: bool,
         last_ready: Verdict,
     ) -> Result<Outcome<A::Remote>, EngineError> {
-        let adopted_by_user = Annotations::read(obj.meta().annotations.as_ref()).create_succeeded.is_none()
+        let adopted_by_user = Annotations::read(obj.meta().annotations.as_ref())
+            .create_succeeded
+            .is_none()
             && self.status_id(obj).as_deref() != Some(id);
         if observe_only || adopted_by_user || self.adapter.when_gone(obj) == WhenGone::Report {
             let f = Failure::permanent(
                 "ExternalNotFound",
-                format!("{} {id} named by {} does not exist on the platform", A::NOUN, ann::EXTERNAL_ID),
+                format!(
+                    "{} {id} named by {} does not exist on the platform",
+                    A::NOUN,
+                    ann::EXTERNAL_ID
+                ),
             );
             return Ok(Outcome::failed(f, None, last_ready));
         }
         // Deleted out of band: forget it, and the next pass creates it again.
-        self.patch_annotations(api, obj, &[(ann::EXTERNAL_ID, None), (ann::CREATE_SUCCEEDED, None)], false)
-            .await?;
-        let message = format!("{} {id} was deleted outside the operator; creating it again", A::NOUN);
+        self.patch_annotations(
+            api,
+            obj,
+            &[(ann::EXTERNAL_ID, None), (ann::CREATE_SUCCEEDED, None)],
+            false,
+        )
+        .await?;
+        let message = format!(
+            "{} {id} was deleted outside the operator; creating it again",
+            A::NOUN
+        );
         Ok(Outcome {
             remote: None,
             verdicts: Verdicts::progressing("Recreating", message.clone()),
@@ -374,24 +454,39 @@ impl<A: Adapter> Engine<A> {
         listing: &Listing<A::Remote>,
         last_ready: Verdict,
     ) -> Result<Outcome<A::Remote>, EngineError> {
-        let claimed: Vec<_> = listing.items.iter().filter(|r| self.adapter.claims(obj, r)).collect();
+        let claimed: Vec<_> = listing
+            .items
+            .iter()
+            .filter(|r| self.adapter.claims(obj, r))
+            .collect();
         match claimed.as_slice() {
             [] => {
                 // Nothing was created: the next pass may create.
-                self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], true).await?;
+                self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], true)
+                    .await?;
                 Ok(Outcome {
                     remote: None,
-                    verdicts: Verdicts::progressing("Creating", format!("an earlier create of the {} did not happen; trying again", A::NOUN)),
+                    verdicts: Verdicts::progressing(
+                        "Creating",
+                        format!(
+                            "an earlier create of the {} did not happen; trying again",
+                            A::NOUN
+                        ),
+                    ),
                     requeue: Requeue::Now,
                     event: None,
                 })
             }
             [one] => {
                 let one = (*one).clone();
-                self.record_external_id(api, obj, A::id(&one), "AdoptedAfterInterruptedCreate").await?;
+                self.record_external_id(api, obj, A::id(&one), "AdoptedAfterInterruptedCreate")
+                    .await?;
                 Ok(Outcome {
                     remote: Some(one),
-                    verdicts: Verdicts::progressing("Adopted", format!("found the {} an interrupted create made", A::NOUN)),
+                    verdicts: Verdicts::progressing(
+                        "Adopted",
+                        format!("found the {} an interrupted create made", A::NOUN),
+                    ),
                     requeue: Requeue::Now,
                     event: None,
                 })
@@ -411,7 +506,10 @@ impl<A: Adapter> Engine<A> {
         // The marker must be in etcd before the platform hears of the create; a conflict
         // means another pass (or replica) moved first.
         let now = Timestamp::now().to_string();
-        match self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, Some(now))], true).await {
+        match self
+            .patch_annotations(api, obj, &[(ann::CREATE_PENDING, Some(now))], true)
+            .await
+        {
             Ok(()) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {
                 return Ok(Outcome {
@@ -425,6 +523,7 @@ impl<A: Adapter> Engine<A> {
         }
         match self.adapter.create(client, obj, desired).await {
             Ok(remote) => {
+                self.wrote(obj);
                 let id = A::id(&remote).to_string();
                 info!(kind = A::KIND, object = %obj.key(), id = %id, "created");
                 self.patch_annotations(
@@ -438,9 +537,20 @@ impl<A: Adapter> Engine<A> {
                     false,
                 )
                 .await?;
-                self.shared.event(obj, false, "Created", "Create", format!("created {} {id}", A::NOUN)).await;
+                self.shared
+                    .event(
+                        obj,
+                        false,
+                        "Created",
+                        "Create",
+                        format!("created {} {id}", A::NOUN),
+                    )
+                    .await;
                 let outcome = self.observed(obj, remote);
-                Ok(Outcome { requeue: Requeue::Progress, ..outcome })
+                Ok(Outcome {
+                    requeue: Requeue::Progress,
+                    ..outcome
+                })
             }
             Err(failed) if failed.maybe_created => {
                 // Keep the marker: the next pass looks the object up before anything else.
@@ -448,7 +558,8 @@ impl<A: Adapter> Engine<A> {
                 Ok(Outcome::failed(failed.failure, None, last_ready))
             }
             Err(failed) => {
-                self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], false).await?;
+                self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], false)
+                    .await?;
                 Ok(Outcome::failed(failed.failure, None, last_ready))
             }
         }
@@ -456,6 +567,7 @@ impl<A: Adapter> Engine<A> {
 
     async fn cleanup(&self, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let key = obj.key();
+        self.last_write.lock().remove(&key);
         self.shared.metrics.set_ready(A::KIND, &key, None);
         self.backoffs.succeed(&key);
         let annotations = Annotations::read(obj.meta().annotations.as_ref());
@@ -465,12 +577,23 @@ impl<A: Adapter> Engine<A> {
         if keep {
             if let Some(id) = annotations.external_id.as_deref() {
                 self.shared
-                    .event(obj.as_ref(), false, "Orphaned", "Delete", format!("left {} {id} on the platform", A::NOUN))
+                    .event(
+                        obj.as_ref(),
+                        false,
+                        "Orphaned",
+                        "Delete",
+                        format!("left {} {id} on the platform", A::NOUN),
+                    )
                     .await;
             }
             return Ok(Action::await_change());
         }
-        let creds = match self.shared.credentials.resolve(&obj.namespace().unwrap_or_default(), obj.credentials()).await {
+        let creds = match self
+            .shared
+            .credentials
+            .resolve(&obj.namespace().unwrap_or_default(), obj.credentials())
+            .await
+        {
             Ok(c) => c,
             Err(f) => return self.cleanup_failed(&obj, f).await,
         };
@@ -482,7 +605,11 @@ impl<A: Adapter> Engine<A> {
             let after = instant_of(pending).unwrap_or_else(Instant::now);
             match self.listing(&creds, Freshness::StartedAfter(after)).await {
                 Ok(listing) => ids.extend(
-                    listing.items.iter().filter(|r| self.adapter.claims(&obj, r)).map(|r| A::id(r).to_string()),
+                    listing
+                        .items
+                        .iter()
+                        .filter(|r| self.adapter.claims(&obj, r))
+                        .map(|r| A::id(r).to_string()),
                 ),
                 Err(f) => return self.cleanup_failed(&obj, f).await,
             }
@@ -493,7 +620,15 @@ impl<A: Adapter> Engine<A> {
             match self.adapter.delete(&client, &id).await {
                 Ok(()) => {
                     info!(kind = A::KIND, object = %key, id = %id, "deleted");
-                    self.shared.event(obj.as_ref(), false, "Deleted", "Delete", format!("deleted {} {id}", A::NOUN)).await;
+                    self.shared
+                        .event(
+                            obj.as_ref(),
+                            false,
+                            "Deleted",
+                            "Delete",
+                            format!("deleted {} {id}", A::NOUN),
+                        )
+                        .await;
                 }
                 Err(e) if e.class() == crate::platform::ErrorClass::NotFound => {
                     debug!(kind = A::KIND, object = %key, id = %id, "already gone");
@@ -510,11 +645,16 @@ impl<A: Adapter> Engine<A> {
     /// A delete that could not finish keeps the finalizer; say why and retry with backoff.
     async fn cleanup_failed(&self, obj: &A::Kind, failure: Failure) -> Result<Action, EngineError> {
         let reason = format!("Delete{}", failure.reason);
-        self.shared.event(obj, true, &reason, "Delete", failure.message.clone()).await;
+        self.shared
+            .event(obj, true, &reason, "Delete", failure.message.clone())
+            .await;
         // Finalizer errors requeue through the error policy; a Stalled delete still retries
         // slowly so that a fixed key unblocks it without anyone touching the object.
         let delay = if failure.is_permanent() {
-            self.shared.config.stalled_recheck.min(Duration::from_secs(300))
+            self.shared
+                .config
+                .stalled_recheck
+                .min(Duration::from_secs(300))
         } else {
             self.backoffs.fail(&obj.key(), failure.retry_after)
         };
@@ -532,14 +672,19 @@ impl<A: Adapter> Engine<A> {
         // Publish an Event only when the situation is new, so a failure repeated on every
         // backoff step is one Event, not a stream of them.
         if let Some((reason, warning, message)) = &outcome.event {
-            let previous = conditions::find(self.conditions(obj), conditions::READY).map(|c| c.reason.as_str());
+            let previous = conditions::find(self.conditions(obj), conditions::READY)
+                .map(|c| c.reason.as_str());
             if previous != Some(reason.as_str()) {
-                self.shared.event(obj, *warning, reason, "Reconcile", message.clone()).await;
+                self.shared
+                    .event(obj, *warning, reason, "Reconcile", message.clone())
+                    .await;
             }
         }
         let status = self.status_with(obj, outcome.remote.as_ref(), &outcome.verdicts, None);
         self.write_status(api, obj, status).await?;
-        self.shared.metrics.set_ready(A::KIND, &key, Some(outcome.verdicts.ready.status));
+        self.shared
+            .metrics
+            .set_ready(A::KIND, &key, Some(outcome.verdicts.ready.status));
 
         let poll = match &annotations.poll_interval {
             Some(Ok(d)) => *d,
@@ -557,13 +702,24 @@ impl<A: Adapter> Engine<A> {
             }
             Requeue::Now => Action::requeue(Duration::from_millis(10)),
             Requeue::Backoff(at_least) => Action::requeue(self.backoffs.fail(&key, at_least)),
-            Requeue::Stalled => Action::requeue(policy.jittered(self.shared.config.stalled_recheck)),
+            Requeue::Stalled => {
+                Action::requeue(policy.jittered(self.shared.config.stalled_recheck))
+            }
         };
         Ok(action)
     }
 
-    fn conditions<'a>(&self, obj: &'a A::Kind) -> &'a [k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition] {
-        obj.current_status().map(|s| A::Kind::common(s).conditions.as_slice()).unwrap_or(&[])
+    fn wrote(&self, obj: &A::Kind) {
+        self.last_write.lock().insert(obj.key(), Instant::now());
+    }
+
+    fn conditions<'a>(
+        &self,
+        obj: &'a A::Kind,
+    ) -> &'a [k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition] {
+        obj.current_status()
+            .map(|s| A::Kind::common(s).conditions.as_slice())
+            .unwrap_or(&[])
     }
 
     fn last_ready(&self, obj: &A::Kind) -> Verdict {
@@ -571,7 +727,8 @@ impl<A: Adapter> Engine<A> {
     }
 
     fn status_id(&self, obj: &A::Kind) -> Option<String> {
-        obj.current_status().and_then(|s| A::Kind::common(s).id.clone())
+        obj.current_status()
+            .and_then(|s| A::Kind::common(s).id.clone())
     }
 
     fn status_with(
@@ -621,8 +778,12 @@ impl<A: Adapter> Engine<A> {
             "kind": A::KIND,
             "status": status,
         });
-        api.patch_status(&obj.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(body))
-            .await?;
+        api.patch_status(
+            &obj.name_any(),
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(body),
+        )
+        .await?;
         Ok(())
     }
 
@@ -633,11 +794,25 @@ impl<A: Adapter> Engine<A> {
         id: &str,
         reason: &str,
     ) -> Result<(), EngineError> {
-        self.patch_annotations(api, obj, &[(ann::EXTERNAL_ID, Some(id.to_string())), (ann::CREATE_PENDING, None)], false)
-            .await?;
+        self.patch_annotations(
+            api,
+            obj,
+            &[
+                (ann::EXTERNAL_ID, Some(id.to_string())),
+                (ann::CREATE_PENDING, None),
+            ],
+            false,
+        )
+        .await?;
         info!(kind = A::KIND, object = %obj.key(), id, reason, "adopted");
         self.shared
-            .event(obj, false, reason, "Adopt", format!("adopted existing {} {id}", A::NOUN))
+            .event(
+                obj,
+                false,
+                reason,
+                "Adopt",
+                format!("adopted existing {} {id}", A::NOUN),
+            )
             .await;
         Ok(())
     }
@@ -654,14 +829,23 @@ impl<A: Adapter> Engine<A> {
     ) -> Result<(), kube::Error> {
         let annotations: BTreeMap<&str, Value> = changes
             .iter()
-            .map(|(k, v)| (*k, v.as_ref().map_or(Value::Null, |v| Value::String(v.clone()))))
+            .map(|(k, v)| {
+                (
+                    *k,
+                    v.as_ref().map_or(Value::Null, |v| Value::String(v.clone())),
+                )
+            })
             .collect();
         let mut metadata = json!({ "annotations": annotations });
         if checked {
             metadata["resourceVersion"] = json!(obj.resource_version());
         }
-        api.patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(json!({ "metadata": metadata })))
-            .await?;
+        api.patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "metadata": metadata })),
+        )
+        .await?;
         Ok(())
     }
 }
@@ -674,5 +858,10 @@ fn instant_of(ts: Timestamp) -> Option<Instant> {
 }
 
 fn jitter(d: Duration, fraction: f64) -> Duration {
-    super::backoff::BackoffPolicy { initial: d, max: d, jitter: fraction }.jittered(d)
+    super::backoff::BackoffPolicy {
+        initial: d,
+        max: d,
+        jitter: fraction,
+    }
+    .jittered(d)
 }

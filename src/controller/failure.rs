@@ -35,7 +35,12 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(class: FailureClass, reason: &str, message: impl Into<String>) -> Self {
-        Self { class, reason: reason.to_string(), message: message.into(), retry_after: None }
+        Self {
+            class,
+            reason: reason.to_string(),
+            message: message.into(),
+            retry_after: None,
+        }
     }
 
     pub fn permanent(reason: &str, message: impl Into<String>) -> Self {
@@ -86,9 +91,7 @@ impl Failure {
     pub fn verdicts(&self, last_ready: Verdict) -> Verdicts {
         match self.class {
             FailureClass::Permanent => Verdicts::stalled(&self.reason, &self.message),
-            FailureClass::Retryable => {
-                Verdicts::retrying(last_ready, &self.reason, &self.message)
-            }
+            FailureClass::Retryable => Verdicts::retrying(last_ready, &self.reason, &self.message),
             FailureClass::Waiting | FailureClass::Conflict => {
                 Verdicts::progressing(&self.reason, &self.message)
             }

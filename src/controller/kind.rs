@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::crd::{
-    CommonStatus, CredentialsSecretRef, DeletionPolicy, Endpoint, EndpointStatus,
-    ManagementPolicy, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
+    CommonStatus, CredentialsSecretRef, DeletionPolicy, Endpoint, EndpointStatus, ManagementPolicy,
+    NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
 };
 
 /// A custom resource the engine manages.
@@ -35,7 +35,11 @@ pub trait ManagedKind:
 
     /// `namespace/name`, for logs, Events and backoff keys.
     fn key(&self) -> String {
-        format!("{}/{}", self.namespace().unwrap_or_default(), self.name_any())
+        format!(
+            "{}/{}",
+            self.namespace().unwrap_or_default(),
+            self.name_any()
+        )
     }
 }
 

@@ -4,7 +4,9 @@ use kube::ResourceExt;
 
 use crate::crd::NetworkVolume;
 use crate::crd::network_volume::NetworkVolumeStatus;
-use crate::platform::{self, NetworkVolumeCreate, NetworkVolumeUpdate, PlatformClient, PlatformError};
+use crate::platform::{
+    self, NetworkVolumeCreate, NetworkVolumeUpdate, PlatformClient, PlatformError,
+};
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
 use super::context::Shared;
@@ -31,19 +33,31 @@ pub struct VolumeChange {
 pub fn default_remote_name(obj: &NetworkVolume) -> String {
     let uid = obj.uid().unwrap_or_default();
     let suffix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
-    format!("{}-{}-{}", obj.namespace().unwrap_or_default(), obj.name_any(), suffix)
+    format!(
+        "{}-{}-{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any(),
+        suffix
+    )
 }
 
 pub fn desired_of(obj: &NetworkVolume) -> DesiredVolume {
     DesiredVolume {
-        name: obj.spec.name.clone().unwrap_or_else(|| default_remote_name(obj)),
+        name: obj
+            .spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_remote_name(obj)),
         size_gb: i64::from(obj.spec.size_gb),
         data_center_id: obj.spec.data_center_id.clone(),
     }
 }
 
 /// Pure: what to do to `remote` to match `desired`.
-pub fn plan_volume(desired: &DesiredVolume, remote: &platform::NetworkVolume) -> Plan<VolumeChange> {
+pub fn plan_volume(
+    desired: &DesiredVolume,
+    remote: &platform::NetworkVolume,
+) -> Plan<VolumeChange> {
     if remote.data_center_id != desired.data_center_id {
         return Plan::Blocked(Failure::permanent(
             "DataCenterMismatch",
@@ -99,7 +113,11 @@ impl Adapter for NetworkVolumeAdapter {
         remote.name == desired.name && remote.data_center_id == desired.data_center_id
     }
 
-    async fn desired(&self, _shared: &Shared, obj: &NetworkVolume) -> Result<DesiredVolume, Failure> {
+    async fn desired(
+        &self,
+        _shared: &Shared,
+        obj: &NetworkVolume,
+    ) -> Result<DesiredVolume, Failure> {
         Ok(desired_of(obj))
     }
 
@@ -121,7 +139,12 @@ impl Adapter for NetworkVolumeAdapter {
             .map_err(|e| CreateFailure::from_platform("create the network volume", &e))
     }
 
-    fn plan(&self, _obj: &NetworkVolume, desired: &DesiredVolume, remote: &Self::Remote) -> Plan<VolumeChange> {
+    fn plan(
+        &self,
+        _obj: &NetworkVolume,
+        desired: &DesiredVolume,
+        remote: &Self::Remote,
+    ) -> Plan<VolumeChange> {
         plan_volume(desired, remote)
     }
 
@@ -131,7 +154,10 @@ impl Adapter for NetworkVolumeAdapter {
         remote: &Self::Remote,
         change: &VolumeChange,
     ) -> Result<(), Failure> {
-        let input = NetworkVolumeUpdate { name: change.name.clone(), size: change.size_gb };
+        let input = NetworkVolumeUpdate {
+            name: change.name.clone(),
+            size: change.size_gb,
+        };
         client
             .rest()
             .update_network_volume(&remote.id, &input)
@@ -146,11 +172,19 @@ impl Adapter for NetworkVolumeAdapter {
 
     fn readiness(&self, _obj: &NetworkVolume, remote: &Self::Remote) -> Readiness {
         Readiness::Ready {
-            message: format!("volume {} has {} GB in {}", remote.id, remote.size, remote.data_center_id),
+            message: format!(
+                "volume {} has {} GB in {}",
+                remote.id, remote.size, remote.data_center_id
+            ),
         }
     }
 
-    fn status(&self, _shared: &Shared, obj: &NetworkVolume, remote: Option<&Self::Remote>) -> NetworkVolumeStatus {
+    fn status(
+        &self,
+        _shared: &Shared,
+        obj: &NetworkVolume,
+        remote: Option<&Self::Remote>,
+    ) -> NetworkVolumeStatus {
         let mut status = obj.status.clone().unwrap_or_default();
         if let Some(r) = remote {
             status.name = Some(r.name.clone());
@@ -162,7 +196,9 @@ impl Adapter for NetworkVolumeAdapter {
 
     fn describe(&self, change: &VolumeChange) -> String {
         match (&change.name, change.size_gb) {
-            (Some(n), Some(s)) => format!("renamed the network volume to {n:?} and grew it to {s} GB"),
+            (Some(n), Some(s)) => {
+                format!("renamed the network volume to {n:?} and grew it to {s} GB")
+            }
             (Some(n), None) => format!("renamed the network volume to {n:?}"),
             (None, Some(s)) => format!("grew the network volume to {s} GB"),
             (None, None) => "no change".to_string(),
@@ -177,23 +213,38 @@ mod tests {
     use kube::api::ObjectMeta;
 
     fn remote(name: &str, size: i64, dc: &str) -> platform::NetworkVolume {
-        serde_json::from_value(serde_json::json!({"id": "vol-1", "name": name, "size": size, "dataCenterId": dc}))
-            .unwrap()
+        serde_json::from_value(
+            serde_json::json!({"id": "vol-1", "name": name, "size": size, "dataCenterId": dc}),
+        )
+        .unwrap()
     }
 
     fn desired(name: &str, size: i64, dc: &str) -> DesiredVolume {
-        DesiredVolume { name: name.into(), size_gb: size, data_center_id: dc.into() }
+        DesiredVolume {
+            name: name.into(),
+            size_gb: size,
+            data_center_id: dc.into(),
+        }
     }
 
     #[test]
     fn up_to_date_when_equal() {
-        assert_eq!(plan_volume(&desired("a", 10, "EU-RO-1"), &remote("a", 10, "EU-RO-1")), Plan::UpToDate);
+        assert_eq!(
+            plan_volume(&desired("a", 10, "EU-RO-1"), &remote("a", 10, "EU-RO-1")),
+            Plan::UpToDate
+        );
     }
 
     #[test]
     fn grows_and_renames_in_one_change() {
         let plan = plan_volume(&desired("b", 20, "EU-RO-1"), &remote("a", 10, "EU-RO-1"));
-        assert_eq!(plan, Plan::Update(vec![VolumeChange { name: Some("b".into()), size_gb: Some(20) }]));
+        assert_eq!(
+            plan,
+            Plan::Update(vec![VolumeChange {
+                name: Some("b".into()),
+                size_gb: Some(20)
+            }])
+        );
     }
 
     #[test]

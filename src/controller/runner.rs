@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use futures::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Config as ControllerConfig;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::utils::WatchStreamExt;
-use kube::core::PartialObjectMeta;
 use kube::runtime::{Controller, PredicateConfig, watcher};
 use kube::{Api, Client, ResourceExt};
 use tracing::{debug, warn};
@@ -35,7 +35,10 @@ impl Namespaces {
     {
         match self {
             Namespaces::All => vec![Api::all(client.clone())],
-            Namespaces::Only(list) => list.iter().map(|ns| Api::namespaced(client.clone(), ns)).collect(),
+            Namespaces::Only(list) => list
+                .iter()
+                .map(|ns| Api::namespaced(client.clone(), ns))
+                .collect(),
         }
     }
 }
@@ -56,7 +59,11 @@ fn watch_kind<K: ManagedKind>(
     apis: Vec<Api<K>>,
     writer: reflector::store::Writer<K>,
 ) -> impl Stream<Item = Result<K, watcher::Error>> + Send {
-    let streams = apis.into_iter().map(|api| watcher(api, watcher::Config::default()).default_backoff().boxed());
+    let streams = apis.into_iter().map(|api| {
+        watcher(api, watcher::Config::default())
+            .default_backoff()
+            .boxed()
+    });
     stream::select_all(streams)
         .reflect(writer)
         .applied_objects()
@@ -98,7 +105,12 @@ pub async fn run_kind<A: Adapter>(
     let secret_streams = namespaces
         .apis::<PartialObjectMeta<Secret>>(&client)
         .into_iter()
-        .map(|api| watcher(api, watcher::Config::default()).default_backoff().touched_objects().boxed());
+        .map(|api| {
+            watcher(api, watcher::Config::default())
+                .default_backoff()
+                .touched_objects()
+                .boxed()
+        });
     let secrets = stream::select_all(secret_streams);
     let (secret_engine, secret_store) = (engine.clone(), reader.clone());
 

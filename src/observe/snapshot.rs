@@ -56,7 +56,10 @@ struct Slot<T> {
 
 impl<T> Default for Slot<T> {
     fn default() -> Self {
-        Self { refresh: AsyncMutex::new(()), current: parking_lot::Mutex::new(None) }
+        Self {
+            refresh: AsyncMutex::new(()),
+            current: parking_lot::Mutex::new(None),
+        }
     }
 }
 
@@ -67,7 +70,9 @@ pub struct Snapshots<A, T> {
 
 impl<A, T> Default for Snapshots<A, T> {
     fn default() -> Self {
-        Self { slots: parking_lot::Mutex::new(HashMap::new()) }
+        Self {
+            slots: parking_lot::Mutex::new(HashMap::new()),
+        }
     }
 }
 
@@ -77,7 +82,11 @@ impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
     }
 
     fn slot(&self, account: &A) -> Arc<Slot<T>> {
-        self.slots.lock().entry(account.clone()).or_default().clone()
+        self.slots
+            .lock()
+            .entry(account.clone())
+            .or_default()
+            .clone()
     }
 
     /// A listing for `account` that meets `need`, calling `fetch` at most once for all the
@@ -111,7 +120,10 @@ impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
     /// Age of the oldest current listing, for the snapshot-age metric.
     pub fn oldest_age(&self) -> Option<Duration> {
         let slots: Vec<_> = self.slots.lock().values().cloned().collect();
-        slots.iter().filter_map(|s| s.current.lock().as_ref().map(|l| l.age())).max()
+        slots
+            .iter()
+            .filter_map(|s| s.current.lock().as_ref().map(|l| l.age()))
+            .max()
     }
 }
 
@@ -129,11 +141,15 @@ mod tests {
             let (snapshots, calls) = (snapshots.clone(), calls.clone());
             tasks.push(tokio::spawn(async move {
                 snapshots
-                    .get(&"acct", Freshness::MaxAge(Duration::from_secs(30)), || async {
-                        calls.fetch_add(1, Ordering::SeqCst);
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        Ok::<_, ()>(vec![1, 2, 3])
-                    })
+                    .get(
+                        &"acct",
+                        Freshness::MaxAge(Duration::from_secs(30)),
+                        || async {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            Ok::<_, ()>(vec![1, 2, 3])
+                        },
+                    )
                     .await
                     .unwrap()
                     .items
@@ -150,17 +166,23 @@ mod tests {
     async fn started_after_forces_a_newer_listing() {
         let snapshots: Snapshots<u8, u32> = Snapshots::new();
         let first = snapshots
-            .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async { Ok::<_, ()>(vec![1]) })
+            .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async {
+                Ok::<_, ()>(vec![1])
+            })
             .await
             .unwrap();
         let write_done = Instant::now();
         let again = snapshots
-            .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async { Ok::<_, ()>(vec![9]) })
+            .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async {
+                Ok::<_, ()>(vec![9])
+            })
             .await
             .unwrap();
         assert_eq!(again.items, vec![1], "a fresh enough listing is reused");
         let newer = snapshots
-            .get(&1, Freshness::StartedAfter(write_done), || async { Ok::<_, ()>(vec![1, 2]) })
+            .get(&1, Freshness::StartedAfter(write_done), || async {
+                Ok::<_, ()>(vec![1, 2])
+            })
             .await
             .unwrap();
         assert_eq!(newer.items, vec![1, 2]);
@@ -171,9 +193,20 @@ mod tests {
     async fn accounts_are_separate_and_errors_keep_nothing() {
         let snapshots: Snapshots<u8, u32> = Snapshots::new();
         let need = Freshness::MaxAge(Duration::from_secs(60));
-        assert!(snapshots.get(&1, need, || async { Err::<Vec<u32>, _>("boom") }).await.is_err());
-        let a = snapshots.get(&1, need, || async { Ok::<_, &str>(vec![1]) }).await.unwrap();
-        let b = snapshots.get(&2, need, || async { Ok::<_, &str>(vec![2]) }).await.unwrap();
+        assert!(
+            snapshots
+                .get(&1, need, || async { Err::<Vec<u32>, _>("boom") })
+                .await
+                .is_err()
+        );
+        let a = snapshots
+            .get(&1, need, || async { Ok::<_, &str>(vec![1]) })
+            .await
+            .unwrap();
+        let b = snapshots
+            .get(&2, need, || async { Ok::<_, &str>(vec![2]) })
+            .await
+            .unwrap();
         assert_eq!((a.items.clone(), b.items.clone()), (vec![1], vec![2]));
     }
 }

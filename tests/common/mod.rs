@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
+
+pub mod operator;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 /// A client for the cluster named by `KUBECONFIG`, which `scripts/test.sh` points at the
