@@ -43,7 +43,7 @@ async fn remote_volumes(env: &Env, name: &str) -> Vec<gpucloud_operator::platfor
     all.into_iter().filter(|v| v.name == name).collect()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn apply_grow_rename_and_delete() {
     let env = Env::start("nv-life").await;
@@ -151,7 +151,7 @@ async fn apply_grow_rename_and_delete() {
     env.finish(op).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn orphan_keeps_the_volume_and_adoption_finds_it_again() {
     let env = Env::start("nv-orphan").await;
@@ -202,7 +202,7 @@ async fn orphan_keeps_the_volume_and_adoption_finds_it_again() {
     env.finish(op).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn paused_and_observe_only_make_no_writes() {
     let env = Env::start("nv-hands-off").await;

@@ -149,6 +149,19 @@ pub trait Adapter: Send + Sync + Sized + 'static {
         format!("{change:?}")
     }
 
+    /// Extra I/O once the remote object is up to date and Ready, once per pass: live
+    /// figures the listing lacks (an endpoint's queue health) and objects the kind keeps
+    /// in the cluster (a connection ConfigMap). Results go into `remote` for `status`.
+    fn after_sync(
+        &self,
+        _shared: &Shared,
+        _client: &PlatformClient,
+        _obj: &Self::Kind,
+        _remote: &mut Self::Remote,
+    ) -> impl Future<Output = Result<(), Failure>> + Send {
+        async { Ok(()) }
+    }
+
     /// Names of the Secrets (in the object's namespace) this object reads; a change to one
     /// of them triggers a reconcile.
     fn secrets(&self, obj: &Self::Kind) -> Vec<String> {

@@ -21,6 +21,7 @@ use crate::telemetry::{self, LogFormat};
 use super::annotations::parse_duration;
 use super::context::{EngineConfig, Shared};
 use super::credentials::{CredentialResolver, DefaultKey};
+use super::endpoint::EndpointAdapter;
 use super::engine::Engine;
 use super::network_volume::NetworkVolumeAdapter;
 use super::runner::{Namespaces, run_kind};
@@ -271,13 +272,25 @@ pub async fn run_with(
         Namespaces::Only(args.namespaces.clone())
     };
     let volumes = Arc::new(Engine::new(shared.clone(), NetworkVolumeAdapter));
-    run_kind(
-        volumes,
-        namespaces,
-        args.concurrency,
-        wait_for(stop_rx.clone()),
-    )
-    .await;
+    let endpoints = Arc::new(Engine::new(shared.clone(), EndpointAdapter::default()));
+    // One task per kind, so the kinds reconcile in parallel on a multi-threaded runtime.
+    let kinds = [
+        tokio::spawn(run_kind(
+            volumes,
+            namespaces.clone(),
+            args.concurrency,
+            wait_for(stop_rx.clone()),
+        )),
+        tokio::spawn(run_kind(
+            endpoints,
+            namespaces,
+            args.concurrency,
+            wait_for(stop_rx.clone()),
+        )),
+    ];
+    for kind in kinds {
+        kind.await.context("a controller task failed")?;
+    }
     ready.set(false);
     info!("stopped");
     Ok(())

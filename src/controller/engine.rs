@@ -53,11 +53,24 @@ pub struct Engine<A: Adapter> {
     /// When this process last changed each object's remote object: a listing that started
     /// before that would show the old state and lead to the same change again.
     last_write: parking_lot::Mutex<std::collections::HashMap<String, Instant>>,
+    /// Writes the platform refused for good, by object: not sent again until the spec,
+    /// the annotations or the key change (or the stalled recheck passes). Without this,
+    /// the annotation churn of a failed create would trigger the same create forever.
+    refused: parking_lot::Mutex<std::collections::HashMap<String, Refusal>>,
+}
+
+/// A permanent refusal and what it was a refusal of.
+struct Refusal {
+    fingerprint: u64,
+    at: Instant,
+    failure: Failure,
 }
 
 /// What a pass decided, before status is written.
 struct Outcome<R> {
     remote: Option<R>,
+    /// The failure behind this outcome, if it is one.
+    failure: Option<Failure>,
     verdicts: Verdicts,
     requeue: Requeue,
     /// An Event to publish when this outcome is new (reason, warning, message).
@@ -83,7 +96,8 @@ impl<R> Outcome<R> {
         let requeue = match failure.class {
             FailureClass::Permanent => Requeue::Stalled,
             FailureClass::Retryable => Requeue::Backoff(failure.retry_after),
-            FailureClass::Waiting => Requeue::Backoff(None),
+            // Waiting on another object in the cluster costs no platform call: look often.
+            FailureClass::Waiting => Requeue::Progress,
             FailureClass::Conflict => Requeue::Now,
         };
         let warning = failure.class != FailureClass::Waiting;
@@ -92,6 +106,7 @@ impl<R> Outcome<R> {
             verdicts: failure.verdicts(last_ready),
             requeue,
             event: Some((failure.reason.clone(), warning, failure.message.clone())),
+            failure: Some(failure),
         }
     }
 }
@@ -105,6 +120,7 @@ impl<A: Adapter> Engine<A> {
             snapshots: Snapshots::new(),
             backoffs,
             last_write: Default::default(),
+            refused: Default::default(),
         }
     }
 
@@ -270,6 +286,7 @@ impl<A: Adapter> Engine<A> {
                         self.record_external_id(api, obj, A::id(&one), "Adopted")
                             .await?;
                         return Ok(Outcome {
+                            failure: None,
                             remote: Some(one),
                             verdicts: Verdicts::progressing(
                                 "Adopted",
@@ -310,16 +327,39 @@ impl<A: Adapter> Engine<A> {
 
         // 3. Create, or bring the existing object in line.
         let client = self.client_for(creds);
+        let fingerprint = write_fingerprint(obj, creds.account);
+        if let Some(failure) = self.still_refused(obj, fingerprint) {
+            return Ok(Outcome::failed(failure, remote, last_ready));
+        }
         let Some(remote) = remote else {
-            return self.create(api, obj, &client, &desired, last_ready).await;
+            let outcome = self.create(api, obj, &client, &desired, last_ready).await?;
+            self.remember_refusal(obj, fingerprint, &outcome);
+            return Ok(outcome);
         };
         match self.adapter.plan(obj, &desired, &remote) {
-            Plan::UpToDate => Ok(self.observed(obj, remote)),
+            Plan::UpToDate => {
+                let mut remote = remote;
+                if matches!(
+                    self.adapter.readiness(obj, &remote),
+                    Readiness::Ready { .. }
+                ) {
+                    if let Err(f) = self
+                        .adapter
+                        .after_sync(&self.shared, &client, obj, &mut remote)
+                        .await
+                    {
+                        return Ok(Outcome::failed(f, Some(remote), last_ready));
+                    }
+                }
+                Ok(self.observed(obj, remote))
+            }
             Plan::Blocked(failure) => Ok(Outcome::failed(failure, Some(remote), last_ready)),
             Plan::Update(changes) => {
                 for change in &changes {
                     if let Err(f) = self.adapter.apply(&client, &remote, change).await {
-                        return Ok(Outcome::failed(f, Some(remote), last_ready));
+                        let outcome = Outcome::failed(f, Some(remote), last_ready);
+                        self.remember_refusal(obj, fingerprint, &outcome);
+                        return Ok(outcome);
                     }
                     let note = self.adapter.describe(change);
                     info!(kind = A::KIND, object = %obj.key(), id = A::id(&remote), change = %note, "updated");
@@ -331,6 +371,7 @@ impl<A: Adapter> Engine<A> {
                 // The listing predates the change: show the change as under way and
                 // read a fresh listing on the next pass.
                 Ok(Outcome {
+                    failure: None,
                     remote: Some(remote),
                     verdicts: Verdicts::progressing("Updating", format!("updated the {}", A::NOUN)),
                     requeue: Requeue::Progress,
@@ -364,6 +405,7 @@ impl<A: Adapter> Engine<A> {
                 )
                 .await?;
                 Ok(Outcome {
+                    failure: None,
                     remote: None,
                     verdicts: Verdicts::progressing("Replacing", reason),
                     requeue: Requeue::Now,
@@ -377,12 +419,14 @@ impl<A: Adapter> Engine<A> {
     fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
         match self.adapter.readiness(obj, &remote) {
             Readiness::Ready { message } => Outcome {
+                failure: None,
                 remote: Some(remote),
                 verdicts: Verdicts::converged(message),
                 requeue: Requeue::Poll,
                 event: None,
             },
             Readiness::Progressing { reason, message } => Outcome {
+                failure: None,
                 remote: Some(remote),
                 verdicts: Verdicts::progressing(reason, message),
                 requeue: Requeue::Progress,
@@ -439,6 +483,7 @@ impl<A: Adapter> Engine<A> {
             A::NOUN
         );
         Ok(Outcome {
+            failure: None,
             remote: None,
             verdicts: Verdicts::progressing("Recreating", message.clone()),
             requeue: Requeue::Now,
@@ -465,6 +510,7 @@ impl<A: Adapter> Engine<A> {
                 self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], true)
                     .await?;
                 Ok(Outcome {
+                    failure: None,
                     remote: None,
                     verdicts: Verdicts::progressing(
                         "Creating",
@@ -482,6 +528,7 @@ impl<A: Adapter> Engine<A> {
                 self.record_external_id(api, obj, A::id(&one), "AdoptedAfterInterruptedCreate")
                     .await?;
                 Ok(Outcome {
+                    failure: None,
                     remote: Some(one),
                     verdicts: Verdicts::progressing(
                         "Adopted",
@@ -513,6 +560,7 @@ impl<A: Adapter> Engine<A> {
             Ok(()) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {
                 return Ok(Outcome {
+                    failure: None,
                     remote: None,
                     verdicts: Verdicts::progressing("Creating", "the object changed; retrying"),
                     requeue: Requeue::Now,
@@ -709,6 +757,44 @@ impl<A: Adapter> Engine<A> {
         Ok(action)
     }
 
+    /// The refusal still standing for this object, if nothing it depended on changed.
+    fn still_refused(&self, obj: &A::Kind, fingerprint: u64) -> Option<Failure> {
+        let mut refused = self.refused.lock();
+        let key = obj.key();
+        match refused.get(&key) {
+            Some(r)
+                if r.fingerprint == fingerprint
+                    && r.at.elapsed() < self.shared.config.stalled_recheck =>
+            {
+                Some(r.failure.clone())
+            }
+            Some(_) => {
+                refused.remove(&key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn remember_refusal(&self, obj: &A::Kind, fingerprint: u64, outcome: &Outcome<A::Remote>) {
+        let mut refused = self.refused.lock();
+        match &outcome.failure {
+            Some(f) if f.is_permanent() => {
+                refused.insert(
+                    obj.key(),
+                    Refusal {
+                        fingerprint,
+                        at: Instant::now(),
+                        failure: f.clone(),
+                    },
+                );
+            }
+            _ => {
+                refused.remove(&obj.key());
+            }
+        }
+    }
+
     fn wrote(&self, obj: &A::Kind) {
         self.last_write.lock().insert(obj.key(), Instant::now());
     }
@@ -848,6 +934,22 @@ impl<A: Adapter> Engine<A> {
         .await?;
         Ok(())
     }
+}
+
+/// What a refused write depended on: the spec (generation), the annotations and the key.
+fn write_fingerprint<K: ManagedKind>(obj: &K, account: AccountId) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    obj.meta().generation.hash(&mut h);
+    let mut annotations: Vec<_> = obj
+        .annotations()
+        .iter()
+        .filter(|(k, _)| k.as_str() != ann::CREATE_PENDING && k.as_str() != ann::CREATE_SUCCEEDED)
+        .collect();
+    annotations.sort();
+    annotations.hash(&mut h);
+    account.hash(&mut h);
+    h.finish()
 }
 
 /// The monotonic instant of a wall-clock time in the past (now, if it is in the future).

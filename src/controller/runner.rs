@@ -98,6 +98,7 @@ pub async fn run_kind<A: Adapter>(
     concurrency: u16,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
+    tracing::info!(kind = A::KIND, "starting controller");
     let client = engine.shared.kube.clone();
     let (reader, writer) = reflector::store::<A::Kind>();
     let objects = watch_kind(namespaces.apis::<A::Kind>(&client), writer);
@@ -134,4 +135,5 @@ pub async fn run_kind<A: Adapter>(
             }
         })
         .await;
+    tracing::info!(kind = A::KIND, "controller stopped");
 }

@@ -333,6 +333,9 @@ pub struct EndpointCreate {
     pub scaler_value: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_center_ids: Option<Vec<String>>,
+    /// Start workers from a cached snapshot (not in the spec; as the public platform has it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flashboot: Option<bool>,
 }
 
 /// Partial update of an endpoint: only the fields set are sent.
@@ -361,6 +364,8 @@ pub struct EndpointUpdate {
     pub scaler_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scaler_value: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flashboot: Option<bool>,
 }
 
 /// An endpoint record. The spec does not show it; these are the public platform's fields.

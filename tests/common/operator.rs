@@ -86,6 +86,15 @@ impl Env {
     }
 
     pub async fn start_with(prefix: &str, config: EmulatorConfig) -> Self {
+        // Operator logs go through the test harness's capture: shown for failed tests only.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                    tracing_subscriber::EnvFilter::new("warn,gpucloud_operator=info")
+                }),
+            )
+            .with_test_writer()
+            .try_init();
         let client = kube_client().await;
         install_crds(&client).await;
         let ns = TestNamespace::create(&client, prefix).await;

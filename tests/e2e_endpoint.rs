@@ -1,0 +1,260 @@
+//! Endpoint end to end: a real kube-apiserver, the emulator over real HTTP, the operator
+//! in-process. Run through `scripts/test.sh`.
+
+mod common;
+
+use std::time::Duration;
+
+use gpucloud_operator::crd::{Endpoint, EndpointSpec, NetworkVolume, NetworkVolumeSpec};
+use gpucloud_operator::platform::{ErrorClass, JobRequest};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use common::operator::{Env, condition};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn endpoint(name: &str, extra: serde_json::Value) -> Endpoint {
+    let mut spec = json!({
+        "templateId": "tmpl-worker-base",
+        "gpuTypeIds": ["NVIDIA A40", "NVIDIA L40S"],
+        "workersMin": 0,
+        "workersMax": 2,
+    });
+    spec.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let spec: EndpointSpec = serde_json::from_value(spec).unwrap();
+    Endpoint::new(name, spec)
+}
+
+fn is_ready(ep: &Endpoint) -> bool {
+    ep.status.as_ref().is_some_and(|s| {
+        condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
+            && s.common.observed_generation == ep.metadata.generation
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn create_update_health_connection_and_delete() {
+    let env = Env::start("ep-life").await;
+    let op = env.operator(&[]);
+    let api: Api<Endpoint> = env.api();
+    api.create(
+        &PostParams::default(),
+        &endpoint("infer", json!({"writeConnectionTo": "infer-conn"})),
+    )
+    .await
+    .unwrap();
+
+    let ready = env.wait_for("infer", TIMEOUT, "Ready", is_ready).await;
+    let status = ready.status.clone().unwrap();
+    let id = status.common.id.clone().expect("status.id");
+    let url = status.url.clone().expect("status.url");
+    assert_eq!(url, format!("{}/v2/{id}/", env.emulator.base_url()));
+    assert_eq!(status.workers_max, Some(2));
+    let remote = env.platform.rest().get_endpoint(&id).await.unwrap();
+    assert_eq!(remote.gpu_type_ids, vec!["NVIDIA A40", "NVIDIA L40S"]);
+
+    // The connection ConfigMap, owned by the Endpoint.
+    let config_maps: Api<ConfigMap> = env.api();
+    let cm = env
+        .wait_for::<ConfigMap, _>("infer-conn", TIMEOUT, "written", |_| true)
+        .await;
+    let data = cm.data.clone().unwrap();
+    assert_eq!(
+        (data["id"].as_str(), data["url"].as_str()),
+        (id.as_str(), url.as_str())
+    );
+    assert_eq!(cm.owner_references()[0].uid, ready.uid().unwrap());
+
+    // Worker limits follow the spec.
+    api.patch(
+        "infer",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"workersMin": 1, "workersMax": 4}})),
+    )
+    .await
+    .unwrap();
+    env.wait_for::<Endpoint, _>("infer", TIMEOUT, "workers 1..4", |ep| {
+        is_ready(ep) && ep.status.as_ref().unwrap().workers_max == Some(4)
+    })
+    .await;
+    let remote = env.platform.rest().get_endpoint(&id).await.unwrap();
+    assert_eq!((remote.workers_min, remote.workers_max), (Some(1), Some(4)));
+
+    // Jobs submitted through the job API show in status.health.
+    for _ in 0..3 {
+        env.platform
+            .jobs()
+            .run(&id, &JobRequest::new(json!({"sleep_ms": 60_000})))
+            .await
+            .unwrap();
+    }
+    env.wait_for::<Endpoint, _>("infer", TIMEOUT, "health shows the jobs", |ep| {
+        ep.status
+            .as_ref()
+            .and_then(|s| s.health.as_ref())
+            .is_some_and(|h| h.jobs.in_queue + h.jobs.in_progress == 3)
+    })
+    .await;
+
+    // Renaming the connection ConfigMap moves it.
+    api.patch(
+        "infer",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"writeConnectionTo": "infer-conn2"}})),
+    )
+    .await
+    .unwrap();
+    env.wait_for::<ConfigMap, _>("infer-conn2", TIMEOUT, "written", |_| true)
+        .await;
+    assert!(
+        common::wait_until(TIMEOUT, || async {
+            config_maps.get_opt("infer-conn").await.unwrap().is_none()
+        })
+        .await,
+        "the old connection ConfigMap was left behind"
+    );
+
+    // Delete (default policy Delete) removes the endpoint.
+    api.delete("infer", &DeleteParams::default()).await.unwrap();
+    assert!(
+        common::wait_until(TIMEOUT, || async {
+            api.get_opt("infer").await.unwrap().is_none()
+        })
+        .await
+    );
+    let err = env.platform.rest().get_endpoint(&id).await.unwrap_err();
+    assert_eq!(err.class(), ErrorClass::NotFound, "{err}");
+
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn waits_for_its_network_volume_then_attaches_it() {
+    let env = Env::start("ep-volume").await;
+    let op = env.operator(&[]);
+    let endpoints: Api<Endpoint> = env.api();
+    endpoints
+        .create(
+            &PostParams::default(),
+            &endpoint("with-data", json!({"networkVolumeRef": {"name": "models"}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for::<Endpoint, _>("with-data", TIMEOUT, "DependencyNotReady", |ep| {
+        ep.status
+            .as_ref()
+            .and_then(|s| condition(&s.common.conditions, "Ready"))
+            .is_some_and(|c| c.reason == "DependencyNotReady")
+    })
+    .await;
+
+    let volumes: Api<NetworkVolume> = env.api();
+    let spec: NetworkVolumeSpec = serde_json::from_value(
+        json!({"sizeGb": 50, "dataCenterId": "EU-RO-1", "deletionPolicy": "Delete"}),
+    )
+    .unwrap();
+    volumes
+        .create(&PostParams::default(), &NetworkVolume::new("models", spec))
+        .await
+        .unwrap();
+    let ready = env
+        .wait_for("with-data", Duration::from_secs(45), "Ready", is_ready)
+        .await;
+    let volume_id = volumes
+        .get("models")
+        .await
+        .unwrap()
+        .status
+        .unwrap()
+        .common
+        .id
+        .unwrap();
+    let remote = env
+        .platform
+        .rest()
+        .get_endpoint(&ready.status.unwrap().common.id.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        remote.network_volume_id.as_deref(),
+        Some(volume_id.as_str())
+    );
+
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() {
+    let env = Env::start("ep-bad").await;
+    let op = env.operator(&[]);
+    let api: Api<Endpoint> = env.api();
+    env.emulator.admin().clear_calls().await.unwrap();
+    api.create(
+        &PostParams::default(),
+        &endpoint("bad", json!({"templateId": "no-such-template"})),
+    )
+    .await
+    .unwrap();
+    let stalled = env
+        .wait_for::<Endpoint, _>("bad", TIMEOUT, "Stalled", |ep| {
+            ep.status
+                .as_ref()
+                .and_then(|s| condition(&s.common.conditions, "Stalled"))
+                .is_some_and(|c| c.status == "True")
+        })
+        .await;
+    let stalled_condition = condition(
+        &stalled.status.as_ref().unwrap().common.conditions,
+        "Stalled",
+    )
+    .unwrap()
+    .clone();
+    assert_eq!(stalled_condition.reason, "InvalidSpec");
+    assert!(
+        stalled_condition.message.contains("templateId"),
+        "{}",
+        stalled_condition.message
+    );
+    // No retry loop: over several poll intervals the create is not tried again.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(
+        env.emulator
+            .admin()
+            .call_count("POST /v1/endpoints")
+            .await
+            .unwrap(),
+        1
+    );
+
+    // Orphan: the endpoint stays on the platform.
+    api.create(
+        &PostParams::default(),
+        &endpoint("kept", json!({"deletionPolicy": "Orphan"})),
+    )
+    .await
+    .unwrap();
+    let ready = env.wait_for("kept", TIMEOUT, "Ready", is_ready).await;
+    let id = ready.status.unwrap().common.id.unwrap();
+    api.delete("kept", &DeleteParams::default()).await.unwrap();
+    assert!(
+        common::wait_until(TIMEOUT, || async {
+            api.get_opt("kept").await.unwrap().is_none()
+        })
+        .await
+    );
+    env.platform
+        .rest()
+        .get_endpoint(&id)
+        .await
+        .expect("the orphaned endpoint is still there");
+
+    env.finish(op).await;
+}
