@@ -440,3 +440,41 @@ async fn many_pods_are_listed() {
         300
     );
 }
+
+/// `myself { pods }` is built by a fast path; it must answer exactly what the ordinary
+/// resolvers of `pod(input:)` answer, for any selection.
+#[tokio::test]
+async fn pod_listing_matches_single_pod_resolution_for_any_selection() {
+    let e = start_default().await;
+    let id = deploy_ok(&e, A40, 2).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    e.advance(5_000).await;
+    let selection = r#"
+        __typename id alias: name imageName env machineId desiredStatus gpuCount vcpuCount memoryInGb
+        containerDiskInGb volumeInGb volumeMountPath dockerArgs dockerId ports port costPerHr podType
+        uptimeSeconds lastStatusChange networkVolumeId templateId
+        machine { podHostId gpuDisplayName gpuTypeId dataCenterId secureCloud __typename }
+        runtime { uptimeInSeconds ports { ip isIpPublic privatePort publicPort type } gpus { id gpuUtilPercent memoryUtilPercent } container { cpuPercent memoryPercent } }
+        ...Extra
+        ... on Pod { machine { podHostId } }
+        skipped: id @skip(if: true)
+        kept: id @include(if: $yes)
+        dropped: name @include(if: false)
+    "#;
+    let q = format!(
+        "fragment Extra on Pod {{ costPerHr gpuCount }}
+         query($id: String!, $yes: Boolean!) {{ myself {{ pods {{ {selection} }} }} pod(input: {{podId: $id}}) {{ {selection} }} }}"
+    );
+    let r = e.gql(&q, json!({"id": id, "yes": true})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let listed = &r.body["data"]["myself"]["pods"][0];
+    let single = &r.body["data"]["pod"];
+    assert_eq!(listed, single);
+    assert_eq!(listed["alias"], "p");
+    assert_eq!(listed["kept"], id.as_str());
+    assert!(listed.get("skipped").is_none() && listed.get("dropped").is_none());
+    assert_eq!(listed["desiredStatus"], "RUNNING");
+    assert_eq!(listed["runtime"]["ports"].as_array().unwrap().len(), 2);
+}

@@ -24,6 +24,7 @@ use serde_json::json;
 
 use super::auth::Caller;
 use super::clock::Millis;
+use super::graphql_fast::{PodList, pod_value};
 use super::pods::{self, CloudChoice, DeployRequest, DesiredStatus, TemplateDefaults};
 use super::state::App;
 
@@ -246,15 +247,19 @@ impl User {
         None
     }
 
-    async fn pods(&self, ctx: &Context<'_>) -> Vec<Pod> {
+    /// Built straight from the selection set (see `graphql_fast`): listing is what the
+    /// operator does every resync, for every pod at once.
+    async fn pods(&self, ctx: &Context<'_>) -> PodList {
         let app = app(ctx);
         let now = app.clock.now();
+        let selection = ctx.field();
         let world = app.world.lock();
-        world
+        let pods = world
             .cloud
             .pods()
-            .map(|p| pod_view(p, &world.cloud, now, app))
-            .collect()
+            .map(|p| pod_value(&pod_view(p, &world.cloud, now, app), &selection))
+            .collect();
+        PodList::new(async_graphql::Value::List(pods))
     }
 
     /// Network volumes of the account (as the official SDK asks for them).
