@@ -227,10 +227,8 @@ async fn endpoint_create_returns_the_record_with_defaults() {
     assert!(b.get("networkVolumeId").is_some());
     let id = b["id"].as_str().unwrap();
     // The job API serves the new endpoint at once.
-    assert_eq!(
-        e.health(id).await["workers"]["idle"].as_u64().unwrap() <= 1,
-        true
-    );
+    let idle = e.health(id).await["workers"]["idle"].as_u64().unwrap();
+    assert!(idle <= 1, "workersMin is 1: {idle} idle workers");
     let r = e.rest(Method::POST, "/endpoints", Some(json!({"name": "d", "templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"]}))).await;
     assert_eq!(r.body["idleTimeout"], 5);
 }
