@@ -39,6 +39,9 @@ pub struct EmulatorArgs {
     /// Registry delegation calls allowed per key per minute.
     #[arg(long, default_value_t = 60)]
     pub registry_requests_per_minute: u32,
+    /// A key (also given with --api-key) that gets 403 on registry delegations. Repeatable.
+    #[arg(long = "registry-forbidden-key")]
+    pub registry_forbidden_keys: Vec<String>,
 }
 
 pub async fn run(args: EmulatorArgs) -> anyhow::Result<()> {
@@ -58,7 +61,7 @@ pub async fn run(args: EmulatorArgs) -> anyhow::Result<()> {
         admin_token: args.admin_token,
         pod_boot_ms: args.pod_boot_ms,
         registry_requests_per_minute: args.registry_requests_per_minute,
-        registry_forbidden_keys: Vec::new(),
+        registry_forbidden_keys: args.registry_forbidden_keys,
     };
     let emulator = super::start(config, args.listen)
         .await

@@ -24,6 +24,7 @@ use serde_json::json;
 
 use super::auth::Caller;
 use super::clock::Millis;
+use super::graphql_fast::{Plan, PodList, pod_value};
 use super::pods::{self, CloudChoice, DeployRequest, DesiredStatus, TemplateDefaults};
 use super::state::App;
 
@@ -246,15 +247,19 @@ impl User {
         None
     }
 
-    async fn pods(&self, ctx: &Context<'_>) -> Vec<Pod> {
+    /// Built straight from the selection set (see `graphql_fast`): listing is what the
+    /// operator does every resync, for every pod at once.
+    async fn pods(&self, ctx: &Context<'_>) -> PodList {
         let app = app(ctx);
         let now = app.clock.now();
+        let plan = Plan::of(&ctx.field());
         let world = app.world.lock();
-        world
+        let pods = world
             .cloud
             .pods()
-            .map(|p| pod_view(p, &world.cloud, now, app))
-            .collect()
+            .map(|p| pod_value(p, &world.cloud, app, now, &plan))
+            .collect();
+        PodList::new(async_graphql::Value::List(pods))
     }
 
     /// Network volumes of the account (as the official SDK asks for them).
@@ -310,24 +315,53 @@ fn app<'a>(ctx: &Context<'a>) -> &'a App {
     ctx.data_unchecked::<App>()
 }
 
+static DATE_ITEMS: std::sync::LazyLock<Vec<chrono::format::Item<'static>>> =
+    std::sync::LazyLock::new(|| {
+        chrono::format::StrftimeItems::new(
+            "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)",
+        )
+        .collect()
+    });
+
 /// "Fri Nov 21 2025 10:00:00 GMT+0000 (Coordinated Universal Time)", as the platform
-/// writes `lastStatusChange`.
+/// writes `lastStatusChange` (format parsed once: listings format thousands of these).
 fn js_date(app: &App, at: Millis) -> String {
     app.clock
         .wall_at(at)
-        .format("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
+        .format_with_items(DATE_ITEMS.iter())
         .to_string()
 }
 
-fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> Pod {
-    let machine = cloud.machine(&p.machine_id);
-    let gpu = cloud.gpu_type(&p.gpu_type_id);
+/// `lastStatusChange` of a pod.
+pub(super) fn last_status_change(p: &pods::Pod, app: &App) -> String {
+    let verb = match p.desired {
+        DesiredStatus::Running => "Rented by User",
+        DesiredStatus::Exited => "Exited by User",
+    };
+    format!("{verb}: {}", js_date(app, p.last_status_change_at))
+}
+
+pub(super) fn status_of(p: &pods::Pod) -> PodStatus {
+    match p.desired {
+        DesiredStatus::Running => PodStatus::Running,
+        DesiredStatus::Exited => PodStatus::Exited,
+    }
+}
+
+/// Whether the pod has booted, and its uptime in seconds (0 until then).
+pub(super) fn uptime_of(p: &pods::Pod, app: &App, now: Millis) -> (bool, i32) {
     let booted_at = p
         .started_at
         .map(|s| s.saturating_add(app.config.pod_boot_ms))
         .filter(|&b| b <= now);
     let uptime = booted_at.map_or(0, |b| ((now - b) / 1000).min(i32::MAX as u64) as i32);
-    let runtime = booted_at.map(|_| PodRuntime {
+    (booted_at.is_some(), uptime)
+}
+
+/// `runtime` of a booted pod.
+pub(super) fn runtime_of(p: &pods::Pod, cloud: &pods::Cloud, uptime: i32) -> PodRuntime {
+    let machine = cloud.machine(&p.machine_id);
+    PodRuntime {
         uptime_in_seconds: uptime,
         ports: p
             .port_map
@@ -351,26 +385,33 @@ fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> Pod {
             cpu_percent: 1.0,
             memory_percent: 2.0,
         },
-    });
-    let (status, verb) = match p.desired {
-        DesiredStatus::Running => (PodStatus::Running, "Rented by User"),
-        DesiredStatus::Exited => (PodStatus::Exited, "Exited by User"),
-    };
+    }
+}
+
+pub(super) fn machine_of(p: &pods::Pod, cloud: &pods::Cloud) -> PodMachineInfo {
+    let machine = cloud.machine(&p.machine_id);
+    PodMachineInfo {
+        pod_host_id: p.pod_host_id.clone(),
+        gpu_display_name: cloud
+            .gpu_type(&p.gpu_type_id)
+            .map_or_else(String::new, |g| g.display_name.clone()),
+        gpu_type_id: p.gpu_type_id.clone(),
+        data_center_id: machine.map_or_else(String::new, |m| m.data_center_id.clone()),
+        secure_cloud: machine.is_some_and(|m| m.secure),
+    }
+}
+
+fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> Pod {
+    let (booted, uptime) = uptime_of(p, app, now);
     Pod {
         id: p.id.clone(),
         name: p.name.clone(),
         image_name: p.image_name.clone(),
         env: p.env.clone(),
         machine_id: p.machine_id.clone(),
-        machine: Some(PodMachineInfo {
-            pod_host_id: p.pod_host_id.clone(),
-            gpu_display_name: gpu.map_or_else(String::new, |g| g.display_name.clone()),
-            gpu_type_id: p.gpu_type_id.clone(),
-            data_center_id: machine.map_or_else(String::new, |m| m.data_center_id.clone()),
-            secure_cloud: machine.is_some_and(|m| m.secure),
-        }),
-        desired_status: status,
-        runtime,
+        machine: Some(machine_of(p, cloud)),
+        desired_status: status_of(p),
+        runtime: booted.then(|| runtime_of(p, cloud, uptime)),
         gpu_count: p.gpu_count as i32,
         vcpu_count: p.vcpu_count,
         memory_in_gb: p.memory_in_gb,
@@ -382,13 +423,16 @@ fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> Pod {
         ports: p.ports.clone(),
         port: None,
         cost_per_hr: p.cost_per_hr,
-        pod_type: "RESERVED".into(),
+        pod_type: POD_TYPE.into(),
         uptime_seconds: uptime,
-        last_status_change: format!("{verb}: {}", js_date(app, p.last_status_change_at)),
+        last_status_change: last_status_change(p, app),
         network_volume_id: p.network_volume_id.clone(),
         template_id: p.template_id.clone(),
     }
 }
+
+/// On-demand pods are "RESERVED" on the platform.
+pub(super) const POD_TYPE: &str = "RESERVED";
 
 fn gpu_view(g: &super::model::GpuTypeFixture) -> GpuType {
     GpuType {
@@ -414,7 +458,7 @@ fn gpu_view(g: &super::model::GpuTypeFixture) -> GpuType {
 
 pub struct QueryRoot;
 
-#[Object]
+#[Object(name = "Query")]
 impl QueryRoot {
     /// The account behind the API key.
     async fn myself(&self) -> User {
@@ -448,7 +492,7 @@ impl QueryRoot {
 
 pub struct MutationRoot;
 
-#[Object]
+#[Object(name = "Mutation")]
 impl MutationRoot {
     /// Finds a machine with free GPUs of the requested type and deploys a pod on it.
     async fn pod_find_and_deploy_on_demand(
@@ -583,8 +627,16 @@ fn gql_error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"errors": [{"message": message}]}))).into_response()
 }
 
-/// Top-level field names and whether the executed operation is a mutation.
-fn operation_fields(doc: &ExecutableDocument, name: Option<&str>) -> (bool, Vec<String>) {
+/// What the handler needs to know about the operation before running it.
+struct OperationInfo {
+    is_mutation: bool,
+    /// Top-level field names (not aliases).
+    fields: Vec<String>,
+    /// Variables declared non-null without a default.
+    required_variables: Vec<String>,
+}
+
+fn operation_info(doc: &ExecutableDocument, name: Option<&str>) -> OperationInfo {
     let op = match (&doc.operations, name) {
         (DocumentOperations::Single(op), _) => Some(op),
         (DocumentOperations::Multiple(ops), Some(n)) => ops.get(n),
@@ -592,11 +644,25 @@ fn operation_fields(doc: &ExecutableDocument, name: Option<&str>) -> (bool, Vec<
         _ => None,
     };
     let Some(op) = op else {
-        return (false, Vec::new());
+        return OperationInfo {
+            is_mutation: false,
+            fields: Vec::new(),
+            required_variables: Vec::new(),
+        };
     };
     let mut fields = Vec::new();
     collect_fields(doc, &op.node.selection_set.node, &mut fields, 0);
-    (op.node.ty == OperationType::Mutation, fields)
+    OperationInfo {
+        is_mutation: op.node.ty == OperationType::Mutation,
+        fields,
+        required_variables: op
+            .node
+            .variable_definitions
+            .iter()
+            .filter(|v| !v.node.var_type.node.nullable && v.node.default_value.is_none())
+            .map(|v| v.node.name.node.to_string())
+            .collect(),
+    }
 }
 
 fn collect_fields(doc: &ExecutableDocument, set: &SelectionSet, out: &mut Vec<String>, depth: u32) {
@@ -646,10 +712,23 @@ pub async fn handler(
         }
     };
     let operation_name = request.operation_name.clone();
-    let (is_mutation, fields) = match request.parsed_query() {
-        Ok(doc) => operation_fields(doc, operation_name.as_deref()),
+    let info = match request.parsed_query() {
+        Ok(doc) => operation_info(doc, operation_name.as_deref()),
         Err(e) => return gql_error(StatusCode::BAD_REQUEST, &e.message),
     };
+    // A missing required variable is a validation failure (400), not a field error.
+    if let Some(missing) = info.required_variables.iter().find(|v| {
+        request
+            .variables
+            .get(v.as_str())
+            .is_none_or(|value| *value == async_graphql::Value::Null)
+    }) {
+        return gql_error(
+            StatusCode::BAD_REQUEST,
+            &format!("Variable \"${missing}\" of required type was not provided."),
+        );
+    }
+    let (is_mutation, fields) = (info.is_mutation, info.fields);
     if is_mutation && caller.read_only {
         return gql_error(
             StatusCode::FORBIDDEN,
@@ -677,8 +756,9 @@ pub async fn handler(
         .schema
         .execute(request.data(app.clone()).data(caller))
         .await;
-    if !response.errors.is_empty() && response.data == async_graphql::Value::Null {
-        // The document did not validate (unknown field, bad variable, ...).
+    if !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty()) {
+        // The document did not validate (unknown field, bad variable, ...): errors of
+        // resolvers carry the path of their field, validation errors carry none.
         return (StatusCode::BAD_REQUEST, Json(response)).into_response();
     }
     if response.errors.is_empty() {

@@ -12,6 +12,7 @@ pub mod error;
 pub mod faults;
 pub mod fixtures;
 pub mod graphql;
+mod graphql_fast;
 pub mod ids;
 pub mod jobs;
 pub mod model;

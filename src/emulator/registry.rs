@@ -35,13 +35,18 @@ fn admit(app: &App, headers: &HeaderMap) -> Result<Caller, ApiError> {
         .acquire(caller.key_index, "registry", "delegations", limit, rule)
     {
         Ok(_permit) => Ok(caller),
-        Err(Limited::Rate { retry_after_ms, .. }) => Err(ApiError::too_many(
-            format!(
-                "rate limit exceeded: at most {limit} registry requests per minute per API key; retry with exponential backoff"
-            ),
-            app.limiter.retry_after_secs(retry_after_ms),
-        )),
-        Err(Limited::Concurrency { .. }) => unreachable!("registry rule has no concurrency"),
+        Err(limited) => {
+            let retry_after_ms = match limited {
+                Limited::Rate { retry_after_ms, .. } => retry_after_ms,
+                Limited::Concurrency { .. } => 1_000,
+            };
+            Err(ApiError::too_many(
+                format!(
+                    "rate limit exceeded: at most {limit} registry requests per minute per API key; retry with exponential backoff"
+                ),
+                app.limiter.retry_after_secs(retry_after_ms),
+            ))
+        }
     }
 }
 

@@ -90,7 +90,7 @@ pub fn parse_submission(body: &[u8], limit: usize, op: &str) -> Result<Submissio
                     limit / MIB
                 ),
             )
-        })?;
+        });
     }
     let map = parse_object(body, false)?;
     parse_submission_map(&map)

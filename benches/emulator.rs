@@ -1,0 +1,272 @@
+//! Emulator throughput and latency, on loopback, bounded in count and time.
+//!
+//! Prints: job API requests/s (goal >= 5,000 on 2 cores), GraphQL pod queries/s (goal
+//! >= 1,000), and `myself { pods }` latency with 10,000 pods (goal < 200 ms).
+//!
+//!   cargo bench --bench emulator
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use gpucloud_operator::emulator::model::{PodFixture, StockFixture};
+use gpucloud_operator::emulator::{self, EmulatorConfig, Fixtures};
+use serde_json::{Value, json};
+
+const KEY: &str = "bench-key";
+const RUN_FOR: Duration = Duration::from_secs(3);
+const CLIENTS: usize = 48;
+const PODS: usize = 10_000;
+
+/// The query the official SDK's get_pods() sends.
+const SDK_PODS_QUERY: &str = "query myPods { myself { pods { id containerDiskInGb costPerHr desiredStatus dockerArgs dockerId env gpuCount imageName lastStatusChange machineId memoryInGb name podType port ports uptimeSeconds vcpuCount volumeInGb volumeMountPath runtime { ports { ip isIpPublic privatePort publicPort type } } machine { gpuDisplayName } } } }";
+
+fn config(fixtures: Option<Fixtures>) -> EmulatorConfig {
+    EmulatorConfig {
+        api_keys: vec![KEY.parse().unwrap()],
+        // The dynamic rate-limit rule: a few running workers lift the limits far above
+        // what the benchmark sends, so it measures the server, not 429s.
+        requests_per_worker: 10_000_000,
+        pod_boot_ms: 0,
+        fixtures,
+        ..EmulatorConfig::default()
+    }
+}
+
+/// Runs `op` from `CLIENTS` tasks for `RUN_FOR`; returns (requests, failures, seconds).
+async fn hammer<F, Fut>(op: F) -> (u64, u64, f64)
+where
+    F: Fn(reqwest::Client, u64) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = (u64, bool)> + Send,
+{
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(CLIENTS)
+        .build()
+        .unwrap();
+    let op = Arc::new(op);
+    let done = Arc::new(AtomicU64::new(0));
+    let failed = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..CLIENTS as u64)
+        .map(|i| {
+            let (http, op, done, failed) = (http.clone(), op.clone(), done.clone(), failed.clone());
+            tokio::spawn(async move {
+                let mut n = 0u64;
+                while start.elapsed() < RUN_FOR {
+                    let (count, ok) = op(http.clone(), i * 1_000_000 + n).await;
+                    done.fetch_add(count, Ordering::Relaxed);
+                    if !ok {
+                        failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    (
+        done.load(Ordering::Relaxed),
+        failed.load(Ordering::Relaxed),
+        start.elapsed().as_secs_f64(),
+    )
+}
+
+async fn job_api() {
+    let emu = emulator::start(config(None), "127.0.0.1:0".parse::<SocketAddr>().unwrap())
+        .await
+        .unwrap();
+    let http = reqwest::Client::new();
+    let ep: Value = http
+        .post(format!("{}/endpoints", emu.rest_url()))
+        .bearer_auth(KEY)
+        .json(&json!({"name": "bench", "templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"], "workersMin": 4, "workersMax": 4}))
+        .send().await.unwrap().json().await.unwrap();
+    let base = format!("{}/{}", emu.serverless_url(), ep["id"].as_str().unwrap());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Each round: submit a job, read its status.
+    let (n, failed, secs) = hammer(move |http, i| {
+        let base = base.clone();
+        async move {
+            let run = http
+                .post(format!("{base}/run"))
+                .header("authorization", KEY)
+                .json(&json!({"input": {"i": i}}))
+                .send()
+                .await;
+            let Ok(run) = run else { return (1, false) };
+            let ok = run.status().is_success();
+            let body: Value = run.json().await.unwrap_or(Value::Null);
+            let Some(id) = body["id"].as_str() else {
+                return (1, false);
+            };
+            let st = http
+                .get(format!("{base}/status/{id}"))
+                .header("authorization", KEY)
+                .send()
+                .await;
+            (2, ok && st.is_ok_and(|r| r.status().is_success()))
+        }
+    })
+    .await;
+    println!(
+        "job API (/run + /status):      {:>8.0} requests/s  ({n} requests, {failed} failed rounds, {CLIENTS} clients)   goal >= 5,000",
+        n as f64 / secs
+    );
+    emu.shutdown().await;
+}
+
+fn many_pods() -> Fixtures {
+    let mut f = Fixtures::built_in();
+    let a40 = f
+        .gpu_types
+        .iter_mut()
+        .find(|g| g.id == "NVIDIA A40")
+        .unwrap();
+    a40.stock.push(StockFixture {
+        data_center_id: "US-TX-3".into(),
+        secure_cloud: true,
+        machines: (PODS / 8) as u32 + 1,
+        gpus_per_machine: 8,
+    });
+    f.pods = (0..PODS)
+        .map(|i| PodFixture {
+            id: Some(format!("pod{i:010}")),
+            name: format!("bench-{i}"),
+            image_name: "runpod/pytorch:2.4".into(),
+            gpu_type_id: "NVIDIA A40".into(),
+            gpu_count: 1,
+            secure_cloud: Some(true),
+            stopped: i % 10 == 0,
+        })
+        .collect();
+    f
+}
+
+/// The same listing without HTTP: executing the query, then serializing the answer.
+async fn listing_in_process() {
+    use gpucloud_operator::emulator::state::Emulator;
+    let app = Emulator::new(config(Some(many_pods()))).unwrap();
+    let mut exec = Vec::new();
+    let mut ser = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let resp = app
+            .schema
+            .execute(async_graphql::Request::new(SDK_PODS_QUERY).data(app.clone()))
+            .await;
+        exec.push(t.elapsed());
+        let t = Instant::now();
+        let bytes = serde_json::to_vec(&resp).unwrap();
+        ser.push(t.elapsed());
+        assert!(resp.errors.is_empty() && bytes.len() > PODS * 100);
+    }
+    exec.sort();
+    ser.sort();
+    println!(
+        "  of which, in process:        execute median {:.1} ms, serialize median {:.1} ms",
+        exec[5].as_secs_f64() * 1e3,
+        ser[5].as_secs_f64() * 1e3
+    );
+}
+
+async fn graphql() {
+    let emu = emulator::start(
+        config(Some(many_pods())),
+        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+    )
+    .await
+    .unwrap();
+    let url = format!("{}?api_key={KEY}", emu.graphql_url());
+    let http = reqwest::Client::new();
+
+    // Only ids: the fixed cost of listing, for comparison.
+    let t = Instant::now();
+    let ids = http
+        .post(&url)
+        .json(&json!({"query": "{ myself { pods { id } } }"}))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    println!(
+        "myself {{ pods {{ id }} }} ({PODS} pods): {:>6.1} ms ({} bytes)",
+        t.elapsed().as_secs_f64() * 1e3,
+        ids.len()
+    );
+
+    // myself { pods } with 10,000 pods, the SDK's own query. Timed until the whole response
+    // has arrived; parsing it on the client is not counted.
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let bytes = http
+            .post(&url)
+            .json(&json!({"query": SDK_PODS_QUERY}))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        times.push(t.elapsed());
+        let resp: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            resp["data"]["myself"]["pods"].as_array().map(Vec::len),
+            Some(PODS),
+            "{}",
+            resp.to_string().chars().take(300).collect::<String>()
+        );
+    }
+    times.sort();
+    println!(
+        "myself {{ pods }} ({PODS} pods):  median {:>6.1} ms, min {:.1} ms, max {:.1} ms (10 calls, full SDK query)   goal < 200 ms",
+        times[5].as_secs_f64() * 1e3,
+        times[0].as_secs_f64() * 1e3,
+        times[9].as_secs_f64() * 1e3
+    );
+
+    listing_in_process().await;
+
+    let query = "query P($id: String!) { pod(input: {podId: $id}) { id name desiredStatus imageName machineId costPerHr machine { podHostId } runtime { uptimeInSeconds ports { ip publicPort } } } }";
+    let (n, failed, secs) = hammer(move |http, i| {
+        let url = url.clone();
+        async move {
+            let id = format!("pod{:010}", i % PODS as u64);
+            let r = http
+                .post(&url)
+                .json(&json!({"query": query, "variables": {"id": id}}))
+                .send()
+                .await;
+            let ok = match r {
+                Ok(r) if r.status().is_success() => r
+                    .json::<Value>()
+                    .await
+                    .is_ok_and(|v| v["data"]["pod"]["id"] == id.as_str()),
+                _ => false,
+            };
+            (1, ok)
+        }
+    })
+    .await;
+    println!(
+        "GraphQL pod(input: {{podId}}):   {:>8.0} queries/s   ({n} queries, {failed} failed, {CLIENTS} clients)   goal >= 1,000",
+        n as f64 / secs
+    );
+    emu.shutdown().await;
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        job_api().await;
+        graphql().await;
+    });
+}
