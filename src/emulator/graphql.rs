@@ -414,7 +414,7 @@ fn gpu_view(g: &super::model::GpuTypeFixture) -> GpuType {
 
 pub struct QueryRoot;
 
-#[Object]
+#[Object(name = "Query")]
 impl QueryRoot {
     /// The account behind the API key.
     async fn myself(&self) -> User {
@@ -448,7 +448,7 @@ impl QueryRoot {
 
 pub struct MutationRoot;
 
-#[Object]
+#[Object(name = "Mutation")]
 impl MutationRoot {
     /// Finds a machine with free GPUs of the requested type and deploys a pod on it.
     async fn pod_find_and_deploy_on_demand(
@@ -583,8 +583,16 @@ fn gql_error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({"errors": [{"message": message}]}))).into_response()
 }
 
-/// Top-level field names and whether the executed operation is a mutation.
-fn operation_fields(doc: &ExecutableDocument, name: Option<&str>) -> (bool, Vec<String>) {
+/// What the handler needs to know about the operation before running it.
+struct OperationInfo {
+    is_mutation: bool,
+    /// Top-level field names (not aliases).
+    fields: Vec<String>,
+    /// Variables declared non-null without a default.
+    required_variables: Vec<String>,
+}
+
+fn operation_info(doc: &ExecutableDocument, name: Option<&str>) -> OperationInfo {
     let op = match (&doc.operations, name) {
         (DocumentOperations::Single(op), _) => Some(op),
         (DocumentOperations::Multiple(ops), Some(n)) => ops.get(n),
@@ -592,11 +600,25 @@ fn operation_fields(doc: &ExecutableDocument, name: Option<&str>) -> (bool, Vec<
         _ => None,
     };
     let Some(op) = op else {
-        return (false, Vec::new());
+        return OperationInfo {
+            is_mutation: false,
+            fields: Vec::new(),
+            required_variables: Vec::new(),
+        };
     };
     let mut fields = Vec::new();
     collect_fields(doc, &op.node.selection_set.node, &mut fields, 0);
-    (op.node.ty == OperationType::Mutation, fields)
+    OperationInfo {
+        is_mutation: op.node.ty == OperationType::Mutation,
+        fields,
+        required_variables: op
+            .node
+            .variable_definitions
+            .iter()
+            .filter(|v| !v.node.var_type.node.nullable && v.node.default_value.is_none())
+            .map(|v| v.node.name.node.to_string())
+            .collect(),
+    }
 }
 
 fn collect_fields(doc: &ExecutableDocument, set: &SelectionSet, out: &mut Vec<String>, depth: u32) {
@@ -646,10 +668,23 @@ pub async fn handler(
         }
     };
     let operation_name = request.operation_name.clone();
-    let (is_mutation, fields) = match request.parsed_query() {
-        Ok(doc) => operation_fields(doc, operation_name.as_deref()),
+    let info = match request.parsed_query() {
+        Ok(doc) => operation_info(doc, operation_name.as_deref()),
         Err(e) => return gql_error(StatusCode::BAD_REQUEST, &e.message),
     };
+    // A missing required variable is a validation failure (400), not a field error.
+    if let Some(missing) = info.required_variables.iter().find(|v| {
+        request
+            .variables
+            .get(v.as_str())
+            .is_none_or(|value| *value == async_graphql::Value::Null)
+    }) {
+        return gql_error(
+            StatusCode::BAD_REQUEST,
+            &format!("Variable \"${missing}\" of required type was not provided."),
+        );
+    }
+    let (is_mutation, fields) = (info.is_mutation, info.fields);
     if is_mutation && caller.read_only {
         return gql_error(
             StatusCode::FORBIDDEN,
@@ -677,8 +712,9 @@ pub async fn handler(
         .schema
         .execute(request.data(app.clone()).data(caller))
         .await;
-    if !response.errors.is_empty() && response.data == async_graphql::Value::Null {
-        // The document did not validate (unknown field, bad variable, ...).
+    if !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty()) {
+        // The document did not validate (unknown field, bad variable, ...): errors of
+        // resolvers carry the path of their field, validation errors carry none.
         return (StatusCode::BAD_REQUEST, Json(response)).into_response();
     }
     if response.errors.is_empty() {

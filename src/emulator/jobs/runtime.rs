@@ -394,14 +394,21 @@ impl EndpointRuntime {
                 match take_next(&mut st, now) {
                     Some(a) => {
                         st.busy += 1;
-                        (Some(a), 0)
+                        (Some(a), None)
                     }
                     None => {
                         if should_retire(st.live, now.saturating_sub(idle_since), &st.settings) {
                             st.live -= 1;
                             return;
                         }
-                        (None, idle_since.saturating_add(st.settings.idle_timeout_ms))
+                        // At or below workersMin a worker never retires: it only waits
+                        // for work (or a settings change, which also notifies).
+                        let deadline = if st.live > st.settings.min {
+                            Some(idle_since.saturating_add(st.settings.idle_timeout_ms))
+                        } else {
+                            None
+                        };
+                        (None, deadline)
                     }
                 }
             };
@@ -411,12 +418,15 @@ impl EndpointRuntime {
                     self.state.lock().busy -= 1;
                     idle_since = self.clock.now();
                 }
-                None => {
-                    tokio::select! {
-                        _ = &mut work => {}
-                        _ = self.clock.sleep_until(idle_deadline) => {}
+                None => match idle_deadline {
+                    Some(deadline) => {
+                        tokio::select! {
+                            _ = &mut work => {}
+                            _ = self.clock.sleep_until(deadline) => {}
+                        }
                     }
-                }
+                    None => work.await,
+                },
             }
         }
     }
