@@ -75,7 +75,11 @@ async fn main() {
         .unwrap();
     let job_id = job.id.clone().unwrap();
     let status_url = format!("{}/{}/status/{}", emu.serverless_url(), ep.id, job_id);
-    let raw = reqwest::Client::new();
+    // Same socket settings as the client's pool, so the comparison is of the client's work.
+    let raw = reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .build()
+        .unwrap();
 
     // Warm the pools.
     for _ in 0..50 {
@@ -93,28 +97,36 @@ async fn main() {
     println!("platform client benchmark (emulator on loopback, client limits off)");
     println!("{:<44} {:>10} {:>12}", "case", "calls", "calls/s");
 
-    // Sequential: latency per call, client vs bare reqwest.
-    let started = Instant::now();
-    for _ in 0..seq_n {
-        let j = client.jobs().status(&ep.id, &job_id, None).await.unwrap();
-        std::hint::black_box(j);
+    // Sequential: latency per call, client vs bare reqwest, interleaved in rounds so that
+    // drift (emulator state, CPU frequency) falls on both alike.
+    let rounds = 4;
+    let per_round = seq_n / rounds;
+    let mut client_seq = Duration::ZERO;
+    let mut raw_seq = Duration::ZERO;
+    for _ in 0..rounds {
+        let started = Instant::now();
+        for _ in 0..per_round {
+            let body = raw
+                .get(&status_url)
+                .bearer_auth(KEY)
+                .send()
+                .await
+                .unwrap()
+                .bytes()
+                .await
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            std::hint::black_box(v);
+        }
+        raw_seq += started.elapsed();
+        let started = Instant::now();
+        for _ in 0..per_round {
+            let j = client.jobs().status(&ep.id, &job_id, None).await.unwrap();
+            std::hint::black_box(j);
+        }
+        client_seq += started.elapsed();
     }
-    let client_seq = started.elapsed();
-    let started = Instant::now();
-    for _ in 0..seq_n {
-        let body = raw
-            .get(&status_url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        std::hint::black_box(v);
-    }
-    let raw_seq = started.elapsed();
+    let seq_n = per_round * rounds;
     println!(
         "{:<44} {:>10} {:>12.0}",
         "jobs.status sequential (client)",

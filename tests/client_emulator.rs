@@ -822,3 +822,54 @@ async fn burst_of_2000_runs_gets_no_429() {
     assert_no_key_logged();
     env.shutdown().await;
 }
+
+#[tokio::test]
+async fn injected_latency_beyond_the_timeout() {
+    let env = start_with(emulator_config(), |cfg| {
+        cfg.timeouts.request = Duration::from_millis(150);
+        cfg.retry.max_retries = 2;
+    })
+    .await;
+    let admin = env.admin();
+    admin.clear_calls().await.unwrap();
+    admin.add_latency("GET /v1/templates", 400).await.unwrap();
+    admin.add_latency("POST /v1/templates", 400).await.unwrap();
+    let e = expect_class(
+        env.client.rest().list_templates().await,
+        ErrorClass::Transient,
+    );
+    assert!(e.to_string().contains("timeout"), "{e}");
+    assert_eq!(
+        admin.call_count("GET /v1/templates").await.unwrap(),
+        3,
+        "reads retried"
+    );
+    let e = expect_class(
+        env.client
+            .rest()
+            .create_template(&TemplateCreate {
+                name: "slow".into(),
+                image_name: "busybox:1".into(),
+                ..Default::default()
+            })
+            .await,
+        ErrorClass::Transient,
+    );
+    assert!(
+        e.may_have_been_applied(),
+        "a create that timed out may have happened"
+    );
+    assert_eq!(
+        admin.call_count("POST /v1/templates").await.unwrap(),
+        1,
+        "never retried"
+    );
+    assert_eq!(
+        env.client
+            .metrics()
+            .calls(Operation::RestCreateTemplate, "timeout"),
+        1
+    );
+    assert_no_key_logged();
+    env.shutdown().await;
+}
