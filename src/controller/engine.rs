@@ -339,17 +339,20 @@ impl<A: Adapter> Engine<A> {
         match self.adapter.plan(obj, &desired, &remote) {
             Plan::UpToDate => {
                 let mut remote = remote;
-                if matches!(
+                let ready = matches!(
                     self.adapter.readiness(obj, &remote),
                     Readiness::Ready { .. }
-                ) {
-                    if let Err(f) = self
-                        .adapter
-                        .after_sync(&self.shared, &client, obj, &mut remote)
-                        .await
-                    {
-                        return Ok(Outcome::failed(f, Some(remote), last_ready));
+                );
+                let synced = match ready {
+                    true => {
+                        self.adapter
+                            .after_sync(&self.shared, &client, obj, &mut remote)
+                            .await
                     }
+                    false => Ok(()),
+                };
+                if let Err(f) = synced {
+                    return Ok(Outcome::failed(f, Some(remote), last_ready));
                 }
                 Ok(self.observed(obj, remote))
             }
