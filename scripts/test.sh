@@ -60,7 +60,7 @@ export KUBECONFIG
 phase "cargo test (unit, emulator, client, end-to-end)"
 # End-to-end tests are #[ignore]d so that a bare `cargo test` needs no cluster;
 # here the control plane is up, so they run too.
-cargo test --all-targets --locked -- --include-ignored "${cargo_args[@]}"
+cargo test --all-targets --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
 
 if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     phase "official Python SDK against the emulator"

@@ -102,7 +102,7 @@ mod tests {
         assert_eq!(a.external_id.as_deref(), Some("vol-1"));
         assert!(a.paused);
         assert_eq!(a.poll_interval, Some(Err("soon".to_string())));
-        assert_eq!(a.create_pending.unwrap().as_second(), 1_763_719_200);
+        assert_eq!(a.create_pending.unwrap().as_second(), 1_795_255_200);
         assert_eq!(a.create_succeeded, None);
     }
 
