@@ -14,7 +14,7 @@ use tracing::{error, info, warn};
 
 use crate::metrics::Metrics;
 use crate::platform::PlatformClient;
-use crate::platform::config::{ApiKey, BaseUrls, PlatformConfig, parse_base_url};
+use crate::platform::config::{ApiKey, BaseUrls, PlatformConfig};
 use crate::server::{self, Readiness};
 use crate::telemetry::{self, LogFormat};
 
@@ -86,18 +86,14 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
 }
 
 fn base_urls(args: &RunArgs) -> anyhow::Result<BaseUrls> {
+    // Flags carry the environment too (clap's `env`), so the defaults are the public platform.
     let mut urls = BaseUrls::default();
-    let flags = [
-        ("rest_url", &args.rest_url, &mut urls.rest),
-        ("graphql_url", &args.graphql_url, &mut urls.graphql),
-        ("serverless_url", &args.serverless_url, &mut urls.serverless),
-        ("registry_url", &args.registry_url, &mut urls.registry),
-    ];
-    for (field, flag, slot) in flags {
-        if let Some(v) = flag {
-            *slot = parse_base_url(field, v)?;
-        }
-    }
+    urls.override_with(
+        args.rest_url.as_deref(),
+        args.graphql_url.as_deref(),
+        args.serverless_url.as_deref(),
+        args.registry_url.as_deref(),
+    )?;
     Ok(urls)
 }
 

@@ -13,7 +13,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::config::{ApiKey, BaseUrls, PlatformConfig, parse_base_url};
+use super::config::{ApiKey, BaseUrls, PlatformConfig};
 use super::graphql::types::LowestPriceInput;
 use super::jobs::PollOptions;
 use super::table::render;
@@ -112,17 +112,12 @@ pub enum JobCommand {
 /// Builds the client the flags and environment describe.
 pub fn client_from_args(args: &PlatformArgs) -> anyhow::Result<PlatformClient> {
     let mut urls = BaseUrls::from_env()?;
-    let flags = [
-        ("rest_url", &args.rest_url, &mut urls.rest),
-        ("graphql_url", &args.graphql_url, &mut urls.graphql),
-        ("serverless_url", &args.serverless_url, &mut urls.serverless),
-        ("registry_url", &args.registry_url, &mut urls.registry),
-    ];
-    for (field, flag, slot) in flags {
-        if let Some(v) = flag {
-            *slot = parse_base_url(field, v)?;
-        }
-    }
+    urls.override_with(
+        args.rest_url.as_deref(),
+        args.graphql_url.as_deref(),
+        args.serverless_url.as_deref(),
+        args.registry_url.as_deref(),
+    )?;
     let key = match &args.api_key_file {
         Some(path) => ApiKey::from_file(path)?,
         None => ApiKey::from_env()?,

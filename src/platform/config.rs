@@ -144,6 +144,29 @@ impl BaseUrls {
         Ok(urls)
     }
 
+    /// Replaces each surface's URL for which an override is given (a flag's value), naming
+    /// the flag in the error when one does not parse.
+    pub fn override_with(
+        &mut self,
+        rest: Option<&str>,
+        graphql: Option<&str>,
+        serverless: Option<&str>,
+        registry: Option<&str>,
+    ) -> Result<(), PlatformError> {
+        let slots = [
+            ("rest_url", rest, &mut self.rest),
+            ("graphql_url", graphql, &mut self.graphql),
+            ("serverless_url", serverless, &mut self.serverless),
+            ("registry_url", registry, &mut self.registry),
+        ];
+        for (field, value, slot) in slots {
+            if let Some(v) = value {
+                *slot = parse_base_url(field, v)?;
+            }
+        }
+        Ok(())
+    }
+
     /// All four surfaces of one emulator (or any server laid out like it) at `base`.
     pub fn single_host(base: &str) -> Result<Self, PlatformError> {
         let base = base.trim_end_matches('/');
