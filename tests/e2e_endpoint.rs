@@ -130,6 +130,14 @@ async fn create_update_health_connection_and_delete() {
     );
     let err = env.platform.rest().get_endpoint(&id).await.unwrap_err();
     assert_eq!(err.class(), ErrorClass::NotFound, "{err}");
+    // The connection ConfigMap goes with its owner (garbage collection).
+    assert!(
+        common::wait_until(TIMEOUT, || async {
+            config_maps.get_opt("infer-conn2").await.unwrap().is_none()
+        })
+        .await,
+        "the connection ConfigMap outlived the Endpoint"
+    );
 
     env.finish(op).await;
 }
@@ -256,5 +264,131 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
         .await
         .expect("the orphaned endpoint is still there");
 
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_create_that_answers_500_is_adopted_not_repeated() {
+    let env = Env::start("ep-500").await;
+    let admin = env.emulator.admin();
+    // The platform creates the endpoint but answers 500, as it has been seen to do.
+    admin
+        .fail_next_creates_on("POST /v1/endpoints", 1)
+        .await
+        .unwrap();
+    let op = env.operator(&[]);
+    let api: Api<Endpoint> = env.api();
+    api.create(&PostParams::default(), &endpoint("once", json!({})))
+        .await
+        .unwrap();
+    let ready = env.wait_for("once", TIMEOUT, "Ready", is_ready).await;
+    let name = ready.status.as_ref().unwrap().name.clone().unwrap();
+    let same_name: Vec<_> = env
+        .platform
+        .rest()
+        .list_endpoints()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.name == name)
+        .collect();
+    assert_eq!(same_name.len(), 1, "a duplicate endpoint was created");
+    assert_eq!(same_name[0].id, ready.status.unwrap().common.id.unwrap());
+    assert_eq!(
+        admin.call_count("POST /v1/endpoints").await.unwrap(),
+        1,
+        "the create was retried blindly"
+    );
+    let events: Api<k8s_openapi::api::events::v1::Event> = env.api();
+    let reasons: Vec<String> = events
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|e| e.reason)
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r == "AdoptedAfterInterruptedCreate"),
+        "{reasons:?}"
+    );
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn adopts_an_existing_endpoint_and_converges_through_faults() {
+    let env = Env::start("ep-adopt").await;
+    let admin = env.emulator.admin();
+    let existing = env
+        .platform
+        .rest()
+        .create_endpoint(&gpucloud_operator::platform::EndpointCreate {
+            name: "made-elsewhere".into(),
+            template_id: "tmpl-worker-base".into(),
+            gpu_type_ids: vec!["NVIDIA A40".into()],
+            workers_min: 0,
+            workers_max: 1,
+            idle_timeout: 5,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // 30 % of the operator's platform calls fail; it must still converge.
+    for route in [
+        "GET /v1/endpoints",
+        "PATCH /v1/endpoints/{id}",
+        "POST /v1/endpoints",
+        "GET /v2/{endpoint_id}/health",
+    ] {
+        admin.set_error_rate(route, 0.3, 503).await.unwrap();
+    }
+    let op = env.operator(&[]);
+    let api: Api<Endpoint> = env.api();
+    let mut adopt = endpoint(
+        "adopted",
+        json!({"name": "made-elsewhere", "workersMax": 3}),
+    );
+    adopt
+        .annotations_mut()
+        .insert("gpucloud.io/external-id".into(), existing.id.clone());
+    api.create(&PostParams::default(), &adopt).await.unwrap();
+    for i in 0..5 {
+        api.create(
+            &PostParams::default(),
+            &endpoint(&format!("many-{i}"), json!({})),
+        )
+        .await
+        .unwrap();
+    }
+    let adopted = env
+        .wait_for::<Endpoint, _>(
+            "adopted",
+            Duration::from_secs(60),
+            "adopted with 3 workers",
+            |ep| is_ready(ep) && ep.status.as_ref().unwrap().workers_max == Some(3),
+        )
+        .await;
+    assert_eq!(
+        adopted.status.unwrap().common.id.as_deref(),
+        Some(existing.id.as_str())
+    );
+    for i in 0..5 {
+        env.wait_for(
+            &format!("many-{i}"),
+            Duration::from_secs(60),
+            "Ready",
+            is_ready,
+        )
+        .await;
+    }
+    let all = env.platform.rest().list_endpoints().await.unwrap();
+    let ours = all
+        .iter()
+        .filter(|e| e.name.starts_with(&format!("{}-many-", env.ns.name())))
+        .count();
+    assert_eq!(ours, 5, "faults led to duplicates or missing endpoints");
+    admin.clear_faults().await.unwrap();
     env.finish(op).await;
 }
