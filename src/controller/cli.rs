@@ -24,6 +24,7 @@ use super::credentials::{CredentialResolver, DefaultKey};
 use super::endpoint::EndpointAdapter;
 use super::engine::Engine;
 use super::network_volume::NetworkVolumeAdapter;
+use super::pod::PodAdapter;
 use super::runner::{Namespaces, run_kind};
 
 /// Options of `run`.
@@ -269,6 +270,10 @@ pub async fn run_with(
     };
     let volumes = Arc::new(Engine::new(shared.clone(), NetworkVolumeAdapter));
     let endpoints = Arc::new(Engine::new(shared.clone(), EndpointAdapter::default()));
+    let pods = Arc::new(Engine::new(
+        shared.clone(),
+        PodAdapter::new(shared.config.poll_interval),
+    ));
     // One task per kind, so the kinds reconcile in parallel on a multi-threaded runtime.
     let kinds = [
         tokio::spawn(run_kind(
@@ -279,6 +284,12 @@ pub async fn run_with(
         )),
         tokio::spawn(run_kind(
             endpoints,
+            namespaces.clone(),
+            args.concurrency,
+            wait_for(stop_rx.clone()),
+        )),
+        tokio::spawn(run_kind(
+            pods,
             namespaces,
             args.concurrency,
             wait_for(stop_rx.clone()),

@@ -827,11 +827,9 @@ impl<A: Adapter> Engine<A> {
         verdicts: &Verdicts,
         now: Option<Time>,
     ) -> <A::Kind as ManagedKind>::Status {
-        let mut status = match remote {
-            Some(r) => self.adapter.status(&self.shared, obj, Some(r)),
-            // Without a fresh look at the remote object keep what was last reported.
-            None => obj.current_status().cloned().unwrap_or_default(),
-        };
+        // Without a remote object the adapter decides what to keep of what was last
+        // reported (the trait's contract: `status` takes an `Option`).
+        let mut status = self.adapter.status(&self.shared, obj, remote);
         let previous = self.conditions(obj).to_vec();
         let generation = obj.meta().generation;
         let now = now.unwrap_or_else(|| Time(Timestamp::now()));

@@ -18,4 +18,5 @@ pub mod engine;
 pub mod failure;
 pub mod kind;
 pub mod network_volume;
+pub mod pod;
 pub mod runner;

@@ -1,0 +1,1219 @@
+//! The Pod adapter: on-demand GPU pods with a GPU fallback list, a price cap, stop and
+//! resume, drift repair and crash-safe deploys.
+//!
+//! - Observation: the engine's shared listing is one `myself { pods }` per account per
+//!   interval; the GPU catalog (`gpuTypes` with `lowestPrice`) is a second shared listing
+//!   per account, GPU count and cloud, read only when a pod must be deployed.
+//! - GPU choice ([`choose_gpus`]) is pure: the first types of the priority list with stock
+//!   for the count and a price within the cap. A type the platform answers with the
+//!   capacity error is skipped for a cool-down ([`PodAdapter`] keeps the marks in memory).
+//! - Prices: `lowestPrice(gpuCount: n).uninterruptablePrice` is the hourly price of the
+//!   whole pod of `n` GPUs (as the emulator serves it); `gpu.maxPricePerHour` caps the
+//!   price of one GPU, so a type fits when `uninterruptablePrice <= cap × n`.
+//! - Bad input: an unknown GPU type id is a permanent `UnknownGpuType` (a typo never fixes
+//!   itself); a cap below the price of every type in stock is a retryable `PriceAboveCap`
+//!   (prices move); no stock anywhere is a retryable `NoCapacity`.
+//! - Ports: a port's URL is `http://{ip}:{publicPort}` for `http` ports, from what the
+//!   platform reports in the pod's runtime (no proxy domain is assumed).
+//! - Crash safety: the remote name is `<namespace>-<name>-<uid8>` and the pod's env carries
+//!   [`TAG_ENV`]`=<uid>`; `claims` recognises either.
+//! - Secrets: `valueFrom.secretKeyRef` values are resolved into [`DesiredPod`] and sent to
+//!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, ResourceExt};
+use tokio::time::Instant;
+
+use crate::crd::pod::{
+    CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
+};
+use crate::crd::{NetworkVolume, Pod};
+use crate::observe::snapshot::{Freshness, Snapshots};
+use crate::platform::{
+    self, DeployPodInput, ErrorClass, GpuType, LowestPriceInput, PlatformClient, PlatformError,
+    ResumePodInput,
+};
+
+use super::adapter::{Adapter, CreateFailure, Plan, Readiness, WhenGone};
+use super::annotations::Annotations;
+use super::conditions;
+use super::context::Shared;
+use super::credentials::AccountId;
+use super::failure::Failure;
+
+/// Env variable on every deployed pod carrying the UID of the object that deployed it.
+pub const TAG_ENV: &str = "GPUCLOUD_OBJECT_UID";
+
+/// The platform's word for a running pod.
+const RUNNING: &str = "RUNNING";
+/// The platform's word for a stopped pod.
+const EXITED: &str = "EXITED";
+const TERMINATED: &str = "TERMINATED";
+
+/// The pod as the spec wants it, with Secrets and the network volume resolved.
+#[derive(Clone, PartialEq)]
+pub struct DesiredPod {
+    pub name: String,
+    pub image: String,
+    pub docker_args: Option<String>,
+    /// Normalised `port/type` entries, sorted.
+    pub ports: Vec<String>,
+    /// `(key, value)`, the tag included, sorted by key. Values may be secret.
+    pub env: Vec<(String, String)>,
+    pub container_disk_gb: i32,
+    pub volume_gb: i32,
+    pub volume_mount_path: Option<String>,
+    pub min_vcpu_count: Option<i32>,
+    pub min_memory_gb: Option<i32>,
+    pub cloud_type: CloudType,
+    pub allowed_cuda_versions: Vec<String>,
+    pub data_center_id: Option<String>,
+    pub gpu_types: Vec<String>,
+    pub gpu_count: i32,
+    pub max_price_per_hour: Option<f64>,
+    pub network_volume_id: Option<String>,
+    pub desired_state: DesiredState,
+    pub update_strategy: UpdateStrategy,
+}
+
+impl fmt::Debug for DesiredPod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("DesiredPod")
+            .field("name", &self.name)
+            .field("image", &self.image)
+            .field("ports", &self.ports)
+            .field("env_keys", &env)
+            .field("gpu_types", &self.gpu_types)
+            .field("gpu_count", &self.gpu_count)
+            .field("desired_state", &self.desired_state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The desired pod and the account it is deployed with (the GPU catalog is per account).
+#[derive(Clone, Debug)]
+pub struct ResolvedPod {
+    pub account: AccountId,
+    pub pod: DesiredPod,
+}
+
+/// An in-place change of a live pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodChange {
+    Resume,
+    Stop,
+}
+
+/// The remote name: namespace, name and the first 8 hex digits of the UID.
+pub fn remote_name(obj: &Pod) -> String {
+    let uid = obj.uid().unwrap_or_default();
+    let suffix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
+    format!(
+        "{}-{}-{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any(),
+        suffix
+    )
+}
+
+fn secure_cloud(c: CloudType) -> Option<bool> {
+    match c {
+        CloudType::All => None,
+        CloudType::Secure => Some(true),
+        CloudType::Community => Some(false),
+    }
+}
+
+fn platform_cloud(c: CloudType) -> platform::CloudType {
+    match c {
+        CloudType::All => platform::CloudType::All,
+        CloudType::Secure => platform::CloudType::Secure,
+        CloudType::Community => platform::CloudType::Community,
+    }
+}
+
+/// Sorted, trimmed `port/type` entries of a comma-separated list.
+fn normalise_ports<'a>(ports: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut v: Vec<String> = ports
+        .into_iter()
+        .flat_map(|p| p.split(','))
+        .map(|p| p.trim().to_ascii_lowercase())
+        .filter(|p| !p.is_empty())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Pure: the desired pod, given the env already resolved (without the tag) and the
+/// network volume id.
+pub fn desired_of(
+    obj: &Pod,
+    mut env: Vec<(String, String)>,
+    network_volume_id: Option<String>,
+) -> DesiredPod {
+    let s = &obj.spec;
+    env.retain(|(k, _)| k != TAG_ENV);
+    env.push((TAG_ENV.to_string(), obj.uid().unwrap_or_default()));
+    env.sort();
+    DesiredPod {
+        name: remote_name(obj),
+        image: s.image.clone(),
+        docker_args: s.docker_args.clone().filter(|a| !a.is_empty()),
+        ports: normalise_ports(s.ports.iter().map(String::as_str)),
+        env,
+        container_disk_gb: s.container_disk_gb,
+        volume_gb: s.volume_gb,
+        volume_mount_path: s.volume_mount_path.clone(),
+        min_vcpu_count: s.min_vcpu_count,
+        min_memory_gb: s.min_memory_gb,
+        cloud_type: s.cloud_type,
+        allowed_cuda_versions: s.allowed_cuda_versions.clone(),
+        data_center_id: s.data_center_id.clone(),
+        gpu_types: s.gpu.types.clone(),
+        gpu_count: s.gpu.count,
+        max_price_per_hour: s.gpu.max_price_per_hour,
+        network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
+        desired_state: s.desired_state,
+        update_strategy: s.update_strategy,
+    }
+}
+
+/// A GPU type the pod may be deployed on, with the hourly price of the whole pod.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuCandidate {
+    pub gpu_type_id: String,
+    pub price_per_hour: f64,
+}
+
+/// Pure: the acceptable GPU types in priority order, from the catalog for `count` GPUs.
+/// A type is acceptable when it is not `exhausted`, its stock is not None, it offers
+/// `count` GPUs on one machine, and `uninterruptablePrice` (the whole pod) is within
+/// `cap × count`. Empty → why, as a failure.
+pub fn choose_gpus(
+    types: &[String],
+    count: i32,
+    cap: Option<f64>,
+    catalog: &[GpuType],
+    exhausted: &HashSet<String>,
+) -> Result<Vec<GpuCandidate>, Failure> {
+    let unknown: Vec<&str> = types
+        .iter()
+        .filter(|t| !catalog.iter().any(|g| &g.id == *t))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(Failure::permanent(
+            "UnknownGpuType",
+            format!(
+                "spec.gpu.types names GPU types the platform does not know: {}",
+                unknown.join(", ")
+            ),
+        ));
+    }
+    let mut chosen = Vec::new();
+    let mut over_cap: Vec<String> = Vec::new();
+    for t in types {
+        let Some(g) = catalog.iter().find(|g| &g.id == t) else {
+            continue;
+        };
+        if exhausted.contains(t) {
+            continue;
+        }
+        let Some(lp) = &g.lowest_price else { continue };
+        let in_stock = lp
+            .stock_status
+            .as_deref()
+            .is_some_and(|s| !s.eq_ignore_ascii_case("none"));
+        if !in_stock || !lp.available_gpu_counts.contains(&i64::from(count)) {
+            continue;
+        }
+        let Some(price) = lp.uninterruptable_price else {
+            continue;
+        };
+        if let Some(cap) = cap
+            && price > cap * f64::from(count) + 1e-9
+        {
+            over_cap.push(format!(
+                "{t} at ${:.3}/GPU/h",
+                price / f64::from(count.max(1))
+            ));
+            continue;
+        }
+        chosen.push(GpuCandidate {
+            gpu_type_id: t.clone(),
+            price_per_hour: price,
+        });
+    }
+    if !chosen.is_empty() {
+        return Ok(chosen);
+    }
+    if let (Some(cap), false) = (cap, over_cap.is_empty()) {
+        return Err(Failure::retryable(
+            "PriceAboveCap",
+            format!(
+                "every GPU type in stock costs more than spec.gpu.maxPricePerHour (${cap:.3}/GPU/h): {}; will try again",
+                over_cap.join(", ")
+            ),
+        ));
+    }
+    Err(no_capacity(types, count))
+}
+
+fn no_capacity(types: &[String], count: i32) -> Failure {
+    Failure::retryable(
+        "NoCapacity",
+        format!(
+            "no stock for {count} GPU(s) of any of {}; will try again",
+            types.join(", ")
+        ),
+    )
+}
+
+/// Pure: the fields of `desired` a live pod cannot take without a new deploy.
+pub fn immutable_changes(desired: &DesiredPod, remote: &platform::Pod) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    if remote.image_name != desired.image {
+        changed.push("image");
+    }
+    let have_args = remote.docker_args.clone().filter(|a| !a.is_empty());
+    if have_args != desired.docker_args {
+        changed.push("dockerArgs");
+    }
+    let have_ports = normalise_ports(remote.ports.as_deref());
+    if have_ports != desired.ports {
+        changed.push("ports");
+    }
+    let mut have_env: Vec<(String, String)> = remote
+        .env
+        .iter()
+        .filter_map(|e| e.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    have_env.sort();
+    if have_env != desired.env {
+        changed.push("env");
+    }
+    if remote
+        .container_disk_in_gb
+        .is_some_and(|v| v != i64::from(desired.container_disk_gb))
+    {
+        changed.push("containerDiskGb");
+    }
+    if remote
+        .volume_in_gb
+        .is_some_and(|v| v != i64::from(desired.volume_gb))
+    {
+        changed.push("volumeGb");
+    }
+    if desired.volume_mount_path.is_some() && remote.volume_mount_path != desired.volume_mount_path
+    {
+        changed.push("volumeMountPath");
+    }
+    if remote
+        .gpu_count
+        .is_some_and(|n| n != i64::from(desired.gpu_count))
+    {
+        changed.push("gpu.count");
+    }
+    let machine = remote.machine.clone().unwrap_or_default();
+    if let Some(t) = &machine.gpu_type_id
+        && !desired.gpu_types.contains(t)
+    {
+        changed.push("gpu.types");
+    }
+    if let (Some(want), Some(have)) = (&desired.data_center_id, &machine.data_center_id)
+        && want != have
+    {
+        changed.push("dataCenterId");
+    }
+    if let (Some(want), Some(have)) = (secure_cloud(desired.cloud_type), machine.secure_cloud)
+        && want != have
+    {
+        changed.push("cloudType");
+    }
+    if let (Some(want), Some(have)) = (desired.min_vcpu_count, remote.vcpu_count)
+        && have + 1e-9 < f64::from(want)
+    {
+        changed.push("minVcpuCount");
+    }
+    if let (Some(want), Some(have)) = (desired.min_memory_gb, remote.memory_in_gb)
+        && have + 1e-9 < f64::from(want)
+    {
+        changed.push("minMemoryGb");
+    }
+    if desired.network_volume_id.is_some() && remote.network_volume_id != desired.network_volume_id
+    {
+        changed.push("networkVolume");
+    }
+    changed
+}
+
+/// Pure: what to do to `remote` to match `desired`.
+pub fn plan_pod(desired: &DesiredPod, remote: &platform::Pod) -> Plan<PodChange> {
+    let changed = immutable_changes(desired, remote);
+    if !changed.is_empty() {
+        let fields = changed.join(", ");
+        return match desired.update_strategy {
+            UpdateStrategy::Recreate => Plan::Replace {
+                reason: format!(
+                    "spec changed fields a live pod cannot take ({fields}); deploying a new pod"
+                ),
+            },
+            UpdateStrategy::Never => Plan::Blocked(Failure::permanent(
+                "ImmutableFieldChanged",
+                format!(
+                    "spec changed fields a live pod cannot take ({fields}) and updateStrategy is Never; revert them, or set updateStrategy to Recreate"
+                ),
+            )),
+        };
+    }
+    match (desired.desired_state, remote.desired_status.as_str()) {
+        (DesiredState::Running, EXITED) => Plan::Update(vec![PodChange::Resume]),
+        (DesiredState::Stopped, RUNNING) => Plan::Update(vec![PodChange::Stop]),
+        _ => Plan::UpToDate,
+    }
+}
+
+/// Pure: whether the pod is where the spec wants it.
+pub fn readiness_of(state: DesiredState, remote: &platform::Pod) -> Readiness {
+    let gpu = remote
+        .machine
+        .as_ref()
+        .and_then(|m| m.gpu_type_id.clone())
+        .unwrap_or_default();
+    match (state, remote.desired_status.as_str()) {
+        (DesiredState::Running, RUNNING) if remote.runtime.is_some() => Readiness::Ready {
+            message: format!("pod {} is running on {gpu}", remote.id),
+        },
+        (DesiredState::Running, RUNNING | EXITED) => Readiness::Progressing {
+            reason: "Starting".into(),
+            message: format!("pod {} is starting", remote.id),
+        },
+        (DesiredState::Stopped, EXITED) => Readiness::Ready {
+            message: format!("pod {} is stopped", remote.id),
+        },
+        (DesiredState::Stopped, RUNNING) => Readiness::Progressing {
+            reason: "Stopping".into(),
+            message: format!("pod {} is stopping", remote.id),
+        },
+        (_, other) => Readiness::Progressing {
+            reason: "Waiting".into(),
+            message: format!("pod {} is {other}", remote.id),
+        },
+    }
+}
+
+/// Pure: the phase of a pod the platform reports.
+pub fn phase_of(state: DesiredState, remote: &platform::Pod) -> PodPhase {
+    match (state, remote.desired_status.as_str()) {
+        (DesiredState::Running, RUNNING) if remote.runtime.is_some() => PodPhase::Running,
+        (DesiredState::Running, RUNNING | EXITED) => PodPhase::Starting,
+        (DesiredState::Stopped, EXITED) => PodPhase::Stopped,
+        (DesiredState::Stopped, RUNNING) => PodPhase::Stopping,
+        (_, TERMINATED) => PodPhase::Failed,
+        _ => PodPhase::Pending,
+    }
+}
+
+/// Pure: the kind's status fields from the platform's pod. Never copies env.
+pub fn status_of(mut status: PodStatus, state: DesiredState, remote: &platform::Pod) -> PodStatus {
+    let machine = remote.machine.clone().unwrap_or_default();
+    status.phase = Some(phase_of(state, remote));
+    status.desired_status = Some(remote.desired_status.clone());
+    status.remote_name = Some(remote.name.clone());
+    status.gpu_type_id = machine.gpu_type_id.clone().or(status.gpu_type_id);
+    status.gpu_count = remote
+        .gpu_count
+        .and_then(|n| i32::try_from(n).ok())
+        .or(status.gpu_count);
+    status.cost_per_hour = remote.cost_per_hr.or(status.cost_per_hour);
+    status.machine_id = Some(remote.machine_id.clone()).filter(|m| !m.is_empty());
+    status.pod_host_id = Some(machine.pod_host_id.clone()).filter(|m| !m.is_empty());
+    let runtime = remote.runtime.as_ref();
+    status.uptime_seconds = runtime.map(|r| r.uptime_in_seconds);
+    status.ports = runtime
+        .map(|r| {
+            r.ports
+                .iter()
+                .map(|p| PodPortStatus {
+                    private_port: i32::try_from(p.private_port).unwrap_or_default(),
+                    public_ip: p.is_ip_public.then(|| p.ip.clone()),
+                    public_port: i32::try_from(p.public_port).ok(),
+                    type_: p.kind.clone(),
+                    url: (p.kind == "http").then(|| format!("http://{}:{}", p.ip, p.public_port)),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    status.gpus = runtime
+        .map(|r| {
+            r.gpus
+                .iter()
+                .map(|g| GpuUtilisation {
+                    id: g.id.clone(),
+                    gpu_util_percent: g.gpu_util_percent,
+                    memory_util_percent: g.memory_util_percent,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    status
+}
+
+/// Catalog key: account, GPU count, cloud (None: any).
+type CatalogKey = (AccountId, i32, Option<bool>);
+
+/// Exhausted-type key: GPU type, count, cloud.
+type ExhaustedKey = (String, i32, Option<bool>);
+
+/// The Pod kind.
+pub struct PodAdapter {
+    /// `gpuTypes` with `lowestPrice` per account, count and cloud: one call per interval.
+    catalog: Snapshots<CatalogKey, GpuType>,
+    catalog_max_age: Duration,
+    /// GPU types the platform answered with the capacity error, until when to skip them.
+    exhausted: parking_lot::Mutex<HashMap<ExhaustedKey, Instant>>,
+    cooldown: Duration,
+    /// UIDs of objects whose last plan was refused (updateStrategy Never), for the phase.
+    blocked: parking_lot::Mutex<HashSet<String>>,
+}
+
+impl PodAdapter {
+    /// `interval`: how old the GPU catalog may be, and how long a type that answered the
+    /// capacity error is skipped.
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            catalog: Snapshots::new(),
+            catalog_max_age: interval,
+            exhausted: parking_lot::Mutex::new(HashMap::new()),
+            cooldown: interval,
+            blocked: parking_lot::Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn exhausted_types(&self, count: i32, cloud: Option<bool>) -> HashSet<String> {
+        let mut marks = self.exhausted.lock();
+        marks.retain(|_, until| *until > Instant::now());
+        marks
+            .keys()
+            .filter(|(_, c, s)| *c == count && *s == cloud)
+            .map(|(t, _, _)| t.clone())
+            .collect()
+    }
+
+    fn mark_exhausted(&self, gpu_type: &str, count: i32, cloud: Option<bool>) {
+        self.exhausted.lock().insert(
+            (gpu_type.to_string(), count, cloud),
+            Instant::now() + self.cooldown,
+        );
+    }
+
+    async fn env(&self, shared: &Shared, obj: &Pod) -> Result<Vec<(String, String)>, Failure> {
+        let ns = obj.namespace().unwrap_or_default();
+        let secrets: Api<Secret> = Api::namespaced(shared.kube.clone(), &ns);
+        let mut read: HashMap<String, Option<Secret>> = HashMap::new();
+        let mut env = Vec::new();
+        for (i, var) in obj.spec.env.iter().enumerate() {
+            if let Some(v) = &var.value {
+                env.push((var.name.clone(), v.clone()));
+                continue;
+            }
+            let Some(from) = &var.value_from else {
+                env.push((var.name.clone(), String::new()));
+                continue;
+            };
+            let r = &from.secret_key_ref;
+            if !read.contains_key(&r.name) {
+                let secret = secrets.get_opt(&r.name).await.map_err(|e| {
+                    Failure::retryable(
+                        "KubernetesUnavailable",
+                        format!("could not read Secret {}: {e}", r.name),
+                    )
+                })?;
+                read.insert(r.name.clone(), secret);
+            }
+            let field = format!("spec.env[{i}] ({})", var.name);
+            let Some(secret) = read.get(&r.name).and_then(Option::as_ref) else {
+                return Err(Failure::permanent(
+                    "SecretNotFound",
+                    format!("{field}: Secret {} does not exist in {ns}", r.name),
+                ));
+            };
+            let value = secret
+                .data
+                .as_ref()
+                .and_then(|d| d.get(&r.key))
+                .map(|b| String::from_utf8(b.0.clone()))
+                .or_else(|| {
+                    secret
+                        .string_data
+                        .as_ref()
+                        .and_then(|d| d.get(&r.key))
+                        .map(|s| Ok(s.clone()))
+                });
+            match value {
+                Some(Ok(v)) => env.push((var.name.clone(), v)),
+                Some(Err(_)) => {
+                    return Err(Failure::permanent(
+                        "InvalidSecretValue",
+                        format!("{field}: key {} of Secret {} is not UTF-8", r.key, r.name),
+                    ));
+                }
+                None => {
+                    return Err(Failure::permanent(
+                        "SecretKeyNotFound",
+                        format!("{field}: Secret {} has no key {}", r.name, r.key),
+                    ));
+                }
+            }
+        }
+        Ok(env)
+    }
+
+    async fn network_volume_id(
+        &self,
+        shared: &Shared,
+        obj: &Pod,
+    ) -> Result<Option<String>, Failure> {
+        let Some(reference) = &obj.spec.network_volume_ref else {
+            return Ok(None);
+        };
+        let volumes: Api<NetworkVolume> =
+            Api::namespaced(shared.kube.clone(), &obj.namespace().unwrap_or_default());
+        let volume = volumes.get_opt(&reference.name).await.map_err(|e| {
+            Failure::retryable(
+                "KubernetesUnavailable",
+                format!("could not read NetworkVolume {}: {e}", reference.name),
+            )
+        })?;
+        let Some(volume) = volume else {
+            return Err(Failure::waiting(
+                "DependencyNotReady",
+                format!(
+                    "NetworkVolume {} (spec.networkVolumeRef) does not exist yet",
+                    reference.name
+                ),
+            ));
+        };
+        let status = volume.status.as_ref();
+        let ready =
+            status.is_some_and(|s| conditions::is_true(&s.common.conditions, conditions::READY));
+        match status.and_then(|s| s.common.id.clone()).filter(|_| ready) {
+            Some(id) => Ok(Some(id)),
+            None => Err(Failure::waiting(
+                "DependencyNotReady",
+                format!(
+                    "NetworkVolume {} (spec.networkVolumeRef) is not Ready yet",
+                    reference.name
+                ),
+            )),
+        }
+    }
+
+    fn deploy_input(d: &DesiredPod, gpu_type_id: &str) -> DeployPodInput {
+        DeployPodInput {
+            cloud_type: Some(platform_cloud(d.cloud_type)),
+            gpu_count: Some(d.gpu_count),
+            volume_in_gb: Some(d.volume_gb),
+            container_disk_in_gb: Some(d.container_disk_gb),
+            min_vcpu_count: d.min_vcpu_count,
+            min_memory_in_gb: d.min_memory_gb,
+            gpu_type_id: Some(gpu_type_id.to_string()),
+            name: Some(d.name.clone()),
+            image_name: Some(d.image.clone()),
+            docker_args: d.docker_args.clone(),
+            ports: (!d.ports.is_empty()).then(|| d.ports.join(",")),
+            volume_mount_path: d.volume_mount_path.clone(),
+            env: Some(
+                d.env
+                    .iter()
+                    .map(|(k, v)| platform::EnvVar {
+                        key: k.clone(),
+                        value: v.clone(),
+                    })
+                    .collect(),
+            ),
+            allowed_cuda_versions: (!d.allowed_cuda_versions.is_empty())
+                .then(|| d.allowed_cuda_versions.clone()),
+            data_center_id: d.data_center_id.clone(),
+            network_volume_id: d.network_volume_id.clone(),
+            template_id: None,
+            support_public_ip: None,
+        }
+    }
+}
+
+/// The pod a deploy answered, as a listing would show it before it boots.
+fn deployed_pod(d: &DesiredPod, gpu: &GpuCandidate, p: platform::DeployedPod) -> platform::Pod {
+    let mut machine = p.machine.unwrap_or_default();
+    machine
+        .gpu_type_id
+        .get_or_insert_with(|| gpu.gpu_type_id.clone());
+    platform::Pod {
+        id: p.id,
+        name: d.name.clone(),
+        image_name: p.image_name,
+        env: p.env,
+        machine_id: p.machine_id,
+        machine: Some(machine),
+        desired_status: RUNNING.to_string(),
+        runtime: None,
+        gpu_count: Some(i64::from(d.gpu_count)),
+        vcpu_count: None,
+        memory_in_gb: None,
+        container_disk_in_gb: Some(i64::from(d.container_disk_gb)),
+        volume_in_gb: Some(i64::from(d.volume_gb)),
+        volume_mount_path: d.volume_mount_path.clone(),
+        docker_args: d.docker_args.clone(),
+        ports: Some(d.ports.join(",")),
+        cost_per_hr: Some(gpu.price_per_hour),
+        last_status_change: None,
+        network_volume_id: d.network_volume_id.clone(),
+        template_id: None,
+    }
+}
+
+impl Adapter for PodAdapter {
+    type Kind = Pod;
+    type Remote = platform::Pod;
+    type Desired = ResolvedPod;
+    type Change = PodChange;
+
+    const KIND: &'static str = "Pod";
+    const NOUN: &'static str = "pod";
+
+    fn id(remote: &platform::Pod) -> &str {
+        &remote.id
+    }
+
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<platform::Pod>, PlatformError> {
+        let mut pods = client.graphql().my_pods().await?;
+        pods.retain(|p| p.desired_status != TERMINATED);
+        Ok(pods)
+    }
+
+    fn claims(&self, obj: &Pod, remote: &platform::Pod) -> bool {
+        match remote.env_value(TAG_ENV) {
+            Some(uid) => obj.uid().as_deref() == Some(uid),
+            None => remote.name == remote_name(obj),
+        }
+    }
+
+    async fn desired(&self, shared: &Shared, obj: &Pod) -> Result<ResolvedPod, Failure> {
+        let creds = shared
+            .credentials
+            .resolve(
+                &obj.namespace().unwrap_or_default(),
+                obj.spec.credentials_secret_ref.as_ref(),
+            )
+            .await?;
+        let volume = self.network_volume_id(shared, obj).await?;
+        let env = self.env(shared, obj).await?;
+        Ok(ResolvedPod {
+            account: creds.account,
+            pod: desired_of(obj, env, volume),
+        })
+    }
+
+    async fn create(
+        &self,
+        client: &PlatformClient,
+        _obj: &Pod,
+        resolved: &ResolvedPod,
+    ) -> Result<platform::Pod, CreateFailure> {
+        let d = &resolved.pod;
+        let cloud = secure_cloud(d.cloud_type);
+        let price = LowestPriceInput {
+            gpu_count: Some(d.gpu_count),
+            secure_cloud: cloud,
+        };
+        let catalog = self
+            .catalog
+            .get(
+                &(resolved.account, d.gpu_count, cloud),
+                Freshness::MaxAge(self.catalog_max_age),
+                || async { client.graphql().gpu_types(None, &price).await },
+            )
+            .await
+            .map_err(|e| CreateFailure::definite(Failure::from_platform("list GPU types", &e)))?;
+        let exhausted = self.exhausted_types(d.gpu_count, cloud);
+        let candidates = choose_gpus(
+            &d.gpu_types,
+            d.gpu_count,
+            d.max_price_per_hour,
+            &catalog.items,
+            &exhausted,
+        )
+        .map_err(CreateFailure::definite)?;
+        for gpu in &candidates {
+            let input = Self::deploy_input(d, &gpu.gpu_type_id);
+            match client.graphql().deploy_pod(&input).await {
+                Ok(p) => return Ok(deployed_pod(d, gpu, p)),
+                Err(e) if e.class() == ErrorClass::Capacity => {
+                    self.mark_exhausted(&gpu.gpu_type_id, d.gpu_count, cloud);
+                }
+                Err(e) => {
+                    return Err(CreateFailure::from_platform(
+                        &format!("deploy the pod on {}", gpu.gpu_type_id),
+                        &e,
+                    ));
+                }
+            }
+        }
+        Err(CreateFailure::definite(no_capacity(
+            &d.gpu_types,
+            d.gpu_count,
+        )))
+    }
+
+    fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &platform::Pod) -> Plan<PodChange> {
+        let plan = plan_pod(&desired.pod, remote);
+        let uid = obj.uid().unwrap_or_default();
+        if matches!(plan, Plan::Blocked(_)) {
+            self.blocked.lock().insert(uid);
+        } else {
+            self.blocked.lock().remove(&uid);
+        }
+        plan
+    }
+
+    async fn apply(
+        &self,
+        client: &PlatformClient,
+        remote: &platform::Pod,
+        change: &PodChange,
+    ) -> Result<(), Failure> {
+        match change {
+            PodChange::Resume => {
+                let input = ResumePodInput {
+                    pod_id: remote.id.clone(),
+                    gpu_count: remote.gpu_count.and_then(|n| i32::try_from(n).ok()),
+                    allowed_cuda_versions: None,
+                };
+                client
+                    .graphql()
+                    .resume_pod(&input)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| Failure::from_platform("resume the pod", &e))
+            }
+            PodChange::Stop => client
+                .graphql()
+                .stop_pod(&remote.id)
+                .await
+                .map(|_| ())
+                .map_err(|e| Failure::from_platform("stop the pod", &e)),
+        }
+    }
+
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
+        client.graphql().terminate_pod(id).await.map(|_| ())
+    }
+
+    fn readiness(&self, obj: &Pod, remote: &platform::Pod) -> Readiness {
+        readiness_of(obj.spec.desired_state, remote)
+    }
+
+    fn status(&self, _shared: &Shared, obj: &Pod, remote: Option<&platform::Pod>) -> PodStatus {
+        let current = obj.status.clone().unwrap_or_default();
+        let Some(remote) = remote else {
+            let annotations = Annotations::read(obj.metadata.annotations.as_ref());
+            if annotations.external_id.is_some() {
+                // Known pod, not seen this pass (a listing failed): keep what was reported.
+                return current;
+            }
+            let phase = if annotations.create_pending.is_some() {
+                PodPhase::Deploying
+            } else {
+                PodPhase::Pending
+            };
+            return PodStatus {
+                common: current.common,
+                phase: Some(phase),
+                ..PodStatus::default()
+            };
+        };
+        let mut status = status_of(current, obj.spec.desired_state, remote);
+        if self.blocked.lock().contains(&obj.uid().unwrap_or_default()) {
+            status.phase = Some(PodPhase::Failed);
+        }
+        status
+    }
+
+    fn describe(&self, change: &PodChange) -> String {
+        match change {
+            PodChange::Resume => "resumed the pod".into(),
+            PodChange::Stop => "stopped the pod".into(),
+        }
+    }
+
+    fn secrets(&self, obj: &Pod) -> Vec<String> {
+        let mut names: Vec<String> = obj
+            .spec
+            .credentials_secret_ref
+            .iter()
+            .map(|c| c.name.clone())
+            .chain(
+                obj.spec
+                    .env
+                    .iter()
+                    .filter_map(|e| e.value_from.as_ref())
+                    .map(|f| f.secret_key_ref.name.clone()),
+            )
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    fn when_gone(&self, obj: &Pod) -> WhenGone {
+        match obj.spec.update_strategy {
+            UpdateStrategy::Recreate => WhenGone::Recreate,
+            UpdateStrategy::Never => WhenGone::Report,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::PodSpec;
+    use kube::api::ObjectMeta;
+    use serde_json::json;
+
+    fn gpu(id: &str, price: Option<f64>, stock: &str, counts: &[i64]) -> GpuType {
+        serde_json::from_value(json!({
+            "id": id,
+            "lowestPrice": {
+                "uninterruptablePrice": price,
+                "stockStatus": stock,
+                "availableGpuCounts": counts,
+            }
+        }))
+        .unwrap()
+    }
+
+    fn types(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn catalog() -> Vec<GpuType> {
+        vec![
+            gpu("A", Some(0.70), "None", &[]),
+            gpu("B", Some(0.40), "Low", &[1, 2]),
+            gpu("C", Some(0.30), "High", &[1, 2, 4]),
+        ]
+    }
+
+    #[test]
+    fn first_type_in_stock_wins_in_priority_order() {
+        let got = choose_gpus(
+            &types(&["A", "B", "C"]),
+            1,
+            None,
+            &catalog(),
+            &HashSet::new(),
+        )
+        .unwrap();
+        let ids: Vec<_> = got.iter().map(|c| c.gpu_type_id.as_str()).collect();
+        assert_eq!(ids, ["B", "C"]);
+        assert_eq!(got[0].price_per_hour, 0.40);
+    }
+
+    #[test]
+    fn count_must_be_available_on_one_machine() {
+        let got = choose_gpus(&types(&["B", "C"]), 4, None, &catalog(), &HashSet::new()).unwrap();
+        assert_eq!(got[0].gpu_type_id, "C");
+    }
+
+    #[test]
+    fn price_cap_is_per_gpu_against_the_whole_pod_price() {
+        // Two GPUs: the catalog's price is for the pod (0.40 for B), the cap is per GPU.
+        let got = choose_gpus(
+            &types(&["B", "C"]),
+            2,
+            Some(0.18),
+            &catalog(),
+            &HashSet::new(),
+        )
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].gpu_type_id, "C");
+        let got = choose_gpus(
+            &types(&["B", "C"]),
+            1,
+            Some(0.35),
+            &catalog(),
+            &HashSet::new(),
+        )
+        .unwrap();
+        assert_eq!(got[0].gpu_type_id, "C");
+    }
+
+    #[test]
+    fn cap_below_every_price_says_so() {
+        let err = choose_gpus(
+            &types(&["B", "C"]),
+            1,
+            Some(0.10),
+            &catalog(),
+            &HashSet::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err.reason, "PriceAboveCap");
+        assert!(!err.is_permanent());
+        assert!(err.message.contains("B at $0.400/GPU/h"), "{}", err.message);
+    }
+
+    #[test]
+    fn exhausted_types_are_skipped_and_none_left_is_no_capacity() {
+        let exhausted: HashSet<String> = ["B".to_string()].into();
+        let got = choose_gpus(&types(&["A", "B", "C"]), 1, None, &catalog(), &exhausted).unwrap();
+        assert_eq!(got[0].gpu_type_id, "C");
+        let exhausted: HashSet<String> = ["B".to_string(), "C".to_string()].into();
+        let err =
+            choose_gpus(&types(&["A", "B", "C"]), 1, None, &catalog(), &exhausted).unwrap_err();
+        assert_eq!(err.reason, "NoCapacity");
+        assert!(!err.is_permanent());
+    }
+
+    #[test]
+    fn unknown_type_is_permanent_and_named() {
+        let err = choose_gpus(
+            &types(&["B", "Z 9000"]),
+            1,
+            None,
+            &catalog(),
+            &HashSet::new(),
+        )
+        .unwrap_err();
+        assert_eq!(err.reason, "UnknownGpuType");
+        assert!(err.is_permanent());
+        assert!(err.message.contains("Z 9000"));
+    }
+
+    fn obj(spec: serde_json::Value) -> Pod {
+        let mut base = json!({"image": "img:1", "gpu": {"types": ["A", "B"]}, "ports": ["8888/http", "22/tcp"],
+            "env": [{"name": "PLAIN", "value": "x"}]});
+        base.as_object_mut()
+            .unwrap()
+            .extend(spec.as_object().unwrap().clone());
+        let spec: PodSpec = serde_json::from_value(base).unwrap();
+        let mut p = Pod::new("web", spec);
+        p.metadata = ObjectMeta {
+            name: Some("web".into()),
+            namespace: Some("team".into()),
+            uid: Some("1234abcd-0000-0000-0000-000000000000".into()),
+            ..Default::default()
+        };
+        p
+    }
+
+    fn desired(spec: serde_json::Value) -> DesiredPod {
+        desired_of(
+            &obj(spec),
+            vec![
+                ("PLAIN".into(), "x".into()),
+                ("TOKEN".into(), "s3cret".into()),
+            ],
+            None,
+        )
+    }
+
+    fn remote(extra: serde_json::Value) -> platform::Pod {
+        let mut v = json!({
+            "id": "pod-1", "name": "team-web-1234abcd", "imageName": "img:1",
+            "env": ["PLAIN=x", "TOKEN=s3cret", format!("{TAG_ENV}=1234abcd-0000-0000-0000-000000000000")],
+            "machineId": "m-1", "machine": {"podHostId": "pod-1-m1", "gpuTypeId": "B", "secureCloud": true},
+            "desiredStatus": "RUNNING", "gpuCount": 1, "containerDiskInGb": 20, "volumeInGb": 0,
+            "dockerArgs": "", "ports": "22/tcp,8888/http", "costPerHr": 0.4,
+            "runtime": {"uptimeInSeconds": 12, "ports": [
+                {"ip": "1.2.3.4", "isIpPublic": true, "privatePort": 8888, "publicPort": 40001, "type": "http"},
+                {"ip": "1.2.3.4", "isIpPublic": true, "privatePort": 22, "publicPort": 40002, "type": "tcp"}],
+              "gpus": [{"id": "g0", "gpuUtilPercent": 50.0, "memoryUtilPercent": 10.0}]}
+        });
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn remote_name_and_tag() {
+        let o = obj(json!({}));
+        assert_eq!(remote_name(&o), "team-web-1234abcd");
+        let d = desired(json!({}));
+        assert!(
+            d.env
+                .iter()
+                .any(|(k, v)| k == TAG_ENV && v == "1234abcd-0000-0000-0000-000000000000")
+        );
+        let a = PodAdapter::new(Duration::from_secs(1));
+        assert!(a.claims(&o, &remote(json!({}))));
+        // The tag decides over the name: another object's pod of the same name is not ours.
+        let other = remote(json!({"env": [format!("{TAG_ENV}=ffff")]}));
+        assert!(!a.claims(&o, &other));
+        // A pod without a tag is recognised by its name.
+        assert!(a.claims(&o, &remote(json!({"env": []}))));
+        assert!(!a.claims(&o, &remote(json!({"env": [], "name": "x"}))));
+    }
+
+    #[test]
+    fn debug_of_desired_hides_env_values() {
+        let d = desired(json!({}));
+        let shown = format!("{d:?}");
+        assert!(
+            shown.contains("TOKEN") && !shown.contains("s3cret"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn matching_pod_is_up_to_date() {
+        assert_eq!(
+            plan_pod(&desired(json!({})), &remote(json!({}))),
+            Plan::UpToDate
+        );
+    }
+
+    #[test]
+    fn desired_state_drives_stop_and_resume() {
+        let stopped = remote(json!({"desiredStatus": "EXITED", "runtime": null}));
+        assert_eq!(
+            plan_pod(&desired(json!({})), &stopped),
+            Plan::Update(vec![PodChange::Resume])
+        );
+        let d = desired(json!({"desiredState": "Stopped"}));
+        assert_eq!(
+            plan_pod(&d, &remote(json!({}))),
+            Plan::Update(vec![PodChange::Stop])
+        );
+        assert_eq!(plan_pod(&d, &stopped), Plan::UpToDate);
+    }
+
+    #[test]
+    fn immutable_changes_replace_or_block() {
+        let d = desired(json!({"image": "img:2"}));
+        match plan_pod(&d, &remote(json!({}))) {
+            Plan::Replace { reason } => assert!(reason.contains("image"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+        let d = desired(json!({"image": "img:2", "updateStrategy": "Never"}));
+        match plan_pod(&d, &remote(json!({}))) {
+            Plan::Blocked(f) => {
+                assert_eq!(f.reason, "ImmutableFieldChanged");
+                assert!(f.is_permanent());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_immutable_field_is_noticed() {
+        let base = remote(json!({}));
+        let cases = [
+            (json!({"ports": ["8888/http"]}), "ports"),
+            (json!({"containerDiskGb": 50}), "containerDiskGb"),
+            (json!({"volumeGb": 10}), "volumeGb"),
+            (
+                json!({"gpu": {"types": ["A", "B"], "count": 2}}),
+                "gpu.count",
+            ),
+            (json!({"gpu": {"types": ["A"]}}), "gpu.types"),
+            (json!({"dockerArgs": "sleep 1"}), "dockerArgs"),
+            (json!({"cloudType": "COMMUNITY"}), "cloudType"),
+        ];
+        for (spec, field) in cases {
+            let got = immutable_changes(&desired(spec.clone()), &base);
+            assert_eq!(got, vec![field], "{spec}");
+        }
+        // A changed Secret value is an env change, named without the value.
+        let changed = desired_of(
+            &obj(json!({})),
+            vec![("PLAIN".into(), "x".into()), ("TOKEN".into(), "n3w".into())],
+            None,
+        );
+        match plan_pod(&changed, &base) {
+            Plan::Replace { reason } => {
+                assert!(
+                    reason.contains("env") && !reason.contains("n3w"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // Port order and a type in the fallback list other than the first are no change.
+        let reordered = remote(json!({"ports": "8888/http, 22/tcp"}));
+        assert_eq!(plan_pod(&desired(json!({})), &reordered), Plan::UpToDate);
+    }
+
+    #[test]
+    fn readiness_and_phase() {
+        let run = DesiredState::Running;
+        let stop = DesiredState::Stopped;
+        let booted = remote(json!({}));
+        let booting = remote(json!({"runtime": null}));
+        let exited = remote(json!({"desiredStatus": "EXITED", "runtime": null}));
+        assert!(matches!(
+            readiness_of(run, &booted),
+            Readiness::Ready { .. }
+        ));
+        assert!(
+            matches!(readiness_of(run, &booting), Readiness::Progressing { reason, .. } if reason == "Starting")
+        );
+        assert!(matches!(
+            readiness_of(stop, &exited),
+            Readiness::Ready { .. }
+        ));
+        assert!(
+            matches!(readiness_of(stop, &booted), Readiness::Progressing { reason, .. } if reason == "Stopping")
+        );
+        assert_eq!(phase_of(run, &booted), PodPhase::Running);
+        assert_eq!(phase_of(run, &booting), PodPhase::Starting);
+        assert_eq!(phase_of(run, &exited), PodPhase::Starting);
+        assert_eq!(phase_of(stop, &exited), PodPhase::Stopped);
+        assert_eq!(phase_of(stop, &booted), PodPhase::Stopping);
+    }
+
+    #[test]
+    fn status_maps_the_platform_pod_without_env() {
+        let s = status_of(
+            PodStatus::default(),
+            DesiredState::Running,
+            &remote(json!({})),
+        );
+        assert_eq!(s.phase, Some(PodPhase::Running));
+        assert_eq!(s.desired_status.as_deref(), Some("RUNNING"));
+        assert_eq!(s.gpu_type_id.as_deref(), Some("B"));
+        assert_eq!(s.gpu_count, Some(1));
+        assert_eq!(s.cost_per_hour, Some(0.4));
+        assert_eq!(s.machine_id.as_deref(), Some("m-1"));
+        assert_eq!(s.pod_host_id.as_deref(), Some("pod-1-m1"));
+        assert_eq!(s.uptime_seconds, Some(12));
+        assert_eq!(s.remote_name.as_deref(), Some("team-web-1234abcd"));
+        assert_eq!(s.ports.len(), 2);
+        assert_eq!(s.ports[0].url.as_deref(), Some("http://1.2.3.4:40001"));
+        assert_eq!(s.ports[0].public_ip.as_deref(), Some("1.2.3.4"));
+        assert_eq!(s.ports[1].url, None);
+        assert_eq!(s.gpus.len(), 1);
+        let text = serde_json::to_string(&s).unwrap();
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn secrets_lists_env_references() {
+        let o = obj(json!({"env": [
+            {"name": "A", "valueFrom": {"secretKeyRef": {"name": "s1", "key": "k"}}},
+            {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s1", "key": "j"}}},
+            {"name": "C", "value": "v"}],
+            "credentialsSecretRef": {"name": "creds"}}));
+        let a = PodAdapter::new(Duration::from_secs(1));
+        assert_eq!(a.secrets(&o), vec!["creds".to_string(), "s1".to_string()]);
+    }
+}
