@@ -85,11 +85,16 @@ impl Verdicts {
         }
     }
 
-    /// A failure that a later retry can fix (rate limit, outage, no capacity). `ready`
-    /// keeps what was last known so that one transient error does not turn a healthy
-    /// object red on GitOps dashboards.
+    /// A failure that a later retry can fix (rate limit, outage, no capacity). A Ready
+    /// object stays Ready, so that one transient error does not turn it red on GitOps
+    /// dashboards; one that is not Ready says why not.
     pub fn retrying(ready: Verdict, reason: impl Into<String>, message: impl Into<String>) -> Self {
         let (reason, message) = (reason.into(), message.into());
+        let ready = if ready.status {
+            ready
+        } else {
+            Verdict::no(reason.clone(), message.clone())
+        };
         Self {
             ready,
             synced: Verdict::no(reason.clone(), message.clone()),
@@ -231,5 +236,13 @@ mod tests {
         assert_eq!(find(&c, READY).unwrap().last_transition_time, at(1));
         assert!(!is_true(&c, SYNCED));
         assert!(is_true(&c, RECONCILING));
+    }
+
+    #[test]
+    fn retrying_before_ready_says_why() {
+        let retry = Verdicts::retrying(Verdict::no("Pending", ""), "NoCapacity", "no GPUs");
+        let c = apply(&[], &retry, Some(1), &at(5));
+        assert_eq!(find(&c, READY).unwrap().reason, "NoCapacity");
+        assert!(!is_true(&c, READY) && !is_true(&c, STALLED));
     }
 }

@@ -723,9 +723,13 @@ impl<A: Adapter> Engine<A> {
         // Publish an Event only when the situation is new, so a failure repeated on every
         // backoff step is one Event, not a stream of them.
         if let Some((reason, warning, message)) = &outcome.event {
-            let previous = conditions::find(self.conditions(obj), conditions::READY)
-                .map(|c| c.reason.as_str());
-            if previous != Some(reason.as_str()) {
+            // Ready keeps its reason through retryable failures; Synced carries theirs.
+            let seen = [conditions::READY, conditions::SYNCED]
+                .into_iter()
+                .any(|t| {
+                    conditions::find(self.conditions(obj), t).is_some_and(|c| c.reason == *reason)
+                });
+            if !seen {
                 self.shared
                     .event(obj, *warning, reason, "Reconcile", message.clone())
                     .await;
