@@ -1,0 +1,42 @@
+{{- define "gpucloud-operator.name" -}}gpucloud-operator{{- end -}}
+
+{{- define "gpucloud-operator.labels" -}}
+app.kubernetes.io/name: gpucloud-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "gpucloud-operator.selector" -}}
+app.kubernetes.io/name: gpucloud-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end -}}
+
+{{- define "gpucloud-operator.fullname" -}}
+{{- if eq .Release.Name "gpucloud-operator" -}}gpucloud-operator{{- else -}}{{ printf "%s-gpucloud-operator" .Release.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
+{{- define "gpucloud-operator.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}{{ .Values.serviceAccount.name | default (include "gpucloud-operator.fullname" .) }}{{- else -}}{{ .Values.serviceAccount.name | default "default" }}{{- end -}}
+{{- end -}}
+
+{{/* Rules on the watched objects; the same for the ClusterRole and each Role. */}}
+{{- define "gpucloud-operator.rules" -}}
+- apiGroups: ["gpucloud.io"]
+  resources: ["pods", "endpoints", "networkvolumes"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["gpucloud.io"]
+  resources: ["pods/status", "endpoints/status", "networkvolumes/status"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["list", "patch", "delete"]
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
+{{- end -}}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status, pinned in go.mod) on objects the
+# operator wrote: go test over testdata/ (captured by capture.sh).
+# The CLI for end-to-end tests:  tests/kstatus/run.sh status FILE.yaml...  (or - for stdin)
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here"
+command -v go >/dev/null || { echo "error: go is required" >&2; exit 1; }
+if [ "${1:-}" = "status" ]; then
+    shift
+    go build -o "${TMPDIR:-/tmp}/gpucloud-kstatus" .
+    exec "${TMPDIR:-/tmp}/gpucloud-kstatus" "$@"
+fi
+go vet ./...
+go test -count=1 -v ./... 2>&1 | grep -v '^=== RUN' 
+exit "${PIPESTATUS[0]}"
