@@ -63,6 +63,17 @@ phase "cargo test (unit, emulator, client, end-to-end)"
 # and run on their own (`cargo bench`), not here.
 cargo test --lib --bins --tests --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
 
+if [ ${#cargo_args[@]} -eq 0 ]; then
+    phase "install manifests: kustomize and Helm, server dry run"
+    tests/install/run.sh
+    phase "RBAC: the operator as the deploy/ ServiceAccount"
+    tests/install/rbac.sh
+    phase "kstatus on the operator's objects"
+    tests/kstatus/run.sh
+    phase "Argo CD health check (gopher-lua)"
+    tests/argocd/run.sh
+fi
+
 if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     phase "official Python SDK against the emulator"
     tests/python/run.sh
