@@ -14,7 +14,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
@@ -131,6 +131,124 @@ fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 
+/// CPU seconds (user + system) a process has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+/// CPU seconds used so far by the control plane's etcd and kube-apiserver, from the `pids`
+/// file `cp.sh` writes next to the kubeconfig (none if it is not there).
+fn control_plane_cpu() -> Option<f64> {
+    let kubeconfig = std::path::PathBuf::from(std::env::var_os("KUBECONFIG")?);
+    let pids = std::fs::read_to_string(kubeconfig.parent()?.join("pids")).ok()?;
+    let total = pids
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, name)| matches!(*name, "etcd" | "kube-apiserver"))
+        .filter_map(|(pid, _)| pid.parse::<u32>().ok())
+        .map(cpu_seconds)
+        .sum();
+    Some(total)
+}
+
+/// Writes the apiserver has served so far (POST, PUT, PATCH, APPLY, DELETE), from its
+/// own `/metrics`, by verb, resource, subresource and code.
+async fn apiserver_writes(client: &kube::Client) -> Option<BTreeMap<String, f64>> {
+    let request = axum::http::Request::get("/metrics").body(Vec::new()).ok()?;
+    let text = client.request_text(request).await.ok()?;
+    let label = |line: &str, name: &str| {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = line[start..].find('"')? + start;
+        Some(line[start..end].to_string())
+    };
+    let mut writes = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+    {
+        let Some(verb) = label(line, "verb") else {
+            continue;
+        };
+        if !["POST", "PUT", "PATCH", "APPLY", "DELETE"].contains(&verb.as_str()) {
+            continue;
+        }
+        let key = format!(
+            "{verb} {}{} {}",
+            label(line, "resource").unwrap_or_default(),
+            label(line, "subresource")
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("/{s}"))
+                .unwrap_or_default(),
+            label(line, "code").unwrap_or_default()
+        );
+        let value: f64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        *writes.entry(key).or_default() += value;
+    }
+    Some(writes)
+}
+
+/// Apiserver writes and control-plane CPU over one phase.
+struct Cost {
+    writes: Option<BTreeMap<String, f64>>,
+    cpu: Option<f64>,
+}
+
+impl Cost {
+    async fn start(client: &kube::Client) -> Self {
+        Self {
+            writes: apiserver_writes(client).await,
+            cpu: control_plane_cpu(),
+        }
+    }
+
+    async fn since(&self, client: &kube::Client) -> Self {
+        let now = Self::start(client).await;
+        let writes = now.writes.zip(self.writes.as_ref()).map(|(after, before)| {
+            after
+                .into_iter()
+                .map(|(k, v)| {
+                    let d = v - before.get(&k).copied().unwrap_or(0.0);
+                    (k, d)
+                })
+                .filter(|(_, d)| *d > 0.0)
+                .collect()
+        });
+        Self {
+            writes,
+            cpu: now.cpu.zip(self.cpu).map(|(b, a)| b - a),
+        }
+    }
+
+    fn total_writes(&self) -> Option<f64> {
+        self.writes.as_ref().map(|w| w.values().sum())
+    }
+
+    fn describe(&self, n: usize) -> String {
+        let writes = self.total_writes().map_or("unknown".into(), |w| {
+            format!("{w:.0} apiserver writes ({:.1} per object)", w / n as f64)
+        });
+        let cpu = self
+            .cpu
+            .map_or("unknown".into(), |c| format!("{c:.1} s control-plane CPU"));
+        format!("{writes}, {cpu}")
+    }
+}
+
 /// Deletes every NetworkVolume in the namespace and waits until they are gone.
 async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Duration> {
     let started = Instant::now();
@@ -157,11 +275,14 @@ async fn run(opts: Options) {
     let env = Env::start("bench-nv").await;
     let bare_ns = TestNamespace::create(&env.client, "bench-bare").await;
     let bare_api: Api<NetworkVolume> = Api::namespaced(env.client.clone(), bare_ns.name());
+    let bare_cost = Cost::start(&env.client).await;
     let bare = apply_all(&bare_api, n).await;
+    let bare_cost = bare_cost.since(&env.client).await;
     println!(
-        "  bare apiserver writes:      {n} creates in {:.2} s ({:.2} s per 1,000)",
+        "  bare apiserver writes:      {n} creates in {:.2} s ({:.2} s per 1,000); {}",
         bare.as_secs_f64(),
-        bare.as_secs_f64() * 1000.0 / n as f64
+        bare.as_secs_f64() * 1000.0 / n as f64,
+        bare_cost.describe(n)
     );
     delete_all(&bare_api, Duration::from_secs(600)).await;
     bare_ns.delete_and_wait(&env.client).await;
@@ -186,6 +307,8 @@ async fn run(opts: Options) {
 
     let timeout = Duration::from_secs(120 + n as u64 / 5);
     let watch = tokio::spawn(wait_all_ready(api.clone(), n, timeout));
+    let cost = Cost::start(&env.client).await;
+    let operator_cpu = cpu_seconds(pid);
     let started = Instant::now();
     let applied = apply_all(&api, n).await;
     let Some(all_ready) = watch.await.expect("the watch task") else {
@@ -194,16 +317,30 @@ async fn run(opts: Options) {
         return;
     };
     let converge = all_ready.duration_since(started);
+    let cost = cost.since(&env.client).await;
+    let operator_cpu = cpu_seconds(pid) - operator_cpu;
     let (rss_ready, _) = memory_kib(pid);
     println!(
         "  applies (with operator):    {n} creates in {:.2} s",
         applied.as_secs_f64()
     );
     println!(
-        "  first apply to all Ready:   {:.2} s  = {:.2}x the bare writes (bar: 1.5x)",
+        "  first apply to all Ready:   {:.2} s = {:.2}x the bare creates (bar: 1.5x); {}; operator CPU {operator_cpu:.1} s",
         converge.as_secs_f64(),
-        converge.as_secs_f64() / bare.as_secs_f64()
+        converge.as_secs_f64() / bare.as_secs_f64(),
+        cost.describe(n)
     );
+    if let Some(writes) = &cost.writes {
+        println!("  apiserver writes by verb, resource and code: {writes:?}");
+    }
+    if let (Some(writes), Some(bare_writes)) = (cost.total_writes(), bare_cost.total_writes()) {
+        // What the same number of writes costs bare, at the rate measured above.
+        let bare_equivalent = bare.as_secs_f64() * writes / bare_writes;
+        println!(
+            "  vs the writes involved:     {writes:.0} writes take {bare_equivalent:.2} s bare; Ready took {:.2}x that",
+            converge.as_secs_f64() / bare_equivalent
+        );
+    }
 
     // Platform calls per resync interval once converged.
     let admin = env.emulator.admin();

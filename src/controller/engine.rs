@@ -59,6 +59,24 @@ pub struct Engine<A: Adapter> {
     /// When this engine started: a create marked pending by an earlier process (one that
     /// crashed with the create in flight) has landed or failed by `started + create_timeout`.
     started: Instant,
+    /// The status this process last wrote, by object, with the resourceVersion the write
+    /// returned: the next pass may start before the watch has delivered it, and must not
+    /// take the older status it then sees for the current one (it would write the same
+    /// status again, with new transition times). Dropped once the watch has caught up.
+    own_status: parking_lot::Mutex<std::collections::HashMap<String, OwnStatus<A>>>,
+}
+
+type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);
+
+/// Whether an object read at `seen` (from the watch cache) predates a write of ours that
+/// returned `written`. resourceVersions are etcd revisions, comparable as integers
+/// (Kubernetes 1.35 made that a guarantee); anything else counts as not behind, so the
+/// object as seen is used.
+pub(crate) fn seen_predates(seen: Option<&str>, written: &str) -> bool {
+    match (seen.map(str::parse::<u64>), written.parse::<u64>()) {
+        (Some(Ok(seen)), Ok(written)) => seen < written,
+        _ => false,
+    }
 }
 
 /// A create whose answer said nothing certain.
@@ -167,6 +185,28 @@ impl<A: Adapter> Engine<A> {
             last_write: Default::default(),
             unsure_creates: Default::default(),
             started: Instant::now(),
+            own_status: Default::default(),
+        }
+    }
+
+    /// `obj` with the status this process last wrote, if the watch has not delivered that
+    /// write yet.
+    fn with_own_status(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
+        let key = obj.key();
+        let mut own = self.own_status.lock();
+        match own.get(&key) {
+            Some((written, status))
+                if seen_predates(obj.resource_version().as_deref(), written) =>
+            {
+                let mut newer = (*obj).clone();
+                *newer.status_mut() = Some(status.clone());
+                Arc::new(newer)
+            }
+            Some(_) => {
+                own.remove(&key);
+                obj
+            }
+            None => obj,
         }
     }
 
@@ -220,6 +260,7 @@ impl<A: Adapter> Engine<A> {
     }
 
     async fn apply(&self, api: &Api<A::Kind>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
+        let obj = self.with_own_status(obj);
         let annotations = Annotations::read(obj.meta().annotations.as_ref());
         if annotations.paused {
             // Hands off: no platform call, only say so in status.
@@ -716,6 +757,7 @@ impl<A: Adapter> Engine<A> {
     async fn cleanup(&self, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let key = obj.key();
         self.last_write.lock().remove(&key);
+        self.own_status.lock().remove(&key);
         self.shared.metrics.set_ready(A::KIND, &key, None);
         self.backoffs.succeed(&key);
         let annotations = Annotations::read(obj.meta().annotations.as_ref());
@@ -951,6 +993,13 @@ impl<A: Adapter> Engine<A> {
                 &Patch::Apply(body),
             )
             .await?;
+        if let (Some(version), Some(status)) =
+            (written.resource_version(), written.current_status())
+        {
+            self.own_status
+                .lock()
+                .insert(obj.key(), (version, status.clone()));
+        }
         Ok(Some(written))
     }
 
@@ -1074,6 +1123,17 @@ mod tests {
 
     fn jiff_seconds(n: i64) -> k8s_openapi::jiff::SignedDuration {
         k8s_openapi::jiff::SignedDuration::from_secs(n)
+    }
+
+    #[test]
+    fn an_object_older_than_our_own_write_is_behind() {
+        assert!(seen_predates(Some("100"), "105"));
+        assert!(!seen_predates(Some("105"), "105"));
+        assert!(!seen_predates(Some("110"), "105"));
+        // Not comparable: use what the watch shows.
+        assert!(!seen_predates(None, "105"));
+        assert!(!seen_predates(Some("abc"), "105"));
+        assert!(!seen_predates(Some("100"), "xyz"));
     }
 
     #[test]
