@@ -5,8 +5,11 @@ use std::path::Path;
 
 /// Kustomize and Helm read files only inside their own folders, so the CRDs are committed
 /// three times; all three must be what the code generates.
-const COPIES: [&str; 3] =
-    ["crds/gpucloud.io.yaml", "deploy/crds/gpucloud.io.yaml", "deploy/helm/gpucloud-operator/crds/gpucloud.io.yaml"];
+const COPIES: [&str; 3] = [
+    "crds/gpucloud.io.yaml",
+    "deploy/crds/gpucloud.io.yaml",
+    "deploy/helm/gpucloud-operator/crds/gpucloud.io.yaml",
+];
 
 #[test]
 fn committed_crds_match_the_code() {

@@ -24,7 +24,7 @@ use serde_json::json;
 
 use common::{TestNamespace, kube_client, wait_until};
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn namespace_secret_and_lease_round_trip() {
     let client = kube_client().await;
@@ -85,7 +85,7 @@ async fn namespace_secret_and_lease_round_trip() {
     ns.delete_and_wait(&client).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn watch_sees_a_config_map_change() {
     let client = kube_client().await;
@@ -134,7 +134,7 @@ async fn watch_sees_a_config_map_change() {
     ns.delete_and_wait(&client).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn garbage_collector_removes_dependents() {
     let client = kube_client().await;
@@ -188,7 +188,7 @@ async fn garbage_collector_removes_dependents() {
     ns.delete_and_wait(&client).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn cel_transition_rule_refuses_a_violating_update() {
     let client = kube_client().await;

@@ -5,43 +5,19 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
+use gpucloud_operator::crd::NetworkVolume;
 use gpucloud_operator::platform::NetworkVolumeCreate;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, condition};
+use common::operator::{
+    API_KEY, Env, KEY_SECRET, calls_since, free_port, is_ready, is_stalled_with, message, reason,
+    total_calls, volume,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-
-fn volume(name: &str, size: i32, extra: serde_json::Value) -> NetworkVolume {
-    let mut spec = json!({"sizeGb": size, "dataCenterId": "EU-RO-1"});
-    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
-        spec.extend(extra.clone());
-    }
-    let spec: NetworkVolumeSpec = serde_json::from_value(spec).unwrap();
-    NetworkVolume::new(name, spec)
-}
-
-fn is_ready(nv: &NetworkVolume) -> bool {
-    nv.status.as_ref().is_some_and(|s| {
-        condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
-            && s.common.observed_generation == nv.metadata.generation
-    })
-}
-
-fn reason(nv: &NetworkVolume, type_: &str) -> Option<String> {
-    nv.status
-        .as_ref()
-        .and_then(|s| condition(&s.common.conditions, type_))
-        .map(|c| c.reason.clone())
-}
-
-async fn remote_volumes(env: &Env, name: &str) -> Vec<gpucloud_operator::platform::NetworkVolume> {
-    let all = env.platform.rest().list_network_volumes().await.unwrap();
-    all.into_iter().filter(|v| v.name == name).collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
@@ -71,7 +47,7 @@ async fn apply_grow_rename_and_delete() {
         remote_name.starts_with(&format!("{}-data-", env.ns.name())),
         "{remote_name}"
     );
-    assert_eq!(remote_volumes(&env, &remote_name).await.len(), 1);
+    assert_eq!(env.remote_volumes(&remote_name).await.len(), 1);
 
     // Grow: the remote follows and so does status.
     api.patch(
@@ -194,7 +170,7 @@ async fn orphan_keeps_the_volume_and_adoption_finds_it_again() {
         Some(id.as_str())
     );
     assert_eq!(
-        remote_volumes(&env, &kept.name).await.len(),
+        env.remote_volumes(&kept.name).await.len(),
         1,
         "adoption created nothing new"
     );
@@ -268,5 +244,403 @@ async fn paused_and_observe_only_make_no_writes() {
         "ObserveOnly changed the volume"
     );
 
+    env.finish(op).await;
+}
+
+const CREATE_ROUTE: &str = "POST /v1/networkvolumes";
+const LIST_ROUTE: &str = "GET /v1/networkvolumes";
+const GET_ROUTE: &str = "GET /v1/networkvolumes/{id}";
+
+/// How long a stalled object is watched for a retry loop.
+const QUIET: Duration = Duration::from_secs(10);
+
+/// Asserts that exactly one `events.k8s.io/v1` Event with `reason` is about `name`, that
+/// it is a Warning, and that it was published once (no series of repeats).
+async fn assert_one_warning(env: &Env, name: &str, reason: &str) {
+    let events = env.events_about("NetworkVolume", name).await;
+    let matching: Vec<_> = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "{name}: want one {reason} Event, got {events:#?}"
+    );
+    let event = matching[0];
+    assert_eq!(event.type_.as_deref(), Some("Warning"), "{event:#?}");
+    assert!(
+        event.series.is_none(),
+        "{name}: the {reason} Event was published more than once: {event:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn kstatus_fields_and_events() {
+    let env = Env::start("nv-kstatus").await;
+    let admin = env.emulator.admin();
+    // A slow create, so that the first reconcile's status can be seen before it answers.
+    admin.add_latency(CREATE_ROUTE, 3_000).await.unwrap();
+    let op = env.operator(&[]);
+    let api: Api<NetworkVolume> = env.api();
+    api.create(&PostParams::default(), &volume("watched", 10, json!({})))
+        .await
+        .unwrap();
+
+    // kstatus reads an object without conditions as Current: the first reconcile must
+    // say Ready=False (and Reconciling=True) while the create is still in flight.
+    let early = env
+        .wait_for::<NetworkVolume, _>(
+            "watched",
+            Duration::from_secs(10),
+            "Ready=False before the create answers",
+            |nv| {
+                nv.status.as_ref().is_some_and(|s| {
+                    s.common.observed_generation == nv.metadata.generation
+                        && !s.common.conditions.is_empty()
+                })
+            },
+        )
+        .await;
+    let status = early.status.as_ref().unwrap();
+    let ready = common::operator::condition(&status.common.conditions, "Ready").unwrap();
+    assert_eq!(ready.status, "False", "{status:#?}");
+    assert!(
+        common::operator::is_true(&early, "Reconciling"),
+        "{status:#?}"
+    );
+    assert!(!common::operator::is_true(&early, "Stalled"), "{status:#?}");
+    assert_eq!(
+        early.metadata.generation,
+        Some(1),
+        "nothing may write the spec"
+    );
+
+    let ready = env.wait_for("watched", TIMEOUT, "Ready", is_ready).await;
+    assert!(common::operator::is_true(&ready, "Synced"));
+    assert!(!common::operator::is_true(&ready, "Reconciling"));
+    assert!(!common::operator::is_true(&ready, "Stalled"));
+    admin.clear_faults().await.unwrap();
+
+    // observedGeneration follows metadata.generation.
+    api.patch(
+        "watched",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"sizeGb": 20}})),
+    )
+    .await
+    .unwrap();
+    let grown = env
+        .wait_for::<NetworkVolume, _>("watched", TIMEOUT, "grown, generation 2", |nv| {
+            is_ready(nv) && nv.status.as_ref().unwrap().size_gb == Some(20)
+        })
+        .await;
+    assert_eq!(grown.metadata.generation, Some(2));
+    assert_eq!(
+        grown.status.as_ref().unwrap().common.observed_generation,
+        Some(2)
+    );
+
+    // Every remote change has its Event, about this object.
+    let has_events = common::wait_until(TIMEOUT, || async {
+        let reasons: Vec<_> = env
+            .events_about("NetworkVolume", "watched")
+            .await
+            .into_iter()
+            .filter(|e| e.type_.as_deref() == Some("Normal"))
+            .filter_map(|e| e.reason)
+            .collect();
+        reasons.iter().any(|r| r == "Created") && reasons.iter().any(|r| r == "Updated")
+    })
+    .await;
+    let events = env.events_about("NetworkVolume", "watched").await;
+    assert!(
+        has_events,
+        "want Created and Updated Events, got {events:#?}"
+    );
+    let uid = grown.uid().unwrap();
+    for e in &events {
+        let regarding = e.regarding.as_ref().unwrap();
+        assert_eq!(regarding.uid.as_deref(), Some(uid.as_str()), "{e:#?}");
+        assert!(e.note.as_deref().is_some_and(|n| !n.is_empty()), "{e:#?}");
+    }
+
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn wrong_api_key_stalls_quietly_and_a_fixed_secret_converges_without_restart() {
+    let env = Env::start("nv-badkey").await;
+    let secrets: Api<Secret> = env.api();
+    secrets
+        .patch(
+            KEY_SECRET,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"apiKey": "not-the-key"}})),
+        )
+        .await
+        .unwrap();
+    let admin = env.emulator.admin();
+    admin.clear_calls().await.unwrap();
+    let op = env.operator(&[]);
+    let api: Api<NetworkVolume> = env.api();
+    let names = ["key-a", "key-b", "key-c"];
+    for name in names {
+        api.create(&PostParams::default(), &volume(name, 10, json!({})))
+            .await
+            .unwrap();
+    }
+    for name in names {
+        let nv = env
+            .wait_for::<NetworkVolume, _>(name, TIMEOUT, "Stalled/Unauthorized", |nv| {
+                is_stalled_with(nv, "Unauthorized")
+            })
+            .await;
+        let text = message(&nv, "Ready");
+        assert!(
+            text.contains(KEY_SECRET) && text.contains("API key"),
+            "the message must name the Secret to fix: {text}"
+        );
+        assert!(!text.contains("not-the-key"), "the key leaked: {text}");
+    }
+    // No retry loop: the wrong key costs at most one call per object, however long we wait.
+    tokio::time::sleep(QUIET).await;
+    let calls = env.calls().await;
+    assert!(
+        total_calls(&calls) <= names.len() as u64,
+        "a retry loop: {calls:?}"
+    );
+    println!("platform calls with a wrong key over {QUIET:?}: {calls:?}");
+    for name in names {
+        assert_one_warning(&env, name, "Unauthorized").await;
+    }
+
+    // The fixed Secret is picked up by the watch: no restart.
+    secrets
+        .patch(
+            KEY_SECRET,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"apiKey": API_KEY}})),
+        )
+        .await
+        .unwrap();
+    for name in names {
+        env.wait_for(name, TIMEOUT, "Ready after the key was fixed", is_ready)
+            .await;
+    }
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn missing_credentials_secret_stalls_until_it_exists() {
+    let env = Env::start("nv-nosecret").await;
+    let admin = env.emulator.admin();
+    admin.clear_calls().await.unwrap();
+    let op = env.operator(&[]);
+    let api: Api<NetworkVolume> = env.api();
+    api.create(
+        &PostParams::default(),
+        &volume(
+            "own-key",
+            10,
+            json!({"credentialsSecretRef": {"name": "team-key"}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let nv = env
+        .wait_for::<NetworkVolume, _>("own-key", TIMEOUT, "Stalled/CredentialsNotFound", |nv| {
+            is_stalled_with(nv, "CredentialsNotFound")
+        })
+        .await;
+    let text = message(&nv, "Ready");
+    assert!(text.contains("team-key"), "{text}");
+    tokio::time::sleep(QUIET).await;
+    let calls = env.calls().await;
+    assert_eq!(
+        total_calls(&calls),
+        0,
+        "no key, no platform calls: {calls:?}"
+    );
+    assert_one_warning(&env, "own-key", "CredentialsNotFound").await;
+
+    let secrets: Api<Secret> = env.api();
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "team-key"},
+        "stringData": {"apiKey": API_KEY}
+    }))
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let ready = env
+        .wait_for("own-key", TIMEOUT, "Ready once the Secret exists", is_ready)
+        .await;
+    assert!(ready.status.unwrap().common.id.is_some());
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn unknown_data_center_stalls_with_one_event_and_no_retry_loop() {
+    let env = Env::start("nv-baddc").await;
+    let admin = env.emulator.admin();
+    admin.clear_calls().await.unwrap();
+    let op = env.operator(&[]);
+    let api: Api<NetworkVolume> = env.api();
+    api.create(
+        &PostParams::default(),
+        &volume("nowhere", 10, json!({"dataCenterId": "XX-NOWHERE-1"})),
+    )
+    .await
+    .unwrap();
+    let nv = env
+        .wait_for::<NetworkVolume, _>("nowhere", TIMEOUT, "Stalled/InvalidSpec", |nv| {
+            is_stalled_with(nv, "InvalidSpec")
+        })
+        .await;
+    let text = message(&nv, "Ready");
+    assert!(
+        text.contains("dataCenterId") && text.contains("XX-NOWHERE-1"),
+        "the message must name the field: {text}"
+    );
+    tokio::time::sleep(QUIET).await;
+    let calls = env.calls().await;
+    assert_eq!(
+        calls.get(CREATE_ROUTE).copied(),
+        Some(1),
+        "the refused create was retried: {calls:?}"
+    );
+    assert!(total_calls(&calls) <= 3, "a retry loop: {calls:?}");
+    assert_one_warning(&env, "nowhere", "InvalidSpec").await;
+    let nv: NetworkVolume = api.get("nowhere").await.unwrap();
+    assert!(
+        !nv.annotations()
+            .contains_key("gpucloud.io/external-create-pending"),
+        "a refused create leaves no pending marker"
+    );
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn metrics_endpoint_exposes_the_operator_series() {
+    let env = Env::start("nv-metrics").await;
+    let port = free_port();
+    let op = env.operator(&[&format!("--metrics-addr=127.0.0.1:{port}")]);
+    let api: Api<NetworkVolume> = env.api();
+    api.create(&PostParams::default(), &volume("measured", 10, json!({})))
+        .await
+        .unwrap();
+    env.wait_for("measured", TIMEOUT, "Ready", is_ready).await;
+
+    let http = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    // The gauge follows the status write; wait for it rather than racing it.
+    let last = std::sync::Mutex::new(String::new());
+    let counted = common::wait_until(TIMEOUT, || {
+        let (http, url, last) = (http.clone(), format!("{base}/metrics"), &last);
+        async move {
+            let Ok(resp) = http.get(&url).send().await else {
+                return false;
+            };
+            let text = resp.text().await.unwrap_or_default();
+            let found = text.lines().any(|l| {
+                l.starts_with("gpucloud_managed_objects{")
+                    && l.contains("kind=\"NetworkVolume\"")
+                    && l.contains("ready=\"true\"")
+                    && l.ends_with(" 1")
+            });
+            *last.lock().unwrap() = text;
+            found
+        }
+    })
+    .await;
+    let text = last.into_inner().unwrap();
+    assert!(counted, "no Ready NetworkVolume in the gauge:\n{text}");
+    for series in [
+        "gpucloud_reconciles_total{",
+        "gpucloud_managed_objects{",
+        "gpucloud_platform_calls_total{",
+        "gpucloud_reconcile_duration_seconds_bucket{",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(series)),
+            "{series} missing from /metrics:\n{text}"
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("gpucloud_reconciles_total{")
+                && l.contains("kind=\"NetworkVolume\"")
+                && l.contains("result=\"ok\"")),
+        "{text}"
+    );
+    assert!(!text.contains(API_KEY), "the API key is in /metrics");
+    for path in ["healthz", "readyz"] {
+        let status = http
+            .get(format!("{base}/{path}"))
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert!(status.is_success(), "/{path}: {status}");
+    }
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn platform_calls_per_interval_do_not_grow_with_objects() {
+    const OBJECTS: usize = 50;
+    const POLL: Duration = Duration::from_secs(2);
+    const INTERVALS: u32 = 3;
+    let env = Env::start("nv-batch").await;
+    let op = env.operator(&["--poll-interval=2s", "--concurrency=16"]);
+    let api: Api<NetworkVolume> = env.api();
+    let names: Vec<String> = (0..OBJECTS).map(|i| format!("batch-{i:02}")).collect();
+    for name in &names {
+        api.create(&PostParams::default(), &volume(name, 10, json!({})))
+            .await
+            .unwrap();
+    }
+    let all_ready = common::wait_until(Duration::from_secs(90), || async {
+        let list = api.list(&Default::default()).await.unwrap();
+        list.items.len() == OBJECTS && list.items.iter().all(is_ready)
+    })
+    .await;
+    assert!(all_ready, "{OBJECTS} volumes did not all become Ready");
+    // Let the passes that follow the creates settle into the periodic resync.
+    tokio::time::sleep(POLL).await;
+
+    let before = env.calls().await;
+    let window = POLL * INTERVALS;
+    tokio::time::sleep(window).await;
+    let calls = calls_since(&before, &env.calls().await);
+    println!(
+        "platform calls over {INTERVALS} resync intervals with {OBJECTS} Ready volumes: {calls:?}"
+    );
+    let lists = calls.get(LIST_ROUTE).copied().unwrap_or(0);
+    assert!(
+        lists <= u64::from(INTERVALS) + 2,
+        "{lists} list calls in {INTERVALS} intervals: {calls:?}"
+    );
+    assert!(lists >= 1, "the resync stopped looking: {calls:?}");
+    assert_eq!(
+        calls.get(GET_ROUTE).copied().unwrap_or(0),
+        0,
+        "per-object reads: {calls:?}"
+    );
+    assert_eq!(
+        total_calls(&calls),
+        lists,
+        "nothing but list calls once converged: {calls:?}"
+    );
+    let list = api.list(&Default::default()).await.unwrap();
+    assert!(list.items.iter().all(is_ready));
     env.finish(op).await;
 }

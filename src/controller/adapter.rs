@@ -51,10 +51,14 @@ pub enum WhenGone {
 
 /// A create that failed. `maybe_created` is true when the platform may have created the
 /// object anyway (5xx, timeout): the engine then looks for it instead of creating again.
+/// `answered` is true when the platform did answer (a 5xx): whatever the create did, it
+/// did before the answer. Without an answer (a timeout, a dropped connection) the create
+/// may still be running at the platform.
 #[derive(Debug)]
 pub struct CreateFailure {
     pub failure: Failure,
     pub maybe_created: bool,
+    pub answered: bool,
 }
 
 impl CreateFailure {
@@ -62,6 +66,7 @@ impl CreateFailure {
         Self {
             failure: Failure::from_platform(what, err),
             maybe_created: err.may_have_been_applied(),
+            answered: err.status().is_some(),
         }
     }
 
@@ -69,6 +74,7 @@ impl CreateFailure {
         Self {
             failure,
             maybe_created: false,
+            answered: true,
         }
     }
 }

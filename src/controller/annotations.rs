@@ -20,6 +20,17 @@ pub const CREATE_PENDING: &str = "gpucloud.io/external-create-pending";
 /// Time of the last create the platform confirmed.
 pub const CREATE_SUCCEEDED: &str = "gpucloud.io/external-create-succeeded";
 
+/// The annotations only the engine writes, as notes to itself across passes and crashes.
+/// A change to one of them is never a reason to reconcile: the pass that wrote it has
+/// already decided what comes next, and reacting to its own notes would turn every refused
+/// create (marker written, create refused, marker removed) into a loop.
+pub const BOOKKEEPING: &[&str] = &[CREATE_PENDING, CREATE_SUCCEEDED];
+
+/// Whether a change to annotation `key` should trigger a reconcile.
+pub fn triggers_reconcile(key: &str) -> bool {
+    !BOOKKEEPING.contains(&key)
+}
+
 /// The annotations of one object, read once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Annotations {

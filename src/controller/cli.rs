@@ -59,6 +59,11 @@ pub struct RunArgs {
     /// How soon to look again while something is coming up.
     #[arg(long, default_value = "5s", value_parser = duration_arg)]
     pub progress_interval: Duration,
+    /// Time limit of one platform call attempt. It also bounds how long a create can still
+    /// land after it was sent, which the operator waits out before it concludes that an
+    /// interrupted create (a crash, a timeout) made nothing.
+    #[arg(long, env = "GPUCLOUD_PLATFORM_TIMEOUT", default_value = "30s", value_parser = duration_arg)]
+    pub platform_timeout: Duration,
     /// Reconciles running at once, per kind.
     #[arg(long, default_value_t = 16)]
     pub concurrency: u16,
@@ -185,14 +190,14 @@ pub async fn run_with(
         DefaultKey::Fixed(key) => key.clone(),
         _ => ApiKey::new("unset").expect("a literal key"),
     };
-    let platform = PlatformClient::with_metrics(
-        PlatformConfig::new(urls, base_key),
-        metrics.platform.clone(),
-    )?;
+    let mut platform_config = PlatformConfig::new(urls, base_key);
+    platform_config.timeouts.request = args.platform_timeout;
+    let platform = PlatformClient::with_metrics(platform_config, metrics.platform.clone())?;
     let credentials = CredentialResolver::new(kube.clone(), default, args.poll_interval);
     let config = EngineConfig {
         poll_interval: args.poll_interval,
         progress_interval: args.progress_interval,
+        create_timeout: args.platform_timeout,
         ..EngineConfig::default()
     };
     let identity = args.identity.clone().unwrap_or_else(hostname);

@@ -30,6 +30,10 @@ pub struct EngineConfig {
     /// How soon a Stalled object is looked at again even if nothing changes, in case the
     /// account was fixed on the platform's side.
     pub stalled_recheck: Duration,
+    /// The longest a create may keep running at the platform after it was sent (the
+    /// client's per-attempt time limit). Until then, not finding the object it may have
+    /// made proves nothing.
+    pub create_timeout: Duration,
     pub backoff: BackoffPolicy,
 }
 
@@ -39,6 +43,7 @@ impl Default for EngineConfig {
             poll_interval: Duration::from_secs(60),
             progress_interval: Duration::from_secs(5),
             stalled_recheck: Duration::from_secs(1800),
+            create_timeout: Duration::from_secs(30),
             backoff: BackoffPolicy::default(),
         }
     }

@@ -38,16 +38,23 @@ pub enum DefaultKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AccountId(u64);
 
-/// A key and the account it stands for.
+/// A key, the account it stands for, and where it was read from.
 #[derive(Clone, Debug)]
 pub struct Credentials {
     pub key: ApiKey,
     pub account: AccountId,
+    /// Where the key comes from, for messages that must say what to fix (never the key).
+    pub source: String,
 }
 
 struct Cached {
     key: ApiKey,
     read_at: Instant,
+}
+
+/// Where a key read from a Secret comes from, for messages.
+fn secret_source(namespace: &str, name: &str, field: &str, named_by: &str) -> String {
+    format!("Secret {namespace}/{name}, key {field:?} (named by {named_by})")
 }
 
 /// Reads and caches API keys from Secrets.
@@ -80,12 +87,16 @@ impl CredentialResolver {
         namespace: &str,
         reference: Option<&CredentialsSecretRef>,
     ) -> Result<Credentials, Failure> {
-        let key = match (reference, &self.default) {
-            (Some(r), _) => {
+        let (key, source) = match (reference, &self.default) {
+            (Some(r), _) => (
                 self.read_secret(namespace, &r.name, &r.key, "credentialsSecretRef")
-                    .await?
-            }
-            (None, DefaultKey::Fixed(key)) => key.clone(),
+                    .await?,
+                secret_source(namespace, &r.name, &r.key, "spec.credentialsSecretRef"),
+            ),
+            (None, DefaultKey::Fixed(key)) => (
+                key.clone(),
+                "the operator's default key (GPUCLOUD_API_KEY or --api-key-file)".to_string(),
+            ),
             (
                 None,
                 DefaultKey::Secret {
@@ -93,10 +104,11 @@ impl CredentialResolver {
                     name,
                     key,
                 },
-            ) => {
+            ) => (
                 self.read_secret(namespace, name, key, "the operator's --api-key-secret")
-                    .await?
-            }
+                    .await?,
+                secret_source(namespace, name, key, "the operator's --api-key-secret"),
+            ),
             (None, DefaultKey::None) => {
                 return Err(Failure::permanent(
                     "CredentialsNotConfigured",
@@ -107,6 +119,7 @@ impl CredentialResolver {
         Ok(Credentials {
             account: self.account_of(&key),
             key,
+            source,
         })
     }
 

@@ -48,33 +48,73 @@ pub enum EngineError {
 pub struct Engine<A: Adapter> {
     pub shared: Arc<Shared>,
     pub adapter: A,
-    snapshots: Snapshots<AccountId, A::Remote>,
+    snapshots: Snapshots<AccountId, A::Remote, crate::platform::PlatformError>,
     backoffs: Backoffs<String>,
     /// When this process last changed each object's remote object: a listing that started
     /// before that would show the old state and lead to the same change again.
     last_write: parking_lot::Mutex<std::collections::HashMap<String, Instant>>,
-    /// Writes the platform refused for good, by object: not sent again until the spec,
-    /// the annotations or the key change (or the stalled recheck passes). Without this,
-    /// the annotation churn of a failed create would trigger the same create forever.
-    refused: parking_lot::Mutex<std::collections::HashMap<String, Refusal>>,
+    /// Creates this process sent whose outcome it does not know (a 5xx or a timeout), by
+    /// object: from when a listing can tell whether they happened.
+    unsure_creates: parking_lot::Mutex<std::collections::HashMap<String, UnsureCreate>>,
+    /// When this engine started: a create marked pending by an earlier process (one that
+    /// crashed with the create in flight) has landed or failed by `started + create_timeout`.
+    started: Instant,
+    /// The status this process last wrote, by object, with the resourceVersion the write
+    /// returned: the next pass may start before the watch has delivered it, and must not
+    /// take the older status it then sees for the current one (it would write the same
+    /// status again, with new transition times). Dropped once the watch has caught up.
+    own_status: parking_lot::Mutex<std::collections::HashMap<String, OwnStatus<A>>>,
 }
 
-/// A permanent refusal and what it was a refusal of.
-struct Refusal {
-    fingerprint: u64,
-    at: Instant,
-    failure: Failure,
+type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);
+
+/// Whether an object read at `seen` (from the watch cache) predates a write of ours that
+/// returned `written`. resourceVersions are etcd revisions, comparable as integers
+/// (Kubernetes 1.35 made that a guarantee); anything else counts as not behind, so the
+/// object as seen is used.
+pub(crate) fn seen_predates(seen: Option<&str>, written: &str) -> bool {
+    match (seen.map(str::parse::<u64>), written.parse::<u64>()) {
+        (Some(Ok(seen)), Ok(written)) => seen < written,
+        _ => false,
+    }
+}
+
+/// A create whose answer said nothing certain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct UnsureCreate {
+    /// The pending marker written before it.
+    pub marker: Timestamp,
+    /// From this instant on, a new listing shows the object if the create made one.
+    pub settled_at: Instant,
+}
+
+/// From when a listing can tell whether the create marked pending at `marker` made
+/// something. A create this process sent and got an answer to (a 5xx) happened, if it
+/// did, before the answer; one that got no answer (a timeout) may still be running at the
+/// platform, until `create_timeout` after the call gave up (`unsure` holds both). A marker
+/// this process knows nothing of was left by an earlier process, which sent nothing after
+/// it died, so before this one started: its create is over by `started + create_timeout`.
+pub(crate) fn pending_settles_at(
+    marker: Timestamp,
+    unsure: Option<UnsureCreate>,
+    started: Instant,
+    create_timeout: Duration,
+) -> Instant {
+    match unsure {
+        Some(own) if own.marker == marker => own.settled_at,
+        _ => started + create_timeout,
+    }
 }
 
 /// What a pass decided, before status is written.
 struct Outcome<R> {
     remote: Option<R>,
-    /// The failure behind this outcome, if it is one.
-    failure: Option<Failure>,
     verdicts: Verdicts,
     requeue: Requeue,
     /// An Event to publish when this outcome is new (reason, warning, message).
     event: Option<(String, bool, String)>,
+    /// The failure this outcome reports, and the Ready it kept, if it is one.
+    failure: Option<(Failure, Verdict)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,8 +127,19 @@ enum Requeue {
     Now,
     /// After the object's backoff.
     Backoff(Option<Duration>),
+    /// After this long.
+    After(Duration),
     /// Only when something changes (or after the long stalled recheck).
     Stalled,
+}
+
+/// What [`Engine::recover_pending`] found.
+enum Recovery<K, R> {
+    /// The pass ends with this outcome (adopted, waiting, failed).
+    Decided(Box<Outcome<R>>),
+    /// The interrupted create made nothing and the marker is gone: create, with the object
+    /// as it is now.
+    NothingCreated(K),
 }
 
 impl<R> Outcome<R> {
@@ -103,10 +154,23 @@ impl<R> Outcome<R> {
         let warning = failure.class != FailureClass::Waiting;
         Self {
             remote,
-            verdicts: failure.verdicts(last_ready),
+            verdicts: failure.verdicts(last_ready.clone()),
             requeue,
             event: Some((failure.reason.clone(), warning, failure.message.clone())),
-            failure: Some(failure),
+            failure: Some((failure, last_ready)),
+        }
+    }
+
+    /// When the platform refused the key, says which key that was, so that the message
+    /// names the Secret to fix.
+    fn naming_credentials(self, creds: &Credentials) -> Self {
+        match self.failure {
+            Some((failure, last_ready)) if failure.is_about_credentials() => Self::failed(
+                failure.with_credentials(&creds.source),
+                self.remote,
+                last_ready,
+            ),
+            failure => Self { failure, ..self },
         }
     }
 }
@@ -120,8 +184,42 @@ impl<A: Adapter> Engine<A> {
             snapshots: Snapshots::new(),
             backoffs,
             last_write: Default::default(),
-            refused: Default::default(),
+            unsure_creates: Default::default(),
+            started: Instant::now(),
+            own_status: Default::default(),
         }
+    }
+
+    /// `obj` with the status this process last wrote, if the watch has not delivered that
+    /// write yet.
+    fn with_own_status(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
+        let key = obj.key();
+        let mut own = self.own_status.lock();
+        match own.get(&key) {
+            Some((written, status))
+                if seen_predates(obj.resource_version().as_deref(), written) =>
+            {
+                let mut newer = (*obj).clone();
+                *newer.status_mut() = Some(status.clone());
+                Arc::new(newer)
+            }
+            Some(_) => {
+                own.remove(&key);
+                obj
+            }
+            None => obj,
+        }
+    }
+
+    /// See [`pending_settles_at`].
+    fn settles_at(&self, key: &str, marker: Timestamp) -> Instant {
+        let unsure = self.unsure_creates.lock().get(key).copied();
+        pending_settles_at(
+            marker,
+            unsure,
+            self.started,
+            self.shared.config.create_timeout,
+        )
     }
 
     /// The entry point the controller runs for every object.
@@ -163,6 +261,7 @@ impl<A: Adapter> Engine<A> {
     }
 
     async fn apply(&self, api: &Api<A::Kind>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
+        let obj = self.with_own_status(obj);
         let annotations = Annotations::read(obj.meta().annotations.as_ref());
         if annotations.paused {
             // Hands off: no platform call, only say so in status.
@@ -176,13 +275,31 @@ impl<A: Adapter> Engine<A> {
             self.write_status(api, &obj, status).await?;
             return Ok(Action::await_change());
         }
+        // kstatus reads an object without conditions as Current: before anything that may
+        // take a while, say that it is not Ready yet.
+        let obj = if self.conditions(&obj).is_empty() {
+            let verdicts = Verdicts::progressing(
+                "Reconciling",
+                format!("looking for the {} on the platform", A::NOUN),
+            );
+            let status = self.status_with(&obj, None, &verdicts, None);
+            match self.write_status(api, &obj, status).await? {
+                Some(written) => Arc::new(written),
+                None => obj,
+            }
+        } else {
+            obj
+        };
         let outcome = match self
             .shared
             .credentials
             .resolve(&obj.namespace().unwrap_or_default(), obj.credentials())
             .await
         {
-            Ok(creds) => self.converge(api, &obj, &annotations, &creds).await?,
+            Ok(creds) => self
+                .converge(api, &obj, &annotations, &creds)
+                .await?
+                .naming_credentials(&creds),
             Err(failure) => Outcome::failed(failure, None, self.last_ready(&obj)),
         };
         self.finish(api, &obj, &annotations, outcome).await
@@ -240,6 +357,8 @@ impl<A: Adapter> Engine<A> {
             Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
         };
         let observe_only = obj.management_policy() == ManagementPolicy::ObserveOnly;
+        // The object as last written, when this pass changed it before creating.
+        let mut updated: Option<A::Kind> = None;
 
         // 1. Find the remote object: by id, or (after a crash) by its name or tag.
         let remote = match &annotations.external_id {
@@ -261,18 +380,14 @@ impl<A: Adapter> Engine<A> {
                 }
             },
             None => {
-                if annotations.create_pending.is_some() {
-                    // A create may have happened without us learning its id: only a
-                    // listing that started after the marker can tell.
-                    let after = annotations
-                        .create_pending
-                        .and_then(instant_of)
-                        .unwrap_or_else(Instant::now);
-                    let fresh = match self.listing(creds, Freshness::StartedAfter(after)).await {
-                        Ok(l) => l,
-                        Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
-                    };
-                    return self.recover_pending(api, obj, &fresh, last_ready).await;
+                if let Some(marker) = annotations.create_pending {
+                    match self
+                        .recover_pending(api, obj, creds, marker, last_ready.clone())
+                        .await?
+                    {
+                        Recovery::Decided(outcome) => return Ok(*outcome),
+                        Recovery::NothingCreated(obj) => updated = Some(obj),
+                    }
                 }
                 let claimed: Vec<_> = listing
                     .items
@@ -280,13 +395,14 @@ impl<A: Adapter> Engine<A> {
                     .filter(|r| self.adapter.claims(obj, r))
                     .collect();
                 match claimed.as_slice() {
+                    // A listing newer than this one showed nothing: create.
+                    _ if updated.is_some() => None,
                     [] => None,
                     [one] => {
                         let one = (*one).clone();
                         self.record_external_id(api, obj, A::id(&one), "Adopted")
                             .await?;
                         return Ok(Outcome {
-                            failure: None,
                             remote: Some(one),
                             verdicts: Verdicts::progressing(
                                 "Adopted",
@@ -294,6 +410,7 @@ impl<A: Adapter> Engine<A> {
                             ),
                             requeue: Requeue::Now,
                             event: None,
+                            failure: None,
                         });
                     }
                     many => return Ok(self.ambiguous(many.len(), last_ready)),
@@ -319,6 +436,8 @@ impl<A: Adapter> Engine<A> {
             });
         }
 
+        let obj = updated.as_ref().unwrap_or(obj);
+
         // 2. Resolve the spec (Secrets, dependencies).
         let desired = match self.adapter.desired(&self.shared, obj).await {
             Ok(d) => d,
@@ -327,14 +446,8 @@ impl<A: Adapter> Engine<A> {
 
         // 3. Create, or bring the existing object in line.
         let client = self.client_for(creds);
-        let fingerprint = write_fingerprint(obj, creds.account);
-        if let Some(failure) = self.still_refused(obj, fingerprint) {
-            return Ok(Outcome::failed(failure, remote, last_ready));
-        }
         let Some(remote) = remote else {
-            let outcome = self.create(api, obj, &client, &desired, last_ready).await?;
-            self.remember_refusal(obj, fingerprint, &outcome);
-            return Ok(outcome);
+            return self.create(api, obj, &client, &desired, last_ready).await;
         };
         match self.adapter.plan(obj, &desired, &remote) {
             Plan::UpToDate => {
@@ -360,9 +473,7 @@ impl<A: Adapter> Engine<A> {
             Plan::Update(changes) => {
                 for change in &changes {
                     if let Err(f) = self.adapter.apply(&client, &remote, change).await {
-                        let outcome = Outcome::failed(f, Some(remote), last_ready);
-                        self.remember_refusal(obj, fingerprint, &outcome);
-                        return Ok(outcome);
+                        return Ok(Outcome::failed(f, Some(remote), last_ready));
                     }
                     let note = self.adapter.describe(change);
                     info!(kind = A::KIND, object = %obj.key(), id = A::id(&remote), change = %note, "updated");
@@ -374,11 +485,11 @@ impl<A: Adapter> Engine<A> {
                 // The listing predates the change: show the change as under way and
                 // read a fresh listing on the next pass.
                 Ok(Outcome {
-                    failure: None,
                     remote: Some(remote),
                     verdicts: Verdicts::progressing("Updating", format!("updated the {}", A::NOUN)),
                     requeue: Requeue::Progress,
                     event: None,
+                    failure: None,
                 })
             }
             Plan::Replace { reason } => {
@@ -408,11 +519,11 @@ impl<A: Adapter> Engine<A> {
                 )
                 .await?;
                 Ok(Outcome {
-                    failure: None,
                     remote: None,
                     verdicts: Verdicts::progressing("Replacing", reason),
                     requeue: Requeue::Now,
                     event: None,
+                    failure: None,
                 })
             }
         }
@@ -422,18 +533,18 @@ impl<A: Adapter> Engine<A> {
     fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
         match self.adapter.readiness(obj, &remote) {
             Readiness::Ready { message } => Outcome {
-                failure: None,
                 remote: Some(remote),
                 verdicts: Verdicts::converged(message),
                 requeue: Requeue::Poll,
                 event: None,
+                failure: None,
             },
             Readiness::Progressing { reason, message } => Outcome {
-                failure: None,
                 remote: Some(remote),
                 verdicts: Verdicts::progressing(reason, message),
                 requeue: Requeue::Progress,
                 event: None,
+                failure: None,
             },
         }
     }
@@ -486,52 +597,81 @@ impl<A: Adapter> Engine<A> {
             A::NOUN
         );
         Ok(Outcome {
-            failure: None,
             remote: None,
             verdicts: Verdicts::progressing("Recreating", message.clone()),
             requeue: Requeue::Now,
             event: Some(("ExternalDeleted".to_string(), true, message)),
+            failure: None,
         })
     }
 
-    /// After an interrupted create: adopt what the create made, or clear the marker.
+    /// After an interrupted create (a crash, a timeout, a 5xx): adopt what the create made,
+    /// or, once a listing newer than anything the create can have done shows nothing, clear
+    /// the marker so that this pass creates.
     async fn recover_pending(
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
-        listing: &Listing<A::Remote>,
+        creds: &Credentials,
+        marker: Timestamp,
         last_ready: Verdict,
-    ) -> Result<Outcome<A::Remote>, EngineError> {
+    ) -> Result<Recovery<A::Kind, A::Remote>, EngineError> {
+        let key = obj.key();
+        let settled_at = self.settles_at(&key, marker);
+        let now = Instant::now();
+        // Anything the create made is in a listing newer than the marker; only its absence
+        // must wait until the create can no longer land.
+        let need = if settled_at <= now {
+            Freshness::StartedAfter(settled_at)
+        } else {
+            Freshness::StartedAfter(instant_of(marker).unwrap_or(now))
+        };
+        let listing = match self.listing(creds, need).await {
+            Ok(l) => l,
+            Err(f) => {
+                return Ok(Recovery::Decided(Box::new(Outcome::failed(
+                    f, None, last_ready,
+                ))));
+            }
+        };
         let claimed: Vec<_> = listing
             .items
             .iter()
             .filter(|r| self.adapter.claims(obj, r))
             .collect();
         match claimed.as_slice() {
-            [] => {
-                // Nothing was created: the next pass may create.
-                self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], true)
-                    .await?;
-                Ok(Outcome {
-                    failure: None,
+            [] if settled_at > now => {
+                let wait = settled_at - now;
+                Ok(Recovery::Decided(Box::new(Outcome {
                     remote: None,
                     verdicts: Verdicts::progressing(
-                        "Creating",
+                        "CreatePending",
                         format!(
-                            "an earlier create of the {} did not happen; trying again",
-                            A::NOUN
+                            "an earlier create of the {} may still be under way; looking for it again in {}s before creating",
+                            A::NOUN,
+                            wait.as_secs().max(1)
                         ),
                     ),
-                    requeue: Requeue::Now,
+                    requeue: Requeue::After(wait + Duration::from_millis(100)),
                     event: None,
-                })
+                    failure: None,
+                })))
+            }
+            [] => {
+                // Nothing was created: this pass may create, with the object as updated.
+                let updated = self
+                    .patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], true)
+                    .await?;
+                self.unsure_creates.lock().remove(&key);
+                info!(kind = A::KIND, object = %key, "an earlier create made nothing; creating");
+                Ok(Recovery::NothingCreated(updated))
             }
             [one] => {
                 let one = (*one).clone();
                 self.record_external_id(api, obj, A::id(&one), "AdoptedAfterInterruptedCreate")
                     .await?;
-                Ok(Outcome {
-                    failure: None,
+                self.unsure_creates.lock().remove(&key);
+                Ok(Recovery::Decided(Box::new(Outcome {
                     remote: Some(one),
                     verdicts: Verdicts::progressing(
                         "Adopted",
@@ -539,9 +679,12 @@ impl<A: Adapter> Engine<A> {
                     ),
                     requeue: Requeue::Now,
                     event: None,
-                })
+                    failure: None,
+                })))
             }
-            many => Ok(self.ambiguous(many.len(), last_ready)),
+            many => Ok(Recovery::Decided(Box::new(
+                self.ambiguous(many.len(), last_ready),
+            ))),
         }
     }
 
@@ -555,19 +698,24 @@ impl<A: Adapter> Engine<A> {
     ) -> Result<Outcome<A::Remote>, EngineError> {
         // The marker must be in etcd before the platform hears of the create; a conflict
         // means another pass (or replica) moved first.
-        let now = Timestamp::now().to_string();
+        let marker = Timestamp::now();
         match self
-            .patch_annotations(api, obj, &[(ann::CREATE_PENDING, Some(now))], true)
+            .patch_annotations(
+                api,
+                obj,
+                &[(ann::CREATE_PENDING, Some(marker.to_string()))],
+                true,
+            )
             .await
         {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(kube::Error::Api(e)) if e.code == 409 => {
                 return Ok(Outcome {
-                    failure: None,
                     remote: None,
                     verdicts: Verdicts::progressing("Creating", "the object changed; retrying"),
                     requeue: Requeue::Now,
                     event: None,
+                    failure: None,
                 });
             }
             Err(e) => return Err(e.into()),
@@ -604,7 +752,16 @@ impl<A: Adapter> Engine<A> {
                 })
             }
             Err(failed) if failed.maybe_created => {
-                // Keep the marker: the next pass looks the object up before anything else.
+                // Keep the marker: the next pass looks the object up before anything else,
+                // in a listing that started after the create can have landed.
+                let settled_at = if failed.answered {
+                    Instant::now()
+                } else {
+                    Instant::now() + self.shared.config.create_timeout
+                };
+                self.unsure_creates
+                    .lock()
+                    .insert(obj.key(), UnsureCreate { marker, settled_at });
                 warn!(kind = A::KIND, object = %obj.key(), error = %failed.failure, "create may have happened; will look it up");
                 Ok(Outcome::failed(failed.failure, None, last_ready))
             }
@@ -619,6 +776,7 @@ impl<A: Adapter> Engine<A> {
     async fn cleanup(&self, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let key = obj.key();
         self.last_write.lock().remove(&key);
+        self.own_status.lock().remove(&key);
         self.shared.metrics.set_ready(A::KIND, &key, None);
         self.backoffs.succeed(&key);
         let annotations = Annotations::read(obj.meta().annotations.as_ref());
@@ -653,8 +811,18 @@ impl<A: Adapter> Engine<A> {
         // any object carrying its name or tag.
         let mut ids: Vec<String> = annotations.external_id.iter().cloned().collect();
         if let Some(pending) = annotations.create_pending {
-            let after = instant_of(pending).unwrap_or_else(Instant::now);
-            match self.listing(&creds, Freshness::StartedAfter(after)).await {
+            // A create that may still land would be left behind by a delete now.
+            let settled_at = self.settles_at(&key, pending);
+            let now = Instant::now();
+            if settled_at > now {
+                return Ok(Action::requeue(
+                    settled_at - now + Duration::from_millis(100),
+                ));
+            }
+            match self
+                .listing(&creds, Freshness::StartedAfter(settled_at))
+                .await
+            {
                 Ok(listing) => ids.extend(
                     listing
                         .items
@@ -662,11 +830,16 @@ impl<A: Adapter> Engine<A> {
                         .filter(|r| self.adapter.claims(&obj, r))
                         .map(|r| A::id(r).to_string()),
                 ),
-                Err(f) => return self.cleanup_failed(&obj, f).await,
+                Err(f) => {
+                    return self
+                        .cleanup_failed(&obj, f.with_credentials(&creds.source))
+                        .await;
+                }
             }
         }
         ids.sort();
         ids.dedup();
+        self.unsure_creates.lock().remove(&key);
         for id in ids {
             match self.adapter.delete(&client, &id).await {
                 Ok(()) => {
@@ -685,7 +858,8 @@ impl<A: Adapter> Engine<A> {
                     debug!(kind = A::KIND, object = %key, id = %id, "already gone");
                 }
                 Err(e) => {
-                    let f = Failure::from_platform(&format!("delete {} {id}", A::NOUN), &e);
+                    let f = Failure::from_platform(&format!("delete {} {id}", A::NOUN), &e)
+                        .with_credentials(&creds.source);
                     return self.cleanup_failed(&obj, f).await;
                 }
             }
@@ -756,50 +930,13 @@ impl<A: Adapter> Engine<A> {
                 Action::requeue(jitter(self.shared.config.progress_interval.min(poll), 0.1))
             }
             Requeue::Now => Action::requeue(Duration::from_millis(10)),
+            Requeue::After(delay) => Action::requeue(delay),
             Requeue::Backoff(at_least) => Action::requeue(self.backoffs.fail(&key, at_least)),
             Requeue::Stalled => {
                 Action::requeue(policy.jittered(self.shared.config.stalled_recheck))
             }
         };
         Ok(action)
-    }
-
-    /// The refusal still standing for this object, if nothing it depended on changed.
-    fn still_refused(&self, obj: &A::Kind, fingerprint: u64) -> Option<Failure> {
-        let mut refused = self.refused.lock();
-        let key = obj.key();
-        match refused.get(&key) {
-            Some(r)
-                if r.fingerprint == fingerprint
-                    && r.at.elapsed() < self.shared.config.stalled_recheck =>
-            {
-                Some(r.failure.clone())
-            }
-            Some(_) => {
-                refused.remove(&key);
-                None
-            }
-            None => None,
-        }
-    }
-
-    fn remember_refusal(&self, obj: &A::Kind, fingerprint: u64, outcome: &Outcome<A::Remote>) {
-        let mut refused = self.refused.lock();
-        match &outcome.failure {
-            Some(f) if f.is_permanent() => {
-                refused.insert(
-                    obj.key(),
-                    Refusal {
-                        fingerprint,
-                        at: Instant::now(),
-                        failure: f.clone(),
-                    },
-                );
-            }
-            _ => {
-                refused.remove(&obj.key());
-            }
-        }
     }
 
     fn wrote(&self, obj: &A::Kind) {
@@ -849,18 +986,19 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// Writes status by server-side apply, only when it changed (the sync time aside).
+    /// Returns the object as written, or `None` when nothing needed writing.
     async fn write_status(
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
         mut status: <A::Kind as ManagedKind>::Status,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<A::Kind>, EngineError> {
         if let Some(current) = obj.current_status() {
             let mut a = current.clone();
             A::Kind::common_mut(&mut a).last_sync_time = None;
             A::Kind::common_mut(&mut status).last_sync_time = None;
             if a == status {
-                return Ok(());
+                return Ok(None);
             }
         }
         A::Kind::common_mut(&mut status).last_sync_time = Some(Time(Timestamp::now()));
@@ -869,13 +1007,21 @@ impl<A: Adapter> Engine<A> {
             "kind": A::KIND,
             "status": status,
         });
-        api.patch_status(
-            &obj.name_any(),
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(body),
-        )
-        .await?;
-        Ok(())
+        let written = api
+            .patch_status(
+                &obj.name_any(),
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(body),
+            )
+            .await?;
+        if let (Some(version), Some(status)) =
+            (written.resource_version(), written.current_status())
+        {
+            self.own_status
+                .lock()
+                .insert(obj.key(), (version, status.clone()));
+        }
+        Ok(Some(written))
     }
 
     async fn record_external_id(
@@ -917,7 +1063,7 @@ impl<A: Adapter> Engine<A> {
         obj: &A::Kind,
         changes: &[(&str, Option<String>)],
         checked: bool,
-    ) -> Result<(), kube::Error> {
+    ) -> Result<A::Kind, kube::Error> {
         let annotations: BTreeMap<&str, Value> = changes
             .iter()
             .map(|(k, v)| {
@@ -936,25 +1082,8 @@ impl<A: Adapter> Engine<A> {
             &PatchParams::default(),
             &Patch::Merge(json!({ "metadata": metadata })),
         )
-        .await?;
-        Ok(())
+        .await
     }
-}
-
-/// What a refused write depended on: the spec (generation), the annotations and the key.
-fn write_fingerprint<K: ManagedKind>(obj: &K, account: AccountId) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    obj.meta().generation.hash(&mut h);
-    let mut annotations: Vec<_> = obj
-        .annotations()
-        .iter()
-        .filter(|(k, _)| k.as_str() != ann::CREATE_PENDING && k.as_str() != ann::CREATE_SUCCEEDED)
-        .collect();
-    annotations.sort();
-    annotations.hash(&mut h);
-    account.hash(&mut h);
-    h.finish()
 }
 
 /// The monotonic instant of a wall-clock time in the past (now, if it is in the future).
@@ -971,4 +1100,69 @@ fn jitter(d: Duration, fraction: f64) -> Duration {
         jitter: fraction,
     }
     .jittered(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TIMEOUT: Duration = Duration::from_secs(30);
+
+    #[test]
+    fn an_answered_create_of_this_process_settles_when_it_was_answered() {
+        let started = Instant::now();
+        let marker = Timestamp::now();
+        let answered = started + Duration::from_secs(5);
+        let own = UnsureCreate {
+            marker,
+            settled_at: answered,
+        };
+        assert_eq!(
+            pending_settles_at(marker, Some(own), started, TIMEOUT),
+            answered
+        );
+    }
+
+    #[test]
+    fn a_marker_left_by_an_earlier_process_waits_for_its_create_to_be_over() {
+        let started = Instant::now();
+        let marker = Timestamp::now();
+        assert_eq!(
+            pending_settles_at(marker, None, started, TIMEOUT),
+            started + TIMEOUT
+        );
+        // A record of another create (an older marker) says nothing of this one.
+        let older = UnsureCreate {
+            marker: marker - jiff_seconds(60),
+            settled_at: started,
+        };
+        assert_eq!(
+            pending_settles_at(marker, Some(older), started, TIMEOUT),
+            started + TIMEOUT
+        );
+    }
+
+    fn jiff_seconds(n: i64) -> k8s_openapi::jiff::SignedDuration {
+        k8s_openapi::jiff::SignedDuration::from_secs(n)
+    }
+
+    #[test]
+    fn an_object_older_than_our_own_write_is_behind() {
+        assert!(seen_predates(Some("100"), "105"));
+        assert!(!seen_predates(Some("105"), "105"));
+        assert!(!seen_predates(Some("110"), "105"));
+        // Not comparable: use what the watch shows.
+        assert!(!seen_predates(None, "105"));
+        assert!(!seen_predates(Some("abc"), "105"));
+        assert!(!seen_predates(Some("100"), "xyz"));
+    }
+
+    #[test]
+    fn markers_survive_the_annotation_round_trip() {
+        // The engine recognises its own marker by comparing the parsed annotation with
+        // the instant it wrote.
+        let marker = Timestamp::now();
+        let parsed: Timestamp = marker.to_string().parse().unwrap();
+        assert_eq!(parsed, marker);
+    }
 }

@@ -21,6 +21,10 @@ pub enum FailureClass {
     Conflict,
 }
 
+const KEY_HINT: &str =
+    "; check the API key (the operator's key or the object's credentialsSecretRef)";
+const PERMISSION_HINT: &str = "; the API key lacks the permission for this action";
+
 /// One failed reconcile: a class, a PascalCase reason and a one-line message that names
 /// what to fix. Never carries a secret.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -68,10 +72,8 @@ impl Failure {
             ErrorClass::Decode => (FailureClass::Retryable, "UnexpectedResponse"),
         };
         let hint = match err.class() {
-            ErrorClass::Unauthorized => {
-                "; check the API key (the operator's key or the object's credentialsSecretRef)"
-            }
-            ErrorClass::Forbidden => "; the API key lacks the permission for this action",
+            ErrorClass::Unauthorized => KEY_HINT,
+            ErrorClass::Forbidden => PERMISSION_HINT,
             _ => "",
         };
         Self {
@@ -84,6 +86,30 @@ impl Failure {
 
     pub fn is_permanent(&self) -> bool {
         self.class == FailureClass::Permanent
+    }
+
+    /// Whether the platform refused the API key itself, so that the fix is in a Secret.
+    pub fn is_about_credentials(&self) -> bool {
+        matches!(self.reason.as_str(), "Unauthorized" | "Forbidden")
+    }
+
+    /// Names the key that was used (`source`, such as `Secret team-a/key, key "apiKey"`)
+    /// in place of the generic hint, so that the message says which Secret to fix.
+    pub fn with_credentials(mut self, source: &str) -> Self {
+        let specific = match self.reason.as_str() {
+            "Unauthorized" => format!("; fix the API key in {source}"),
+            "Forbidden" => {
+                format!("; the API key in {source} lacks the permission for this action")
+            }
+            _ => return self,
+        };
+        for generic in [KEY_HINT, PERMISSION_HINT] {
+            if let Some(stripped) = self.message.strip_suffix(generic) {
+                self.message = stripped.to_string();
+            }
+        }
+        self.message.push_str(&specific);
+        self
     }
 
     /// The conditions this failure leads to. `last_ready` is what Ready said before, kept
@@ -116,6 +142,35 @@ mod tests {
         let f = Failure::retryable("RateLimited", "429");
         let v = f.verdicts(Verdict::yes("Available", "ok"));
         assert!(v.ready.status && !v.stalled.status && v.reconciling.status && !v.synced.status);
+    }
+
+    #[test]
+    fn credential_failures_name_the_secret_to_fix() {
+        let source = "Secret team-a/key, key \"apiKey\" (spec.credentialsSecretRef)";
+        let generic = Failure::permanent(
+            "Unauthorized",
+            format!("could not list network volumes: 401{KEY_HINT}"),
+        );
+        assert!(generic.is_about_credentials());
+        let named = generic.with_credentials(source);
+        assert_eq!(
+            named.message,
+            format!("could not list network volumes: 401; fix the API key in {source}")
+        );
+        let forbidden = Failure::permanent(
+            "Forbidden",
+            format!("could not delete: 403{PERMISSION_HINT}"),
+        )
+        .with_credentials(source);
+        assert_eq!(
+            forbidden.message,
+            format!(
+                "could not delete: 403; the API key in {source} lacks the permission for this action"
+            )
+        );
+        let other = Failure::permanent("InvalidSpec", "dataCenterId: unknown");
+        assert!(!other.is_about_credentials());
+        assert_eq!(other.clone().with_credentials(source), other);
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub trait ManagedKind:
     fn management_policy(&self) -> ManagementPolicy;
     fn credentials(&self) -> Option<&CredentialsSecretRef>;
     fn current_status(&self) -> Option<&Self::Status>;
+    fn status_mut(&mut self) -> &mut Option<Self::Status>;
     fn common(status: &Self::Status) -> &CommonStatus;
     fn common_mut(status: &mut Self::Status) -> &mut CommonStatus;
 
@@ -59,6 +60,9 @@ macro_rules! managed_kind {
             }
             fn current_status(&self) -> Option<&Self::Status> {
                 self.status.as_ref()
+            }
+            fn status_mut(&mut self) -> &mut Option<Self::Status> {
+                &mut self.status
             }
             fn common(status: &Self::Status) -> &CommonStatus {
                 &status.common

@@ -475,7 +475,7 @@ type ExhaustedKey = (String, i32, Option<bool>);
 /// The Pod kind.
 pub struct PodAdapter {
     /// `gpuTypes` with `lowestPrice` per account, count and cloud: one call per interval.
-    catalog: Snapshots<CatalogKey, GpuType>,
+    catalog: Snapshots<CatalogKey, GpuType, PlatformError>,
     catalog_max_age: Duration,
     /// GPU types the platform answered with the capacity error, until when to skip them.
     exhausted: parking_lot::Mutex<HashMap<ExhaustedKey, Instant>>,

@@ -17,6 +17,7 @@ use kube::{Api, Client, ResourceExt};
 use tracing::{debug, warn};
 
 use super::adapter::Adapter;
+use super::annotations::triggers_reconcile;
 use super::engine::Engine;
 use super::kind::ManagedKind;
 
@@ -44,12 +45,16 @@ impl Namespaces {
 }
 
 /// A hash of everything in an object that should trigger a reconcile: the spec
-/// (generation), annotations, finalizers and deletion. Status writes, the operator's own
-/// most frequent change, are left out so they do not loop back.
+/// (generation), annotations, finalizers and deletion. Status writes and the engine's own
+/// bookkeeping annotations (the create markers) are left out so they do not loop back.
 fn change_hash<K: ManagedKind>(obj: &K) -> Option<u64> {
     let mut h = DefaultHasher::new();
     obj.meta().generation.hash(&mut h);
-    obj.annotations().hash(&mut h);
+    for (key, value) in obj.annotations() {
+        if triggers_reconcile(key) {
+            (key, value).hash(&mut h);
+        }
+    }
     obj.finalizers().hash(&mut h);
     obj.meta().deletion_timestamp.is_some().hash(&mut h);
     Some(h.finish())
@@ -136,4 +141,54 @@ pub async fn run_kind<A: Adapter>(
         })
         .await;
     tracing::info!(kind = A::KIND, "controller stopped");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::annotations as ann;
+    use crate::crd::{NetworkVolume, NetworkVolumeSpec};
+
+    fn object(annotations: &[(&str, &str)]) -> NetworkVolume {
+        let spec: NetworkVolumeSpec =
+            serde_json::from_value(serde_json::json!({"sizeGb": 10, "dataCenterId": "EU-RO-1"}))
+                .unwrap();
+        let mut nv = NetworkVolume::new("data", spec);
+        nv.metadata.generation = Some(1);
+        for (k, v) in annotations {
+            nv.annotations_mut().insert(k.to_string(), v.to_string());
+        }
+        nv
+    }
+
+    #[test]
+    fn the_engines_own_markers_do_not_trigger_a_reconcile() {
+        let plain = change_hash(&object(&[]));
+        let pending = change_hash(&object(&[(ann::CREATE_PENDING, "2026-01-01T00:00:00Z")]));
+        let succeeded = change_hash(&object(&[(ann::CREATE_SUCCEEDED, "2026-01-01T00:00:00Z")]));
+        assert_eq!(plain, pending);
+        assert_eq!(plain, succeeded);
+    }
+
+    #[test]
+    fn user_facing_annotations_and_spec_do_trigger() {
+        let plain = change_hash(&object(&[]));
+        for key in [
+            ann::EXTERNAL_ID,
+            ann::PAUSED,
+            ann::POLL_INTERVAL,
+            ann::RECONCILE_REQUESTED_AT,
+            "example.com/anything",
+        ] {
+            assert_ne!(plain, change_hash(&object(&[(key, "x")])), "{key}");
+        }
+        let mut newer = object(&[]);
+        newer.metadata.generation = Some(2);
+        assert_ne!(plain, change_hash(&newer));
+        let mut finalized = object(&[]);
+        finalized
+            .finalizers_mut()
+            .push("gpucloud.io/finalizer".into());
+        assert_ne!(plain, change_hash(&finalized));
+    }
 }

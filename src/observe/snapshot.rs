@@ -4,7 +4,9 @@
 //! so the platform sees one list call per kind per interval however many objects there
 //! are. Callers that need a listing newer than some instant (after a create, or after a
 //! failure that may have created something) wait for one shared refresh: a burst of
-//! 1,000 callers costs one call, not 1,000.
+//! 1,000 callers costs one call, not 1,000. That holds for a refresh that fails too: the
+//! callers that waited for it get its error instead of each trying again in turn, so an
+//! outage or a refused key costs one call per burst, not one per object.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -40,35 +42,50 @@ pub enum Freshness {
 
 impl Freshness {
     fn satisfied_by<T>(&self, listing: &Listing<T>) -> bool {
+        self.satisfied_by_start(listing.started_at)
+    }
+
+    /// Whether a list call that started at `started_at` is recent enough.
+    fn satisfied_by_start(&self, started_at: Instant) -> bool {
         match *self {
-            Freshness::MaxAge(max) => listing.age() <= max,
-            Freshness::StartedAfter(instant) => listing.started_at > instant,
+            Freshness::MaxAge(max) => started_at.elapsed() <= max,
+            Freshness::StartedAfter(instant) => started_at > instant,
         }
     }
 }
 
-struct Slot<T> {
+/// A refresh that failed.
+struct Failed<E> {
+    started_at: Instant,
+    finished_at: Instant,
+    error: E,
+}
+
+struct Slot<T, E> {
     /// Held while a refresh is in flight, so concurrent callers queue behind it and then
     /// find the fresh listing instead of calling again.
     refresh: AsyncMutex<()>,
     current: parking_lot::Mutex<Option<Arc<Listing<T>>>>,
+    /// The last refresh, if it failed.
+    failed: parking_lot::Mutex<Option<Failed<E>>>,
 }
 
-impl<T> Default for Slot<T> {
+impl<T, E> Default for Slot<T, E> {
     fn default() -> Self {
         Self {
             refresh: AsyncMutex::new(()),
             current: parking_lot::Mutex::new(None),
+            failed: parking_lot::Mutex::new(None),
         }
     }
 }
 
-/// Listings of one kind, one per account.
-pub struct Snapshots<A, T> {
-    slots: parking_lot::Mutex<HashMap<A, Arc<Slot<T>>>>,
+/// Listings of one kind, one per account; `E` is the error of a failed list call.
+pub struct Snapshots<A, T, E> {
+    slots: parking_lot::Mutex<HashMap<A, Arc<Slot<T, E>>>>,
 }
 
-impl<A, T> Default for Snapshots<A, T> {
+impl<A, T, E> Default for Snapshots<A, T, E> {
     fn default() -> Self {
         Self {
             slots: parking_lot::Mutex::new(HashMap::new()),
@@ -76,12 +93,12 @@ impl<A, T> Default for Snapshots<A, T> {
     }
 }
 
-impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
+impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
     pub fn new() -> Self {
         Self::default()
     }
 
-    fn slot(&self, account: &A) -> Arc<Slot<T>> {
+    fn slot(&self, account: &A) -> Arc<Slot<T, E>> {
         self.slots
             .lock()
             .entry(account.clone())
@@ -90,8 +107,10 @@ impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
     }
 
     /// A listing for `account` that meets `need`, calling `fetch` at most once for all the
-    /// callers waiting at the same time.
-    pub async fn get<E, F, Fut>(
+    /// callers waiting at the same time. A caller that was waiting when a refresh it could
+    /// use failed gets that refresh's error instead of calling again; a caller that comes
+    /// later calls again.
+    pub async fn get<F, Fut>(
         &self,
         account: &A,
         need: Freshness,
@@ -101,6 +120,7 @@ impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Vec<T>, E>>,
     {
+        let asked_at = Instant::now();
         let slot = self.slot(account);
         if let Some(listing) = slot.current.lock().clone().filter(|l| need.satisfied_by(l)) {
             return Ok(listing);
@@ -110,11 +130,31 @@ impl<A: Eq + Hash + Clone, T> Snapshots<A, T> {
         if let Some(listing) = slot.current.lock().clone().filter(|l| need.satisfied_by(l)) {
             return Ok(listing);
         }
+        if let Some(failed) = slot
+            .failed
+            .lock()
+            .as_ref()
+            .filter(|f| f.finished_at >= asked_at && need.satisfied_by_start(f.started_at))
+        {
+            return Err(failed.error.clone());
+        }
         let started_at = Instant::now();
-        let items = fetch().await?;
-        let listing = Arc::new(Listing { items, started_at });
-        *slot.current.lock() = Some(listing.clone());
-        Ok(listing)
+        match fetch().await {
+            Ok(items) => {
+                let listing = Arc::new(Listing { items, started_at });
+                *slot.current.lock() = Some(listing.clone());
+                *slot.failed.lock() = None;
+                Ok(listing)
+            }
+            Err(error) => {
+                *slot.failed.lock() = Some(Failed {
+                    started_at,
+                    finished_at: Instant::now(),
+                    error: error.clone(),
+                });
+                Err(error)
+            }
+        }
     }
 
     /// Age of the oldest current listing, for the snapshot-age metric.
@@ -134,7 +174,7 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_callers_share_one_fetch() {
-        let snapshots: Arc<Snapshots<&str, u32>> = Arc::new(Snapshots::new());
+        let snapshots: Arc<Snapshots<&str, u32, ()>> = Arc::new(Snapshots::new());
         let calls = Arc::new(AtomicUsize::new(0));
         let mut tasks = Vec::new();
         for _ in 0..100 {
@@ -147,7 +187,7 @@ mod tests {
                         || async {
                             calls.fetch_add(1, Ordering::SeqCst);
                             tokio::time::sleep(Duration::from_millis(20)).await;
-                            Ok::<_, ()>(vec![1, 2, 3])
+                            Ok(vec![1, 2, 3])
                         },
                     )
                     .await
@@ -164,7 +204,7 @@ mod tests {
 
     #[tokio::test]
     async fn started_after_forces_a_newer_listing() {
-        let snapshots: Snapshots<u8, u32> = Snapshots::new();
+        let snapshots: Snapshots<u8, u32, ()> = Snapshots::new();
         let first = snapshots
             .get(&1, Freshness::MaxAge(Duration::from_secs(60)), || async {
                 Ok::<_, ()>(vec![1])
@@ -190,8 +230,50 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn callers_waiting_for_a_failing_refresh_share_its_error() {
+        let snapshots: Arc<Snapshots<&str, u32, String>> = Arc::new(Snapshots::new());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..50 {
+            let (snapshots, calls) = (snapshots.clone(), calls.clone());
+            tasks.push(tokio::spawn(async move {
+                snapshots
+                    .get(
+                        &"acct",
+                        Freshness::MaxAge(Duration::from_secs(30)),
+                        || async {
+                            calls.fetch_add(1, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            Err::<Vec<u32>, _>("401".to_string())
+                        },
+                    )
+                    .await
+                    .unwrap_err()
+            }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), "401");
+        }
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "one failed call answers everyone who waited for it"
+        );
+        // A caller that comes after the failure tries again, and a success clears it.
+        let later = snapshots
+            .get(
+                &"acct",
+                Freshness::MaxAge(Duration::from_secs(30)),
+                || async { Ok(vec![7]) },
+            )
+            .await
+            .unwrap();
+        assert_eq!(later.items, vec![7]);
+    }
+
+    #[tokio::test]
     async fn accounts_are_separate_and_errors_keep_nothing() {
-        let snapshots: Snapshots<u8, u32> = Snapshots::new();
+        let snapshots: Snapshots<u8, u32, &str> = Snapshots::new();
         let need = Freshness::MaxAge(Duration::from_secs(60));
         assert!(
             snapshots

@@ -2,13 +2,18 @@
 //! a loopback port, the CRDs, a namespace of its own, the API key in a real Secret, and
 //! the operator running in-process against all of them over real HTTP.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
 use gpucloud_operator::controller::cli::{RunArgs, run_with};
+use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
 use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
 use gpucloud_operator::platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::events::v1::Event as K8sEvent;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
@@ -124,10 +129,17 @@ impl Env {
 
     /// The operator's command line for this environment, plus `extra` flags.
     pub fn args(&self, extra: &[&str]) -> RunArgs {
+        let mut argv = vec!["operator".to_string()];
+        argv.extend(self.flags(extra));
+        Args::try_parse_from(argv).expect("operator flags").run
+    }
+
+    /// The flags of `gpucloud-operator run` for this environment, plus `extra` flags
+    /// (a later flag wins over an earlier one).
+    pub fn flags(&self, extra: &[&str]) -> Vec<String> {
         let base = self.emulator.base_url();
         let secret = format!("{}/{KEY_SECRET}", self.ns.name());
         let mut argv: Vec<String> = vec![
-            "operator".into(),
             format!("--rest-url={base}/v1"),
             format!("--graphql-url={base}/graphql"),
             format!("--serverless-url={base}/v2"),
@@ -138,8 +150,18 @@ impl Env {
             "--poll-interval=2s".into(),
             "--progress-interval=1s".into(),
         ];
+        // clap refuses a repeated flag: an extra flag replaces the default one.
+        let name_of = |flag: &str| flag.split('=').next().unwrap_or(flag).to_string();
+        let overridden: Vec<String> = extra.iter().map(|f| name_of(f)).collect();
+        argv.retain(|flag| !overridden.contains(&name_of(flag)));
         argv.extend(extra.iter().map(|s| s.to_string()));
-        Args::try_parse_from(argv).expect("operator flags").run
+        argv
+    }
+
+    /// Starts the operator binary as a child process (`gpucloud-operator run` with the
+    /// flags of [`Env::flags`]), so that it can really be killed.
+    pub fn operator_process(&self, extra: &[&str]) -> OperatorProcess {
+        OperatorProcess::spawn(&self.flags(extra))
     }
 
     /// Starts the operator in-process.
@@ -199,6 +221,197 @@ impl Env {
         operator.stop().await;
         self.emulator.shutdown().await;
     }
+
+    /// [`Env::finish`] for an operator running as a child process.
+    pub async fn finish_process(self, operator: OperatorProcess) {
+        self.ns.delete_and_wait(&self.client).await;
+        operator.terminate().await;
+        self.emulator.shutdown().await;
+    }
+
+    /// The calls the emulator counted, by route.
+    pub async fn calls(&self) -> BTreeMap<String, u64> {
+        self.emulator.admin().calls().await.expect("emulator calls")
+    }
+
+    /// Every network volume on the platform whose name is `name`.
+    pub async fn remote_volumes(
+        &self,
+        name: &str,
+    ) -> Vec<gpucloud_operator::platform::NetworkVolume> {
+        let all = self
+            .platform
+            .rest()
+            .list_network_volumes()
+            .await
+            .expect("list network volumes");
+        all.into_iter().filter(|v| v.name == name).collect()
+    }
+
+    /// The `events.k8s.io/v1` Events about the object `name` of kind `kind`.
+    pub async fn events_about(&self, kind: &str, name: &str) -> Vec<K8sEvent> {
+        let events: Api<K8sEvent> = self.api();
+        events
+            .list(&Default::default())
+            .await
+            .expect("list Events")
+            .items
+            .into_iter()
+            .filter(|e| {
+                e.regarding.as_ref().is_some_and(|r| {
+                    r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name)
+                })
+            })
+            .collect()
+    }
+}
+
+/// Total of a call-count map.
+pub fn total_calls(calls: &BTreeMap<String, u64>) -> u64 {
+    calls.values().sum()
+}
+
+/// Calls counted in `after` but not in `before`, by route (routes with none left out).
+pub fn calls_since(
+    before: &BTreeMap<String, u64>,
+    after: &BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(route, n)| {
+            (
+                route.clone(),
+                n - before.get(route).copied().unwrap_or(0).min(*n),
+            )
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The operator binary running as a child process. Dropping it kills the process, so a
+/// failed test leaves nothing behind; when the test is failing, the tail of the process's
+/// log is printed.
+pub struct OperatorProcess {
+    child: Option<Child>,
+    log: PathBuf,
+}
+
+impl OperatorProcess {
+    /// Starts `gpucloud-operator run FLAGS`, its output going to a log file.
+    pub fn spawn(flags: &[String]) -> Self {
+        let log = std::env::temp_dir().join(format!(
+            "gpucloud-operator-{}.log",
+            uuid::Uuid::new_v4().simple()
+        ));
+        let out = std::fs::File::create(&log).expect("operator log file");
+        let err = out.try_clone().expect("operator log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"))
+            .arg("run")
+            .args(flags)
+            .env(
+                "RUST_LOG",
+                std::env::var("OPERATOR_LOG").unwrap_or_else(|_| "info".into()),
+            )
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("start the operator binary");
+        Self {
+            child: Some(child),
+            log,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// The process's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().ok().flatten().is_none())
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -{signal} {} failed", self.pid());
+    }
+
+    /// Freezes the process (SIGSTOP): it holds its connections and its Lease but does
+    /// nothing, like a replica stuck on a dead node.
+    pub fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// SIGKILL: the process ends at once, wherever it is, without any cleanup.
+    pub fn kill(mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// SIGTERM, as Kubernetes stops a pod, and waits for the process to exit (killing it
+    /// after 20 s).
+    pub async fn terminate(mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if child.try_wait().ok().flatten().is_none() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(child.id().to_string())
+                .status();
+        }
+        let exited = wait_until(Duration::from_secs(20), || {
+            let done = child.try_wait().ok().flatten().is_some();
+            async move { done }
+        })
+        .await;
+        if !exited {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for OperatorProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(80)..].join("\n");
+            eprintln!(
+                "---- operator process log ({}), last lines ----\n{tail}",
+                self.log.display()
+            );
+        } else {
+            let _ = std::fs::remove_file(&self.log);
+        }
+    }
 }
 
 /// The status of condition `type_` in a status's conditions, if any.
@@ -207,4 +420,61 @@ pub fn condition<'a>(
     type_: &str,
 ) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
     conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// A NetworkVolume in data center EU-RO-1 with `extra` merged into its spec.
+pub fn volume(name: &str, size: i32, extra: serde_json::Value) -> NetworkVolume {
+    let mut spec = serde_json::json!({"sizeGb": size, "dataCenterId": "EU-RO-1"});
+    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
+        spec.extend(extra.clone());
+    }
+    let spec: NetworkVolumeSpec = serde_json::from_value(spec).expect("a NetworkVolume spec");
+    NetworkVolume::new(name, spec)
+}
+
+/// Ready=True for the object's current generation.
+pub fn is_ready(nv: &NetworkVolume) -> bool {
+    nv.status.as_ref().is_some_and(|s| {
+        condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
+            && s.common.observed_generation == nv.metadata.generation
+    })
+}
+
+/// The reason of condition `type_`, if present.
+pub fn reason(nv: &NetworkVolume, type_: &str) -> Option<String> {
+    nv.status
+        .as_ref()
+        .and_then(|s| condition(&s.common.conditions, type_))
+        .map(|c| c.reason.clone())
+}
+
+/// Whether condition `type_` is present with status True.
+pub fn is_true(nv: &NetworkVolume, type_: &str) -> bool {
+    nv.status
+        .as_ref()
+        .and_then(|s| condition(&s.common.conditions, type_))
+        .is_some_and(|c| c.status == "True")
+}
+
+/// Stalled=True with `why` as the reason of Stalled and Ready, Ready=False, for the
+/// object's current generation.
+pub fn is_stalled_with(nv: &NetworkVolume, why: &str) -> bool {
+    is_true(nv, "Stalled")
+        && !is_true(nv, "Ready")
+        && reason(nv, "Stalled").as_deref() == Some(why)
+        && reason(nv, "Ready").as_deref() == Some(why)
+        && nv
+            .status
+            .as_ref()
+            .and_then(|s| s.common.observed_generation)
+            == nv.metadata.generation
+}
+
+/// The message of condition `type_`, if present.
+pub fn message(nv: &NetworkVolume, type_: &str) -> String {
+    nv.status
+        .as_ref()
+        .and_then(|s| condition(&s.common.conditions, type_))
+        .map(|c| c.message.clone())
+        .unwrap_or_default()
 }

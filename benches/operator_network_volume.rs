@@ -1,0 +1,403 @@
+//! Benchmark (not a test): N NetworkVolumes applied at once to a real kube-apiserver, the
+//! emulator in this process, the operator binary as a child process.
+//!
+//!   eval "$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)"
+//!   cargo bench --bench operator_network_volume              # 1,000 objects
+//!   cargo bench --bench operator_network_volume -- 10000     # or BENCH_OBJECTS=10000
+//!
+//! Prints: the time from the first apply to all Ready; the bare apiserver time for the same
+//! N creates (one connection, nothing watching) and the ratio (the design's bar is 1.5x);
+//! platform calls per resync interval once converged; the operator's resident memory.
+//! Environment: BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
+//! 10), BENCH_CONCURRENCY (operator reconciles at once, default the operator's own).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use gpucloud_operator::crd::NetworkVolume;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::runtime::watcher;
+
+use common::TestNamespace;
+use common::operator::{Env, OperatorProcess, total_calls, volume};
+
+struct Options {
+    objects: usize,
+    poll: Duration,
+    concurrency: Option<u16>,
+}
+
+fn options() -> Options {
+    let from_args = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok());
+    let env_number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    Options {
+        objects: from_args
+            .or_else(|| env_number("BENCH_OBJECTS").map(|n| n as usize))
+            .unwrap_or(1000),
+        poll: Duration::from_secs(env_number("BENCH_POLL_SECONDS").unwrap_or(10)),
+        concurrency: env_number("BENCH_CONCURRENCY").map(|n| n as u16),
+    }
+}
+
+fn name_of(i: usize) -> String {
+    format!("vol-{i:05}")
+}
+
+/// Creates `n` NetworkVolumes one after another on one connection; returns how long it took.
+async fn apply_all(api: &Api<NetworkVolume>, n: usize) -> Duration {
+    let started = Instant::now();
+    for i in 0..n {
+        api.create(
+            &PostParams::default(),
+            &volume(&name_of(i), 10, serde_json::json!({})),
+        )
+        .await
+        .expect("create a NetworkVolume");
+    }
+    started.elapsed()
+}
+
+fn is_ready(nv: &NetworkVolume) -> bool {
+    nv.status.as_ref().is_some_and(|s| {
+        s.common.observed_generation == nv.metadata.generation
+            && s.common
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+    })
+}
+
+/// Watches the namespace until `n` objects are Ready; returns when that happened.
+async fn wait_all_ready(api: Api<NetworkVolume>, n: usize, timeout: Duration) -> Option<Instant> {
+    let mut ready: HashMap<String, bool> = HashMap::new();
+    let mut count = 0usize;
+    let stream = watcher(api, watcher::Config::default());
+    futures::pin_mut!(stream);
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let event = match tokio::time::timeout_at(deadline, stream.try_next()).await {
+            Ok(Ok(Some(event))) => event,
+            Ok(Ok(None)) | Err(_) => return None,
+            Ok(Err(err)) => {
+                eprintln!("watch: {err}; continuing");
+                continue;
+            }
+        };
+        let mut seen = |nv: &NetworkVolume| {
+            let now = is_ready(nv);
+            let before = ready.insert(nv.metadata.name.clone().unwrap_or_default(), now);
+            match (before.unwrap_or(false), now) {
+                (false, true) => count += 1,
+                (true, false) => count -= 1,
+                _ => {}
+            }
+        };
+        match event {
+            watcher::Event::Apply(nv) | watcher::Event::InitApply(nv) => seen(&nv),
+            watcher::Event::Delete(nv) => {
+                if ready.remove(&nv.metadata.name.clone().unwrap_or_default()) == Some(true) {
+                    count -= 1;
+                }
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
+        }
+        if count >= n {
+            return Some(Instant::now());
+        }
+    }
+}
+
+/// VmRSS and VmHWM of a process, in KiB.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// CPU seconds (user + system) a process has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+/// CPU seconds used so far by the control plane's etcd and kube-apiserver, from the `pids`
+/// file `cp.sh` writes next to the kubeconfig (none if it is not there).
+fn control_plane_cpu() -> Option<f64> {
+    let kubeconfig = std::path::PathBuf::from(std::env::var_os("KUBECONFIG")?);
+    let pids = std::fs::read_to_string(kubeconfig.parent()?.join("pids")).ok()?;
+    let total = pids
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, name)| matches!(*name, "etcd" | "kube-apiserver"))
+        .filter_map(|(pid, _)| pid.parse::<u32>().ok())
+        .map(cpu_seconds)
+        .sum();
+    Some(total)
+}
+
+/// Writes the apiserver has served so far (POST, PUT, PATCH, APPLY, DELETE), from its
+/// own `/metrics`, by verb, resource, subresource and code.
+async fn apiserver_writes(client: &kube::Client) -> Option<BTreeMap<String, f64>> {
+    let request = axum::http::Request::get("/metrics").body(Vec::new()).ok()?;
+    let text = client.request_text(request).await.ok()?;
+    let label = |line: &str, name: &str| {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = line[start..].find('"')? + start;
+        Some(line[start..end].to_string())
+    };
+    let mut writes = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+    {
+        let Some(verb) = label(line, "verb") else {
+            continue;
+        };
+        if !["POST", "PUT", "PATCH", "APPLY", "DELETE"].contains(&verb.as_str()) {
+            continue;
+        }
+        let key = format!(
+            "{verb} {}{} {}",
+            label(line, "resource").unwrap_or_default(),
+            label(line, "subresource")
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("/{s}"))
+                .unwrap_or_default(),
+            label(line, "code").unwrap_or_default()
+        );
+        let value: f64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        *writes.entry(key).or_default() += value;
+    }
+    Some(writes)
+}
+
+/// Apiserver writes and control-plane CPU over one phase.
+struct Cost {
+    writes: Option<BTreeMap<String, f64>>,
+    cpu: Option<f64>,
+}
+
+impl Cost {
+    async fn start(client: &kube::Client) -> Self {
+        Self {
+            writes: apiserver_writes(client).await,
+            cpu: control_plane_cpu(),
+        }
+    }
+
+    async fn since(&self, client: &kube::Client) -> Self {
+        let now = Self::start(client).await;
+        let writes = now.writes.zip(self.writes.as_ref()).map(|(after, before)| {
+            after
+                .into_iter()
+                .map(|(k, v)| {
+                    let d = v - before.get(&k).copied().unwrap_or(0.0);
+                    (k, d)
+                })
+                .filter(|(_, d)| *d > 0.0)
+                .collect()
+        });
+        Self {
+            writes,
+            cpu: now.cpu.zip(self.cpu).map(|(b, a)| b - a),
+        }
+    }
+
+    fn total_writes(&self) -> Option<f64> {
+        self.writes.as_ref().map(|w| w.values().sum())
+    }
+
+    fn describe(&self, n: usize) -> String {
+        let writes = self.total_writes().map_or("unknown".into(), |w| {
+            format!("{w:.0} apiserver writes ({:.1} per object)", w / n as f64)
+        });
+        let cpu = self
+            .cpu
+            .map_or("unknown".into(), |c| format!("{c:.1} s control-plane CPU"));
+        format!("{writes}, {cpu}")
+    }
+}
+
+/// Deletes every NetworkVolume in the namespace and waits until they are gone.
+async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    api.delete_collection(&DeleteParams::default(), &ListParams::default())
+        .await
+        .expect("delete the NetworkVolumes");
+    let gone = common::wait_until(timeout, || async {
+        api.list_metadata(&ListParams::default().limit(1))
+            .await
+            .is_ok_and(|l| l.items.is_empty())
+    })
+    .await;
+    gone.then(|| started.elapsed())
+}
+
+async fn run(opts: Options) {
+    let n = opts.objects;
+    println!(
+        "operator_network_volume: {n} NetworkVolumes, resync every {:?}",
+        opts.poll
+    );
+
+    // The bare apiserver: the same N creates, one connection, nothing watching them.
+    let env = Env::start("bench-nv").await;
+    let bare_ns = TestNamespace::create(&env.client, "bench-bare").await;
+    let bare_api: Api<NetworkVolume> = Api::namespaced(env.client.clone(), bare_ns.name());
+    let bare_cost = Cost::start(&env.client).await;
+    let bare = apply_all(&bare_api, n).await;
+    let bare_cost = bare_cost.since(&env.client).await;
+    println!(
+        "  bare apiserver writes:      {n} creates in {:.2} s ({:.2} s per 1,000); {}",
+        bare.as_secs_f64(),
+        bare.as_secs_f64() * 1000.0 / n as f64,
+        bare_cost.describe(n)
+    );
+    delete_all(&bare_api, Duration::from_secs(600)).await;
+    bare_ns.delete_and_wait(&env.client).await;
+
+    // The operator, as a child process.
+    let poll = format!("--poll-interval={}s", opts.poll.as_secs());
+    let concurrency = opts.concurrency.map(|c| format!("--concurrency={c}"));
+    let mut flags = vec![poll.as_str(), "--progress-interval=5s"];
+    if let Some(c) = &concurrency {
+        flags.push(c);
+    }
+    let operator: OperatorProcess = env.operator_process(&flags);
+    let pid = operator.pid();
+    let api: Api<NetworkVolume> = env.api();
+    // The clock starts once the operator is up.
+    let up = common::wait_until(Duration::from_secs(30), || async {
+        operator.log().contains("serving /metrics")
+    })
+    .await;
+    assert!(up, "the operator did not start");
+    let (rss_idle, _) = memory_kib(pid);
+
+    let timeout = Duration::from_secs(120 + n as u64 / 5);
+    let watch = tokio::spawn(wait_all_ready(api.clone(), n, timeout));
+    let cost = Cost::start(&env.client).await;
+    let operator_cpu = cpu_seconds(pid);
+    let started = Instant::now();
+    let applied = apply_all(&api, n).await;
+    let Some(all_ready) = watch.await.expect("the watch task") else {
+        println!("  NOT CONVERGED within {timeout:?}");
+        print_log_tail(&operator);
+        return;
+    };
+    let converge = all_ready.duration_since(started);
+    let cost = cost.since(&env.client).await;
+    let operator_cpu = cpu_seconds(pid) - operator_cpu;
+    let (rss_ready, _) = memory_kib(pid);
+    println!(
+        "  applies (with operator):    {n} creates in {:.2} s",
+        applied.as_secs_f64()
+    );
+    println!(
+        "  first apply to all Ready:   {:.2} s = {:.2}x the bare creates (bar: 1.5x); {}; operator CPU {operator_cpu:.1} s",
+        converge.as_secs_f64(),
+        converge.as_secs_f64() / bare.as_secs_f64(),
+        cost.describe(n)
+    );
+    if let Some(writes) = &cost.writes {
+        println!("  apiserver writes by verb, resource and code: {writes:?}");
+    }
+    if let (Some(writes), Some(bare_writes)) = (cost.total_writes(), bare_cost.total_writes()) {
+        // What the same number of writes costs bare, at the rate measured above.
+        let bare_equivalent = bare.as_secs_f64() * writes / bare_writes;
+        println!(
+            "  vs the writes involved:     {writes:.0} writes take {bare_equivalent:.2} s bare; Ready took {:.2}x that",
+            converge.as_secs_f64() / bare_equivalent
+        );
+    }
+
+    // Platform calls per resync interval once converged.
+    let admin = env.emulator.admin();
+    let created = admin
+        .call_count("POST /v1/networkvolumes")
+        .await
+        .unwrap_or(0);
+    let converge_calls = total_calls(&env.calls().await);
+    tokio::time::sleep(opts.poll).await;
+    admin.clear_calls().await.expect("clear calls");
+    let intervals = 3u32;
+    tokio::time::sleep(opts.poll * intervals).await;
+    let calls = env.calls().await;
+    let per_interval = total_calls(&calls) as f64 / f64::from(intervals);
+    println!("  platform calls to converge: {converge_calls} ({created} creates)");
+    println!(
+        "  platform calls per resync:  {per_interval:.1} over {intervals} intervals of {:?}: {calls:?}",
+        opts.poll
+    );
+    let (rss, hwm) = memory_kib(pid);
+    println!(
+        "  operator memory:            VmRSS {:.1} MiB with {n} objects (idle before: {:.1} MiB, right after Ready: {:.1} MiB, peak VmHWM {:.1} MiB)",
+        mib(rss),
+        mib(rss_idle),
+        mib(rss_ready),
+        mib(hwm)
+    );
+
+    // Clean up: the operator releases every object (Orphan: the volumes stay remote).
+    match delete_all(&api, Duration::from_secs(120 + n as u64 / 5)).await {
+        Some(took) => println!("  delete all (finalizers):    {:.2} s", took.as_secs_f64()),
+        None => println!("  delete all: not finished in time"),
+    }
+    env.finish_process(operator).await;
+}
+
+fn print_log_tail(operator: &OperatorProcess) {
+    let log = operator.log();
+    let lines: Vec<&str> = log.lines().collect();
+    for line in &lines[lines.len().saturating_sub(40)..] {
+        eprintln!("  | {line}");
+    }
+}
+
+fn main() {
+    if std::env::var_os("KUBECONFIG").is_none() {
+        println!(
+            "operator_network_volume: KUBECONFIG is not set; this benchmark needs a control plane.\n\
+             Start one with `eval \"$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)\"` and run\n\
+             `cargo bench --bench operator_network_volume [-- N]`. Skipping."
+        );
+        return;
+    }
+    let opts = options();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(run(opts));
+}
