@@ -241,6 +241,13 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
             .unwrap(),
         1
     );
+    let warnings: Vec<_> = env
+        .events_about("Endpoint", "bad")
+        .await
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("InvalidSpec"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "one Event for the refusal, not one per pass");
 
     // Orphan: the endpoint stays on the platform.
     api.create(
@@ -390,5 +397,37 @@ async fn adopts_an_existing_endpoint_and_converges_through_faults() {
         .count();
     assert_eq!(ours, 5, "faults led to duplicates or missing endpoints");
     admin.clear_faults().await.unwrap();
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_key_without_write_access_stalls_with_forbidden() {
+    // The key in the Secret may read but not write: every create answers 403.
+    let config = gpucloud_operator::emulator::EmulatorConfig {
+        api_keys: vec![gpucloud_operator::emulator::ApiKey {
+            key: common::operator::API_KEY.into(),
+            read_only: true,
+        }],
+        ..Default::default()
+    };
+    let env = Env::start_with("ep-403", config).await;
+    let op = env.operator(&[]);
+    let api: Api<Endpoint> = env.api();
+    api.create(&PostParams::default(), &endpoint("denied", json!({}))).await.unwrap();
+    let stalled = env
+        .wait_for::<Endpoint, _>("denied", TIMEOUT, "Stalled", |ep| {
+            ep.status
+                .as_ref()
+                .and_then(|s| condition(&s.common.conditions, "Stalled"))
+                .is_some_and(|c| c.status == "True")
+        })
+        .await;
+    let ready = condition(&stalled.status.as_ref().unwrap().common.conditions, "Ready").unwrap().clone();
+    assert_eq!(ready.reason, "Forbidden");
+    assert!(ready.message.contains("permission"), "{}", ready.message);
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let creates = env.emulator.admin().call_count("POST /v1/endpoints").await.unwrap();
+    assert_eq!(creates, 1, "the refused create was retried");
     env.finish(op).await;
 }
