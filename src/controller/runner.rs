@@ -1,6 +1,7 @@
 //! Wires an engine to the watches that feed it: its own kind (in the watched namespaces)
 //! and the Secrets that hold API keys.
 
+use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
@@ -18,7 +19,9 @@ use tracing::{debug, warn};
 
 use super::adapter::Adapter;
 use super::annotations::triggers_reconcile;
+use super::conditions;
 use super::engine::Engine;
+use super::failure;
 use super::kind::ManagedKind;
 
 /// Which namespaces the operator watches.
@@ -75,13 +78,86 @@ fn watch_kind<K: ManagedKind>(
         .predicate_filter(change_hash::<K>, PredicateConfig::default())
 }
 
+/// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.
+const FIRST_LISTING: &str = "gpucloud.io/operator-first-listing";
+
+/// Turns the watch events of Secrets into the Secrets that changed. The listing at start
+/// is not a change: every object is reconciled at start anyway, and treating it as one
+/// would give every object a second pass (and a Stalled object a second try of what it
+/// was refused). Its Secrets come out marked with [`FIRST_LISTING`], for the objects whose
+/// pass at start ran before the Secret existed. In a later relisting (after the watch fell
+/// behind) a Secret counts as changed if it is new or its resourceVersion moved.
+#[derive(Default)]
+struct SecretChanges {
+    /// resourceVersion by Secret, both hashed (this may see every Secret of the cluster).
+    versions: HashMap<u64, u64>,
+    synced: bool,
+}
+
+impl SecretChanges {
+    fn hash_of(value: impl Hash) -> u64 {
+        let mut h = DefaultHasher::new();
+        value.hash(&mut h);
+        h.finish()
+    }
+
+    fn on<K: kube::Resource>(&mut self, event: watcher::Event<K>) -> Option<K> {
+        let key =
+            |obj: &K| Self::hash_of((obj.meta().namespace.as_ref(), obj.meta().name.as_ref()));
+        let version = |obj: &K| Self::hash_of(obj.meta().resource_version.as_ref());
+        match event {
+            watcher::Event::Init => None,
+            watcher::Event::InitDone => {
+                self.synced = true;
+                None
+            }
+            watcher::Event::InitApply(mut obj) => {
+                let previous = self.versions.insert(key(&obj), version(&obj));
+                if !self.synced {
+                    obj.meta_mut()
+                        .annotations
+                        .get_or_insert_with(Default::default)
+                        .insert(FIRST_LISTING.into(), "true".into());
+                    return Some(obj);
+                }
+                (previous != Some(version(&obj))).then_some(obj)
+            }
+            watcher::Event::Apply(obj) => {
+                self.versions.insert(key(&obj), version(&obj));
+                Some(obj)
+            }
+            watcher::Event::Delete(obj) => {
+                self.versions.remove(&key(&obj));
+                Some(obj)
+            }
+        }
+    }
+}
+
+/// The Secrets that change, from one watch.
+fn secret_changes<K: kube::Resource + Send + 'static>(
+    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
+) -> impl Stream<Item = Result<K, watcher::Error>> + Send {
+    events
+        .scan(SecretChanges::default(), |changes, event| {
+            let out = match event {
+                Ok(event) => changes.on(event).map(Ok),
+                Err(err) => Some(Err(err)),
+            };
+            futures::future::ready(Some(out))
+        })
+        .filter_map(futures::future::ready)
+}
+
 /// Objects in `store` that read their key from Secret `namespace/name` (all of them when
-/// it holds the operator's default key).
+/// it holds the operator's default key); with `only_waiting`, only those whose last pass
+/// failed for want of a usable Secret.
 fn users_of_secret<A: Adapter>(
     engine: &Engine<A>,
     store: &Store<A::Kind>,
     namespace: &str,
     name: &str,
+    only_waiting: bool,
 ) -> Vec<ObjectRef<A::Kind>> {
     let default = engine.shared.credentials.is_default_secret(namespace, name);
     store
@@ -92,8 +168,16 @@ fn users_of_secret<A: Adapter>(
                 || (obj.namespace().as_deref() == Some(namespace)
                     && engine.adapter.secrets(obj).iter().any(|s| s == name))
         })
+        .filter(|obj| !only_waiting || waits_for_a_secret(obj.as_ref()))
         .map(|obj| ObjectRef::from_obj(obj.as_ref()))
         .collect()
+}
+
+/// Whether the object's last pass ended for want of a usable Secret.
+fn waits_for_a_secret<K: ManagedKind>(obj: &K) -> bool {
+    obj.current_status()
+        .and_then(|s| conditions::find(&K::common(s).conditions, conditions::READY))
+        .is_some_and(|ready| ready.status != "True" && failure::is_about_a_secret(&ready.reason))
 }
 
 /// Runs the controller of one kind until `shutdown` resolves.
@@ -112,10 +196,7 @@ pub async fn run_kind<A: Adapter>(
         .apis::<PartialObjectMeta<Secret>>(&client)
         .into_iter()
         .map(|api| {
-            watcher(api, watcher::Config::default())
-                .default_backoff()
-                .touched_objects()
-                .boxed()
+            secret_changes(watcher(api, watcher::Config::default()).default_backoff()).boxed()
         });
     let secrets = stream::select_all(secret_streams);
     let (secret_engine, secret_store) = (engine.clone(), reader.clone());
@@ -123,8 +204,11 @@ pub async fn run_kind<A: Adapter>(
     Controller::for_stream(objects, reader)
         .watches_stream(secrets, move |secret| {
             let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
-            secret_engine.shared.credentials.forget(&ns, &name);
-            users_of_secret(&secret_engine, &secret_store, &ns, &name)
+            let first_listing = secret.annotations().contains_key(FIRST_LISTING);
+            if !first_listing {
+                secret_engine.shared.credentials.forget(&ns, &name);
+            }
+            users_of_secret(&secret_engine, &secret_store, &ns, &name, first_listing)
         })
         .with_config(ControllerConfig::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
@@ -168,6 +252,86 @@ mod tests {
         let succeeded = change_hash(&object(&[(ann::CREATE_SUCCEEDED, "2026-01-01T00:00:00Z")]));
         assert_eq!(plain, pending);
         assert_eq!(plain, succeeded);
+    }
+
+    fn secret(name: &str, version: &str) -> PartialObjectMeta<Secret> {
+        let mut meta = PartialObjectMeta::<Secret>::default();
+        meta.metadata.namespace = Some("ns".into());
+        meta.metadata.name = Some(name.into());
+        meta.metadata.resource_version = Some(version.into());
+        meta
+    }
+
+    fn names(out: Option<PartialObjectMeta<Secret>>) -> Option<String> {
+        out.map(|s| s.name_any())
+    }
+
+    #[test]
+    fn the_first_listing_of_secrets_is_not_a_change() {
+        type Meta = PartialObjectMeta<Secret>;
+        let mut changes = SecretChanges::default();
+        let first_listing =
+            |out: Option<Meta>| out.is_some_and(|s| s.annotations().contains_key(FIRST_LISTING));
+        assert!(changes.on(watcher::Event::<Meta>::Init).is_none());
+        assert!(
+            first_listing(changes.on(watcher::Event::InitApply(secret("key", "1")))),
+            "listed at start: marked, not a change"
+        );
+        assert!(changes.on(watcher::Event::<Meta>::InitDone).is_none());
+        // Live changes are changes.
+        let changed = changes.on(watcher::Event::Apply(secret("key", "2")));
+        assert_eq!(names(changed.clone()).as_deref(), Some("key"));
+        assert!(!first_listing(changed));
+        assert_eq!(
+            names(changes.on(watcher::Event::Apply(secret("new", "3")))).as_deref(),
+            Some("new")
+        );
+        // A relisting reports what moved or appeared while the watch was behind.
+        changes.on(watcher::Event::<Meta>::Init);
+        assert!(
+            changes
+                .on(watcher::Event::InitApply(secret("key", "2")))
+                .is_none()
+        );
+        let moved = changes.on(watcher::Event::InitApply(secret("new", "5")));
+        assert_eq!(names(moved.clone()).as_deref(), Some("new"));
+        assert!(!first_listing(moved));
+        assert_eq!(
+            names(changes.on(watcher::Event::InitApply(secret("later", "6")))).as_deref(),
+            Some("later")
+        );
+        changes.on(watcher::Event::<Meta>::InitDone);
+        assert_eq!(
+            names(changes.on(watcher::Event::Delete(secret("key", "7")))).as_deref(),
+            Some("key")
+        );
+    }
+
+    #[test]
+    fn only_objects_refused_for_their_secret_wait_for_one() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+        let with_ready = |status: &str, reason: &str| {
+            let mut nv = object(&[]);
+            let mut st = crate::crd::network_volume::NetworkVolumeStatus::default();
+            st.common.conditions = vec![Condition {
+                type_: "Ready".into(),
+                status: status.into(),
+                reason: reason.into(),
+                message: String::new(),
+                observed_generation: Some(1),
+                last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+            }];
+            nv.status = Some(st);
+            nv
+        };
+        assert!(waits_for_a_secret(&with_ready(
+            "False",
+            "CredentialsNotFound"
+        )));
+        assert!(waits_for_a_secret(&with_ready("False", "Unauthorized")));
+        assert!(!waits_for_a_secret(&with_ready("False", "InvalidSpec")));
+        assert!(!waits_for_a_secret(&with_ready("True", "Available")));
+        assert!(!waits_for_a_secret(&object(&[])));
     }
 
     #[test]
