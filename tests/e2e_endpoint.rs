@@ -247,7 +247,11 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
         .into_iter()
         .filter(|e| e.reason.as_deref() == Some("InvalidSpec"))
         .collect();
-    assert_eq!(warnings.len(), 1, "one Event for the refusal, not one per pass");
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one Event for the refusal, not one per pass"
+    );
 
     // Orphan: the endpoint stays on the platform.
     api.create(
@@ -414,7 +418,9 @@ async fn a_key_without_write_access_stalls_with_forbidden() {
     let env = Env::start_with("ep-403", config).await;
     let op = env.operator(&[]);
     let api: Api<Endpoint> = env.api();
-    api.create(&PostParams::default(), &endpoint("denied", json!({}))).await.unwrap();
+    api.create(&PostParams::default(), &endpoint("denied", json!({})))
+        .await
+        .unwrap();
     let stalled = env
         .wait_for::<Endpoint, _>("denied", TIMEOUT, "Stalled", |ep| {
             ep.status
@@ -423,11 +429,18 @@ async fn a_key_without_write_access_stalls_with_forbidden() {
                 .is_some_and(|c| c.status == "True")
         })
         .await;
-    let ready = condition(&stalled.status.as_ref().unwrap().common.conditions, "Ready").unwrap().clone();
+    let ready = condition(&stalled.status.as_ref().unwrap().common.conditions, "Ready")
+        .unwrap()
+        .clone();
     assert_eq!(ready.reason, "Forbidden");
     assert!(ready.message.contains("permission"), "{}", ready.message);
     tokio::time::sleep(Duration::from_secs(6)).await;
-    let creates = env.emulator.admin().call_count("POST /v1/endpoints").await.unwrap();
+    let creates = env
+        .emulator
+        .admin()
+        .call_count("POST /v1/endpoints")
+        .await
+        .unwrap();
     assert_eq!(creates, 1, "the refused create was retried");
     env.finish(op).await;
 }
