@@ -7,15 +7,15 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
+use crate::crd::Endpoint;
 use crate::crd::endpoint::{EndpointHealth, EndpointStatus, JobCounts, ScalerType, WorkerCounts};
-use crate::crd::{Endpoint, NetworkVolume};
 use crate::platform::{
     self, EndpointCreate, EndpointUpdate, Health, PlatformClient, PlatformError,
 };
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
-use super::conditions;
 use super::context::{FIELD_MANAGER, Shared};
+use super::dependency;
 use super::failure::Failure;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
@@ -154,49 +154,6 @@ pub struct EndpointAdapter {
 }
 
 impl EndpointAdapter {
-    async fn network_volume_id(
-        &self,
-        shared: &Shared,
-        obj: &Endpoint,
-    ) -> Result<Option<String>, Failure> {
-        if let Some(id) = &obj.spec.network_volume_id {
-            return Ok(Some(id.clone()));
-        }
-        let Some(reference) = &obj.spec.network_volume_ref else {
-            return Ok(None);
-        };
-        let volumes: Api<NetworkVolume> =
-            Api::namespaced(shared.kube.clone(), &obj.namespace().unwrap_or_default());
-        let volume = volumes.get_opt(&reference.name).await.map_err(|e| {
-            Failure::retryable(
-                "KubernetesUnavailable",
-                format!("could not read NetworkVolume {}: {e}", reference.name),
-            )
-        })?;
-        let Some(volume) = volume else {
-            return Err(Failure::waiting(
-                "DependencyNotReady",
-                format!(
-                    "NetworkVolume {} (spec.networkVolumeRef) does not exist yet",
-                    reference.name
-                ),
-            ));
-        };
-        let status = volume.status.as_ref();
-        let ready =
-            status.is_some_and(|s| conditions::is_true(&s.common.conditions, conditions::READY));
-        match status.and_then(|s| s.common.id.clone()).filter(|_| ready) {
-            Some(id) => Ok(Some(id)),
-            None => Err(Failure::waiting(
-                "DependencyNotReady",
-                format!(
-                    "NetworkVolume {} (spec.networkVolumeRef) is not Ready yet",
-                    reference.name
-                ),
-            )),
-        }
-    }
-
     /// Writes (server-side apply) the connection ConfigMap when it changed, and removes
     /// one this Endpoint wrote under an earlier name.
     async fn write_connection(
@@ -318,7 +275,13 @@ impl Adapter for EndpointAdapter {
     }
 
     async fn desired(&self, shared: &Shared, obj: &Endpoint) -> Result<DesiredEndpoint, Failure> {
-        let volume = self.network_volume_id(shared, obj).await?;
+        let volume = dependency::network_volume_id(
+            shared,
+            &obj.namespace().unwrap_or_default(),
+            obj.spec.network_volume_id.as_deref(),
+            obj.spec.network_volume_ref.as_ref(),
+        )
+        .await?;
         Ok(desired_of(obj, volume))
     }
 

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod conditions;
 pub mod context;
 pub mod credentials;
+pub mod dependency;
 pub mod endpoint;
 pub mod engine;
 pub mod failure;

@@ -28,10 +28,10 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
+use crate::crd::Pod;
 use crate::crd::pod::{
     CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
 };
-use crate::crd::{NetworkVolume, Pod};
 use crate::observe::snapshot::{Freshness, Snapshots};
 use crate::platform::{
     self, DeployPodInput, ErrorClass, GpuType, LowestPriceInput, PlatformClient, PlatformError,
@@ -40,9 +40,9 @@ use crate::platform::{
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness, WhenGone};
 use super::annotations::Annotations;
-use super::conditions;
 use super::context::Shared;
 use super::credentials::AccountId;
+use super::dependency;
 use super::failure::Failure;
 
 /// Env variable on every deployed pod carrying the UID of the object that deployed it.
@@ -576,46 +576,6 @@ impl PodAdapter {
         Ok(env)
     }
 
-    async fn network_volume_id(
-        &self,
-        shared: &Shared,
-        obj: &Pod,
-    ) -> Result<Option<String>, Failure> {
-        let Some(reference) = &obj.spec.network_volume_ref else {
-            return Ok(None);
-        };
-        let volumes: Api<NetworkVolume> =
-            Api::namespaced(shared.kube.clone(), &obj.namespace().unwrap_or_default());
-        let volume = volumes.get_opt(&reference.name).await.map_err(|e| {
-            Failure::retryable(
-                "KubernetesUnavailable",
-                format!("could not read NetworkVolume {}: {e}", reference.name),
-            )
-        })?;
-        let Some(volume) = volume else {
-            return Err(Failure::waiting(
-                "DependencyNotReady",
-                format!(
-                    "NetworkVolume {} (spec.networkVolumeRef) does not exist yet",
-                    reference.name
-                ),
-            ));
-        };
-        let status = volume.status.as_ref();
-        let ready =
-            status.is_some_and(|s| conditions::is_true(&s.common.conditions, conditions::READY));
-        match status.and_then(|s| s.common.id.clone()).filter(|_| ready) {
-            Some(id) => Ok(Some(id)),
-            None => Err(Failure::waiting(
-                "DependencyNotReady",
-                format!(
-                    "NetworkVolume {} (spec.networkVolumeRef) is not Ready yet",
-                    reference.name
-                ),
-            )),
-        }
-    }
-
     fn deploy_input(d: &DesiredPod, gpu_type_id: &str) -> DeployPodInput {
         DeployPodInput {
             cloud_type: Some(platform_cloud(d.cloud_type)),
@@ -713,7 +673,13 @@ impl Adapter for PodAdapter {
                 obj.spec.credentials_secret_ref.as_ref(),
             )
             .await?;
-        let volume = self.network_volume_id(shared, obj).await?;
+        let volume = dependency::network_volume_id(
+            shared,
+            &obj.namespace().unwrap_or_default(),
+            obj.spec.network_volume_id.as_deref(),
+            obj.spec.network_volume_ref.as_ref(),
+        )
+        .await?;
         let env = self.env(shared, obj).await?;
         Ok(ResolvedPod {
             account: creds.account,

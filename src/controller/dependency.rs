@@ -1,0 +1,53 @@
+//! References between the operator's own objects: a Pod or Endpoint that attaches a
+//! `NetworkVolume` by name waits until that volume is Ready and then uses its id.
+
+use kube::Api;
+
+use crate::crd::{LocalObjectReference, NetworkVolume};
+
+use super::conditions;
+use super::context::Shared;
+use super::failure::Failure;
+
+/// The network volume id to attach: `id` when the spec gives one, else the id of the
+/// Ready `NetworkVolume` named by `reference` in `namespace`, else none. Waiting (not an
+/// error) while the volume is missing or not Ready.
+pub async fn network_volume_id(
+    shared: &Shared,
+    namespace: &str,
+    id: Option<&str>,
+    reference: Option<&LocalObjectReference>,
+) -> Result<Option<String>, Failure> {
+    if let Some(id) = id {
+        return Ok(Some(id.to_string()));
+    }
+    let Some(reference) = reference else {
+        return Ok(None);
+    };
+    let volumes: Api<NetworkVolume> = Api::namespaced(shared.kube.clone(), namespace);
+    let volume = volumes.get_opt(&reference.name).await.map_err(|e| {
+        Failure::retryable(
+            "KubernetesUnavailable",
+            format!("could not read NetworkVolume {}: {e}", reference.name),
+        )
+    })?;
+    let not_ready = |what: &str| {
+        Failure::waiting(
+            "DependencyNotReady",
+            format!(
+                "NetworkVolume {} (spec.networkVolumeRef) {what}",
+                reference.name
+            ),
+        )
+    };
+    let Some(volume) = volume else {
+        return Err(not_ready("does not exist yet"));
+    };
+    let status = volume.status.as_ref();
+    let ready =
+        status.is_some_and(|s| conditions::is_true(&s.common.conditions, conditions::READY));
+    match status.and_then(|s| s.common.id.clone()).filter(|_| ready) {
+        Some(id) => Ok(Some(id)),
+        None => Err(not_ready("is not Ready yet")),
+    }
+}
