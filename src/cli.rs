@@ -20,13 +20,10 @@ pub enum Command {
     Emulator(crate::emulator::cli::EmulatorArgs),
     /// Talk to the platform (or the emulator) from the command line.
     Platform(crate::platform::cli::PlatformArgs),
-    /// Start a local control plane, the emulator and the operator, and show the examples converge.
-    Demo(DemoArgs),
+    /// Start a local control plane (or use KUBECONFIG), the emulator and the operator, apply
+    /// examples/ and show them converge until Ctrl-C.
+    Demo(crate::demo::DemoArgs),
 }
-
-/// Options of `demo`.
-#[derive(Debug, clap::Args)]
-pub struct DemoArgs {}
 
 /// Runs the chosen subcommand to completion.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
@@ -35,8 +32,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Crds(args) => crate::crd::cli::run(args),
         Command::Emulator(args) => crate::emulator::cli::run(args).await,
         Command::Platform(args) => crate::platform::cli::run(args).await,
-        Command::Demo(_) => {
-            anyhow::bail!("`demo` is not there yet: it lands with the install-and-demo issue")
-        }
+        Command::Demo(args) => crate::demo::run(args).await,
     }
 }

@@ -6,11 +6,13 @@
 //! - [`emulator`]: a faithful local stand-in for the platform; knows nothing of the operator.
 //! - [`crd`]: the custom resources users apply.
 //! - [`controller`]: the managed-resource engine and one small adapter per kind.
+//! - [`demo`]: `gpucloud-operator demo`, and applying manifests the way the examples are.
 //! - [`observe`]: shared snapshots of remote state, one list call per kind per interval.
 
 pub mod cli;
 pub mod controller;
 pub mod crd;
+pub mod demo;
 pub mod emulator;
 pub mod metrics;
 pub mod observe;

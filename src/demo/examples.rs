@@ -1,0 +1,77 @@
+//! The manifests of `examples/`, built into the binary so that `demo` works from anywhere,
+//! and the emulator state they expect.
+
+use crate::emulator::Fixtures;
+use crate::emulator::model::PodFixture;
+
+/// Every file of `examples/`, by file name, in the order the demo applies them.
+pub const EXAMPLES: &[(&str, &str)] = &[
+    (
+        "gpu-pod-fallback.yaml",
+        include_str!("../../examples/gpu-pod-fallback.yaml"),
+    ),
+    (
+        "office-hours.yaml",
+        include_str!("../../examples/office-hours.yaml"),
+    ),
+    (
+        "endpoint-on-volume.yaml",
+        include_str!("../../examples/endpoint-on-volume.yaml"),
+    ),
+    (
+        "grow-volume.yaml",
+        include_str!("../../examples/grow-volume.yaml"),
+    ),
+    (
+        "adopt-pod.yaml",
+        include_str!("../../examples/adopt-pod.yaml"),
+    ),
+];
+
+/// Id of the pod that `examples/adopt-pod.yaml` adopts.
+pub const ADOPTED_POD_ID: &str = "legacy0notebook";
+
+/// The emulator's built-in catalog plus what the examples expect to find on the platform:
+/// the pod that `adopt-pod.yaml` takes over, made by hand long ago.
+pub fn fixtures() -> Fixtures {
+    let mut fixtures = Fixtures::built_in();
+    fixtures.pods.push(PodFixture {
+        id: Some(ADOPTED_POD_ID.into()),
+        name: "legacy-notebook".into(),
+        image_name: "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04".into(),
+        gpu_type_id: "NVIDIA RTX A6000".into(),
+        gpu_count: 1,
+        secure_cloud: Some(true),
+        stopped: false,
+    });
+    fixtures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_of_examples_is_built_in() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".yaml"))
+            .collect();
+        on_disk.sort();
+        let mut built_in: Vec<String> = EXAMPLES.iter().map(|(f, _)| f.to_string()).collect();
+        built_in.sort();
+        assert_eq!(on_disk, built_in);
+    }
+
+    #[test]
+    fn the_adopt_example_names_the_fixture_pod() {
+        let (_, text) = EXAMPLES
+            .iter()
+            .find(|(f, _)| *f == "adopt-pod.yaml")
+            .unwrap();
+        assert!(text.contains(&format!("gpucloud.io/external-id: {ADOPTED_POD_ID}")));
+        fixtures().check().unwrap();
+    }
+}

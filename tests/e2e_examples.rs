@@ -1,0 +1,434 @@
+//! Every file of `examples/`, applied the way a user applies it (server-side, into a
+//! namespace) to a real kube-apiserver, with the operator in-process and the emulator
+//! holding what the examples expect (the demo's fixtures). Each test then does what the
+//! example's comments promise. Run through `scripts/test.sh`.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::Duration;
+
+use gpucloud_operator::crd::pod::PodPhase;
+use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod};
+use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
+use gpucloud_operator::demo::examples::{ADOPTED_POD_ID, EXAMPLES, fixtures};
+use gpucloud_operator::emulator::EmulatorConfig;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::CronJob;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use serde_json::json;
+
+use common::operator::{Env, calls_since, condition};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+const DEPLOY: &str = "graphql:podFindAndDeployOnDemand";
+
+async fn start(prefix: &str) -> Env {
+    Env::start_with(
+        prefix,
+        EmulatorConfig {
+            fixtures: Some(fixtures()),
+            pod_boot_ms: 500,
+            ..EmulatorConfig::default()
+        },
+    )
+    .await
+}
+
+/// Applies `examples/FILE` into the test's namespace, as `kubectl apply -n NS -f` would.
+async fn apply_example(env: &Env, file: &str) {
+    let (_, text) = EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == file)
+        .unwrap_or_else(|| panic!("no example {file}"));
+    let objects = parse_documents(text, file).expect("the example parses");
+    apply_objects(&env.client, env.ns.name(), &objects, "e2e-examples")
+        .await
+        .expect("the example applies");
+}
+
+fn ready<K: StatusOf>(obj: &K) -> bool {
+    obj.ready_now()
+}
+
+/// Ready=True for the object's current generation, whatever its kind.
+trait StatusOf {
+    fn ready_now(&self) -> bool;
+}
+
+macro_rules! status_of {
+    ($kind:ty) => {
+        impl StatusOf for $kind {
+            fn ready_now(&self) -> bool {
+                self.status.as_ref().is_some_and(|s| {
+                    s.common.observed_generation == self.metadata.generation
+                        && condition(&s.common.conditions, "Ready")
+                            .is_some_and(|c| c.status == "True")
+                })
+            }
+        }
+    };
+}
+status_of!(Pod);
+status_of!(Endpoint);
+status_of!(NetworkVolume);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn gpu_pod_fallback_skips_the_type_over_the_cap() {
+    let env = start("ex-fallback").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "gpu-pod-fallback.yaml").await;
+
+    let pod: Pod = env
+        .wait_for("trainer", TIMEOUT, "Ready and Running", |p: &Pod| {
+            ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+        })
+        .await;
+    let status = pod.status.clone().unwrap();
+    // The H100 is first in the list but above the cap, so the A100 is taken.
+    assert_eq!(status.gpu_type_id.as_deref(), Some("NVIDIA A100 80GB PCIe"));
+    let cost = status.cost_per_hour.expect("a cost");
+    assert!(cost <= 2.00, "cost {cost} is over the cap");
+    let id = status.common.id.clone().unwrap();
+    let remote = env.platform.graphql().my_pods().await.unwrap();
+    let ours: Vec<_> = remote.iter().filter(|p| p.id == id).collect();
+    assert_eq!(ours.len(), 1);
+    assert_eq!(
+        ours[0]
+            .machine
+            .as_ref()
+            .and_then(|m| m.gpu_type_id.as_deref()),
+        Some("NVIDIA A100 80GB PCIe")
+    );
+    assert!(
+        status.ports.iter().any(|p| p.private_port == 8888
+            && p.url.as_deref().is_some_and(|u| u.starts_with("https://"))),
+        "the http port has a URL: {:?}",
+        status.ports
+    );
+    env.finish(operator).await;
+}
+
+/// A kubeconfig for `service_account` of the test namespace, with a token from the
+/// TokenRequest API; the current namespace is the test's, as it is inside a CronJob's pod.
+fn service_account_kubeconfig(env: &Env, service_account: &str, dir: &std::path::Path) -> String {
+    let kubectl = |args: &[&str]| {
+        let out = Command::new("kubectl")
+            .args(args)
+            .output()
+            .expect("kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let token = kubectl(&["-n", env.ns.name(), "create", "token", service_account]);
+    let server = kubectl(&[
+        "config",
+        "view",
+        "--minify",
+        "--raw",
+        "-o",
+        "jsonpath={.clusters[0].cluster.server}",
+    ]);
+    let ca = kubectl(&[
+        "config",
+        "view",
+        "--minify",
+        "--raw",
+        "-o",
+        "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+    ]);
+    let path = dir.join("kubeconfig");
+    let config = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "cp", "cluster": {"server": server, "certificate-authority-data": ca}}],
+        "users": [{"name": service_account, "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "cp", "user": service_account, "namespace": env.ns.name()}}],
+        "current-context": "sa",
+    });
+    std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+/// Runs the CronJob's container command as its pod would: `sh -c SCRIPT` as the CronJob's
+/// ServiceAccount.
+fn run_cron_job(cron: &CronJob, kubeconfig: &str) {
+    let pod = cron
+        .spec
+        .as_ref()
+        .unwrap()
+        .job_template
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap();
+    let container = &pod.containers[0];
+    assert_eq!(
+        container.command.as_deref(),
+        Some(&["/bin/sh".to_string(), "-c".to_string()][..])
+    );
+    let script = &container.args.as_ref().unwrap()[0];
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("KUBECONFIG", kubeconfig)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{} failed: {}{}",
+        cron.metadata.name.as_deref().unwrap_or_default(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+async fn phases(env: &Env) -> BTreeMap<String, (Option<PodPhase>, bool, Option<String>)> {
+    let pods: Api<Pod> = env.api();
+    pods.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|p| {
+            let name = p.metadata.name.clone().unwrap();
+            let s = p.status.clone().unwrap_or_default();
+            (name, (s.phase, ready(&p), s.common.id))
+        })
+        .collect()
+}
+
+async fn wait_phases(env: &Env, want: PodPhase) -> BTreeMap<String, String> {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let now = phases(env).await;
+        if now.len() == 2 && now.values().all(|(p, r, _)| *p == Some(want) && *r) {
+            return now
+                .into_iter()
+                .map(|(n, (_, _, id))| (n, id.unwrap()))
+                .collect();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "pods not all {want:?} and Ready: {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn office_hours_cron_jobs_stop_and_start_the_labelled_pods() {
+    let env = start("ex-office").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "office-hours.yaml").await;
+    let running = wait_phases(&env, PodPhase::Running).await;
+
+    let crons: Api<CronJob> = env.api();
+    let stop = crons.get("office-hours-stop").await.unwrap();
+    let start_job = crons.get("office-hours-start").await.unwrap();
+    assert_eq!(stop.spec.as_ref().unwrap().schedule, "0 19 * * 1-5");
+    assert_eq!(start_job.spec.as_ref().unwrap().schedule, "0 7 * * 1-5");
+
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = service_account_kubeconfig(&env, "office-hours", dir.path());
+    // The CronJobs' ServiceAccount may patch these Pods and nothing more.
+    let can_i = |verb: &str, what: &str| {
+        Command::new("kubectl")
+            .args(["auth", "can-i", verb, what])
+            .env("KUBECONFIG", &kubeconfig)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    assert!(can_i("patch", "pods.gpucloud.io"));
+    assert!(!can_i("delete", "pods.gpucloud.io"));
+    assert!(!can_i("patch", "networkvolumes.gpucloud.io"));
+
+    // Evening: both stop on the platform (EXITED), keeping their ids.
+    run_cron_job(&stop, &kubeconfig);
+    let stopped = wait_phases(&env, PodPhase::Stopped).await;
+    assert_eq!(stopped, running);
+    for id in stopped.values() {
+        let remote = env.platform.graphql().my_pods().await.unwrap();
+        let pod = remote.iter().find(|p| &p.id == id).expect("still there");
+        assert_eq!(pod.desired_status, "EXITED");
+    }
+    // Morning: both resume, on the same pods.
+    run_cron_job(&start_job, &kubeconfig);
+    let resumed = wait_phases(&env, PodPhase::Running).await;
+    assert_eq!(resumed, running);
+    env.finish(operator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn endpoint_on_volume_writes_the_config_map_its_deployment_reads() {
+    let env = start("ex-endpoint").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "endpoint-on-volume.yaml").await;
+
+    let volume: NetworkVolume = env
+        .wait_for("models", TIMEOUT, "Ready", ready::<NetworkVolume>)
+        .await;
+    let endpoint: Endpoint = env
+        .wait_for("infer", TIMEOUT, "Ready", ready::<Endpoint>)
+        .await;
+    let volume_id = volume.status.unwrap().common.id.unwrap();
+    let status = endpoint.status.clone().unwrap();
+    let endpoint_id = status.common.id.clone().unwrap();
+    let remote = env
+        .platform
+        .rest()
+        .get_endpoint(&endpoint_id)
+        .await
+        .expect("the endpoint exists");
+    assert_eq!(
+        remote.network_volume_id.as_deref(),
+        Some(volume_id.as_str())
+    );
+
+    // The ConfigMap holds what the Endpoint's status says.
+    let config_maps: Api<ConfigMap> = env.api();
+    let cm = config_maps.get("infer-connection").await.unwrap();
+    let data = cm.data.clone().unwrap_or_default();
+    assert_eq!(data.get("id"), Some(&endpoint_id));
+    assert_eq!(data.get("url"), status.url.as_ref());
+    assert!(
+        data["url"].ends_with(&format!("/v2/{endpoint_id}/")),
+        "{data:?}"
+    );
+
+    // Every key the Deployment reads exists where it reads it from.
+    let deployments: Api<Deployment> = env.api();
+    let deployment = deployments.get("infer-client").await.unwrap();
+    let env_vars = deployment.spec.unwrap().template.spec.unwrap().containers[0]
+        .env
+        .clone()
+        .unwrap();
+    let secrets: Api<Secret> = env.api();
+    let mut read = 0;
+    for var in env_vars {
+        let source = var.value_from.expect("from a ConfigMap or a Secret");
+        if let Some(r) = source.config_map_key_ref {
+            let cm = config_maps.get(&r.name).await.unwrap();
+            assert!(
+                cm.data.unwrap().contains_key(&r.key),
+                "{} lacks {}",
+                r.name,
+                r.key
+            );
+            read += 1;
+        }
+        if let Some(r) = source.secret_key_ref {
+            let s = secrets.get(&r.name).await.unwrap();
+            assert!(
+                s.data.unwrap().contains_key(&r.key),
+                "{} lacks {}",
+                r.name,
+                r.key
+            );
+            read += 1;
+        }
+    }
+    assert_eq!(read, 2);
+    env.finish(operator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn grow_volume_grows_and_a_shrink_is_refused() {
+    let env = start("ex-grow").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "grow-volume.yaml").await;
+    let volume: NetworkVolume = env
+        .wait_for("scratch", TIMEOUT, "Ready", ready::<NetworkVolume>)
+        .await;
+    let id = volume.status.unwrap().common.id.unwrap();
+
+    // The patches of the example's comments.
+    let api: Api<NetworkVolume> = env.api();
+    api.patch(
+        "scratch",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"sizeGb": 40}})),
+    )
+    .await
+    .unwrap();
+    env.wait_for("scratch", TIMEOUT, "40 GB", |v: &NetworkVolume| {
+        ready(v) && v.status.as_ref().and_then(|s| s.size_gb) == Some(40)
+    })
+    .await;
+    let remote = env.platform.rest().get_network_volume(&id).await.unwrap();
+    assert_eq!(remote.size, 40);
+
+    let refused = api
+        .patch(
+            "scratch",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"sizeGb": 10}})),
+        )
+        .await
+        .expect_err("a shrink is refused");
+    let message = refused.to_string();
+    assert!(message.contains("sizeGb"), "{message}");
+
+    // deletionPolicy Delete: the volume goes with the object.
+    api.delete("scratch", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = common::wait_until(TIMEOUT, || async {
+        env.platform.rest().get_network_volume(&id).await.is_err()
+    })
+    .await;
+    assert!(gone, "the remote volume was not deleted");
+    env.finish(operator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn adopt_pod_takes_over_the_running_pod_and_orphans_it_on_delete() {
+    let env = start("ex-adopt").await;
+    let before = env.calls().await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "adopt-pod.yaml").await;
+    let pod: Pod = env
+        .wait_for("legacy-notebook", TIMEOUT, "Ready", |p: &Pod| {
+            ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+        })
+        .await;
+    let status = pod.status.unwrap();
+    assert_eq!(status.common.id.as_deref(), Some(ADOPTED_POD_ID));
+    let synced = condition(&status.common.conditions, "Synced").unwrap();
+    assert_eq!(synced.status, "True", "{synced:?}");
+    let calls = calls_since(&before, &env.calls().await);
+    assert_eq!(calls.get(DEPLOY), None, "nothing deployed: {calls:?}");
+    assert_eq!(env.platform.graphql().my_pods().await.unwrap().len(), 1);
+
+    // deletionPolicy Orphan: the pod stays on the platform, running.
+    let api: Api<Pod> = env.api();
+    api.delete("legacy-notebook", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = common::wait_until(TIMEOUT, || async {
+        api.get_opt("legacy-notebook").await.unwrap().is_none()
+    })
+    .await;
+    assert!(gone, "the Pod object was not released");
+    let remote = env.platform.graphql().my_pods().await.unwrap();
+    assert_eq!(remote.len(), 1);
+    assert_eq!(remote[0].id, ADOPTED_POD_ID);
+    assert_eq!(remote[0].desired_status, "RUNNING");
+    env.finish(operator).await;
+}
