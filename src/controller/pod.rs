@@ -289,14 +289,22 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &platform::Pod) -> Vec<&'
     if have_ports != desired.ports {
         changed.push("ports");
     }
-    let mut have_env: Vec<(String, String)> = remote
+    // The tag is the operator's bookmark, not the user's env: a pod adopted by external-id
+    // never had it, and that is no reason to replace (or refuse) it.
+    let mut have_env: Vec<(&str, &str)> = remote
         .env
         .iter()
         .filter_map(|e| e.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .filter(|(k, _)| *k != TAG_ENV)
         .collect();
     have_env.sort();
-    if have_env != desired.env {
+    let want_env: Vec<(&str, &str)> = desired
+        .env
+        .iter()
+        .filter(|(k, _)| k != TAG_ENV)
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    if have_env != want_env {
         changed.push("env");
     }
     if remote
@@ -1061,6 +1069,16 @@ mod tests {
             Plan::Update(vec![PodChange::Stop])
         );
         assert_eq!(plan_pod(&d, &stopped), Plan::UpToDate);
+    }
+
+    #[test]
+    fn an_adopted_pod_without_the_tag_has_no_env_change() {
+        let d = desired(json!({}));
+        assert!(d.env.iter().any(|(k, _)| k == TAG_ENV));
+        let untagged = remote(json!({"env": ["TOKEN=s3cret", "PLAIN=x"]}));
+        assert!(!immutable_changes(&d, &untagged).contains(&"env"));
+        let other = remote(json!({"env": ["TOKEN=s3cret", "PLAIN=x", "EXTRA=1"]}));
+        assert!(immutable_changes(&d, &other).contains(&"env"));
     }
 
     #[test]
