@@ -97,8 +97,8 @@ pub async fn acquire(script_flag: Option<&Path>) -> anyhow::Result<(Cluster, kub
     }
     let dir = std::env::temp_dir().join(format!("gpucloud-demo-{}", std::process::id()));
     eprintln!(
-        "demo: no KUBECONFIG, starting a local control plane ({}; the first run builds it from \
-         Go modules, about 15 minutes on 2 cores, then it is cached)",
+        "demo: no KUBECONFIG, starting a local control plane with {} (the first run builds it \
+         from Go modules, about 15 minutes on 2 cores; later runs start in seconds)",
         script.display()
     );
     // The script's progress goes to our stderr; its stdout is the `export` line.

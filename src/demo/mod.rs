@@ -126,6 +126,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     if cluster.is_local() {
         eprintln!("demo: local control plane stopped and removed");
     }
+    match &result {
+        // The log is worth keeping only when something went wrong.
+        Ok(()) => {
+            let _ = std::fs::remove_file(&log_path);
+        }
+        Err(_) => eprintln!("demo: the operator's log is in {}", log_path.display()),
+    }
     result
 }
 
