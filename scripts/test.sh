@@ -68,6 +68,13 @@ if [ ${#cargo_args[@]} -eq 0 ]; then
     tests/install/run.sh
     phase "RBAC: the operator as the deploy/ ServiceAccount"
     tests/install/rbac.sh
+    phase "end-to-end suites again, the operator as the deploy/ ServiceAccount"
+    # Same suites, same control plane; only the operator's credentials change, so every
+    # path the suites reach is proven to need no more than deploy/'s RBAC.
+    tests/install/sa-kubeconfig.sh "$cp_dir/operator-sa.kubeconfig"
+    OPERATOR_KUBECONFIG="$cp_dir/operator-sa.kubeconfig" cargo test --locked --no-fail-fast \
+        --test e2e_network_volume --test e2e_network_volume_faults --test e2e_endpoint \
+        --test e2e_pod --test e2e_examples -- --include-ignored
     phase "kstatus on the operator's objects"
     tests/kstatus/run.sh
     phase "Argo CD health check (gopher-lua)"

@@ -144,6 +144,33 @@ async fn check_crds(client: &kube::Client) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Says at start-up what is missing for objects that do not name their own key. Not fatal:
+/// such objects report it in their conditions, and a Secret created later is picked up.
+async fn check_default_key(kube: &kube::Client, default: &DefaultKey) {
+    match default {
+        DefaultKey::None => warn!(
+            "no default API key: objects without spec.credentialsSecretRef will be Stalled with \
+             CredentialsNotConfigured; pass --api-key-secret NAMESPACE/NAME, --api-key-file \
+             or GPUCLOUD_API_KEY"
+        ),
+        DefaultKey::Secret {
+            namespace, name, ..
+        } => {
+            let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                Api::namespaced(kube.clone(), namespace);
+            if let Ok(None) = secrets.get_metadata_opt(name).await {
+                warn!(
+                    secret = %format!("{namespace}/{name}"),
+                    "the API key Secret does not exist yet; create it with `kubectl -n \
+                     {namespace} create secret generic {name} --from-literal=apiKey=...` \
+                     (picked up without a restart)"
+                );
+            }
+        }
+        DefaultKey::Fixed(_) => {}
+    }
+}
+
 /// Resolves when the process gets SIGTERM or Ctrl-C.
 async fn termination() {
     let ctrl_c = tokio::signal::ctrl_c();
@@ -185,6 +212,7 @@ pub async fn run_with(
     let metrics = Arc::new(Metrics::new());
     let urls = base_urls(&args)?;
     let default = default_key(&args)?;
+    check_default_key(&kube, &default).await;
     // The base client needs some key; per-object keys are swapped in per call.
     let base_key = match &default {
         DefaultKey::Fixed(key) => key.clone(),

@@ -25,6 +25,50 @@ use super::{TestNamespace, kube_client, wait_until};
 pub const API_KEY: &str = "test-key";
 pub const KEY_SECRET: &str = "gpucloud-api-key";
 
+/// When set, the operator (in-process or child process) authenticates with this kubeconfig
+/// instead of the tests' admin one: `scripts/test.sh` points it at the deploy/
+/// ServiceAccount to run the end-to-end suites once more with only that RBAC.
+pub fn operator_kubeconfig() -> Option<String> {
+    std::env::var("OPERATOR_KUBECONFIG")
+        .ok()
+        .filter(|v| !v.is_empty())
+}
+
+async fn operator_client(admin: &Client) -> Client {
+    let Some(path) = operator_kubeconfig() else {
+        return admin.clone();
+    };
+    let config = kube::config::Kubeconfig::read_from(&path).expect("OPERATOR_KUBECONFIG");
+    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+        .await
+        .expect("OPERATOR_KUBECONFIG is a usable kubeconfig");
+    Client::try_from(config).expect("a client from OPERATOR_KUBECONFIG")
+}
+
+/// The deploy/ Role (the Lease and the key Secret, in the operator's own namespace) bound
+/// in `namespace` too, which the tests use as the operator's namespace for both.
+async fn grant_operator_namespace_role(client: &Client, namespace: &str) {
+    use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
+    let text = include_str!("../../deploy/base/rbac.yaml");
+    let objects: Vec<_> = parse_documents(text, "deploy/base/rbac.yaml")
+        .expect("deploy/base/rbac.yaml parses")
+        .into_iter()
+        .filter(|o| {
+            o.types
+                .as_ref()
+                .is_some_and(|t| t.kind == "Role" || t.kind == "RoleBinding")
+        })
+        .collect();
+    assert_eq!(
+        objects.len(),
+        2,
+        "deploy/base/rbac.yaml has a Role and a RoleBinding"
+    );
+    apply_objects(client, namespace, &objects, "e2e-tests")
+        .await
+        .expect("bind the operator's namespace Role");
+}
+
 #[derive(Parser)]
 struct Args {
     #[command(flatten)]
@@ -79,6 +123,8 @@ impl Operator {
 
 pub struct Env {
     pub client: Client,
+    /// What the operator authenticates with: the admin client, or the ServiceAccount's.
+    pub operator_client: Client,
     pub ns: TestNamespace,
     pub emulator: RunningEmulator,
     /// A client of the emulator with the same key, for looking at the platform's side.
@@ -103,6 +149,10 @@ impl Env {
         let client = kube_client().await;
         install_crds(&client).await;
         let ns = TestNamespace::create(&client, prefix).await;
+        let operator_client = operator_client(&client).await;
+        if operator_kubeconfig().is_some() {
+            grant_operator_namespace_role(&client, ns.name()).await;
+        }
         let emulator = emulator::start(config, "127.0.0.1:0".parse().unwrap())
             .await
             .expect("emulator");
@@ -121,6 +171,7 @@ impl Env {
             PlatformClient::new(PlatformConfig::new(urls, ApiKey::new(API_KEY).unwrap())).unwrap();
         Self {
             client,
+            operator_client,
             ns,
             emulator,
             platform,
@@ -168,7 +219,7 @@ impl Env {
     pub fn operator(&self, extra: &[&str]) -> Operator {
         let args = self.args(extra);
         let (stop, stop_rx) = watch::channel(false);
-        let client = self.client.clone();
+        let client = self.operator_client.clone();
         let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
         Operator { stop, task }
     }
@@ -313,7 +364,11 @@ impl OperatorProcess {
         ));
         let out = std::fs::File::create(&log).expect("operator log file");
         let err = out.try_clone().expect("operator log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"));
+        if let Some(path) = operator_kubeconfig() {
+            command.env("KUBECONFIG", path);
+        }
+        let child = command
             .arg("run")
             .args(flags)
             .env(

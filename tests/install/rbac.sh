@@ -16,33 +16,7 @@ work=$(mktemp -d); pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 
-# Everything of deploy/ but the Deployment, for real.
-kubectl kustomize deploy | python3 -c '
-import sys
-docs = sys.stdin.read().split("\n---\n")
-print("\n---\n".join(d for d in docs if "\nkind: Deployment\n" not in "\n" + d + "\n"))' >"$work/install.yaml"
-kubectl apply --server-side --force-conflicts -f "$work/install.yaml" >/dev/null
-kubectl -n gpucloud-system create secret generic gpucloud-api-key --from-literal=apiKey=k \
-    --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-
-token=$(kubectl -n gpucloud-system create token gpucloud-operator --duration=1h)
-server=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.server}')
-ca=$(kubectl config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
-cat >"$work/kubeconfig" <<YAML
-apiVersion: v1
-kind: Config
-clusters: [{name: cp, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
-users: [{name: gpucloud-operator, user: {token: "$token"}}]
-contexts: [{name: sa, context: {cluster: cp, user: gpucloud-operator}}]
-current-context: sa
-YAML
-# The token really is the ServiceAccount's, and it may not do more than the role says.
-who=$(KUBECONFIG=$work/kubeconfig kubectl auth whoami -o jsonpath='{.status.userInfo.username}')
-[ "$who" = system:serviceaccount:gpucloud-system:gpucloud-operator ] || { log "token is $who"; exit 1; }
-if KUBECONFIG=$work/kubeconfig kubectl auth can-i create pods.gpucloud.io -A >/dev/null 2>&1 \
-    || KUBECONFIG=$work/kubeconfig kubectl auth can-i get configmaps -A >/dev/null 2>&1; then
-    log "the ServiceAccount may do more than the operator needs"; exit 1
-fi
+tests/install/sa-kubeconfig.sh "$work/kubeconfig"
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$bin" emulator --listen 127.0.0.1:$port --api-key k >"$work/emulator.log" 2>&1 & pids+=($!)

@@ -35,7 +35,7 @@ app.kubernetes.io/component: operator
   verbs: ["get", "list", "watch"]
 - apiGroups: [""]
   resources: ["configmaps"]
-  verbs: ["list", "patch", "delete"]
+  verbs: ["create", "list", "patch", "delete"]
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
