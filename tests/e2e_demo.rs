@@ -48,6 +48,17 @@ fn demo(args: &[&str], kubeconfig: Option<&str>) -> std::process::Child {
     command.spawn().expect("start the demo")
 }
 
+/// Waits for the demo to exit, which it must do with success; its stdout and stderr.
+async fn succeeds(child: std::process::Child) -> (String, String) {
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .expect("the demo ran");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "demo failed:\n{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
 fn text(out: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -130,12 +141,7 @@ async fn demo_on_the_cluster_in_kubeconfig_converges_every_example_and_cleans_up
             }
         })
     };
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .expect("the demo ran");
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "demo failed:\n{stdout}\n{stderr}");
+    let (stdout, stderr) = succeeds(child).await;
     assert!(
         stderr.contains("using the cluster in KUBECONFIG"),
         "it says which cluster: {stderr}"
@@ -162,12 +168,7 @@ async fn demo_on_the_cluster_in_kubeconfig_converges_every_example_and_cleans_up
 async fn demo_without_kubeconfig_starts_and_removes_its_own_control_plane() {
     let child = demo(&["--until-ready", "--timeout", "180s"], None);
     let pid = child.id();
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .expect("the demo ran");
-    let (stdout, stderr) = text(&out);
-    assert!(out.status.success(), "demo failed:\n{stdout}\n{stderr}");
+    let (stdout, stderr) = succeeds(child).await;
     assert!(stderr.contains("started a local control plane"), "{stderr}");
     let rows = last_table(&stdout);
     let names: BTreeSet<String> = rows.iter().map(|(n, _)| n.clone()).collect();

@@ -350,7 +350,7 @@ impl Session {
 }
 
 /// Applies the CRDs (server-side, idempotent) and waits until they are served.
-async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
+pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     for crd in crate::crd::all() {
         let name = crd.metadata.name.clone().unwrap_or_default();

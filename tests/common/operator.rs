@@ -14,8 +14,7 @@ use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
 use gpucloud_operator::platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, PostParams};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
@@ -75,32 +74,12 @@ struct Args {
     run: RunArgs,
 }
 
-/// Installs the operator's CRDs (server-side apply, idempotent) and waits until served.
+/// Installs the operator's CRDs (server-side apply, idempotent) and waits until served,
+/// as the demo does.
 pub async fn install_crds(client: &Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in gpucloud_operator::crd::all() {
-        let name = crd.metadata.name.clone().unwrap();
-        crds.patch(
-            &name,
-            &PatchParams::apply("e2e-tests").force(),
-            &Patch::Apply(&crd),
-        )
+    gpucloud_operator::demo::install_crds(client)
         .await
-        .expect("apply CRD");
-        let established = wait_until(Duration::from_secs(30), || async {
-            crds.get(&name)
-                .await
-                .ok()
-                .and_then(|c| c.status)
-                .and_then(|s| s.conditions)
-                .is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True")
-                })
-        })
-        .await;
-        assert!(established, "CRD {name} not Established");
-    }
+        .expect("install the CRDs");
 }
 
 pub struct Operator {
