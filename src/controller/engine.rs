@@ -473,7 +473,11 @@ impl<A: Adapter> Engine<A> {
             Plan::Update(changes) => {
                 for change in &changes {
                     if let Err(f) = self.adapter.apply(&client, &remote, change).await {
-                        return Ok(Outcome::failed(f, Some(remote), last_ready));
+                        // The remote object is known not to match the spec (a pod stopped
+                        // out of band that cannot resume): not Ready, as a change that
+                        // went through would not be either until the next listing.
+                        let not_ready = Verdict::no(f.reason.clone(), f.message.clone());
+                        return Ok(Outcome::failed(f, Some(remote), not_ready));
                     }
                     let note = self.adapter.describe(change);
                     info!(kind = A::KIND, object = %obj.key(), id = A::id(&remote), change = %note, "updated");
@@ -953,7 +957,7 @@ impl<A: Adapter> Engine<A> {
     }
 
     fn last_ready(&self, obj: &A::Kind) -> Verdict {
-        conditions::last_ready(self.conditions(obj))
+        conditions::last_ready(self.conditions(obj), obj.meta().generation)
     }
 
     fn status_id(&self, obj: &A::Kind) -> Option<String> {
