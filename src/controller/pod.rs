@@ -22,6 +22,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -354,6 +355,15 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &platform::Pod) -> Vec<&'
     changed
 }
 
+/// Pure: the Event's note when the platform refused `refused` for capacity in the middle
+/// of a deploy and the next type of the list is tried.
+pub fn fallback_note(refused: &str, err: &PlatformError, next: &str, cooldown: Duration) -> String {
+    format!(
+        "the platform has no capacity for {refused} although its stock listing showed some ({err}); skipping {refused} for {}s and deploying on {next}",
+        cooldown.as_secs().max(1)
+    )
+}
+
 /// Pure: what to do to `remote` to match `desired`.
 pub fn plan_pod(desired: &DesiredPod, remote: &platform::Pod) -> Plan<PodChange> {
     let changed = immutable_changes(desired, remote);
@@ -482,6 +492,10 @@ pub struct PodAdapter {
     cooldown: Duration,
     /// UIDs of objects whose last plan was refused (updateStrategy Never), for the phase.
     blocked: parking_lot::Mutex<HashSet<String>>,
+    /// For Events the engine cannot publish: a type refused for capacity in the middle of
+    /// a deploy that then lands on the next type is no failure of the pass, yet users need
+    /// to see why their pod runs on a type lower in their list.
+    events: Option<Arc<Shared>>,
 }
 
 impl PodAdapter {
@@ -494,7 +508,15 @@ impl PodAdapter {
             exhausted: parking_lot::Mutex::new(HashMap::new()),
             cooldown: interval,
             blocked: parking_lot::Mutex::new(HashSet::new()),
+            events: None,
         }
+    }
+
+    /// Publishes Events about GPU types refused for capacity during a deploy through
+    /// `shared`.
+    pub fn with_events(mut self, shared: Arc<Shared>) -> Self {
+        self.events = Some(shared);
+        self
     }
 
     fn exhausted_types(&self, count: i32, cloud: Option<bool>) -> HashSet<String> {
@@ -690,7 +712,7 @@ impl Adapter for PodAdapter {
     async fn create(
         &self,
         client: &PlatformClient,
-        _obj: &Pod,
+        obj: &Pod,
         resolved: &ResolvedPod,
     ) -> Result<platform::Pod, CreateFailure> {
         let d = &resolved.pod;
@@ -717,12 +739,22 @@ impl Adapter for PodAdapter {
             &exhausted,
         )
         .map_err(CreateFailure::definite)?;
-        for gpu in &candidates {
+        let mut refused: Option<PlatformError> = None;
+        for (i, gpu) in candidates.iter().enumerate() {
             let input = Self::deploy_input(d, &gpu.gpu_type_id);
             match client.graphql().deploy_pod(&input).await {
                 Ok(p) => return Ok(deployed_pod(d, gpu, p)),
                 Err(e) if e.class() == ErrorClass::Capacity => {
                     self.mark_exhausted(&gpu.gpu_type_id, d.gpu_count, cloud);
+                    // The last type's refusal is the pass's failure, reported by the engine.
+                    if let (Some(next), Some(shared)) = (candidates.get(i + 1), &self.events) {
+                        let note =
+                            fallback_note(&gpu.gpu_type_id, &e, &next.gpu_type_id, self.cooldown);
+                        shared
+                            .event(obj, true, "GpuTypeNoCapacity", "Create", note)
+                            .await;
+                    }
+                    refused = Some(e);
                 }
                 Err(e) => {
                     return Err(CreateFailure::from_platform(
@@ -732,10 +764,18 @@ impl Adapter for PodAdapter {
                 }
             }
         }
-        Err(CreateFailure::definite(no_capacity(
-            &d.gpu_types,
-            d.gpu_count,
-        )))
+        let failure = match refused {
+            Some(e) => Failure::from_platform(
+                &format!(
+                    "deploy {} GPU(s) of any of {}",
+                    d.gpu_count,
+                    d.gpu_types.join(", ")
+                ),
+                &e,
+            ),
+            None => no_capacity(&d.gpu_types, d.gpu_count),
+        };
+        Err(CreateFailure::definite(failure))
     }
 
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &platform::Pod) -> Plan<PodChange> {
@@ -947,6 +987,21 @@ mod tests {
             choose_gpus(&types(&["A", "B", "C"]), 1, None, &catalog(), &exhausted).unwrap_err();
         assert_eq!(err.reason, "NoCapacity");
         assert!(!err.is_permanent());
+    }
+
+    #[test]
+    fn fallback_note_names_both_types_and_the_platform_answer() {
+        let err = PlatformError::Capacity {
+            operation: "podFindAndDeployOnDemand",
+            detail: "There are no longer any instances available".into(),
+        };
+        let note = fallback_note("B", &err, "C", Duration::from_secs(60));
+        assert!(note.contains("no capacity for B"), "{note}");
+        assert!(note.contains("no longer any instances"), "{note}");
+        assert!(
+            note.contains("skipping B for 60s and deploying on C"),
+            "{note}"
+        );
     }
 
     #[test]
