@@ -275,6 +275,16 @@ impl AdminClient {
             .await
     }
 
+    /// Serves every call to `route` at once but holds its answer for `latency_ms` real
+    /// milliseconds: the call has taken effect while its caller still waits.
+    pub async fn delay_answers(&self, route: &str, latency_ms: u64) -> Result<(), AdminError> {
+        self.post(
+            "faults",
+            json!({"route": route, "answerLatencyMs": latency_ms}),
+        )
+        .await
+    }
+
     /// Answers the next `count` calls (to `route`, or to any route) with 429.
     pub async fn burst_429(&self, route: Option<&str>, count: u32) -> Result<(), AdminError> {
         self.post("burst", json!({"route": route, "count": count}))
