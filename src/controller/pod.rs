@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::jiff::Timestamp;
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
@@ -476,6 +477,39 @@ pub fn status_of(mut status: PodStatus, state: DesiredState, remote: &platform::
     status
 }
 
+/// How long the live figures of a pod that changed in no other way (uptime, GPU
+/// utilisation) may stand in status before they are written again. Every listing moves
+/// them; writing them each time would cost a status write per pod per resync, the very
+/// cost that batched observation exists to avoid.
+pub const LIVE_FIGURES_REFRESH: Duration = Duration::from_secs(600);
+
+/// Pure: `next`, with the live figures (`uptimeSeconds`, `gpus`) of `previous` when
+/// nothing else changed, `previous` was written less than `refresh` ago (`written_ago`),
+/// and the pod has not restarted since (its uptime did not go down).
+pub fn settle_live_figures(
+    previous: &PodStatus,
+    mut next: PodStatus,
+    written_ago: Option<Duration>,
+    refresh: Duration,
+) -> PodStatus {
+    let without_live = |s: &PodStatus| PodStatus {
+        common: Default::default(),
+        uptime_seconds: None,
+        gpus: Vec::new(),
+        ..s.clone()
+    };
+    let restarted = match (previous.uptime_seconds, next.uptime_seconds) {
+        (Some(before), Some(now)) => now < before,
+        (before, now) => before.is_some() != now.is_some(),
+    };
+    let recent = written_ago.is_some_and(|ago| ago < refresh);
+    if recent && !restarted && without_live(previous) == without_live(&next) {
+        next.uptime_seconds = previous.uptime_seconds;
+        next.gpus = previous.gpus.clone();
+    }
+    next
+}
+
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
 
@@ -845,11 +879,14 @@ impl Adapter for PodAdapter {
                 ..PodStatus::default()
             };
         };
-        let mut status = status_of(current, obj.spec.desired_state, remote);
+        let written_ago = current.common.last_sync_time.as_ref().map(|t| {
+            Duration::try_from(Timestamp::now().duration_since(t.0)).unwrap_or(Duration::ZERO)
+        });
+        let mut status = status_of(current.clone(), obj.spec.desired_state, remote);
         if self.blocked.lock().contains(&obj.uid().unwrap_or_default()) {
             status.phase = Some(PodPhase::Failed);
         }
-        status
+        settle_live_figures(&current, status, written_ago, LIVE_FIGURES_REFRESH)
     }
 
     fn describe(&self, change: &PodChange) -> String {
@@ -1225,6 +1262,40 @@ mod tests {
         assert_eq!(s.gpus.len(), 1);
         let text = serde_json::to_string(&s).unwrap();
         assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn live_figures_alone_do_not_rewrite_status() {
+        let run = DesiredState::Running;
+        let at = |uptime: i64| {
+            remote(json!({"runtime": {"uptimeInSeconds": uptime, "ports": [],
+            "gpus": [{"id": "g0", "gpuUtilPercent": uptime as f64, "memoryUtilPercent": 1.0}]}}))
+        };
+        let written = status_of(PodStatus::default(), run, &at(12));
+        let minute = Some(Duration::from_secs(60));
+        // A later listing: only the live figures moved, and they were written a minute ago.
+        let next = status_of(written.clone(), run, &at(72));
+        let settled = settle_live_figures(&written, next.clone(), minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled, written);
+        // Written long ago: refreshed.
+        let stale = Some(LIVE_FIGURES_REFRESH + Duration::from_secs(1));
+        let settled = settle_live_figures(&written, next, stale, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, Some(72));
+        assert_eq!(settled.gpus[0].gpu_util_percent, 72.0);
+        // A restart (uptime went down) and any other change carry the new figures.
+        let restarted = status_of(written.clone(), run, &at(3));
+        let settled = settle_live_figures(&written, restarted, minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, Some(3));
+        let mut moved = status_of(written.clone(), run, &at(72));
+        moved.cost_per_hour = Some(0.5);
+        let settled = settle_live_figures(&written, moved, minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, Some(72));
+        // Stopped: no runtime, nothing kept.
+        let exited = remote(json!({"desiredStatus": "EXITED", "runtime": null}));
+        let stopped = status_of(written.clone(), DesiredState::Stopped, &exited);
+        let settled = settle_live_figures(&written, stopped, minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, None);
+        assert!(settled.gpus.is_empty());
     }
 
     #[test]
