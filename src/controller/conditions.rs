@@ -157,9 +157,23 @@ pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
     find(conditions, type_).is_some_and(|c| c.status == "True")
 }
 
-/// The `Ready` verdict as last written, to carry it through a transient failure.
-pub fn last_ready(conditions: &[Condition]) -> Verdict {
+/// The `Ready` verdict as last written, to carry it through a transient failure. A Ready
+/// decided for an older generation says nothing of the spec as it is now: it is not
+/// carried, so that a failure to apply a spec change does not leave Ready=True standing
+/// for the new generation.
+pub fn last_ready(conditions: &[Condition], generation: Option<i64>) -> Verdict {
     match find(conditions, READY) {
+        Some(c)
+            if c.status == "True"
+                && c.observed_generation.is_some()
+                && generation.is_some()
+                && c.observed_generation != generation =>
+        {
+            Verdict::no(
+                "SpecChanged",
+                "the spec changed since the object was last Ready",
+            )
+        }
         Some(c) => Verdict {
             status: c.status == "True",
             reason: c.reason.clone(),
@@ -230,12 +244,35 @@ mod tests {
     #[test]
     fn retrying_keeps_the_last_ready() {
         let ok = apply(&[], &Verdicts::converged("ready"), Some(1), &at(1));
-        let retry = Verdicts::retrying(last_ready(&ok), "RateLimited", "429 from the platform");
+        let retry = Verdicts::retrying(
+            last_ready(&ok, Some(1)),
+            "RateLimited",
+            "429 from the platform",
+        );
         let c = apply(&ok, &retry, Some(1), &at(5));
         assert!(is_true(&c, READY));
         assert_eq!(find(&c, READY).unwrap().last_transition_time, at(1));
         assert!(!is_true(&c, SYNCED));
         assert!(is_true(&c, RECONCILING));
+    }
+
+    #[test]
+    fn a_ready_of_an_older_generation_is_not_kept_through_a_failure() {
+        let ok = apply(&[], &Verdicts::converged("stopped"), Some(2), &at(1));
+        let carried = last_ready(&ok, Some(3));
+        assert!(!carried.status);
+        let retry = Verdicts::retrying(carried, "NoCapacity", "no free GPUs on the host");
+        let c = apply(&ok, &retry, Some(3), &at(5));
+        assert!(!is_true(&c, READY));
+        assert_eq!(find(&c, READY).unwrap().reason, "NoCapacity");
+        // Not Ready before: nothing to carry either way.
+        let pending = apply(
+            &[],
+            &Verdicts::progressing("Creating", "creating"),
+            Some(2),
+            &at(1),
+        );
+        assert_eq!(last_ready(&pending, Some(3)).reason, "Creating");
     }
 
     #[test]

@@ -79,6 +79,21 @@ pub(crate) fn seen_predates(seen: Option<&str>, written: &str) -> bool {
     }
 }
 
+/// Pure: the listing a pass needs: no older than `max_age`, and started after `changed`
+/// (when this process last changed the object's remote object), since a listing from
+/// before the change would show the old state. A listing that started after a change
+/// younger than `max_age` is itself young enough; one merely newer than an older change
+/// is not (a listing taken just after a deploy shows the pod booting for as long as it is
+/// reused).
+pub(crate) fn listing_need(changed: Option<Instant>, max_age: Duration, now: Instant) -> Freshness {
+    match changed {
+        Some(changed) if now.saturating_duration_since(changed) < max_age => {
+            Freshness::StartedAfter(changed)
+        }
+        _ => Freshness::MaxAge(max_age),
+    }
+}
+
 /// A create whose answer said nothing certain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct UnsureCreate {
@@ -321,23 +336,17 @@ impl<A: Adapter> Engine<A> {
             .map_err(|e| Failure::from_platform(&format!("list {}s", A::NOUN), &e))
     }
 
-    /// Freshness a pass needs: a listing no older than the poll interval, and newer than
-    /// this object's last confirmed create (a listing from before it would not show it).
+    /// Freshness a pass needs: see [`listing_need`]; while the object is coming up, a
+    /// listing no older than the progress interval, otherwise the poll interval.
     fn freshness(&self, obj: &A::Kind, annotations: &Annotations, progressing: bool) -> Freshness {
         let written = self.last_write.lock().get(&obj.key()).copied();
         let created = annotations.create_succeeded.and_then(instant_of);
-        if let Some(after) = written
-            .max(created)
-            .filter(|after| after.elapsed() < self.shared.config.poll_interval)
-        {
-            return Freshness::StartedAfter(after);
-        }
         let max_age = if progressing {
             self.shared.config.progress_interval
         } else {
             self.shared.config.poll_interval
         };
-        Freshness::MaxAge(max_age)
+        listing_need(written.max(created), max_age, Instant::now())
     }
 
     async fn converge(
@@ -473,7 +482,11 @@ impl<A: Adapter> Engine<A> {
             Plan::Update(changes) => {
                 for change in &changes {
                     if let Err(f) = self.adapter.apply(&client, &remote, change).await {
-                        return Ok(Outcome::failed(f, Some(remote), last_ready));
+                        // The remote object is known not to match the spec (a pod stopped
+                        // out of band that cannot resume): not Ready, as a change that
+                        // went through would not be either until the next listing.
+                        let not_ready = Verdict::no(f.reason.clone(), f.message.clone());
+                        return Ok(Outcome::failed(f, Some(remote), not_ready));
                     }
                     let note = self.adapter.describe(change);
                     info!(kind = A::KIND, object = %obj.key(), id = A::id(&remote), change = %note, "updated");
@@ -953,7 +966,7 @@ impl<A: Adapter> Engine<A> {
     }
 
     fn last_ready(&self, obj: &A::Kind) -> Verdict {
-        conditions::last_ready(self.conditions(obj))
+        conditions::last_ready(self.conditions(obj), obj.meta().generation)
     }
 
     fn status_id(&self, obj: &A::Kind) -> Option<String> {
@@ -1144,6 +1157,29 @@ mod tests {
 
     fn jiff_seconds(n: i64) -> k8s_openapi::jiff::SignedDuration {
         k8s_openapi::jiff::SignedDuration::from_secs(n)
+    }
+
+    #[test]
+    fn a_listing_must_follow_a_recent_change_and_stay_young() {
+        let now = Instant::now() + Duration::from_secs(120);
+        let second = Duration::from_secs(1);
+        // Just changed: only a listing started after the change shows it.
+        let changed = now - Duration::from_millis(200);
+        assert!(matches!(
+            listing_need(Some(changed), second, now),
+            Freshness::StartedAfter(at) if at == changed
+        ));
+        // Changed 30 s ago while coming up (progress every second): a listing newer than
+        // the change but 29 s old must not do.
+        let changed = now - Duration::from_secs(30);
+        assert!(matches!(
+            listing_need(Some(changed), second, now),
+            Freshness::MaxAge(d) if d == second
+        ));
+        assert!(matches!(
+            listing_need(None, Duration::from_secs(60), now),
+            Freshness::MaxAge(d) if d == Duration::from_secs(60)
+        ));
     }
 
     #[test]

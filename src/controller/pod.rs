@@ -22,9 +22,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::jiff::Timestamp;
 use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
@@ -362,6 +364,15 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &platform::Pod) -> Vec<&'
     changed
 }
 
+/// Pure: the Event's note when the platform refused `refused` for capacity in the middle
+/// of a deploy and the next type of the list is tried.
+pub fn fallback_note(refused: &str, err: &PlatformError, next: &str, cooldown: Duration) -> String {
+    format!(
+        "the platform has no capacity for {refused} although its stock listing showed some ({err}); skipping {refused} for {}s and deploying on {next}",
+        cooldown.as_secs().max(1)
+    )
+}
+
 /// Pure: what to do to `remote` to match `desired`.
 pub fn plan_pod(desired: &DesiredPod, remote: &platform::Pod) -> Plan<PodChange> {
     let changed = immutable_changes(desired, remote);
@@ -474,6 +485,39 @@ pub fn status_of(mut status: PodStatus, state: DesiredState, remote: &platform::
     status
 }
 
+/// How long the live figures of a pod that changed in no other way (uptime, GPU
+/// utilisation) may stand in status before they are written again. Every listing moves
+/// them; writing them each time would cost a status write per pod per resync, the very
+/// cost that batched observation exists to avoid.
+pub const LIVE_FIGURES_REFRESH: Duration = Duration::from_secs(600);
+
+/// Pure: `next`, with the live figures (`uptimeSeconds`, `gpus`) of `previous` when
+/// nothing else changed, `previous` was written less than `refresh` ago (`written_ago`),
+/// and the pod has not restarted since (its uptime did not go down).
+pub fn settle_live_figures(
+    previous: &PodStatus,
+    mut next: PodStatus,
+    written_ago: Option<Duration>,
+    refresh: Duration,
+) -> PodStatus {
+    let without_live = |s: &PodStatus| PodStatus {
+        common: Default::default(),
+        uptime_seconds: None,
+        gpus: Vec::new(),
+        ..s.clone()
+    };
+    let restarted = match (previous.uptime_seconds, next.uptime_seconds) {
+        (Some(before), Some(now)) => now < before,
+        (before, now) => before.is_some() != now.is_some(),
+    };
+    let recent = written_ago.is_some_and(|ago| ago < refresh);
+    if recent && !restarted && without_live(previous) == without_live(&next) {
+        next.uptime_seconds = previous.uptime_seconds;
+        next.gpus = previous.gpus.clone();
+    }
+    next
+}
+
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
 
@@ -490,6 +534,10 @@ pub struct PodAdapter {
     cooldown: Duration,
     /// UIDs of objects whose last plan was refused (updateStrategy Never), for the phase.
     blocked: parking_lot::Mutex<HashSet<String>>,
+    /// For Events the engine cannot publish: a type refused for capacity in the middle of
+    /// a deploy that then lands on the next type is no failure of the pass, yet users need
+    /// to see why their pod runs on a type lower in their list.
+    events: Option<Arc<Shared>>,
 }
 
 impl PodAdapter {
@@ -502,7 +550,15 @@ impl PodAdapter {
             exhausted: parking_lot::Mutex::new(HashMap::new()),
             cooldown: interval,
             blocked: parking_lot::Mutex::new(HashSet::new()),
+            events: None,
         }
+    }
+
+    /// Publishes Events about GPU types refused for capacity during a deploy through
+    /// `shared`.
+    pub fn with_events(mut self, shared: Arc<Shared>) -> Self {
+        self.events = Some(shared);
+        self
     }
 
     fn exhausted_types(&self, count: i32, cloud: Option<bool>) -> HashSet<String> {
@@ -698,7 +754,7 @@ impl Adapter for PodAdapter {
     async fn create(
         &self,
         client: &PlatformClient,
-        _obj: &Pod,
+        obj: &Pod,
         resolved: &ResolvedPod,
     ) -> Result<platform::Pod, CreateFailure> {
         let d = &resolved.pod;
@@ -725,12 +781,22 @@ impl Adapter for PodAdapter {
             &exhausted,
         )
         .map_err(CreateFailure::definite)?;
-        for gpu in &candidates {
+        let mut refused: Option<PlatformError> = None;
+        for (i, gpu) in candidates.iter().enumerate() {
             let input = Self::deploy_input(d, &gpu.gpu_type_id);
             match client.graphql().deploy_pod(&input).await {
                 Ok(p) => return Ok(deployed_pod(d, gpu, p)),
                 Err(e) if e.class() == ErrorClass::Capacity => {
                     self.mark_exhausted(&gpu.gpu_type_id, d.gpu_count, cloud);
+                    // The last type's refusal is the pass's failure, reported by the engine.
+                    if let (Some(next), Some(shared)) = (candidates.get(i + 1), &self.events) {
+                        let note =
+                            fallback_note(&gpu.gpu_type_id, &e, &next.gpu_type_id, self.cooldown);
+                        shared
+                            .event(obj, true, "GpuTypeNoCapacity", "Create", note)
+                            .await;
+                    }
+                    refused = Some(e);
                 }
                 Err(e) => {
                     return Err(CreateFailure::from_platform(
@@ -740,10 +806,18 @@ impl Adapter for PodAdapter {
                 }
             }
         }
-        Err(CreateFailure::definite(no_capacity(
-            &d.gpu_types,
-            d.gpu_count,
-        )))
+        let failure = match refused {
+            Some(e) => Failure::from_platform(
+                &format!(
+                    "deploy {} GPU(s) of any of {}",
+                    d.gpu_count,
+                    d.gpu_types.join(", ")
+                ),
+                &e,
+            ),
+            None => no_capacity(&d.gpu_types, d.gpu_count),
+        };
+        Err(CreateFailure::definite(failure))
     }
 
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &platform::Pod) -> Plan<PodChange> {
@@ -813,11 +887,14 @@ impl Adapter for PodAdapter {
                 ..PodStatus::default()
             };
         };
-        let mut status = status_of(current, obj.spec.desired_state, remote);
+        let written_ago = current.common.last_sync_time.as_ref().map(|t| {
+            Duration::try_from(Timestamp::now().duration_since(t.0)).unwrap_or(Duration::ZERO)
+        });
+        let mut status = status_of(current.clone(), obj.spec.desired_state, remote);
         if self.blocked.lock().contains(&obj.uid().unwrap_or_default()) {
             status.phase = Some(PodPhase::Failed);
         }
-        status
+        settle_live_figures(&current, status, written_ago, LIVE_FIGURES_REFRESH)
     }
 
     fn describe(&self, change: &PodChange) -> String {
@@ -955,6 +1032,21 @@ mod tests {
             choose_gpus(&types(&["A", "B", "C"]), 1, None, &catalog(), &exhausted).unwrap_err();
         assert_eq!(err.reason, "NoCapacity");
         assert!(!err.is_permanent());
+    }
+
+    #[test]
+    fn fallback_note_names_both_types_and_the_platform_answer() {
+        let err = PlatformError::Capacity {
+            operation: "podFindAndDeployOnDemand",
+            detail: "There are no longer any instances available".into(),
+        };
+        let note = fallback_note("B", &err, "C", Duration::from_secs(60));
+        assert!(note.contains("no capacity for B"), "{note}");
+        assert!(note.contains("no longer any instances"), "{note}");
+        assert!(
+            note.contains("skipping B for 60s and deploying on C"),
+            "{note}"
+        );
     }
 
     #[test]
@@ -1188,6 +1280,40 @@ mod tests {
         assert_eq!(s.gpus.len(), 1);
         let text = serde_json::to_string(&s).unwrap();
         assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn live_figures_alone_do_not_rewrite_status() {
+        let run = DesiredState::Running;
+        let at = |uptime: i64| {
+            remote(json!({"runtime": {"uptimeInSeconds": uptime, "ports": [],
+            "gpus": [{"id": "g0", "gpuUtilPercent": uptime as f64, "memoryUtilPercent": 1.0}]}}))
+        };
+        let written = status_of(PodStatus::default(), run, &at(12));
+        let minute = Some(Duration::from_secs(60));
+        // A later listing: only the live figures moved, and they were written a minute ago.
+        let next = status_of(written.clone(), run, &at(72));
+        let settled = settle_live_figures(&written, next.clone(), minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled, written);
+        // Written long ago: refreshed.
+        let stale = Some(LIVE_FIGURES_REFRESH + Duration::from_secs(1));
+        let settled = settle_live_figures(&written, next, stale, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, Some(72));
+        assert_eq!(settled.gpus[0].gpu_util_percent, 72.0);
+        // A restart (uptime went down) and any other change carry the new figures.
+        let restarted = status_of(written.clone(), run, &at(3));
+        let settled = settle_live_figures(&written, restarted, minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, Some(3));
+        let mut moved = status_of(written.clone(), run, &at(72));
+        moved.cost_per_hour = Some(0.5);
+        let settled = settle_live_figures(&written, moved, minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, Some(72));
+        // Stopped: no runtime, nothing kept.
+        let exited = remote(json!({"desiredStatus": "EXITED", "runtime": null}));
+        let stopped = status_of(written.clone(), DesiredState::Stopped, &exited);
+        let settled = settle_live_figures(&written, stopped, minute, LIVE_FIGURES_REFRESH);
+        assert_eq!(settled.uptime_seconds, None);
+        assert!(settled.gpus.is_empty());
     }
 
     #[test]

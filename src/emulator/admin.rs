@@ -133,6 +133,24 @@ pub async fn stock(State(app): State<App>, body: Bytes) -> Result<StatusCode, Ap
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StockViewRequest {
+    /// true: `lowestPrice` keeps reporting the stock of this moment; false: live again.
+    pub frozen: bool,
+}
+
+pub async fn stock_view(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let v: StockViewRequest = parse(&body)?;
+    let mut world = app.world.lock();
+    if v.frozen {
+        world.cloud.freeze_stock_view();
+    } else {
+        world.cloud.thaw_stock_view();
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Create500Request {
     pub count: u32,
@@ -257,6 +275,16 @@ impl AdminClient {
             .await
     }
 
+    /// Serves every call to `route` at once but holds its answer for `latency_ms` real
+    /// milliseconds: the call has taken effect while its caller still waits.
+    pub async fn delay_answers(&self, route: &str, latency_ms: u64) -> Result<(), AdminError> {
+        self.post(
+            "faults",
+            json!({"route": route, "answerLatencyMs": latency_ms}),
+        )
+        .await
+    }
+
     /// Answers the next `count` calls (to `route`, or to any route) with 429.
     pub async fn burst_429(&self, route: Option<&str>, count: u32) -> Result<(), AdminError> {
         self.post("burst", json!({"route": route, "count": count}))
@@ -285,6 +313,18 @@ impl AdminClient {
             json!({"gpuTypeId": gpu_type_id, "secureCloud": secure_cloud, "count": count}),
         )
         .await
+    }
+
+    /// Freezes the stock `gpuTypes { lowestPrice }` reports at what it is now: later
+    /// changes to the machines (deploys, [`AdminClient::set_stock`]) reach deploys but not
+    /// the listing, as with the real platform's cached stock figures.
+    pub async fn freeze_stock_view(&self) -> Result<(), AdminError> {
+        self.post("stock-view", json!({"frozen": true})).await
+    }
+
+    /// `gpuTypes { lowestPrice }` reports the machines as they are again.
+    pub async fn thaw_stock_view(&self) -> Result<(), AdminError> {
+        self.post("stock-view", json!({"frozen": false})).await
     }
 
     /// The next `count` successful creates are answered with a 500 (the object exists).

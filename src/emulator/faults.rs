@@ -29,6 +29,11 @@ pub struct FaultRule {
     /// Real milliseconds added before the call is served.
     #[serde(default)]
     pub latency_ms: u64,
+    /// Real milliseconds added after the call is served, before the answer goes out: the
+    /// call has taken effect while the caller still waits (a caller killed meanwhile never
+    /// learns of it).
+    #[serde(default)]
+    pub answer_latency_ms: u64,
 }
 
 fn default_status() -> u16 {
@@ -72,6 +77,7 @@ struct Inner {
 #[derive(Debug, Default)]
 pub struct Action {
     pub latency_ms: u64,
+    pub answer_latency_ms: u64,
     pub error: Option<ApiError>,
 }
 
@@ -169,6 +175,7 @@ impl Faults {
             .filter(|r| route_matches(&r.route, route, path))
         {
             action.latency_ms += rule.latency_ms;
+            action.answer_latency_ms += rule.answer_latency_ms;
             if action.error.is_none()
                 && rule.error_rate > 0.0
                 && rng.random::<f64>() < rule.error_rate
@@ -273,6 +280,7 @@ mod tests {
             error_rate: 1.0,
             status: 503,
             latency_ms: 0,
+            answer_latency_ms: 0,
         })
         .unwrap();
         let a = f.on_call("POST /v1/endpoints", "/v1/endpoints", 0);
@@ -288,10 +296,26 @@ mod tests {
                 route: "x".into(),
                 error_rate: 2.0,
                 status: 500,
-                latency_ms: 0
+                latency_ms: 0,
+                answer_latency_ms: 0,
             })
             .is_err()
         );
+    }
+
+    #[test]
+    fn answer_latency_is_reported_apart_from_latency() {
+        let f = Faults::default();
+        f.add_rule(
+            serde_json::from_value(serde_json::json!({
+                "route": "graphql:podFindAndDeployOnDemand", "answerLatencyMs": 250
+            }))
+            .unwrap(),
+        )
+        .unwrap();
+        let a = f.on_call("graphql:podFindAndDeployOnDemand", "/graphql", 0);
+        assert_eq!((a.latency_ms, a.answer_latency_ms), (0, 250));
+        assert!(a.error.is_none());
     }
 
     #[test]

@@ -737,11 +737,13 @@ pub async fn handler(
     }
     let now = app.clock.now();
     let mut latency = 0;
+    let mut answer_latency = 0;
     for field in &fields {
         let action = app
             .faults
             .on_call(&format!("graphql:{field}"), "/graphql", now);
         latency += action.latency_ms;
+        answer_latency += action.answer_latency_ms;
         if let Some(err) = action.error {
             if latency > 0 {
                 tokio::time::sleep(std::time::Duration::from_millis(latency)).await;
@@ -756,6 +758,9 @@ pub async fn handler(
         .schema
         .execute(request.data(app.clone()).data(caller))
         .await;
+    if answer_latency > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(answer_latency)).await;
+    }
     if !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty()) {
         // The document did not validate (unknown field, bad variable, ...): errors of
         // resolvers carry the path of their field, validation errors carry none.

@@ -237,6 +237,7 @@ pub fn router(app: App) -> Router {
         )
         .route("/_emulator/burst", post(admin::burst))
         .route("/_emulator/stock", post(admin::stock))
+        .route("/_emulator/stock-view", post(admin::stock_view))
         .route("/_emulator/create-500", post(admin::create_500))
         .route("/_emulator/clock", get(admin::clock))
         .route("/_emulator/clock/advance", post(admin::advance))
@@ -291,6 +292,9 @@ async fn faults_layer(
         return err.into_response();
     }
     let response = next.run(req).await;
+    if action.answer_latency_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(action.answer_latency_ms)).await;
+    }
     if response.status().is_success() && app.faults.take_create_500(&route, &path) {
         tracing::info!(route, "injected: create succeeded but answering 500");
         return ApiError::internal("internal server error").into_response();

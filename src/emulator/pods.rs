@@ -159,6 +159,10 @@ pub struct Cloud {
     pod_index: HashMap<String, u64>,
     next_seq: u64,
     next_ip: u32,
+    /// The machines as `lowestPrice` reports them while the stock view is frozen. The real
+    /// platform's stock figures are a cached view: a deploy can fail for capacity while
+    /// they still show stock, and this lets tests make the two disagree.
+    stock_view: Option<Vec<Machine>>,
 }
 
 impl Cloud {
@@ -522,6 +526,17 @@ impl Cloud {
         Ok(())
     }
 
+    /// From now on `lowestPrice` reports stock as it is at this moment, whatever deploys,
+    /// stops and [`Cloud::set_stock`] do to the machines, until [`Cloud::thaw_stock_view`].
+    pub fn freeze_stock_view(&mut self) {
+        self.stock_view = Some(self.machines.clone());
+    }
+
+    /// `lowestPrice` reports the machines as they are again.
+    pub fn thaw_stock_view(&mut self) {
+        self.stock_view = None;
+    }
+
     fn reindex(&mut self) {
         self.machine_index = self
             .machines
@@ -549,7 +564,9 @@ impl Cloud {
             },
         };
         let machines: Vec<&Machine> = self
-            .machines
+            .stock_view
+            .as_ref()
+            .unwrap_or(&self.machines)
             .iter()
             .filter(|m| {
                 m.gpu_type_id == gpu.id
@@ -719,6 +736,19 @@ mod tests {
         assert_eq!(c.resume(&a, None, 3).unwrap_err().to_string(), HOST_FULL);
         // Nothing changed for the stopped pod.
         assert_eq!(c.pod(&a).unwrap().desired, DesiredStatus::Exited);
+    }
+
+    #[test]
+    fn a_frozen_stock_view_shows_stock_the_machines_no_longer_have() {
+        let mut c = cloud();
+        let g = c.gpu_type(H100).unwrap().clone();
+        c.freeze_stock_view();
+        c.set_stock(H100, None, None, 0).unwrap();
+        let shown = c.lowest_price(&g, 1, Some(true), None);
+        assert_ne!(shown.stock_status, "None");
+        assert_eq!(c.deploy(req(H100, 1), 0).unwrap_err(), PodError::NoCapacity);
+        c.thaw_stock_view();
+        assert_eq!(c.lowest_price(&g, 1, Some(true), None).stock_status, "None");
     }
 
     #[test]

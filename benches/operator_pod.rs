@@ -1,0 +1,376 @@
+//! Benchmark (not a test): N GPU Pods applied at once to a real kube-apiserver, the
+//! emulator in this process with stock for all of them, the operator binary as a child
+//! process.
+//!
+//!   eval "$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)"
+//!   cargo bench --bench operator_pod              # 1,000 Pods
+//!   cargo bench --bench operator_pod -- 5000      # or BENCH_OBJECTS=5000
+//!
+//! Prints: the time from the first apply to all Ready, and the apiserver writes that took;
+//! GraphQL calls per resync interval once converged, by operation (batched observation
+//! means one `myself { pods }` per interval whatever N is, and no `gpuTypes` once nothing
+//! needs deploying), and the apiserver writes over the same intervals; the operator's
+//! resident memory at its peak and once steady.
+//! Environment: BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
+//! 10), BENCH_PROGRESS_SECONDS (look-again interval while a pod boots, default 1),
+//! BENCH_BOOT_MS (emulated boot time of a pod, default 500), BENCH_CONCURRENCY (operator
+//! reconciles at once, default the operator's own).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use gpucloud_operator::crd::{Pod, PodSpec};
+use gpucloud_operator::emulator::model::StockFixture;
+use gpucloud_operator::emulator::{EmulatorConfig, Fixtures};
+use kube::api::{Api, PostParams};
+use kube::runtime::watcher;
+
+use common::TestNamespace;
+use common::operator::{Env, OperatorProcess};
+
+const GPU: &str = "NVIDIA GeForce RTX 4090";
+const GPUS_PER_MACHINE: u32 = 8;
+
+struct Options {
+    objects: usize,
+    poll: Duration,
+    progress: Duration,
+    boot_ms: u64,
+    concurrency: Option<u64>,
+}
+
+fn options() -> Options {
+    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let objects = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<u64>().ok())
+        .or_else(|| number("BENCH_OBJECTS"))
+        .unwrap_or(1000);
+    Options {
+        objects: objects as usize,
+        poll: Duration::from_secs(number("BENCH_POLL_SECONDS").unwrap_or(10)),
+        progress: Duration::from_secs(number("BENCH_PROGRESS_SECONDS").unwrap_or(1)),
+        boot_ms: number("BENCH_BOOT_MS").unwrap_or(500),
+        concurrency: number("BENCH_CONCURRENCY"),
+    }
+}
+
+/// The built-in catalog, with the 4090's stock replaced by enough machines for `n` pods
+/// and some to spare: a deploy refused for want of stock would measure the fallback, not
+/// the operator.
+fn emulator_config(n: usize, boot_ms: u64) -> EmulatorConfig {
+    let mut fixtures = Fixtures::built_in();
+    let gpu = fixtures
+        .gpu_types
+        .iter_mut()
+        .find(|g| g.id == GPU)
+        .expect("the built-in catalog has the 4090");
+    gpu.stock = vec![StockFixture {
+        data_center_id: "EU-RO-1".into(),
+        secure_cloud: true,
+        machines: (n as u32).div_ceil(GPUS_PER_MACHINE) + 2,
+        gpus_per_machine: GPUS_PER_MACHINE,
+    }];
+    EmulatorConfig {
+        fixtures: Some(fixtures),
+        pod_boot_ms: boot_ms,
+        ..EmulatorConfig::default()
+    }
+}
+
+fn pod(i: usize) -> Pod {
+    let spec: PodSpec = serde_json::from_value(serde_json::json!({
+        "image": "ghcr.io/acme/serve:1",
+        "ports": ["8888/http"],
+        "gpu": {"types": [GPU], "count": 1},
+    }))
+    .expect("a Pod spec");
+    Pod::new(&format!("pod-{i:05}"), spec)
+}
+
+fn is_ready(p: &Pod) -> bool {
+    p.status.as_ref().is_some_and(|s| {
+        s.common.observed_generation == p.metadata.generation
+            && s.common
+                .conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.status == "True")
+    })
+}
+
+/// Follows the namespace's Pods until `n` are Ready at once; the instant that happened.
+async fn all_ready(api: Api<Pod>, n: usize, timeout: Duration) -> Option<Instant> {
+    let mut ready: std::collections::HashSet<String> = Default::default();
+    let stream = watcher(api, watcher::Config::default());
+    futures::pin_mut!(stream);
+    let deadline = tokio::time::Instant::now() + timeout;
+    while ready.len() < n {
+        let event = match tokio::time::timeout_at(deadline, stream.try_next()).await {
+            Ok(Ok(Some(event))) => event,
+            Ok(Ok(None)) | Err(_) => return None,
+            Ok(Err(err)) => {
+                eprintln!("watch: {err}; continuing");
+                continue;
+            }
+        };
+        match event {
+            watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
+                let name = p.metadata.name.clone().unwrap_or_default();
+                if is_ready(&p) {
+                    ready.insert(name);
+                } else {
+                    ready.remove(&name);
+                }
+            }
+            watcher::Event::Delete(p) => {
+                ready.remove(&p.metadata.name.clone().unwrap_or_default());
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
+        }
+    }
+    Some(Instant::now())
+}
+
+/// (VmRSS, VmHWM) of a process in KiB: resident now, and the most it has ever been.
+fn resident_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib = |key: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (kib("VmRSS:"), kib("VmHWM:"))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// Writes the apiserver has served (by verb and resource), from its own `/metrics`.
+async fn apiserver_writes(client: &kube::Client) -> BTreeMap<String, f64> {
+    let Ok(request) = axum::http::Request::get("/metrics").body(Vec::new()) else {
+        return BTreeMap::new();
+    };
+    let text = client.request_text(request).await.unwrap_or_default();
+    let mut writes = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+    {
+        let label = |name: &str| -> String {
+            let key = format!("{name}=\"");
+            line.split_once(&key)
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(value, _)| value.to_string())
+                .unwrap_or_default()
+        };
+        let verb = label("verb");
+        if !matches!(verb.as_str(), "POST" | "PUT" | "PATCH" | "APPLY" | "DELETE") {
+            continue;
+        }
+        let subresource = label("subresource");
+        let key = if subresource.is_empty() {
+            format!("{verb} {}", label("resource"))
+        } else {
+            format!("{verb} {}/{subresource}", label("resource"))
+        };
+        let value: f64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        *writes.entry(key).or_default() += value;
+    }
+    writes
+}
+
+fn writes_since(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                (v - before.get(k).copied().unwrap_or(0.0)) as u64,
+            )
+        })
+        .filter(|(_, d)| *d > 0)
+        .collect()
+}
+
+/// GraphQL calls by operation (`graphql:myself` → `myself`), REST and job calls apart.
+fn graphql_only(calls: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    calls
+        .iter()
+        .filter_map(|(route, n)| Some((route.strip_prefix("graphql:")?.to_string(), *n)))
+        .collect()
+}
+
+async fn run(opts: Options) {
+    // The emulator runs in this process: its log line per deploy would drown the figures
+    // (and slow the run); RUST_LOG still chooses.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .try_init();
+    let n = opts.objects;
+    println!(
+        "operator_pod: {n} Pods, resync every {:?}, progress every {:?}, pods boot in {} ms",
+        opts.poll, opts.progress, opts.boot_ms
+    );
+    let env = Env::start_with("bench-pod", emulator_config(n, opts.boot_ms)).await;
+
+    // The yardstick: the same creates on one connection in a namespace nobody watches.
+    let bare_ns = TestNamespace::create(&env.client, "bench-pod-bare").await;
+    let bare_api: Api<Pod> = Api::namespaced(env.client.clone(), bare_ns.name());
+    let bare_started = Instant::now();
+    for i in 0..n {
+        bare_api
+            .create(&PostParams::default(), &pod(i))
+            .await
+            .expect("create a Pod");
+    }
+    let bare = bare_started.elapsed();
+    bare_ns.delete_and_wait(&env.client).await;
+    println!(
+        "  bare apiserver:               {n} creates on one connection in {:.2} s, nothing watching",
+        bare.as_secs_f64()
+    );
+
+    let poll = format!("--poll-interval={}s", opts.poll.as_secs());
+    let progress = format!("--progress-interval={}s", opts.progress.as_secs());
+    let concurrency = opts.concurrency.map(|c| format!("--concurrency={c}"));
+    let mut flags = vec![poll.as_str(), progress.as_str()];
+    flags.extend(concurrency.as_deref());
+    let operator: OperatorProcess = env.operator_process(&flags);
+    let pid = operator.pid();
+    let up = common::wait_until(Duration::from_secs(30), || async {
+        operator.log().contains("serving /metrics")
+    })
+    .await;
+    assert!(up, "the operator did not start");
+    let (rss_idle, _) = resident_kib(pid);
+
+    let api: Api<Pod> = env.api();
+    let timeout = Duration::from_secs(120 + n as u64 / 5);
+    let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
+    let writes_before = apiserver_writes(&env.client).await;
+    let started = Instant::now();
+    for i in 0..n {
+        api.create(&PostParams::default(), &pod(i))
+            .await
+            .expect("create a Pod");
+    }
+    let applied = started.elapsed();
+    let Some(ready_at) = watch.await.expect("the watch task") else {
+        println!("  NOT CONVERGED within {timeout:?}");
+        let log = operator.log();
+        let lines: Vec<&str> = log.lines().collect();
+        for line in &lines[lines.len().saturating_sub(40)..] {
+            eprintln!("  | {line}");
+        }
+        return;
+    };
+    let converged = ready_at.duration_since(started);
+    let writes = writes_since(&writes_before, &apiserver_writes(&env.client).await);
+    let total_writes: u64 = writes.values().sum();
+    let (rss_ready, _) = resident_kib(pid);
+    let converge_calls = graphql_only(&env.calls().await);
+    println!(
+        "  applies:                      {n} creates on one connection in {:.2} s",
+        applied.as_secs_f64()
+    );
+    println!(
+        "  first apply to all Ready:     {:.2} s ({:.2} s per 1,000 Pods; {:.2}x the bare creates)",
+        converged.as_secs_f64(),
+        converged.as_secs_f64() * 1000.0 / n as f64,
+        converged.as_secs_f64() / bare.as_secs_f64()
+    );
+    println!(
+        "  apiserver writes meanwhile:   {total_writes} ({:.1} per Pod): {writes:?}",
+        total_writes as f64 / n as f64
+    );
+    println!("  GraphQL calls to converge:    {converge_calls:?}");
+    let remote = env
+        .platform
+        .graphql()
+        .my_pods()
+        .await
+        .expect("list the platform's pods")
+        .len();
+    println!("  pods on the platform:         {remote}");
+
+    // Once converged: let the passes that Ready triggered settle, then count whole intervals.
+    let admin = env.emulator.admin();
+    tokio::time::sleep(opts.poll).await;
+    admin.clear_calls().await.expect("clear the call counts");
+    let steady_before = apiserver_writes(&env.client).await;
+    let intervals = 3u32;
+    tokio::time::sleep(opts.poll * intervals).await;
+    let calls = env.calls().await;
+    let steady_writes = writes_since(&steady_before, &apiserver_writes(&env.client).await);
+    let graphql = graphql_only(&calls);
+    let per_interval: BTreeMap<String, f64> = graphql
+        .iter()
+        .map(|(op, c)| (op.clone(), *c as f64 / f64::from(intervals)))
+        .collect();
+    // The emulator counts a GraphQL call twice: by operation and as `POST /graphql`.
+    let other: BTreeMap<&String, &u64> = calls
+        .iter()
+        .filter(|(route, _)| !route.starts_with("graphql:") && route.as_str() != "POST /graphql")
+        .collect();
+    println!(
+        "  GraphQL calls per resync:     {per_interval:?} (over {intervals} intervals of {:?}; other platform calls: {other:?})",
+        opts.poll
+    );
+    let steady_total: u64 = steady_writes.values().sum();
+    println!(
+        "  apiserver writes per resync:  {:.1} (over the same intervals: {steady_writes:?})",
+        steady_total as f64 / f64::from(intervals)
+    );
+    let (rss_steady, hwm) = resident_kib(pid);
+    println!(
+        "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Pods (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
+        mib(hwm),
+        mib(rss_steady),
+        mib(rss_idle),
+        mib(rss_ready)
+    );
+
+    // Deleting the namespace makes the operator terminate every pod before the finalizers
+    // let go.
+    let cleanup = Instant::now();
+    env.finish_process(operator).await;
+    println!(
+        "  namespace deleted (every pod terminated) in {:.2} s",
+        cleanup.elapsed().as_secs_f64()
+    );
+}
+
+fn main() {
+    if std::env::var_os("KUBECONFIG").is_none() {
+        println!(
+            "operator_pod: KUBECONFIG is not set; this benchmark needs a control plane.\n\
+             Start one with `eval \"$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)\"` and run\n\
+             `cargo bench --bench operator_pod [-- N]`. Skipping."
+        );
+        return;
+    }
+    let opts = options();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(run(opts));
+}
