@@ -252,9 +252,14 @@ impl Cost {
 /// Deletes every NetworkVolume in the namespace and waits until they are gone.
 async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Duration> {
     let started = Instant::now();
-    api.delete_collection(&DeleteParams::default(), &ListParams::default())
+    // With 10,000 objects the answer (every object deleted) can outlast the connection;
+    // the deletion goes on server-side, and the wait below is what counts.
+    if let Err(e) = api
+        .delete_collection(&DeleteParams::default(), &ListParams::default())
         .await
-        .expect("delete the NetworkVolumes");
+    {
+        eprintln!("  deletecollection answered {e}; waiting for the objects to go anyway");
+    }
     let gone = common::wait_until(timeout, || async {
         api.list_metadata(&ListParams::default().limit(1))
             .await

@@ -74,7 +74,7 @@ if [ ${#cargo_args[@]} -eq 0 ]; then
     tests/install/sa-kubeconfig.sh "$cp_dir/operator-sa.kubeconfig"
     OPERATOR_KUBECONFIG="$cp_dir/operator-sa.kubeconfig" cargo test --locked --no-fail-fast \
         --test e2e_network_volume --test e2e_network_volume_faults --test e2e_endpoint \
-        --test e2e_pod --test e2e_examples -- --include-ignored
+        --test e2e_pod --test e2e_pod_faults --test e2e_examples -- --include-ignored
     phase "kstatus on the operator's objects"
     tests/kstatus/run.sh
     phase "Argo CD health check (gopher-lua)"

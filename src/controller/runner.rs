@@ -73,6 +73,9 @@ fn watch_kind<K: ManagedKind>(
             .boxed()
     });
     stream::select_all(streams)
+        // managedFields are the bulk of a stored object and the operator never reads them:
+        // dropped before the cache, they cost no memory per object.
+        .modify(|obj: &mut K| obj.managed_fields_mut().clear())
         .reflect(writer)
         .applied_objects()
         .predicate_filter(change_hash::<K>, PredicateConfig::default())
