@@ -8,12 +8,14 @@ use std::collections::BTreeSet;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use futures::StreamExt;
 use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod};
 use gpucloud_operator::demo::apply::parse_documents;
 use gpucloud_operator::demo::examples::EXAMPLES;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
-use kube::api::ListParams;
+use kube::runtime::{WatchStreamExt, watcher};
+use tokio::sync::mpsc;
 
 use common::kube_client;
 use common::operator::condition;
@@ -83,30 +85,40 @@ fn last_table(stdout: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Names (KIND/NAME) of the objects in `namespace` that are Ready for their generation.
-async fn ready_now(client: &kube::Client, namespace: &str) -> BTreeSet<String> {
-    macro_rules! ready_of {
-        ($kind:ty, $name:literal, $out:ident) => {
+/// Names (KIND/NAME) of the objects in `namespace` as they are seen Ready for their
+/// generation, from watches: every state the apiserver holds is seen, however briefly.
+fn watch_ready(client: &kube::Client, namespace: &str) -> mpsc::UnboundedReceiver<String> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    macro_rules! watch_kind {
+        ($kind:ty, $name:literal) => {{
             let api: Api<$kind> = Api::namespaced(client.clone(), namespace);
-            if let Ok(list) = api.list(&ListParams::default()).await {
-                for o in list {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut objects = watcher(api, watcher::Config::default())
+                    .applied_objects()
+                    .boxed();
+                while let Some(next) = objects.next().await {
+                    let Ok(o) = next else { continue };
                     let ready = o.status.as_ref().is_some_and(|s| {
                         s.common.observed_generation == o.metadata.generation
                             && condition(&s.common.conditions, "Ready")
                                 .is_some_and(|c| c.status == "True")
                     });
-                    if ready {
-                        $out.insert(format!("{}/{}", $name, o.metadata.name.unwrap()));
+                    if ready
+                        && tx
+                            .send(format!("{}/{}", $name, o.metadata.name.unwrap()))
+                            .is_err()
+                    {
+                        return;
                     }
                 }
-            }
-        };
+            });
+        }};
     }
-    let mut out = BTreeSet::new();
-    ready_of!(Pod, "Pod", out);
-    ready_of!(Endpoint, "Endpoint", out);
-    ready_of!(NetworkVolume, "NetworkVolume", out);
-    out
+    watch_kind!(Pod, "Pod");
+    watch_kind!(Endpoint, "Endpoint");
+    watch_kind!(NetworkVolume, "NetworkVolume");
+    rx
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,6 +127,9 @@ async fn demo_on_the_cluster_in_kubeconfig_converges_every_example_and_cleans_up
     let kubeconfig = std::env::var("KUBECONFIG").expect("KUBECONFIG (scripts/test.sh sets it)");
     let client = kube_client().await;
     let namespace = format!("demo-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    // Watched from outside while the demo runs: what was seen Ready is the apiserver's
+    // word, not the demo's.
+    let mut ready = watch_ready(&client, &namespace);
     let child = demo(
         &[
             "--until-ready",
@@ -125,32 +140,21 @@ async fn demo_on_the_cluster_in_kubeconfig_converges_every_example_and_cleans_up
         ],
         Some(&kubeconfig),
     );
-    // Watch from outside while the demo runs: what was seen Ready is the apiserver's word,
-    // not the demo's.
-    let watcher = {
-        let client = client.clone();
-        let namespace = namespace.clone();
-        tokio::spawn(async move {
-            let mut seen = BTreeSet::new();
-            loop {
-                seen.extend(ready_now(&client, &namespace).await);
-                if seen.len() >= example_objects().len() {
-                    return seen;
-                }
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-        })
-    };
     let (stdout, stderr) = succeeds(child).await;
     assert!(
         stderr.contains("using the cluster in KUBECONFIG"),
         "it says which cluster: {stderr}"
     );
-    let seen = tokio::time::timeout(Duration::from_secs(5), watcher)
-        .await
-        .expect("every example was seen Ready before the demo ended")
-        .unwrap();
-    assert_eq!(seen, example_objects());
+    let mut seen = BTreeSet::new();
+    while seen != example_objects() {
+        match tokio::time::timeout(Duration::from_secs(5), ready.recv()).await {
+            Ok(Some(name)) => {
+                seen.insert(name);
+            }
+            _ => break,
+        }
+    }
+    assert_eq!(seen, example_objects(), "not every example was seen Ready");
     assert!(
         stdout.contains(&format!("all {} objects Ready", example_objects().len())),
         "{stdout}"
