@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use gpucloud_operator::controller::pod::TAG_ENV;
 use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec, Pod, PodSpec};
-use gpucloud_operator::emulator::EmulatorConfig;
+use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec, Pod};
 use gpucloud_operator::platform::{self, DeployPodInput};
 use k8s_openapi::api::core::v1::{Event, Secret};
 use k8s_openapi::jiff::Timestamp;
@@ -17,32 +16,10 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, condition};
+use common::pods::{A40, DEPLOY, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
-const RTX4090: &str = "NVIDIA GeForce RTX 4090";
-const A40: &str = "NVIDIA A40";
-const DEPLOY: &str = "graphql:podFindAndDeployOnDemand";
 const SECRET_VALUE: &str = "hunter2-very-secret";
-
-fn config() -> EmulatorConfig {
-    EmulatorConfig {
-        pod_boot_ms: 300,
-        ..EmulatorConfig::default()
-    }
-}
-
-fn pod(name: &str, extra: serde_json::Value) -> Pod {
-    let mut spec = json!({
-        "image": "ghcr.io/acme/train:1",
-        "ports": ["8888/http", "22/tcp"],
-        "gpu": {"types": [RTX4090, A40], "count": 1},
-    });
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    let spec: PodSpec = serde_json::from_value(spec).unwrap();
-    Pod::new(name, spec)
-}
 
 fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
     p.status
@@ -51,37 +28,12 @@ fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
         .map(|c| (c.status.clone(), c.reason.clone()))
 }
 
-fn is_ready(p: &Pod) -> bool {
-    p.status.as_ref().is_some_and(|s| {
-        s.common.observed_generation == p.metadata.generation
-            && condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
-    })
-}
-
 fn phase(p: &Pod) -> Option<PodPhase> {
     p.status.as_ref().and_then(|s| s.phase)
 }
 
-fn id_of(p: &Pod) -> String {
-    p.status.as_ref().unwrap().common.id.clone().unwrap()
-}
-
-async fn remote_pods(env: &Env) -> Vec<platform::Pod> {
-    env.platform.graphql().my_pods().await.unwrap()
-}
-
 async fn remote(env: &Env, id: &str) -> Option<platform::Pod> {
     remote_pods(env).await.into_iter().find(|p| p.id == id)
-}
-
-async fn patch_spec(api: &Api<Pod>, name: &str, spec: serde_json::Value) {
-    api.patch(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "spec": spec })),
-    )
-    .await
-    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,20 +6,17 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use gpucloud_operator::crd::Pod;
 use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::crd::{Pod, PodSpec};
-use gpucloud_operator::emulator::EmulatorConfig;
-use gpucloud_operator::platform::{self, DeployPodInput, LowestPriceInput};
-use kube::api::{Patch, PatchParams, PostParams};
+use gpucloud_operator::platform::{DeployPodInput, LowestPriceInput};
+use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, OperatorProcess, condition};
+use common::pods::{A40, DEPLOY, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
-const RTX4090: &str = "NVIDIA GeForce RTX 4090";
-const A40: &str = "NVIDIA A40";
-const DEPLOY: &str = "graphql:podFindAndDeployOnDemand";
 const RESUME: &str = "graphql:podResume";
 const PENDING: &str = "gpucloud.io/external-create-pending";
 const EXTERNAL_ID: &str = "gpucloud.io/external-id";
@@ -28,26 +25,6 @@ const EXTERNAL_ID: &str = "gpucloud.io/external-id";
 const PLATFORM_TIMEOUT: &str = "--platform-timeout=5s";
 const NO_INSTANCES: &str = "no longer any instances available";
 const HOST_FULL: &str = "not enough free GPUs on the host machine";
-
-fn config() -> EmulatorConfig {
-    EmulatorConfig {
-        pod_boot_ms: 300,
-        ..EmulatorConfig::default()
-    }
-}
-
-fn pod(name: &str, extra: serde_json::Value) -> Pod {
-    let mut spec = json!({
-        "image": "ghcr.io/acme/train:1",
-        "ports": ["8888/http", "22/tcp"],
-        "gpu": {"types": [RTX4090, A40], "count": 1},
-    });
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    let spec: PodSpec = serde_json::from_value(spec).unwrap();
-    Pod::new(name, spec)
-}
 
 /// (status, reason) of condition `type_`, for the object's current generation only.
 fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
@@ -58,30 +35,8 @@ fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
     condition(&s.common.conditions, type_).map(|c| (c.status.clone(), c.reason.clone()))
 }
 
-fn is_ready(p: &Pod) -> bool {
-    cond(p, "Ready").is_some_and(|(s, _)| s == "True")
-}
-
 fn is_running(p: &Pod) -> bool {
     is_ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
-}
-
-fn id_of(p: &Pod) -> String {
-    p.status.as_ref().unwrap().common.id.clone().unwrap()
-}
-
-async fn remote_pods(env: &Env) -> Vec<platform::Pod> {
-    env.platform.graphql().my_pods().await.unwrap()
-}
-
-async fn patch_spec(api: &Api<Pod>, name: &str, spec: serde_json::Value) {
-    api.patch(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({ "spec": spec })),
-    )
-    .await
-    .unwrap();
 }
 
 /// (reason, note) of every Event about the Pod `name`.

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 
 pub mod operator;
+pub mod pods;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 /// A client for the cluster named by `KUBECONFIG`, which `scripts/test.sh` points at the

@@ -1,0 +1,65 @@
+//! What the Pod suites share: the GPU types they ask for, an emulator whose pods boot fast,
+//! a Pod manifest, and a look at the platform's side.
+
+use gpucloud_operator::crd::{Pod, PodSpec};
+use gpucloud_operator::emulator::EmulatorConfig;
+use gpucloud_operator::platform;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use serde_json::json;
+
+use super::operator::{Env, condition};
+
+pub const RTX4090: &str = "NVIDIA GeForce RTX 4090";
+pub const A40: &str = "NVIDIA A40";
+pub const DEPLOY: &str = "graphql:podFindAndDeployOnDemand";
+
+/// The emulator with pods that boot in 300 ms, so that Running comes quickly.
+pub fn config() -> EmulatorConfig {
+    EmulatorConfig {
+        pod_boot_ms: 300,
+        ..EmulatorConfig::default()
+    }
+}
+
+/// A Pod asking for one RTX 4090 or else an A40, with `extra` merged into its spec.
+pub fn pod(name: &str, extra: serde_json::Value) -> Pod {
+    let mut spec = json!({
+        "image": "ghcr.io/acme/train:1",
+        "ports": ["8888/http", "22/tcp"],
+        "gpu": {"types": [RTX4090, A40], "count": 1},
+    });
+    spec.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let spec: PodSpec = serde_json::from_value(spec).unwrap();
+    Pod::new(name, spec)
+}
+
+/// Ready=True for the object's current generation.
+pub fn is_ready(p: &Pod) -> bool {
+    p.status.as_ref().is_some_and(|s| {
+        s.common.observed_generation == p.metadata.generation
+            && condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
+    })
+}
+
+pub fn id_of(p: &Pod) -> String {
+    p.status.as_ref().unwrap().common.id.clone().unwrap()
+}
+
+/// Every pod on the platform, as the account sees it.
+pub async fn remote_pods(env: &Env) -> Vec<platform::Pod> {
+    env.platform.graphql().my_pods().await.unwrap()
+}
+
+/// Merges `spec` into the Pod's spec, as `kubectl patch --type=merge` would.
+pub async fn patch_spec(api: &Api<Pod>, name: &str, spec: serde_json::Value) {
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "spec": spec })),
+    )
+    .await
+    .unwrap();
+}
