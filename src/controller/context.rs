@@ -2,7 +2,7 @@
 //! Events and metrics.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
@@ -58,8 +58,17 @@ pub struct Shared {
     pub credentials: CredentialResolver,
     pub config: EngineConfig,
     pub metrics: Arc<Metrics>,
-    recorder: Recorder,
+    reporter: Reporter,
+    /// kube's Recorder keeps every Event it published (to count repeats into a series) and
+    /// prunes that cache only when it publishes again: after a burst (10,000 objects
+    /// created) it would hold thousands of Events for good. Replaced by a fresh one once
+    /// its entries are past the Recorder's own six-minute window, so the cache stays small;
+    /// a repeat after the swap starts a new Event instead of extending the series.
+    recorder: parking_lot::Mutex<(Instant, Recorder)>,
 }
+
+/// How long kube's Recorder keeps an Event to count repeats into its series.
+const RECORDER_WINDOW: Duration = Duration::from_secs(6 * 60);
 
 impl Shared {
     pub fn new(
@@ -74,15 +83,29 @@ impl Shared {
             controller: FIELD_MANAGER.to_string(),
             instance,
         };
-        let recorder = Recorder::new(kube.clone(), reporter);
+        let recorder = Recorder::new(kube.clone(), reporter.clone());
         Self {
             kube,
             platform,
             credentials,
             config,
             metrics,
-            recorder,
+            reporter,
+            recorder: parking_lot::Mutex::new((Instant::now(), recorder)),
         }
+    }
+
+    /// The Event recorder, fresh when the current one's cache has outlived its window.
+    /// Cheap; every reconcile calls it, so a cache is dropped even when no Event follows.
+    pub fn recorder(&self) -> Recorder {
+        let mut current = self.recorder.lock();
+        if current.0.elapsed() > RECORDER_WINDOW {
+            *current = (
+                Instant::now(),
+                Recorder::new(self.kube.clone(), self.reporter.clone()),
+            );
+        }
+        current.1.clone()
     }
 
     /// Publishes an Event about `obj`. Best effort: a failed Event is logged, not fatal.
@@ -106,7 +129,7 @@ impl Shared {
             action: action.to_string(),
             secondary: None,
         };
-        if let Err(err) = self.recorder.publish(&event, &reference).await {
+        if let Err(err) = self.recorder().publish(&event, &reference).await {
             warn!(reason, error = %err, "could not publish an Event");
         }
     }
