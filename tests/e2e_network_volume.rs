@@ -406,7 +406,7 @@ async fn wrong_api_key_stalls_quietly_and_a_fixed_secret_converges_without_resta
         assert!(!text.contains("not-the-key"), "the key leaked: {text}");
     }
     // No retry loop: the wrong key costs one call per object, however long we wait. One
-    // more pass for an object is tolerated (seen once in about ten runs, cause not found
+    // more pass for an object is tolerated (seen once in one of six runs, cause not found
     // yet); a retry with backoff would make three or more per object within QUIET.
     tokio::time::sleep(QUIET).await;
     let calls = env.calls().await;
