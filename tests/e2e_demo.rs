@@ -9,16 +9,17 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use futures::StreamExt;
+use gpucloud_operator::controller::kind::ManagedKind;
 use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod};
 use gpucloud_operator::demo::apply::parse_documents;
 use gpucloud_operator::demo::examples::EXAMPLES;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::Api;
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
 use tokio::sync::mpsc;
 
 use common::kube_client;
-use common::operator::condition;
+use common::operator::ready_now;
 
 /// Every gpucloud.io object of `examples/`, as KIND/NAME.
 fn example_objects() -> BTreeSet<String> {
@@ -89,36 +90,34 @@ fn last_table(stdout: &str) -> Vec<(String, String)> {
 /// generation, from watches: every state the apiserver holds is seen, however briefly.
 fn watch_ready(client: &kube::Client, namespace: &str) -> mpsc::UnboundedReceiver<String> {
     let (tx, rx) = mpsc::unbounded_channel();
-    macro_rules! watch_kind {
-        ($kind:ty, $name:literal) => {{
-            let api: Api<$kind> = Api::namespaced(client.clone(), namespace);
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let mut objects = watcher(api, watcher::Config::default())
-                    .applied_objects()
-                    .boxed();
-                while let Some(next) = objects.next().await {
-                    let Ok(o) = next else { continue };
-                    let ready = o.status.as_ref().is_some_and(|s| {
-                        s.common.observed_generation == o.metadata.generation
-                            && condition(&s.common.conditions, "Ready")
-                                .is_some_and(|c| c.status == "True")
-                    });
-                    if ready
-                        && tx
-                            .send(format!("{}/{}", $name, o.metadata.name.unwrap()))
-                            .is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }};
-    }
-    watch_kind!(Pod, "Pod");
-    watch_kind!(Endpoint, "Endpoint");
-    watch_kind!(NetworkVolume, "NetworkVolume");
+    watch_kind::<Pod>(client, namespace, tx.clone());
+    watch_kind::<Endpoint>(client, namespace, tx.clone());
+    watch_kind::<NetworkVolume>(client, namespace, tx);
     rx
+}
+
+/// Sends KIND/NAME of every object of kind `K` seen Ready, until the receiver is gone.
+fn watch_kind<K: ManagedKind>(
+    client: &kube::Client,
+    namespace: &str,
+    tx: mpsc::UnboundedSender<String>,
+) {
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    tokio::spawn(async move {
+        let mut objects = watcher(api, watcher::Config::default())
+            .applied_objects()
+            .boxed();
+        while let Some(next) = objects.next().await {
+            let Ok(o) = next else { continue };
+            if ready_now(&o)
+                && tx
+                    .send(format!("{}/{}", K::kind(&()), o.name_any()))
+                    .is_err()
+            {
+                return;
+            }
+        }
+    });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, condition};
+use common::operator::{Env, condition, ready_now};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -31,10 +31,7 @@ fn endpoint(name: &str, extra: serde_json::Value) -> Endpoint {
 }
 
 fn is_ready(ep: &Endpoint) -> bool {
-    ep.status.as_ref().is_some_and(|s| {
-        condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
-            && s.common.observed_generation == ep.metadata.generation
-    })
+    ready_now(ep)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

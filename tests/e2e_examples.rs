@@ -21,7 +21,7 @@ use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
-use common::operator::{Env, calls_since, condition};
+use common::operator::{Env, calls_since, condition, ready_now};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 const DEPLOY: &str = "graphql:podFindAndDeployOnDemand";
@@ -50,32 +50,6 @@ async fn apply_example(env: &Env, file: &str) {
         .expect("the example applies");
 }
 
-fn ready<K: StatusOf>(obj: &K) -> bool {
-    obj.ready_now()
-}
-
-/// Ready=True for the object's current generation, whatever its kind.
-trait StatusOf {
-    fn ready_now(&self) -> bool;
-}
-
-macro_rules! status_of {
-    ($kind:ty) => {
-        impl StatusOf for $kind {
-            fn ready_now(&self) -> bool {
-                self.status.as_ref().is_some_and(|s| {
-                    s.common.observed_generation == self.metadata.generation
-                        && condition(&s.common.conditions, "Ready")
-                            .is_some_and(|c| c.status == "True")
-                })
-            }
-        }
-    };
-}
-status_of!(Pod);
-status_of!(Endpoint);
-status_of!(NetworkVolume);
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn gpu_pod_fallback_skips_the_type_over_the_cap() {
@@ -85,7 +59,7 @@ async fn gpu_pod_fallback_skips_the_type_over_the_cap() {
 
     let pod: Pod = env
         .wait_for("trainer", TIMEOUT, "Ready and Running", |p: &Pod| {
-            ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+            ready_now(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
         })
         .await;
     let status = pod.status.clone().unwrap();
@@ -200,7 +174,7 @@ async fn phases(env: &Env) -> BTreeMap<String, (Option<PodPhase>, bool, Option<S
         .map(|p| {
             let name = p.metadata.name.clone().unwrap();
             let s = p.status.clone().unwrap_or_default();
-            (name, (s.phase, ready(&p), s.common.id))
+            (name, (s.phase, ready_now(&p), s.common.id))
         })
         .collect()
 }
@@ -277,10 +251,10 @@ async fn endpoint_on_volume_writes_the_config_map_its_deployment_reads() {
     apply_example(&env, "endpoint-on-volume.yaml").await;
 
     let volume: NetworkVolume = env
-        .wait_for("models", TIMEOUT, "Ready", ready::<NetworkVolume>)
+        .wait_for("models", TIMEOUT, "Ready", ready_now::<NetworkVolume>)
         .await;
     let endpoint: Endpoint = env
-        .wait_for("infer", TIMEOUT, "Ready", ready::<Endpoint>)
+        .wait_for("infer", TIMEOUT, "Ready", ready_now::<Endpoint>)
         .await;
     let volume_id = volume.status.unwrap().common.id.unwrap();
     let status = endpoint.status.clone().unwrap();
@@ -350,7 +324,7 @@ async fn grow_volume_grows_and_a_shrink_is_refused() {
     let operator = env.operator(&[]);
     apply_example(&env, "grow-volume.yaml").await;
     let volume: NetworkVolume = env
-        .wait_for("scratch", TIMEOUT, "Ready", ready::<NetworkVolume>)
+        .wait_for("scratch", TIMEOUT, "Ready", ready_now::<NetworkVolume>)
         .await;
     let id = volume.status.unwrap().common.id.unwrap();
 
@@ -364,7 +338,7 @@ async fn grow_volume_grows_and_a_shrink_is_refused() {
     .await
     .unwrap();
     env.wait_for("scratch", TIMEOUT, "40 GB", |v: &NetworkVolume| {
-        ready(v) && v.status.as_ref().and_then(|s| s.size_gb) == Some(40)
+        ready_now(v) && v.status.as_ref().and_then(|s| s.size_gb) == Some(40)
     })
     .await;
     let remote = env.platform.rest().get_network_volume(&id).await.unwrap();
@@ -402,7 +376,7 @@ async fn adopt_pod_takes_over_the_running_pod_and_orphans_it_on_delete() {
     apply_example(&env, "adopt-pod.yaml").await;
     let pod: Pod = env
         .wait_for("legacy-notebook", TIMEOUT, "Ready", |p: &Pod| {
-            ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+            ready_now(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
         })
         .await;
     let status = pod.status.unwrap();

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use gpucloud_operator::controller::cli::{RunArgs, run_with};
+use gpucloud_operator::controller::kind::ManagedKind;
 use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
 use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
 use gpucloud_operator::platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
@@ -468,9 +469,15 @@ pub fn volume(name: &str, size: i32, extra: serde_json::Value) -> NetworkVolume 
 
 /// Ready=True for the object's current generation.
 pub fn is_ready(nv: &NetworkVolume) -> bool {
-    nv.status.as_ref().is_some_and(|s| {
-        condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
-            && s.common.observed_generation == nv.metadata.generation
+    ready_now(nv)
+}
+
+/// Ready=True for the object's current generation, whatever its kind.
+pub fn ready_now<K: ManagedKind>(obj: &K) -> bool {
+    obj.current_status().is_some_and(|s| {
+        let common = K::common(s);
+        common.observed_generation == obj.meta().generation
+            && condition(&common.conditions, "Ready").is_some_and(|c| c.status == "True")
     })
 }
 

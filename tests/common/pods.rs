@@ -8,7 +8,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
-use super::operator::{Env, condition};
+use super::operator::{Env, ready_now};
 
 pub const RTX4090: &str = "NVIDIA GeForce RTX 4090";
 pub const A40: &str = "NVIDIA A40";
@@ -38,10 +38,7 @@ pub fn pod(name: &str, extra: serde_json::Value) -> Pod {
 
 /// Ready=True for the object's current generation.
 pub fn is_ready(p: &Pod) -> bool {
-    p.status.as_ref().is_some_and(|s| {
-        s.common.observed_generation == p.metadata.generation
-            && condition(&s.common.conditions, "Ready").is_some_and(|c| c.status == "True")
-    })
+    ready_now(p)
 }
 
 pub fn id_of(p: &Pod) -> String {
