@@ -13,17 +13,17 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod support;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use futures::TryStreamExt;
 use gpucloud_operator::crd::NetworkVolume;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use kube::runtime::watcher;
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
+use support::{all_ready, apiserver_writes, mib, resident_kib};
 
 struct Options {
     objects: usize,
@@ -63,74 +63,6 @@ async fn apply_all(api: &Api<NetworkVolume>, n: usize) -> Duration {
     started.elapsed()
 }
 
-fn is_ready(nv: &NetworkVolume) -> bool {
-    nv.status.as_ref().is_some_and(|s| {
-        s.common.observed_generation == nv.metadata.generation
-            && s.common
-                .conditions
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
-    })
-}
-
-/// Watches the namespace until `n` objects are Ready; returns when that happened.
-async fn wait_all_ready(api: Api<NetworkVolume>, n: usize, timeout: Duration) -> Option<Instant> {
-    let mut ready: HashMap<String, bool> = HashMap::new();
-    let mut count = 0usize;
-    let stream = watcher(api, watcher::Config::default());
-    futures::pin_mut!(stream);
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let event = match tokio::time::timeout_at(deadline, stream.try_next()).await {
-            Ok(Ok(Some(event))) => event,
-            Ok(Ok(None)) | Err(_) => return None,
-            Ok(Err(err)) => {
-                eprintln!("watch: {err}; continuing");
-                continue;
-            }
-        };
-        let mut seen = |nv: &NetworkVolume| {
-            let now = is_ready(nv);
-            let before = ready.insert(nv.metadata.name.clone().unwrap_or_default(), now);
-            match (before.unwrap_or(false), now) {
-                (false, true) => count += 1,
-                (true, false) => count -= 1,
-                _ => {}
-            }
-        };
-        match event {
-            watcher::Event::Apply(nv) | watcher::Event::InitApply(nv) => seen(&nv),
-            watcher::Event::Delete(nv) => {
-                if ready.remove(&nv.metadata.name.clone().unwrap_or_default()) == Some(true) {
-                    count -= 1;
-                }
-            }
-            watcher::Event::Init | watcher::Event::InitDone => {}
-        }
-        if count >= n {
-            return Some(Instant::now());
-        }
-    }
-}
-
-/// VmRSS and VmHWM of a process, in KiB.
-fn memory_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
-}
-
 /// CPU seconds (user + system) a process has used so far.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -162,46 +94,6 @@ fn control_plane_cpu() -> Option<f64> {
     Some(total)
 }
 
-/// Writes the apiserver has served so far (POST, PUT, PATCH, APPLY, DELETE), from its
-/// own `/metrics`, by verb, resource, subresource and code.
-async fn apiserver_writes(client: &kube::Client) -> Option<BTreeMap<String, f64>> {
-    let request = axum::http::Request::get("/metrics").body(Vec::new()).ok()?;
-    let text = client.request_text(request).await.ok()?;
-    let label = |line: &str, name: &str| {
-        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
-        let end = line[start..].find('"')? + start;
-        Some(line[start..end].to_string())
-    };
-    let mut writes = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with("apiserver_request_total{"))
-    {
-        let Some(verb) = label(line, "verb") else {
-            continue;
-        };
-        if !["POST", "PUT", "PATCH", "APPLY", "DELETE"].contains(&verb.as_str()) {
-            continue;
-        }
-        let key = format!(
-            "{verb} {}{} {}",
-            label(line, "resource").unwrap_or_default(),
-            label(line, "subresource")
-                .filter(|s| !s.is_empty())
-                .map(|s| format!("/{s}"))
-                .unwrap_or_default(),
-            label(line, "code").unwrap_or_default()
-        );
-        let value: f64 = line
-            .rsplit(' ')
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        *writes.entry(key).or_default() += value;
-    }
-    Some(writes)
-}
-
 /// Apiserver writes and control-plane CPU over one phase.
 struct Cost {
     writes: Option<BTreeMap<String, f64>>,
@@ -211,7 +103,7 @@ struct Cost {
 impl Cost {
     async fn start(client: &kube::Client) -> Self {
         Self {
-            writes: apiserver_writes(client).await,
+            writes: apiserver_writes(client, true).await,
             cpu: control_plane_cpu(),
         }
     }
@@ -308,10 +200,10 @@ async fn run(opts: Options) {
     })
     .await;
     assert!(up, "the operator did not start");
-    let (rss_idle, _) = memory_kib(pid);
+    let (rss_idle, _) = resident_kib(pid);
 
     let timeout = Duration::from_secs(120 + n as u64 / 5);
-    let watch = tokio::spawn(wait_all_ready(api.clone(), n, timeout));
+    let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
     let cost = Cost::start(&env.client).await;
     let operator_cpu = cpu_seconds(pid);
     let started = Instant::now();
@@ -324,7 +216,7 @@ async fn run(opts: Options) {
     let converge = all_ready.duration_since(started);
     let cost = cost.since(&env.client).await;
     let operator_cpu = cpu_seconds(pid) - operator_cpu;
-    let (rss_ready, _) = memory_kib(pid);
+    let (rss_ready, _) = resident_kib(pid);
     println!(
         "  applies (with operator):    {n} creates in {:.2} s",
         applied.as_secs_f64()
@@ -365,7 +257,7 @@ async fn run(opts: Options) {
         "  platform calls per resync:  {per_interval:.1} over {intervals} intervals of {:?}: {calls:?}",
         opts.poll
     );
-    let (rss, hwm) = memory_kib(pid);
+    let (rss, hwm) = resident_kib(pid);
     println!(
         "  operator memory:            VmRSS {:.1} MiB with {n} objects (idle before: {:.1} MiB, right after Ready: {:.1} MiB, peak VmHWM {:.1} MiB)",
         mib(rss),
@@ -391,18 +283,5 @@ fn print_log_tail(operator: &OperatorProcess) {
 }
 
 fn main() {
-    if std::env::var_os("KUBECONFIG").is_none() {
-        println!(
-            "operator_network_volume: KUBECONFIG is not set; this benchmark needs a control plane.\n\
-             Start one with `eval \"$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)\"` and run\n\
-             `cargo bench --bench operator_network_volume [-- N]`. Skipping."
-        );
-        return;
-    }
-    let opts = options();
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-        .block_on(run(opts));
+    support::main_with_control_plane("operator_network_volume", || run(options()));
 }

@@ -18,19 +18,19 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use futures::TryStreamExt;
 use gpucloud_operator::crd::{Pod, PodSpec};
 use gpucloud_operator::emulator::model::StockFixture;
 use gpucloud_operator::emulator::{EmulatorConfig, Fixtures};
 use kube::api::{Api, PostParams};
-use kube::runtime::watcher;
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess};
+use support::{all_ready, apiserver_writes, mib, resident_kib};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -90,105 +90,6 @@ fn pod(i: usize) -> Pod {
     }))
     .expect("a Pod spec");
     Pod::new(&format!("pod-{i:05}"), spec)
-}
-
-fn is_ready(p: &Pod) -> bool {
-    p.status.as_ref().is_some_and(|s| {
-        s.common.observed_generation == p.metadata.generation
-            && s.common
-                .conditions
-                .iter()
-                .any(|c| c.type_ == "Ready" && c.status == "True")
-    })
-}
-
-/// Follows the namespace's Pods until `n` are Ready at once; the instant that happened.
-async fn all_ready(api: Api<Pod>, n: usize, timeout: Duration) -> Option<Instant> {
-    let mut ready: std::collections::HashSet<String> = Default::default();
-    let stream = watcher(api, watcher::Config::default());
-    futures::pin_mut!(stream);
-    let deadline = tokio::time::Instant::now() + timeout;
-    while ready.len() < n {
-        let event = match tokio::time::timeout_at(deadline, stream.try_next()).await {
-            Ok(Ok(Some(event))) => event,
-            Ok(Ok(None)) | Err(_) => return None,
-            Ok(Err(err)) => {
-                eprintln!("watch: {err}; continuing");
-                continue;
-            }
-        };
-        match event {
-            watcher::Event::Apply(p) | watcher::Event::InitApply(p) => {
-                let name = p.metadata.name.clone().unwrap_or_default();
-                if is_ready(&p) {
-                    ready.insert(name);
-                } else {
-                    ready.remove(&name);
-                }
-            }
-            watcher::Event::Delete(p) => {
-                ready.remove(&p.metadata.name.clone().unwrap_or_default());
-            }
-            watcher::Event::Init | watcher::Event::InitDone => {}
-        }
-    }
-    Some(Instant::now())
-}
-
-/// (VmRSS, VmHWM) of a process in KiB: resident now, and the most it has ever been.
-fn resident_kib(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kib = |key: &str| -> u64 {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|rest| rest.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (kib("VmRSS:"), kib("VmHWM:"))
-}
-
-fn mib(kib: u64) -> f64 {
-    kib as f64 / 1024.0
-}
-
-/// Writes the apiserver has served (by verb and resource), from its own `/metrics`.
-async fn apiserver_writes(client: &kube::Client) -> BTreeMap<String, f64> {
-    let Ok(request) = axum::http::Request::get("/metrics").body(Vec::new()) else {
-        return BTreeMap::new();
-    };
-    let text = client.request_text(request).await.unwrap_or_default();
-    let mut writes = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with("apiserver_request_total{"))
-    {
-        let label = |name: &str| -> String {
-            let key = format!("{name}=\"");
-            line.split_once(&key)
-                .and_then(|(_, rest)| rest.split_once('"'))
-                .map(|(value, _)| value.to_string())
-                .unwrap_or_default()
-        };
-        let verb = label("verb");
-        if !matches!(verb.as_str(), "POST" | "PUT" | "PATCH" | "APPLY" | "DELETE") {
-            continue;
-        }
-        let subresource = label("subresource");
-        let key = if subresource.is_empty() {
-            format!("{verb} {}", label("resource"))
-        } else {
-            format!("{verb} {}/{subresource}", label("resource"))
-        };
-        let value: f64 = line
-            .rsplit(' ')
-            .next()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        *writes.entry(key).or_default() += value;
-    }
-    writes
 }
 
 fn writes_since(
@@ -265,7 +166,9 @@ async fn run(opts: Options) {
     let api: Api<Pod> = env.api();
     let timeout = Duration::from_secs(120 + n as u64 / 5);
     let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
-    let writes_before = apiserver_writes(&env.client).await;
+    let writes_before = apiserver_writes(&env.client, false)
+        .await
+        .unwrap_or_default();
     let started = Instant::now();
     for i in 0..n {
         api.create(&PostParams::default(), &pod(i))
@@ -283,7 +186,12 @@ async fn run(opts: Options) {
         return;
     };
     let converged = ready_at.duration_since(started);
-    let writes = writes_since(&writes_before, &apiserver_writes(&env.client).await);
+    let writes = writes_since(
+        &writes_before,
+        &apiserver_writes(&env.client, false)
+            .await
+            .unwrap_or_default(),
+    );
     let total_writes: u64 = writes.values().sum();
     let (rss_ready, _) = resident_kib(pid);
     let converge_calls = graphql_only(&env.calls().await);
@@ -315,11 +223,18 @@ async fn run(opts: Options) {
     let admin = env.emulator.admin();
     tokio::time::sleep(opts.poll).await;
     admin.clear_calls().await.expect("clear the call counts");
-    let steady_before = apiserver_writes(&env.client).await;
+    let steady_before = apiserver_writes(&env.client, false)
+        .await
+        .unwrap_or_default();
     let intervals = 3u32;
     tokio::time::sleep(opts.poll * intervals).await;
     let calls = env.calls().await;
-    let steady_writes = writes_since(&steady_before, &apiserver_writes(&env.client).await);
+    let steady_writes = writes_since(
+        &steady_before,
+        &apiserver_writes(&env.client, false)
+            .await
+            .unwrap_or_default(),
+    );
     let graphql = graphql_only(&calls);
     let per_interval: BTreeMap<String, f64> = graphql
         .iter()
@@ -359,18 +274,5 @@ async fn run(opts: Options) {
 }
 
 fn main() {
-    if std::env::var_os("KUBECONFIG").is_none() {
-        println!(
-            "operator_pod: KUBECONFIG is not set; this benchmark needs a control plane.\n\
-             Start one with `eval \"$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)\"` and run\n\
-             `cargo bench --bench operator_pod [-- N]`. Skipping."
-        );
-        return;
-    }
-    let opts = options();
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-        .block_on(run(opts));
+    support::main_with_control_plane("operator_pod", || run(options()));
 }

@@ -1,0 +1,138 @@
+//! What the operator benchmarks share: following objects until all are Ready, the
+//! operator's memory, the apiserver's own count of writes, and the entry point that needs
+//! a control plane.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use gpucloud_operator::controller::kind::ManagedKind;
+use kube::ResourceExt;
+use kube::api::Api;
+use kube::runtime::watcher;
+
+use crate::common::operator::ready_now;
+
+/// Follows the namespace's objects until `n` are Ready at once; the instant that happened.
+pub async fn all_ready<K: ManagedKind>(
+    api: Api<K>,
+    n: usize,
+    timeout: Duration,
+) -> Option<Instant> {
+    let mut ready: HashSet<String> = HashSet::new();
+    let stream = watcher(api, watcher::Config::default());
+    futures::pin_mut!(stream);
+    let deadline = tokio::time::Instant::now() + timeout;
+    while ready.len() < n {
+        let event = match tokio::time::timeout_at(deadline, stream.try_next()).await {
+            Ok(Ok(Some(event))) => event,
+            Ok(Ok(None)) | Err(_) => return None,
+            Ok(Err(err)) => {
+                eprintln!("watch: {err}; continuing");
+                continue;
+            }
+        };
+        match event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
+                if ready_now(&o) {
+                    ready.insert(o.name_any());
+                } else {
+                    ready.remove(&o.name_any());
+                }
+            }
+            watcher::Event::Delete(o) => {
+                ready.remove(&o.name_any());
+            }
+            watcher::Event::Init | watcher::Event::InitDone => {}
+        }
+    }
+    Some(Instant::now())
+}
+
+/// (VmRSS, VmHWM) of a process in KiB: resident now, and the most it has ever been.
+pub fn resident_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib = |key: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (kib("VmRSS:"), kib("VmHWM:"))
+}
+
+pub fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// Writes the apiserver has served so far (POST, PUT, PATCH, APPLY, DELETE), from its own
+/// `/metrics`, by verb and resource (`APPLY pods/status`), and by answer code too when
+/// `with_code` (`APPLY pods/status 200`). None when the metrics cannot be read.
+pub async fn apiserver_writes(
+    client: &kube::Client,
+    with_code: bool,
+) -> Option<BTreeMap<String, f64>> {
+    let request = axum::http::Request::get("/metrics").body(Vec::new()).ok()?;
+    let text = client.request_text(request).await.ok()?;
+    let label = |line: &str, name: &str| {
+        let start = line.find(&format!("{name}=\""))? + name.len() + 2;
+        let end = line[start..].find('"')? + start;
+        Some(line[start..end].to_string())
+    };
+    let mut writes = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("apiserver_request_total{"))
+    {
+        let Some(verb) = label(line, "verb") else {
+            continue;
+        };
+        if !["POST", "PUT", "PATCH", "APPLY", "DELETE"].contains(&verb.as_str()) {
+            continue;
+        }
+        let mut key = format!(
+            "{verb} {}{}",
+            label(line, "resource").unwrap_or_default(),
+            label(line, "subresource")
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("/{s}"))
+                .unwrap_or_default(),
+        );
+        if with_code {
+            key = format!("{key} {}", label(line, "code").unwrap_or_default());
+        }
+        let value: f64 = line
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0);
+        *writes.entry(key).or_default() += value;
+    }
+    Some(writes)
+}
+
+/// Runs benchmark `name` on a multi-threaded runtime, or says how to start the control
+/// plane it needs and skips.
+pub fn main_with_control_plane<F, Fut>(name: &str, run: F)
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    if std::env::var_os("KUBECONFIG").is_none() {
+        println!(
+            "{name}: KUBECONFIG is not set; this benchmark needs a control plane.\n\
+             Start one with `eval \"$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)\"` and run\n\
+             `cargo bench --bench {name} [-- N]`. Skipping."
+        );
+        return;
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(run());
+}
