@@ -113,11 +113,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let (cluster, client) = cluster::acquire(args.control_plane_script.as_deref()).await?;
     eprintln!("demo: {}", cluster.describe());
     eprintln!("demo: operator log in {}", log_path.display());
-    let outcome = Session::start(&args, &cluster, client.clone()).await;
+    let outcome = Session::start(&args, &cluster, client).await;
     let result = match outcome {
         Ok(session) => {
             let shown = session.show(&args, &parsed).await;
-            session.finish(&cluster, &client).await;
+            session.finish(&cluster).await;
             shown
         }
         Err(e) => Err(e),
@@ -230,7 +230,7 @@ impl Session {
         args: &DemoArgs,
         parsed: &[(String, Vec<kube::api::DynamicObject>)],
     ) -> anyhow::Result<()> {
-        let client = self.kube();
+        let client = self.kube_client.clone();
         let mut expected = 0usize;
         for (name, objects) in parsed {
             let applied = apply_objects(&client, &self.namespace, objects, FIELD_MANAGER).await?;
@@ -303,12 +303,8 @@ impl Session {
         }
     }
 
-    fn kube(&self) -> kube::Client {
-        self.kube_client.clone()
-    }
-
     async fn rows(&self) -> anyhow::Result<Vec<Row>> {
-        let client = self.kube();
+        let client = self.kube_client.clone();
         let lp = ListParams::default();
         let pods: Api<Pod> = Api::namespaced(client.clone(), &self.namespace);
         let endpoints: Api<Endpoint> = Api::namespaced(client.clone(), &self.namespace);
@@ -322,9 +318,9 @@ impl Session {
     /// Deletes the demo namespace while the operator still runs (its finalizers need it),
     /// then stops the operator and the emulator. On a local control plane that is about to
     /// go away, deleting is skipped.
-    async fn finish(self, cluster: &Cluster, client: &kube::Client) {
+    async fn finish(self, cluster: &Cluster) {
         if !cluster.is_local() {
-            let namespaces: Api<Namespace> = Api::all(client.clone());
+            let namespaces: Api<Namespace> = Api::all(self.kube_client.clone());
             let _ = namespaces
                 .delete(&self.namespace, &DeleteParams::default())
                 .await;
