@@ -95,9 +95,10 @@ impl Shared {
         }
     }
 
-    /// The Event recorder, fresh when the current one's cache has outlived its window.
-    /// Cheap; every reconcile calls it, so a cache is dropped even when no Event follows.
-    pub fn recorder(&self) -> Recorder {
+    /// Replaces the Event recorder when its cache has outlived its window. Cheap (a lock
+    /// and a clock read); every reconcile calls it, so a cache is let go of even when no
+    /// Event follows.
+    pub fn expire_event_cache(&self) {
         let mut current = self.recorder.lock();
         if current.0.elapsed() > RECORDER_WINDOW {
             *current = (
@@ -105,7 +106,11 @@ impl Shared {
                 Recorder::new(self.kube.clone(), self.reporter.clone()),
             );
         }
-        current.1.clone()
+    }
+
+    fn recorder(&self) -> Recorder {
+        self.expire_event_cache();
+        self.recorder.lock().1.clone()
     }
 
     /// Publishes an Event about `obj`. Best effort: a failed Event is logged, not fatal.

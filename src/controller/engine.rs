@@ -240,8 +240,7 @@ impl<A: Adapter> Engine<A> {
     /// The entry point the controller runs for every object.
     pub async fn reconcile(self: Arc<Self>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let started = std::time::Instant::now();
-        // Lets go of an Event cache past its window even when no Event follows.
-        drop(self.shared.recorder());
+        self.shared.expire_event_cache();
         let api: Api<A::Kind> = Api::namespaced(
             self.shared.kube.clone(),
             &obj.namespace().unwrap_or_default(),
