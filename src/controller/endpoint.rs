@@ -1,7 +1,7 @@
 //! The Endpoint adapter: serverless endpoints with their queue and worker health, and a
 //! ConfigMap that tells in-cluster applications where to send jobs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
@@ -9,9 +9,10 @@ use kube::{Api, Resource, ResourceExt};
 
 use crate::crd::Endpoint;
 use crate::crd::endpoint::{EndpointHealth, EndpointStatus, JobCounts, ScalerType, WorkerCounts};
-use crate::platform::{
-    self, EndpointCreate, EndpointUpdate, Health, PlatformClient, PlatformError,
+use crate::platform::domain::{
+    EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint,
 };
+use crate::platform::{Health, PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
 use super::context::{FIELD_MANAGER, Shared};
@@ -21,36 +22,27 @@ use super::failure::Failure;
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
 
-/// An endpoint as listed, plus the queue health fetched for Ready endpoints.
+/// An endpoint as listed, plus what the pass learned of it: the queue health fetched for
+/// Ready endpoints and, while workers roll over to a new release, how far they are.
 #[derive(Clone, Debug)]
 pub struct RemoteEndpoint {
-    pub record: platform::Endpoint,
+    pub record: ServerlessEndpoint,
     pub health: Option<Health>,
+    pub rollout: Option<Rollout>,
+}
+
+impl RemoteEndpoint {
+    fn listed(record: ServerlessEndpoint) -> Self {
+        Self {
+            record,
+            health: None,
+            rollout: None,
+        }
+    }
 }
 
 /// The endpoint as the spec wants it, with references resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DesiredEndpoint {
-    pub name: String,
-    pub template_id: String,
-    pub gpu_type_ids: Vec<String>,
-    pub gpu_count: i64,
-    pub workers_min: i64,
-    pub workers_max: i64,
-    pub idle_timeout: i64,
-    pub scaler_type: &'static str,
-    pub scaler_value: i64,
-    pub execution_timeout_ms: Option<i64>,
-    pub flashboot: bool,
-    pub network_volume_id: Option<String>,
-}
-
-fn scaler_word(t: ScalerType) -> &'static str {
-    match t {
-        ScalerType::QueueDelay => "QUEUE_DELAY",
-        ScalerType::RequestCount => "REQUEST_COUNT",
-    }
-}
+pub type DesiredEndpoint = EndpointSpec;
 
 /// The remote name when the spec names none: namespace, name and a short UID suffix, so
 /// the operator recognises its own endpoint after a crash.
@@ -75,74 +67,72 @@ fn remote_name(obj: &Endpoint) -> String {
 /// Pure: the desired endpoint, given the network volume id already resolved.
 pub fn desired_of(obj: &Endpoint, network_volume_id: Option<String>) -> DesiredEndpoint {
     let s = &obj.spec;
-    DesiredEndpoint {
+    let scaler_value = i64::from(s.scaler_value);
+    EndpointSpec {
         name: remote_name(obj),
         template_id: s.template_id.clone(),
         gpu_type_ids: s.gpu_type_ids.clone(),
         gpu_count: i64::from(s.gpu_count),
         workers_min: i64::from(s.workers_min),
         workers_max: i64::from(s.workers_max),
-        idle_timeout: i64::from(s.idle_timeout_seconds),
-        scaler_type: scaler_word(s.scaler_type),
-        scaler_value: i64::from(s.scaler_value),
+        idle_timeout_s: i64::from(s.idle_timeout_seconds),
+        scaler: match s.scaler_type {
+            ScalerType::QueueDelay => Scaler::QueueDelay(scaler_value),
+            ScalerType::RequestCount => Scaler::RequestCount(scaler_value),
+        },
         execution_timeout_ms: s.execution_timeout_ms,
         flashboot: s.flashboot,
         network_volume_id,
     }
 }
 
-fn extra_i64(record: &platform::Endpoint, key: &str) -> Option<i64> {
-    record.extra.get(key).and_then(|v| v.as_i64())
-}
-
 /// Pure: the fields that differ, as one partial update.
-pub fn plan_endpoint(
-    desired: &DesiredEndpoint,
-    record: &platform::Endpoint,
-) -> Plan<EndpointUpdate> {
+pub fn plan_endpoint(desired: &DesiredEndpoint, record: &ServerlessEndpoint) -> Plan<EndpointChange> {
     fn differs<T: PartialEq + Clone>(want: &T, have: Option<T>) -> Option<T> {
         (have.as_ref() != Some(want)).then(|| want.clone())
     }
-    let update = EndpointUpdate {
+    let change = EndpointChange {
         name: differs(&desired.name, Some(record.name.clone())),
         template_id: differs(&desired.template_id, record.template_id.clone()),
-        gpu_type_ids: differs(&desired.gpu_type_ids, Some(record.gpu_type_ids.clone())),
+        gpu_type_ids: (!record.gpus.matches(&desired.gpu_type_ids))
+            .then(|| desired.gpu_type_ids.clone()),
         gpu_count: differs(&desired.gpu_count, record.gpu_count),
         workers_min: differs(&desired.workers_min, record.workers_min),
         workers_max: differs(&desired.workers_max, record.workers_max),
-        idle_timeout: differs(&desired.idle_timeout, record.idle_timeout),
+        idle_timeout_s: differs(&desired.idle_timeout_s, record.idle_timeout_s),
         network_volume_id: match (&desired.network_volume_id, &record.network_volume_id) {
             (Some(want), have) if have.as_ref() != Some(want) => Some(want.clone()),
             _ => None,
         },
         execution_timeout_ms: match desired.execution_timeout_ms {
-            Some(want) if extra_i64(record, "executionTimeoutMs") != Some(want) => Some(want),
+            Some(want) if record.execution_timeout_ms != Some(want) => Some(want),
             _ => None,
         },
-        scaler_type: differs(
-            &desired.scaler_type.to_string(),
-            record
-                .extra
-                .get("scalerType")
-                .and_then(|v| v.as_str())
-                .map(str::to_string),
-        ),
-        scaler_value: differs(&desired.scaler_value, extra_i64(record, "scalerValue")),
-        flashboot: differs(
-            &desired.flashboot,
-            record.extra.get("flashboot").and_then(|v| v.as_bool()),
-        ),
+        scaler: differs(&desired.scaler, record.scaler),
+        flashboot: differs(&desired.flashboot, record.flashboot),
     };
-    if update == EndpointUpdate::default() {
+    if change.is_empty() {
         Plan::UpToDate
     } else {
-        Plan::Update(vec![update])
+        Plan::Update(vec![change])
     }
 }
 
-/// The job API base of an endpoint: `{serverless}/{id}/`.
-pub fn endpoint_url(serverless: &str, id: &str) -> String {
-    format!("{}/{id}/", serverless.trim_end_matches('/'))
+/// Pure: whether the endpoint serves its latest spec yet. Workers still on an older
+/// release mean a rollout is under way.
+pub fn readiness_of(remote: &RemoteEndpoint) -> Readiness {
+    match remote.rollout {
+        Some(r) if r.in_progress => Readiness::Progressing {
+            reason: "RollingOut".into(),
+            message: format!(
+                "{} of {} workers run the latest release of endpoint {}",
+                r.workers_on_latest, r.workers_total, remote.record.id
+            ),
+        },
+        _ => Readiness::Ready {
+            message: format!("endpoint {} matches the spec", remote.record.id),
+        },
+    }
 }
 
 /// The Endpoint kind.
@@ -151,6 +141,9 @@ pub struct EndpointAdapter {
     /// The connection ConfigMap last written per object (name, id, url), so it is written
     /// only when it changes.
     written: parking_lot::Mutex<HashMap<String, (String, String, String)>>,
+    /// Remote ids whose workers may still be rolling over to a release this operator
+    /// started: only these cost a rollout call per pass.
+    rolling: parking_lot::Mutex<HashSet<String>>,
 }
 
 impl EndpointAdapter {
@@ -250,7 +243,7 @@ impl Adapter for EndpointAdapter {
     type Kind = Endpoint;
     type Remote = RemoteEndpoint;
     type Desired = DesiredEndpoint;
-    type Change = EndpointUpdate;
+    type Change = EndpointChange;
 
     const KIND: &'static str = "Endpoint";
     const NOUN: &'static str = "endpoint";
@@ -260,14 +253,8 @@ impl Adapter for EndpointAdapter {
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<RemoteEndpoint>, PlatformError> {
-        let records = client.rest().list_endpoints().await?;
-        Ok(records
-            .into_iter()
-            .map(|record| RemoteEndpoint {
-                record,
-                health: None,
-            })
-            .collect())
+        let records = client.endpoints().list().await?;
+        Ok(records.into_iter().map(RemoteEndpoint::listed).collect())
     }
 
     fn claims(&self, obj: &Endpoint, remote: &RemoteEndpoint) -> bool {
@@ -291,29 +278,11 @@ impl Adapter for EndpointAdapter {
         _obj: &Endpoint,
         d: &DesiredEndpoint,
     ) -> Result<RemoteEndpoint, CreateFailure> {
-        let input = EndpointCreate {
-            name: d.name.clone(),
-            template_id: d.template_id.clone(),
-            gpu_type_ids: d.gpu_type_ids.clone(),
-            workers_min: d.workers_min,
-            workers_max: d.workers_max,
-            idle_timeout: d.idle_timeout,
-            gpu_count: Some(d.gpu_count),
-            network_volume_id: d.network_volume_id.clone(),
-            execution_timeout_ms: d.execution_timeout_ms,
-            scaler_type: Some(d.scaler_type.to_string()),
-            scaler_value: Some(d.scaler_value),
-            data_center_ids: None,
-            flashboot: Some(d.flashboot),
-        };
         client
-            .rest()
-            .create_endpoint(&input)
+            .endpoints()
+            .create(d)
             .await
-            .map(|record| RemoteEndpoint {
-                record,
-                health: None,
-            })
+            .map(RemoteEndpoint::listed)
             .map_err(|e| CreateFailure::from_platform("create the endpoint", &e))
     }
 
@@ -322,7 +291,7 @@ impl Adapter for EndpointAdapter {
         _obj: &Endpoint,
         desired: &DesiredEndpoint,
         remote: &RemoteEndpoint,
-    ) -> Plan<EndpointUpdate> {
+    ) -> Plan<EndpointChange> {
         plan_endpoint(desired, &remote.record)
     }
 
@@ -330,24 +299,27 @@ impl Adapter for EndpointAdapter {
         &self,
         client: &PlatformClient,
         remote: &RemoteEndpoint,
-        change: &EndpointUpdate,
+        change: &EndpointChange,
     ) -> Result<(), Failure> {
         client
-            .rest()
-            .update_endpoint(&remote.record.id, change)
+            .endpoints()
+            .update(&remote.record.id, change)
             .await
-            .map(|_| ())
-            .map_err(|e| Failure::from_platform("update the endpoint", &e))
+            .map_err(|e| Failure::from_platform("update the endpoint", &e))?;
+        if change.rolls_workers() {
+            self.rolling.lock().insert(remote.record.id.clone());
+        }
+        Ok(())
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
-        client.rest().delete_endpoint(id).await
+        client.endpoints().delete(id).await?;
+        self.rolling.lock().remove(id);
+        Ok(())
     }
 
     fn readiness(&self, _obj: &Endpoint, remote: &RemoteEndpoint) -> Readiness {
-        Readiness::Ready {
-            message: format!("endpoint {} matches the spec", remote.record.id),
-        }
+        readiness_of(remote)
     }
 
     async fn after_sync(
@@ -357,16 +329,25 @@ impl Adapter for EndpointAdapter {
         obj: &Endpoint,
         remote: &mut RemoteEndpoint,
     ) -> Result<(), Failure> {
+        let id = remote.record.id.clone();
+        if self.rolling.lock().contains(&id) {
+            let rollout = client
+                .endpoints()
+                .rollout(&id)
+                .await
+                .map_err(|e| Failure::from_platform("read the endpoint's rollout", &e))?;
+            if !rollout.in_progress {
+                self.rolling.lock().remove(&id);
+            }
+            remote.rollout = Some(rollout);
+        }
         let health = client
             .jobs()
             .health(&remote.record.id)
             .await
             .map_err(|e| Failure::from_platform("read the endpoint's health", &e))?;
         remote.health = Some(health);
-        let url = endpoint_url(
-            shared.platform.urls().serverless.as_str(),
-            &remote.record.id,
-        );
+        let url = remote.record.job_api_url.clone();
         self.write_connection(shared, obj, &remote.record.id, &url)
             .await
     }
@@ -380,13 +361,10 @@ impl Adapter for EndpointAdapter {
         let mut status = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else { return status };
         let r = &remote.record;
-        status.url = Some(endpoint_url(
-            shared.platform.urls().serverless.as_str(),
-            &r.id,
-        ));
+        status.url = Some(r.job_api_url.clone());
         status.name = Some(r.name.clone());
         status.template_id = r.template_id.clone();
-        status.gpu_type_ids = r.gpu_type_ids.clone();
+        status.gpu_type_ids = r.gpus.types();
         status.workers_min = r.workers_min.and_then(|v| i32::try_from(v).ok());
         status.workers_max = r.workers_max.and_then(|v| i32::try_from(v).ok());
         if let Some(h) = &remote.health {
@@ -412,45 +390,44 @@ impl Adapter for EndpointAdapter {
         status
     }
 
-    fn describe(&self, change: &EndpointUpdate) -> String {
-        let fields = serde_json::to_value(change)
-            .ok()
-            .and_then(|v| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()));
-        format!(
-            "updated the endpoint: {}",
-            fields.unwrap_or_default().join(", ")
-        )
+    fn describe(&self, change: &EndpointChange) -> String {
+        format!("updated the endpoint: {}", change.fields().join(", "))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::platform::domain::GpuSelection;
 
-    fn record(extra: serde_json::Value) -> platform::Endpoint {
-        let mut v = json!({
-            "id": "ep-1", "name": "team-web-1234abcd", "templateId": "tmpl-a", "gpuTypeIds": ["NVIDIA A40"],
-            "gpuCount": 1, "workersMin": 0, "workersMax": 3, "idleTimeout": 5,
-            "scalerType": "QUEUE_DELAY", "scalerValue": 4, "flashboot": false
-        });
-        v.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        serde_json::from_value(v).unwrap()
+    fn record() -> ServerlessEndpoint {
+        ServerlessEndpoint {
+            id: "ep-1".into(),
+            name: "team-web-1234abcd".into(),
+            template_id: Some("tmpl-a".into()),
+            gpus: GpuSelection::Ordered(vec!["NVIDIA A40".into()]),
+            gpu_count: Some(1),
+            workers_min: Some(0),
+            workers_max: Some(3),
+            idle_timeout_s: Some(5),
+            scaler: Some(Scaler::QueueDelay(4)),
+            execution_timeout_ms: Some(600_000),
+            flashboot: Some(false),
+            network_volume_id: None,
+            job_api_url: "http://127.0.0.1:9/v2/ep-1/".into(),
+        }
     }
 
     fn desired() -> DesiredEndpoint {
-        DesiredEndpoint {
+        EndpointSpec {
             name: "team-web-1234abcd".into(),
             template_id: "tmpl-a".into(),
             gpu_type_ids: vec!["NVIDIA A40".into()],
             gpu_count: 1,
             workers_min: 0,
             workers_max: 3,
-            idle_timeout: 5,
-            scaler_type: "QUEUE_DELAY",
-            scaler_value: 4,
+            idle_timeout_s: 5,
+            scaler: Scaler::QueueDelay(4),
             execution_timeout_ms: None,
             flashboot: false,
             network_volume_id: None,
@@ -459,52 +436,68 @@ mod tests {
 
     #[test]
     fn equal_endpoint_is_up_to_date() {
-        assert_eq!(
-            plan_endpoint(&desired(), &record(json!({}))),
-            Plan::UpToDate
-        );
+        assert_eq!(plan_endpoint(&desired(), &record()), Plan::UpToDate);
     }
 
     #[test]
     fn only_changed_fields_are_sent() {
-        let d = DesiredEndpoint {
+        let d = EndpointSpec {
             workers_max: 5,
             flashboot: true,
             ..desired()
         };
-        match plan_endpoint(&d, &record(json!({}))) {
-            Plan::Update(changes) => {
-                assert_eq!(changes.len(), 1);
-                let sent = serde_json::to_value(&changes[0]).unwrap();
-                assert_eq!(sent, json!({"workersMax": 5, "flashboot": true}));
-            }
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(
+            plan_endpoint(&d, &record()),
+            Plan::Update(vec![EndpointChange {
+                workers_max: Some(5),
+                flashboot: Some(true),
+                ..Default::default()
+            }])
+        );
     }
 
     #[test]
-    fn gpu_priority_order_matters() {
-        let d = DesiredEndpoint {
+    fn gpu_priority_order_matters_where_the_backend_keeps_it() {
+        let d = EndpointSpec {
             gpu_type_ids: vec!["NVIDIA A40".into(), "NVIDIA L40S".into()],
             ..desired()
         };
-        assert!(matches!(
-            plan_endpoint(&d, &record(json!({}))),
-            Plan::Update(_)
-        ));
-        let reordered = record(json!({"gpuTypeIds": ["NVIDIA L40S", "NVIDIA A40"]}));
+        assert!(matches!(plan_endpoint(&d, &record()), Plan::Update(_)));
+        let reordered = ServerlessEndpoint {
+            gpus: GpuSelection::Ordered(vec!["NVIDIA L40S".into(), "NVIDIA A40".into()]),
+            ..record()
+        };
         assert!(matches!(plan_endpoint(&d, &reordered), Plan::Update(_)));
+        let pooled = ServerlessEndpoint {
+            gpus: GpuSelection::Unordered(
+                ["NVIDIA L40S".to_string(), "NVIDIA A40".to_string()].into(),
+            ),
+            ..record()
+        };
+        assert_eq!(plan_endpoint(&d, &pooled), Plan::UpToDate);
     }
 
     #[test]
-    fn url_is_the_job_api_base() {
-        assert_eq!(
-            endpoint_url("http://127.0.0.1:9/v2", "ep-1"),
-            "http://127.0.0.1:9/v2/ep-1/"
-        );
-        assert_eq!(
-            endpoint_url("http://127.0.0.1:9/v2/", "ep-1"),
-            "http://127.0.0.1:9/v2/ep-1/"
-        );
+    fn a_rollout_under_way_is_not_ready() {
+        let mut remote = RemoteEndpoint::listed(record());
+        assert!(matches!(readiness_of(&remote), Readiness::Ready { .. }));
+        remote.rollout = Some(Rollout {
+            in_progress: true,
+            workers_on_latest: 1,
+            workers_total: 3,
+        });
+        match readiness_of(&remote) {
+            Readiness::Progressing { reason, message } => {
+                assert_eq!(reason, "RollingOut");
+                assert!(message.contains("1 of 3"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
+        remote.rollout = Some(Rollout {
+            in_progress: false,
+            workers_on_latest: 3,
+            workers_total: 3,
+        });
+        assert!(matches!(readiness_of(&remote), Readiness::Ready { .. }));
     }
 }

@@ -3,10 +3,9 @@
 use kube::ResourceExt;
 
 use crate::crd::NetworkVolume;
-use crate::crd::network_volume::NetworkVolumeStatus;
-use crate::platform::{
-    self, NetworkVolumeCreate, NetworkVolumeUpdate, PlatformClient, PlatformError,
-};
+use crate::crd::network_volume::{NetworkVolumeStatus, VolumeClass};
+use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
+use crate::platform::{PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
 use super::context::Shared;
@@ -18,6 +17,7 @@ pub struct DesiredVolume {
     pub name: String,
     pub size_gb: i64,
     pub data_center_id: String,
+    pub volume_type: VolumeType,
 }
 
 /// One in-place change: a rename, a growth, or both in one call.
@@ -50,14 +50,15 @@ pub fn desired_of(obj: &NetworkVolume) -> DesiredVolume {
             .unwrap_or_else(|| default_remote_name(obj)),
         size_gb: i64::from(obj.spec.size_gb),
         data_center_id: obj.spec.data_center_id.clone(),
+        volume_type: match obj.spec.volume_type.unwrap_or_default() {
+            VolumeClass::Standard => VolumeType::Standard,
+            VolumeClass::HighPerformance => VolumeType::HighPerformance,
+        },
     }
 }
 
 /// Pure: what to do to `remote` to match `desired`.
-pub fn plan_volume(
-    desired: &DesiredVolume,
-    remote: &platform::NetworkVolume,
-) -> Plan<VolumeChange> {
+pub fn plan_volume(desired: &DesiredVolume, remote: &Volume) -> Plan<VolumeChange> {
     if remote.data_center_id != desired.data_center_id {
         return Plan::Blocked(Failure::permanent(
             "DataCenterMismatch",
@@ -67,18 +68,29 @@ pub fn plan_volume(
             ),
         ));
     }
-    if desired.size_gb < remote.size {
+    if remote.volume_type != desired.volume_type {
+        return Plan::Blocked(Failure::permanent(
+            "TypeMismatch",
+            format!(
+                "volume {} is {} on the platform but spec.type is {}; a volume cannot change its storage class",
+                remote.id,
+                remote.volume_type.as_str(),
+                desired.volume_type.as_str()
+            ),
+        ));
+    }
+    if desired.size_gb < remote.size_gb {
         return Plan::Blocked(Failure::permanent(
             "ShrinkRefused",
             format!(
                 "volume {} has {} GB on the platform and spec.sizeGb asks for {}; volumes cannot shrink, set sizeGb to at least {}",
-                remote.id, remote.size, desired.size_gb, remote.size
+                remote.id, remote.size_gb, desired.size_gb, remote.size_gb
             ),
         ));
     }
     let change = VolumeChange {
         name: (remote.name != desired.name).then(|| desired.name.clone()),
-        size_gb: (desired.size_gb > remote.size).then_some(desired.size_gb),
+        size_gb: (desired.size_gb > remote.size_gb).then_some(desired.size_gb),
     };
     if change.name.is_none() && change.size_gb.is_none() {
         Plan::UpToDate
@@ -93,7 +105,7 @@ pub struct NetworkVolumeAdapter;
 
 impl Adapter for NetworkVolumeAdapter {
     type Kind = NetworkVolume;
-    type Remote = platform::NetworkVolume;
+    type Remote = Volume;
     type Desired = DesiredVolume;
     type Change = VolumeChange;
 
@@ -105,7 +117,7 @@ impl Adapter for NetworkVolumeAdapter {
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<Self::Remote>, PlatformError> {
-        client.rest().list_network_volumes().await
+        client.volumes().list().await
     }
 
     fn claims(&self, obj: &NetworkVolume, remote: &Self::Remote) -> bool {
@@ -127,14 +139,15 @@ impl Adapter for NetworkVolumeAdapter {
         _obj: &NetworkVolume,
         desired: &DesiredVolume,
     ) -> Result<Self::Remote, CreateFailure> {
-        let input = NetworkVolumeCreate {
+        let new = NewVolume {
             name: desired.name.clone(),
-            size: desired.size_gb,
+            size_gb: desired.size_gb,
             data_center_id: desired.data_center_id.clone(),
+            volume_type: desired.volume_type,
         };
         client
-            .rest()
-            .create_network_volume(&input)
+            .volumes()
+            .create(&new)
             .await
             .map_err(|e| CreateFailure::from_platform("create the network volume", &e))
     }
@@ -154,27 +167,26 @@ impl Adapter for NetworkVolumeAdapter {
         remote: &Self::Remote,
         change: &VolumeChange,
     ) -> Result<(), Failure> {
-        let input = NetworkVolumeUpdate {
+        let update = VolumeUpdate {
             name: change.name.clone(),
-            size: change.size_gb,
+            size_gb: change.size_gb,
         };
         client
-            .rest()
-            .update_network_volume(&remote.id, &input)
+            .volumes()
+            .update(&remote.id, &update)
             .await
-            .map(|_| ())
             .map_err(|e| Failure::from_platform("update the network volume", &e))
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
-        client.rest().delete_network_volume(id).await
+        client.volumes().delete(id).await
     }
 
     fn readiness(&self, _obj: &NetworkVolume, remote: &Self::Remote) -> Readiness {
         Readiness::Ready {
             message: format!(
                 "volume {} has {} GB in {}",
-                remote.id, remote.size, remote.data_center_id
+                remote.id, remote.size_gb, remote.data_center_id
             ),
         }
     }
@@ -188,8 +200,12 @@ impl Adapter for NetworkVolumeAdapter {
         let mut status = obj.status.clone().unwrap_or_default();
         if let Some(r) = remote {
             status.name = Some(r.name.clone());
-            status.size_gb = i32::try_from(r.size).ok();
+            status.size_gb = i32::try_from(r.size_gb).ok();
             status.data_center_id = Some(r.data_center_id.clone());
+            status.volume_type = Some(match r.volume_type {
+                VolumeType::Standard => VolumeClass::Standard,
+                VolumeType::HighPerformance => VolumeClass::HighPerformance,
+            });
         }
         status
     }
@@ -212,11 +228,14 @@ mod tests {
     use crate::crd::NetworkVolumeSpec;
     use kube::api::ObjectMeta;
 
-    fn remote(name: &str, size: i64, dc: &str) -> platform::NetworkVolume {
-        serde_json::from_value(
-            serde_json::json!({"id": "vol-1", "name": name, "size": size, "dataCenterId": dc}),
-        )
-        .unwrap()
+    fn remote(name: &str, size: i64, dc: &str) -> Volume {
+        Volume {
+            id: "vol-1".into(),
+            name: name.into(),
+            size_gb: size,
+            data_center_id: dc.into(),
+            volume_type: VolumeType::Standard,
+        }
     }
 
     fn desired(name: &str, size: i64, dc: &str) -> DesiredVolume {
@@ -224,6 +243,7 @@ mod tests {
             name: name.into(),
             size_gb: size,
             data_center_id: dc.into(),
+            volume_type: VolumeType::Standard,
         }
     }
 
@@ -260,6 +280,16 @@ mod tests {
     }
 
     #[test]
+    fn never_changes_storage_class() {
+        let mut want = desired("a", 10, "EU-RO-1");
+        want.volume_type = VolumeType::HighPerformance;
+        assert!(matches!(
+            plan_volume(&want, &remote("a", 10, "EU-RO-1")),
+            Plan::Blocked(f) if f.reason == "TypeMismatch" && f.message.contains("spec.type is HIGH_PERFORMANCE")
+        ));
+    }
+
+    #[test]
     fn never_moves_data_centers() {
         assert!(matches!(
             plan_volume(&desired("a", 10, "US-TX-3"), &remote("a", 10, "EU-RO-1")),
@@ -275,6 +305,7 @@ mod tests {
                 name: None,
                 size_gb: 10,
                 data_center_id: "EU-RO-1".into(),
+                volume_type: None,
                 deletion_policy: Default::default(),
                 management_policy: Default::default(),
                 credentials_secret_ref: None,

@@ -47,6 +47,9 @@ pub const MAX_SIZE_GB: i32 = 4000;
         json_path = ".metadata.creationTimestamp"
     )
 )]
+#[x_kube(
+    validation = Rule::new("(has(self.type) ? self.type : 'STANDARD') == (has(oldSelf.type) ? oldSelf.type : 'STANDARD')").message("type is immutable: a volume cannot change its storage class").field_path(".type")
+)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkVolumeSpec {
     /// Name of the volume on the platform. Defaults to `<namespace>-<name>`; it need not be
@@ -62,6 +65,10 @@ pub struct NetworkVolumeSpec {
     #[x_kube(validation = Rule::new("self == oldSelf").message("dataCenterId is immutable: a volume cannot move between data centers"))]
     #[schemars(length(min = 1, max = 64))]
     pub data_center_id: String,
+    /// Storage class: `STANDARD` (the default) or `HIGH_PERFORMANCE` (REST v2 only). Cannot
+    /// change once set.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub volume_type: Option<VolumeClass>,
     /// What happens to the remote volume when this object is deleted. Defaults to Orphan,
     /// so that deleting the object never deletes data by accident.
     #[serde(default = "orphan")]
@@ -72,6 +79,15 @@ pub struct NetworkVolumeSpec {
     /// Secret holding the API key for this object, instead of the operator's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
+}
+
+/// A volume's storage class.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VolumeClass {
+    #[default]
+    Standard,
+    HighPerformance,
 }
 
 fn orphan() -> DeletionPolicy {
@@ -93,4 +109,7 @@ pub struct NetworkVolumeStatus {
     /// Data center of the volume on the platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_id: Option<String>,
+    /// Storage class on the platform.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub volume_type: Option<VolumeClass>,
 }

@@ -16,6 +16,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod domain;
 pub mod error;
 pub mod graphql;
 pub mod jobs;
@@ -51,6 +52,8 @@ use transport::Transport;
 #[derive(Clone, Debug)]
 pub struct PlatformClient {
     t: Transport,
+    /// The catalog facts the domain facades reuse across calls and keys.
+    catalog: std::sync::Arc<domain::catalog::CatalogCache>,
 }
 
 impl PlatformClient {
@@ -66,6 +69,7 @@ impl PlatformClient {
     ) -> Result<Self, PlatformError> {
         Ok(Self {
             t: Transport::new(config, metrics)?,
+            catalog: Default::default(),
         })
     }
 
@@ -74,7 +78,27 @@ impl PlatformClient {
     pub fn with_api_key(&self, key: ApiKey) -> Self {
         Self {
             t: self.t.with_key(key),
+            catalog: self.catalog.clone(),
         }
+    }
+
+    /// Network volumes, on whichever backend the configuration chose.
+    pub fn volumes(&self) -> domain::Volumes {
+        domain::Volumes::new(self.clone())
+    }
+
+    /// Serverless endpoints, on whichever backend the configuration chose.
+    pub fn endpoints(&self) -> domain::Endpoints {
+        domain::Endpoints::new(self.clone())
+    }
+
+    /// The GPU catalog as the facades need it.
+    pub fn catalog(&self) -> domain::Catalog {
+        domain::Catalog::new(self.clone())
+    }
+
+    pub(crate) fn catalog_cache(&self) -> &domain::catalog::CatalogCache {
+        &self.catalog
     }
 
     /// Job API of serverless endpoints.

@@ -1,0 +1,173 @@
+//! The GPU catalog, as the other facades need it: which pool each GPU type belongs to
+//! (REST v2 selects serverless GPUs by pool), cached because it changes rarely.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::super::error::PlatformError;
+use super::super::{PlatformClient, v2};
+
+type Result<T> = std::result::Result<T, PlatformError>;
+
+/// How long a read of the catalog's pools is reused. Pools of GPU types change with the
+/// platform's hardware, not with the account's use of it.
+pub const POOLS_LIFETIME: Duration = Duration::from_secs(600);
+
+/// GPU type id to pool, and back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolMap {
+    pool_of: BTreeMap<String, String>,
+}
+
+impl PoolMap {
+    pub fn new(pairs: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self {
+            pool_of: pairs.into_iter().collect(),
+        }
+    }
+
+    /// The types of `pools`, without `excluded`.
+    pub fn types_of(&self, pools: &[String], excluded: &[String]) -> BTreeSet<String> {
+        self.pool_of
+            .iter()
+            .filter(|(t, p)| pools.contains(p) && !excluded.contains(t))
+            .map(|(t, _)| t.clone())
+            .collect()
+    }
+
+    /// The pools that hold `types` and the other types of those pools to exclude, so that
+    /// the selection is exactly `types`. An unknown type is an invalid input naming it.
+    fn pools_and_exclusions(&self, types: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+        let mut pools: Vec<String> = Vec::new();
+        for t in types {
+            let pool = self.pool_of.get(t).ok_or_else(|| {
+                PlatformError::invalid_input(
+                    "gpuTypeIds",
+                    format!("GPU type {t:?} is not in the platform's catalog"),
+                )
+            })?;
+            if !pools.contains(pool) {
+                pools.push(pool.clone());
+            }
+        }
+        let excluded = self
+            .pool_of
+            .iter()
+            .filter(|(t, p)| pools.contains(p) && !types.contains(t))
+            .map(|(t, _)| t.clone())
+            .collect();
+        Ok((pools, excluded))
+    }
+
+    /// The create-time GPU configuration for exactly `types`.
+    pub fn selection_for(
+        &self,
+        types: &[String],
+        count: i64,
+    ) -> Result<v2::CreateEndpointGpuConfig> {
+        let (pools, excluded) = self.pools_and_exclusions(types)?;
+        Ok(v2::CreateEndpointGpuConfig {
+            pools,
+            excluded_types: (!excluded.is_empty()).then_some(excluded),
+            count: Some(count),
+            ..Default::default()
+        })
+    }
+
+    /// The update-time GPU configuration for exactly `types`; the count is sent only
+    /// when it changes.
+    pub fn update_selection_for(
+        &self,
+        types: &[String],
+        changed_count: Option<i64>,
+        _count: i64,
+    ) -> Result<v2::UpdateEndpointGpuConfig> {
+        let (pools, excluded) = self.pools_and_exclusions(types)?;
+        Ok(v2::UpdateEndpointGpuConfig {
+            pools: Some(pools),
+            excluded_types: Some(excluded),
+            count: changed_count,
+            ..Default::default()
+        })
+    }
+}
+
+/// The cached pool map, shared by every clone of a client (all keys: the catalog is the
+/// platform's, not the account's).
+#[derive(Debug, Default)]
+pub(crate) struct CatalogCache {
+    pools: Mutex<Option<(Instant, Arc<PoolMap>)>>,
+}
+
+/// Catalog reads; obtained from [`PlatformClient::catalog`].
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    client: PlatformClient,
+}
+
+impl Catalog {
+    pub(crate) fn new(client: PlatformClient) -> Self {
+        Self { client }
+    }
+
+    /// GPU type to pool, read at most once per [`POOLS_LIFETIME`].
+    pub async fn pools(&self) -> Result<Arc<PoolMap>> {
+        let cache = self.client.catalog_cache();
+        if let Some((at, map)) = cache.pools.lock().as_ref()
+            && at.elapsed() < POOLS_LIFETIME
+        {
+            return Ok(map.clone());
+        }
+        let gpus = self.client.v2().list_gpu_types(&Default::default()).await?;
+        let map = Arc::new(PoolMap::new(
+            gpus.into_iter()
+                .filter_map(|g| Some((g.id, g.pool?))),
+        ));
+        *cache.pools.lock() = Some((Instant::now(), map.clone()));
+        Ok(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map() -> PoolMap {
+        PoolMap::new([
+            ("NVIDIA A100 80GB PCIe".to_string(), "AMPERE_80".to_string()),
+            ("NVIDIA A100-SXM4-80GB".to_string(), "AMPERE_80".to_string()),
+            ("NVIDIA L40S".to_string(), "ADA_48_PRO".to_string()),
+            ("NVIDIA RTX 6000 Ada".to_string(), "ADA_48_PRO".to_string()),
+        ])
+    }
+
+    #[test]
+    fn a_selection_names_the_pools_and_excludes_the_rest_of_them() {
+        let sel = map()
+            .selection_for(&["NVIDIA L40S".into(), "NVIDIA A100 80GB PCIe".into()], 2)
+            .unwrap();
+        assert_eq!(sel.pools, vec!["ADA_48_PRO", "AMPERE_80"]);
+        let mut excluded = sel.excluded_types.unwrap();
+        excluded.sort();
+        assert_eq!(excluded, vec!["NVIDIA A100-SXM4-80GB", "NVIDIA RTX 6000 Ada"]);
+        assert_eq!(sel.count, Some(2));
+    }
+
+    #[test]
+    fn reading_back_gives_exactly_the_types_asked_for() {
+        let m = map();
+        let types = vec!["NVIDIA L40S".to_string()];
+        let sel = m.selection_for(&types, 1).unwrap();
+        let back = m.types_of(&sel.pools, &sel.excluded_types.unwrap_or_default());
+        assert_eq!(back, types.into_iter().collect());
+    }
+
+    #[test]
+    fn an_unknown_type_names_the_field() {
+        let err = map().selection_for(&["NVIDIA B300".into()], 1).unwrap_err();
+        assert!(err.to_string().contains("gpuTypeIds"), "{err}");
+    }
+}

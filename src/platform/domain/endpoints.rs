@@ -1,0 +1,470 @@
+//! Serverless endpoints, whichever backend serves them.
+//!
+//! The two backends select GPUs differently: the seed API takes GPU type ids in priority
+//! order; REST v2 takes the catalog's pools, minus excluded types, with no order. A record
+//! read back therefore carries a [`GpuSelection`] that says whether it matches a list of
+//! types on its backend's terms, instead of pretending to hold the list itself.
+
+use std::collections::BTreeSet;
+
+use super::super::config::PlatformApi;
+use super::super::error::PlatformError;
+use super::super::{EndpointCreate, EndpointUpdate, PlatformClient, v2};
+use super::catalog::PoolMap;
+
+type Result<T> = std::result::Result<T, PlatformError>;
+
+/// How an endpoint adds workers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scaler {
+    /// Add a worker when a job has waited this many seconds.
+    QueueDelay(i64),
+    /// One worker per this many queued requests.
+    RequestCount(i64),
+}
+
+/// The endpoint a spec asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointSpec {
+    pub name: String,
+    pub template_id: String,
+    /// In priority order (the seed API honours the order; REST v2 cannot).
+    pub gpu_type_ids: Vec<String>,
+    pub gpu_count: i64,
+    pub workers_min: i64,
+    pub workers_max: i64,
+    pub idle_timeout_s: i64,
+    pub scaler: Scaler,
+    pub execution_timeout_ms: Option<i64>,
+    pub flashboot: bool,
+    pub network_volume_id: Option<String>,
+}
+
+/// The GPUs an endpoint may use, as its backend records them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GpuSelection {
+    /// GPU type ids in priority order (seed).
+    Ordered(Vec<String>),
+    /// The GPU types the pools and exclusions resolve to (REST v2); order is not kept.
+    Unordered(BTreeSet<String>),
+}
+
+impl GpuSelection {
+    /// Whether this selection is what `wanted` asks for on this backend.
+    pub fn matches(&self, wanted: &[String]) -> bool {
+        match self {
+            Self::Ordered(have) => have == wanted,
+            Self::Unordered(have) => *have == wanted.iter().cloned().collect(),
+        }
+    }
+
+    /// The GPU types, for status: in priority order where the backend keeps one.
+    pub fn types(&self) -> Vec<String> {
+        match self {
+            Self::Ordered(t) => t.clone(),
+            Self::Unordered(t) => t.iter().cloned().collect(),
+        }
+    }
+}
+
+/// An endpoint as both backends describe it. Fields the platform did not report are `None`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerlessEndpoint {
+    pub id: String,
+    pub name: String,
+    pub template_id: Option<String>,
+    pub gpus: GpuSelection,
+    pub gpu_count: Option<i64>,
+    pub workers_min: Option<i64>,
+    pub workers_max: Option<i64>,
+    pub idle_timeout_s: Option<i64>,
+    pub scaler: Option<Scaler>,
+    pub execution_timeout_ms: Option<i64>,
+    pub flashboot: Option<bool>,
+    pub network_volume_id: Option<String>,
+    /// Base URL of the endpoint's job API (`.../{id}/`), where `run`, `status`, `health` live.
+    pub job_api_url: String,
+}
+
+/// Only the fields to change; `None` leaves a field as it is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndpointChange {
+    pub name: Option<String>,
+    pub template_id: Option<String>,
+    pub gpu_type_ids: Option<Vec<String>>,
+    pub gpu_count: Option<i64>,
+    pub workers_min: Option<i64>,
+    pub workers_max: Option<i64>,
+    pub idle_timeout_s: Option<i64>,
+    pub scaler: Option<Scaler>,
+    pub execution_timeout_ms: Option<i64>,
+    pub flashboot: Option<bool>,
+    pub network_volume_id: Option<String>,
+}
+
+impl EndpointChange {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The names of the fields that change, for Events.
+    pub fn fields(&self) -> Vec<&'static str> {
+        [
+            ("name", self.name.is_some()),
+            ("templateId", self.template_id.is_some()),
+            ("gpuTypeIds", self.gpu_type_ids.is_some()),
+            ("gpuCount", self.gpu_count.is_some()),
+            ("workersMin", self.workers_min.is_some()),
+            ("workersMax", self.workers_max.is_some()),
+            ("idleTimeoutSeconds", self.idle_timeout_s.is_some()),
+            ("scaler", self.scaler.is_some()),
+            ("executionTimeoutMs", self.execution_timeout_ms.is_some()),
+            ("flashboot", self.flashboot.is_some()),
+            ("networkVolume", self.network_volume_id.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
+    /// Whether the change makes the platform roll workers over to a new release (REST v2:
+    /// anything but the name and the worker limits).
+    pub fn rolls_workers(&self) -> bool {
+        let limits_only = EndpointChange {
+            name: self.name.clone(),
+            workers_min: self.workers_min,
+            workers_max: self.workers_max,
+            idle_timeout_s: self.idle_timeout_s,
+            scaler: self.scaler,
+            ..Default::default()
+        };
+        *self != limits_only
+    }
+}
+
+/// How far workers have moved to the endpoint's latest release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rollout {
+    pub in_progress: bool,
+    pub workers_on_latest: i64,
+    pub workers_total: i64,
+}
+
+/// Serverless endpoint calls; obtained from [`PlatformClient::endpoints`].
+#[derive(Clone, Debug)]
+pub struct Endpoints {
+    client: PlatformClient,
+}
+
+impl Endpoints {
+    pub(crate) fn new(client: PlatformClient) -> Self {
+        Self { client }
+    }
+
+    /// Every endpoint of the account: one call (REST v2 also reads the GPU catalog when
+    /// its cached copy is older than the catalog's lifetime).
+    pub async fn list(&self) -> Result<Vec<ServerlessEndpoint>> {
+        match self.client.api() {
+            PlatformApi::Seed => {
+                let base = self.client.urls().serverless.to_string();
+                Ok(self
+                    .client
+                    .rest()
+                    .list_endpoints()
+                    .await?
+                    .into_iter()
+                    .map(|r| from_seed(r, &base))
+                    .collect())
+            }
+            PlatformApi::V2 => {
+                let pools = self.client.catalog().pools().await?;
+                Ok(self
+                    .client
+                    .v2()
+                    .list_endpoints()
+                    .await?
+                    .into_iter()
+                    .map(|r| from_v2(r, &pools))
+                    .collect())
+            }
+        }
+    }
+
+    /// Creates an endpoint. Never retried after an ambiguous failure.
+    pub async fn create(&self, spec: &EndpointSpec) -> Result<ServerlessEndpoint> {
+        match self.client.api() {
+            PlatformApi::Seed => {
+                let (scaler_type, scaler_value) = seed_scaler(spec.scaler);
+                let input = EndpointCreate {
+                    name: spec.name.clone(),
+                    template_id: spec.template_id.clone(),
+                    gpu_type_ids: spec.gpu_type_ids.clone(),
+                    workers_min: spec.workers_min,
+                    workers_max: spec.workers_max,
+                    idle_timeout: spec.idle_timeout_s,
+                    gpu_count: Some(spec.gpu_count),
+                    network_volume_id: spec.network_volume_id.clone(),
+                    execution_timeout_ms: spec.execution_timeout_ms,
+                    scaler_type: Some(scaler_type.to_string()),
+                    scaler_value: Some(scaler_value),
+                    data_center_ids: None,
+                    flashboot: Some(spec.flashboot),
+                };
+                let base = self.client.urls().serverless.to_string();
+                Ok(from_seed(
+                    self.client.rest().create_endpoint(&input).await?,
+                    &base,
+                ))
+            }
+            PlatformApi::V2 => {
+                let pools = self.client.catalog().pools().await?;
+                let gpu = pools.selection_for(&spec.gpu_type_ids, spec.gpu_count)?;
+                let input = v2::CreateEndpointRequest {
+                    name: spec.name.clone(),
+                    endpoint_type: v2::EndpointType::Queue,
+                    template_id: Some(spec.template_id.clone()),
+                    gpu: Some(gpu),
+                    workers: Some(v2::EndpointWorkers {
+                        min: Some(spec.workers_min),
+                        max: Some(spec.workers_max),
+                        idle_timeout: Some(spec.idle_timeout_s),
+                    }),
+                    scaling: v2_scaler(spec.scaler),
+                    timeout: spec.execution_timeout_ms,
+                    flashboot: Some(v2_flashboot(spec.flashboot)),
+                    network_volumes: spec.network_volume_id.clone().map(|v| vec![v]),
+                    ..Default::default()
+                };
+                Ok(from_v2(
+                    self.client.v2().create_endpoint(&input).await?,
+                    &pools,
+                ))
+            }
+        }
+    }
+
+    /// Applies a change in one call. On REST v2 a change of what workers run starts a new
+    /// release: follow it with [`Endpoints::rollout`].
+    pub async fn update(&self, id: &str, change: &EndpointChange) -> Result<()> {
+        match self.client.api() {
+            PlatformApi::Seed => {
+                let (scaler_type, scaler_value) = match change.scaler.map(seed_scaler) {
+                    Some((t, v)) => (Some(t.to_string()), Some(v)),
+                    None => (None, None),
+                };
+                let input = EndpointUpdate {
+                    name: change.name.clone(),
+                    template_id: change.template_id.clone(),
+                    gpu_type_ids: change.gpu_type_ids.clone(),
+                    workers_min: change.workers_min,
+                    workers_max: change.workers_max,
+                    idle_timeout: change.idle_timeout_s,
+                    gpu_count: change.gpu_count,
+                    network_volume_id: change.network_volume_id.clone(),
+                    execution_timeout_ms: change.execution_timeout_ms,
+                    scaler_type,
+                    scaler_value,
+                    flashboot: change.flashboot,
+                };
+                self.client
+                    .rest()
+                    .update_endpoint(id, &input)
+                    .await
+                    .map(drop)
+            }
+            PlatformApi::V2 => {
+                let gpu = match &change.gpu_type_ids {
+                    Some(types) => {
+                        let pools = self.client.catalog().pools().await?;
+                        let count = change.gpu_count.unwrap_or(1);
+                        Some(pools.update_selection_for(types, change.gpu_count, count)?)
+                    }
+                    None => change.gpu_count.map(|count| v2::UpdateEndpointGpuConfig {
+                        count: Some(count),
+                        ..Default::default()
+                    }),
+                };
+                let workers = (change.workers_min.is_some()
+                    || change.workers_max.is_some()
+                    || change.idle_timeout_s.is_some())
+                .then(|| v2::EndpointWorkers {
+                    min: change.workers_min,
+                    max: change.workers_max,
+                    idle_timeout: change.idle_timeout_s,
+                });
+                let input = v2::UpdateEndpointRequest {
+                    name: change.name.clone(),
+                    template_id: change.template_id.clone(),
+                    gpu,
+                    workers,
+                    scaling: change.scaler.map(v2_scaler),
+                    timeout: change.execution_timeout_ms,
+                    flashboot: change.flashboot.map(v2_flashboot),
+                    network_volumes: change.network_volume_id.clone().map(|v| vec![v]),
+                    ..Default::default()
+                };
+                self.client
+                    .v2()
+                    .update_endpoint(id, &input)
+                    .await
+                    .map(drop)
+            }
+        }
+    }
+
+    pub async fn delete(&self, id: &str) -> Result<()> {
+        match self.client.api() {
+            PlatformApi::Seed => self.client.rest().delete_endpoint(id).await,
+            PlatformApi::V2 => self.client.v2().delete_endpoint(id).await,
+        }
+    }
+
+    /// How far the endpoint's workers have rolled over to its latest release. The seed API
+    /// has no releases: an update applies at once, so the answer is "done" without a call.
+    pub async fn rollout(&self, id: &str) -> Result<Rollout> {
+        match self.client.api() {
+            PlatformApi::Seed => Ok(Rollout {
+                in_progress: false,
+                workers_on_latest: 0,
+                workers_total: 0,
+            }),
+            PlatformApi::V2 => {
+                let r = self.client.v2().list_endpoint_releases(id).await?.rollout;
+                Ok(Rollout {
+                    in_progress: r.in_progress,
+                    workers_on_latest: r.workers_on_latest,
+                    workers_total: r.workers_total,
+                })
+            }
+        }
+    }
+}
+
+fn seed_scaler(s: Scaler) -> (&'static str, i64) {
+    match s {
+        Scaler::QueueDelay(v) => ("QUEUE_DELAY", v),
+        Scaler::RequestCount(v) => ("REQUEST_COUNT", v),
+    }
+}
+
+fn v2_scaler(s: Scaler) -> v2::EndpointScaling {
+    match s {
+        Scaler::QueueDelay(v) => v2::EndpointScaling::QueueDelay {
+            queue_delay: v as f64,
+        },
+        Scaler::RequestCount(v) => v2::EndpointScaling::RequestCount { request_count: v },
+    }
+}
+
+fn v2_flashboot(on: bool) -> v2::FlashBoot {
+    if on {
+        v2::FlashBoot::Flashboot
+    } else {
+        v2::FlashBoot::Off
+    }
+}
+
+/// The job API base of an endpoint: `{serverless}/{id}/`.
+pub fn job_api_url(serverless: &str, id: &str) -> String {
+    format!("{}/{id}/", serverless.trim_end_matches('/'))
+}
+
+fn from_seed(r: super::super::Endpoint, serverless: &str) -> ServerlessEndpoint {
+    let extra_i64 = |key: &str| r.extra.get(key).and_then(|v| v.as_i64());
+    let scaler_value = extra_i64("scalerValue");
+    let scaler = match (r.extra.get("scalerType").and_then(|v| v.as_str()), scaler_value) {
+        (Some("QUEUE_DELAY"), Some(v)) => Some(Scaler::QueueDelay(v)),
+        (Some("REQUEST_COUNT"), Some(v)) => Some(Scaler::RequestCount(v)),
+        _ => None,
+    };
+    ServerlessEndpoint {
+        job_api_url: job_api_url(serverless, &r.id),
+        execution_timeout_ms: extra_i64("executionTimeoutMs"),
+        flashboot: r.extra.get("flashboot").and_then(|v| v.as_bool()),
+        scaler,
+        id: r.id,
+        name: r.name,
+        template_id: r.template_id,
+        gpus: GpuSelection::Ordered(r.gpu_type_ids),
+        gpu_count: r.gpu_count,
+        workers_min: r.workers_min,
+        workers_max: r.workers_max,
+        idle_timeout_s: r.idle_timeout,
+        network_volume_id: r.network_volume_id,
+    }
+}
+
+fn from_v2(r: v2::Endpoint, pools: &PoolMap) -> ServerlessEndpoint {
+    let (gpus, gpu_count) = match &r.gpu {
+        Some(g) => (
+            GpuSelection::Unordered(pools.types_of(&g.pools, &g.excluded_types)),
+            g.count,
+        ),
+        None => (GpuSelection::Unordered(BTreeSet::new()), None),
+    };
+    // The job API base is what `requestUrls.run` points at, without the operation.
+    let job_api_url = r
+        .request_urls
+        .as_ref()
+        .and_then(|u| u.run.as_deref())
+        .and_then(|run| run.strip_suffix("run"))
+        .map(str::to_string)
+        .unwrap_or_default();
+    ServerlessEndpoint {
+        id: r.id,
+        name: r.name,
+        template_id: r.template_id,
+        gpus,
+        gpu_count,
+        workers_min: Some(r.workers.min),
+        workers_max: Some(r.workers.max),
+        idle_timeout_s: r.workers.idle_timeout,
+        scaler: match r.scaling {
+            v2::EndpointScaling::QueueDelay { queue_delay } => {
+                Some(Scaler::QueueDelay(queue_delay.round() as i64))
+            }
+            v2::EndpointScaling::RequestCount { request_count } => {
+                Some(Scaler::RequestCount(request_count))
+            }
+        },
+        execution_timeout_ms: Some(r.timeout),
+        flashboot: Some(!matches!(r.flashboot, v2::FlashBoot::Off)),
+        network_volume_id: r.network_volumes.first().cloned(),
+        job_api_url,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_selection_respects_priority() {
+        let sel = GpuSelection::Ordered(vec!["A".into(), "B".into()]);
+        assert!(sel.matches(&["A".into(), "B".into()]));
+        assert!(!sel.matches(&["B".into(), "A".into()]));
+    }
+
+    #[test]
+    fn unordered_selection_compares_sets() {
+        let sel = GpuSelection::Unordered(["A".to_string(), "B".to_string()].into());
+        assert!(sel.matches(&["B".into(), "A".into()]));
+        assert!(!sel.matches(&["A".into()]));
+    }
+
+    #[test]
+    fn worker_limits_alone_do_not_roll_workers() {
+        let limits = EndpointChange {
+            workers_max: Some(5),
+            name: Some("x".into()),
+            ..Default::default()
+        };
+        assert!(!limits.rolls_workers());
+        let image = EndpointChange {
+            template_id: Some("t2".into()),
+            ..Default::default()
+        };
+        assert!(image.rolls_workers());
+        assert_eq!(image.fields(), vec!["templateId"]);
+    }
+}
