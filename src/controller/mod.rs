@@ -19,5 +19,6 @@ pub mod engine;
 pub mod failure;
 pub mod kind;
 pub mod network_volume;
+pub mod placement;
 pub mod pod;
 pub mod runner;

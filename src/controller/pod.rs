@@ -1,15 +1,18 @@
 //! The Pod adapter: on-demand GPU pods with a GPU fallback list, a price cap, stop and
 //! resume, drift repair and crash-safe deploys.
 //!
-//! - Observation: the engine's shared listing is one `myself { pods }` per account per
-//!   interval; the GPU catalog (`gpuTypes` with `lowestPrice`) is a second shared listing
-//!   per account, GPU count and cloud, read only when a pod must be deployed.
-//! - GPU choice ([`choose_gpus`]) is pure: the first types of the priority list with stock
-//!   for the count and a price within the cap. A type the platform answers with the
-//!   capacity error is skipped for a cool-down ([`PodAdapter`] keeps the marks in memory).
-//! - Prices: `lowestPrice(gpuCount: n).uninterruptablePrice` is the hourly price of the
-//!   whole pod of `n` GPUs (as the emulator serves it); `gpu.maxPricePerHour` caps the
-//!   price of one GPU, so a type fits when `uninterruptablePrice <= cap × n`.
+//! - Observation: the engine's shared listing is one pod listing per account per interval
+//!   (`client.pods().list()`, whichever backend); the GPU offers (`client.catalog()`) are a
+//!   second shared listing per account, GPU count and cloud, read only when a pod must be
+//!   deployed.
+//! - Placement ([`super::placement::choose_placements`]) is pure: the offers of the
+//!   priority list's types with stock for the count and a price within the cap, cheapest
+//!   first within a type. A placement the platform answers with the capacity error is
+//!   skipped for a cool-down ([`PodAdapter`] keeps the marks in memory) and the next is
+//!   tried in the same pass.
+//! - Prices: an offer's price is the hourly price of the whole pod of `n` GPUs;
+//!   `gpu.maxPricePerHour` caps the price of one GPU, so an offer fits when its price is
+//!   at most `cap × n`.
 //! - Bad input: an unknown GPU type id is a permanent `UnknownGpuType` (a typo never fixes
 //!   itself); a cap below the price of every type in stock is a retryable `PriceAboveCap`
 //!   (prices move); no stock anywhere is a retryable `NoCapacity`.
@@ -35,10 +38,10 @@ use crate::crd::pod::{
     CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
 };
 use crate::observe::snapshot::{Freshness, Snapshots};
-use crate::platform::{
-    self, DeployPodInput, ErrorClass, GpuType, LowestPriceInput, PlatformClient, PlatformError,
-    ResumePodInput,
+use crate::platform::domain::{
+    EXITED, GpuOffer, Placement, Pod as RemotePod, PodRequest, RUNNING, TERMINATED,
 };
+use crate::platform::{ErrorClass, PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness, WhenGone};
 use super::annotations::Annotations;
@@ -46,15 +49,10 @@ use super::context::Shared;
 use super::credentials::AccountId;
 use super::dependency;
 use super::failure::Failure;
+use super::placement::{self, Candidate, PlacementRules};
 
 /// Env variable on every deployed pod carrying the UID of the object that deployed it.
 pub const TAG_ENV: &str = "GPUCLOUD_OBJECT_UID";
-
-/// The platform's word for a running pod.
-const RUNNING: &str = "RUNNING";
-/// The platform's word for a stopped pod.
-const EXITED: &str = "EXITED";
-const TERMINATED: &str = "TERMINATED";
 
 /// The pod as the spec wants it, with Secrets and the network volume resolved.
 #[derive(Clone, PartialEq)]
@@ -131,14 +129,6 @@ fn secure_cloud(c: CloudType) -> Option<bool> {
     }
 }
 
-fn platform_cloud(c: CloudType) -> platform::CloudType {
-    match c {
-        CloudType::All => platform::CloudType::All,
-        CloudType::Secure => platform::CloudType::Secure,
-        CloudType::Community => platform::CloudType::Community,
-    }
-}
-
 /// Sorted, trimmed `port/type` entries of a comma-separated list.
 fn normalise_ports<'a>(ports: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut v: Vec<String> = ports
@@ -186,99 +176,8 @@ pub fn desired_of(
     }
 }
 
-/// A GPU type the pod may be deployed on, with the hourly price of the whole pod.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GpuCandidate {
-    pub gpu_type_id: String,
-    pub price_per_hour: f64,
-}
-
-/// Pure: the acceptable GPU types in priority order, from the catalog for `count` GPUs.
-/// A type is acceptable when it is not `exhausted`, its stock is not None, it offers
-/// `count` GPUs on one machine, and `uninterruptablePrice` (the whole pod) is within
-/// `cap × count`. Empty → why, as a failure.
-pub fn choose_gpus(
-    types: &[String],
-    count: i32,
-    cap: Option<f64>,
-    catalog: &[GpuType],
-    exhausted: &HashSet<String>,
-) -> Result<Vec<GpuCandidate>, Failure> {
-    let unknown: Vec<&str> = types
-        .iter()
-        .filter(|t| !catalog.iter().any(|g| &g.id == *t))
-        .map(String::as_str)
-        .collect();
-    if !unknown.is_empty() {
-        return Err(Failure::permanent(
-            "UnknownGpuType",
-            format!(
-                "spec.gpu.types names GPU types the platform does not know: {}",
-                unknown.join(", ")
-            ),
-        ));
-    }
-    let mut chosen = Vec::new();
-    let mut over_cap: Vec<String> = Vec::new();
-    for t in types {
-        let Some(g) = catalog.iter().find(|g| &g.id == t) else {
-            continue;
-        };
-        if exhausted.contains(t) {
-            continue;
-        }
-        let Some(lp) = &g.lowest_price else { continue };
-        let in_stock = lp
-            .stock_status
-            .as_deref()
-            .is_some_and(|s| !s.eq_ignore_ascii_case("none"));
-        if !in_stock || !lp.available_gpu_counts.contains(&i64::from(count)) {
-            continue;
-        }
-        let Some(price) = lp.uninterruptable_price else {
-            continue;
-        };
-        if let Some(cap) = cap
-            && price > cap * f64::from(count) + 1e-9
-        {
-            over_cap.push(format!(
-                "{t} at ${:.3}/GPU/h",
-                price / f64::from(count.max(1))
-            ));
-            continue;
-        }
-        chosen.push(GpuCandidate {
-            gpu_type_id: t.clone(),
-            price_per_hour: price,
-        });
-    }
-    if !chosen.is_empty() {
-        return Ok(chosen);
-    }
-    if let (Some(cap), false) = (cap, over_cap.is_empty()) {
-        return Err(Failure::retryable(
-            "PriceAboveCap",
-            format!(
-                "every GPU type in stock costs more than spec.gpu.maxPricePerHour (${cap:.3}/GPU/h): {}; will try again",
-                over_cap.join(", ")
-            ),
-        ));
-    }
-    Err(no_capacity(types, count))
-}
-
-fn no_capacity(types: &[String], count: i32) -> Failure {
-    Failure::retryable(
-        "NoCapacity",
-        format!(
-            "no stock for {count} GPU(s) of any of {}; will try again",
-            types.join(", ")
-        ),
-    )
-}
-
 /// Pure: the fields of `desired` a live pod cannot take without a new deploy.
-pub fn immutable_changes(desired: &DesiredPod, remote: &platform::Pod) -> Vec<&'static str> {
+pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'static str> {
     let mut changed = Vec::new();
     if remote.image_name != desired.image {
         changed.push("image");
@@ -374,7 +273,7 @@ pub fn fallback_note(refused: &str, err: &PlatformError, next: &str, cooldown: D
 }
 
 /// Pure: what to do to `remote` to match `desired`.
-pub fn plan_pod(desired: &DesiredPod, remote: &platform::Pod) -> Plan<PodChange> {
+pub fn plan_pod(desired: &DesiredPod, remote: &RemotePod) -> Plan<PodChange> {
     let changed = immutable_changes(desired, remote);
     if !changed.is_empty() {
         let fields = changed.join(", ");
@@ -400,7 +299,7 @@ pub fn plan_pod(desired: &DesiredPod, remote: &platform::Pod) -> Plan<PodChange>
 }
 
 /// Pure: whether the pod is where the spec wants it.
-pub fn readiness_of(state: DesiredState, remote: &platform::Pod) -> Readiness {
+pub fn readiness_of(state: DesiredState, remote: &RemotePod) -> Readiness {
     let gpu = remote
         .machine
         .as_ref()
@@ -429,7 +328,7 @@ pub fn readiness_of(state: DesiredState, remote: &platform::Pod) -> Readiness {
 }
 
 /// Pure: the phase of a pod the platform reports.
-pub fn phase_of(state: DesiredState, remote: &platform::Pod) -> PodPhase {
+pub fn phase_of(state: DesiredState, remote: &RemotePod) -> PodPhase {
     match (state, remote.desired_status.as_str()) {
         (DesiredState::Running, RUNNING) if remote.runtime.is_some() => PodPhase::Running,
         (DesiredState::Running, RUNNING | EXITED) => PodPhase::Starting,
@@ -441,7 +340,7 @@ pub fn phase_of(state: DesiredState, remote: &platform::Pod) -> PodPhase {
 }
 
 /// Pure: the kind's status fields from the platform's pod. Never copies env.
-pub fn status_of(mut status: PodStatus, state: DesiredState, remote: &platform::Pod) -> PodStatus {
+pub fn status_of(mut status: PodStatus, state: DesiredState, remote: &RemotePod) -> PodStatus {
     let machine = remote.machine.clone().unwrap_or_default();
     status.phase = Some(phase_of(state, remote));
     status.desired_status = Some(remote.desired_status.clone());
@@ -521,15 +420,16 @@ pub fn settle_live_figures(
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
 
-/// Exhausted-type key: GPU type, count, cloud.
-type ExhaustedKey = (String, i32, Option<bool>);
+/// Exhausted-placement key: where, and for how many GPUs.
+type ExhaustedKey = (Placement, i32);
 
 /// The Pod kind.
 pub struct PodAdapter {
-    /// `gpuTypes` with `lowestPrice` per account, count and cloud: one call per interval.
-    catalog: Snapshots<CatalogKey, GpuType, PlatformError>,
+    /// GPU offers per account, count and cloud: read only to deploy, at most once per
+    /// interval.
+    catalog: Snapshots<CatalogKey, GpuOffer, PlatformError>,
     catalog_max_age: Duration,
-    /// GPU types the platform answered with the capacity error, until when to skip them.
+    /// Placements the platform answered with the capacity error, until when to skip them.
     exhausted: parking_lot::Mutex<HashMap<ExhaustedKey, Instant>>,
     cooldown: Duration,
     /// UIDs of objects whose last plan was refused (updateStrategy Never), for the phase.
@@ -561,21 +461,20 @@ impl PodAdapter {
         self
     }
 
-    fn exhausted_types(&self, count: i32, cloud: Option<bool>) -> HashSet<String> {
+    fn exhausted_placements(&self, count: i32) -> HashSet<Placement> {
         let mut marks = self.exhausted.lock();
         marks.retain(|_, until| *until > Instant::now());
         marks
             .keys()
-            .filter(|(_, c, s)| *c == count && *s == cloud)
-            .map(|(t, _, _)| t.clone())
+            .filter(|(_, c)| *c == count)
+            .map(|(p, _)| p.clone())
             .collect()
     }
 
-    fn mark_exhausted(&self, gpu_type: &str, count: i32, cloud: Option<bool>) {
-        self.exhausted.lock().insert(
-            (gpu_type.to_string(), count, cloud),
-            Instant::now() + self.cooldown,
-        );
+    fn mark_exhausted(&self, placement: &Placement, count: i32) {
+        self.exhausted
+            .lock()
+            .insert((placement.clone(), count), Instant::now() + self.cooldown);
     }
 
     async fn env(&self, shared: &Shared, obj: &Pod) -> Result<Vec<(String, String)>, Failure> {
@@ -640,89 +539,43 @@ impl PodAdapter {
         Ok(env)
     }
 
-    fn deploy_input(d: &DesiredPod, gpu_type_id: &str) -> DeployPodInput {
-        DeployPodInput {
-            cloud_type: Some(platform_cloud(d.cloud_type)),
-            gpu_count: Some(d.gpu_count),
-            volume_in_gb: Some(d.volume_gb),
-            container_disk_in_gb: Some(d.container_disk_gb),
-            min_vcpu_count: d.min_vcpu_count,
-            min_memory_in_gb: d.min_memory_gb,
-            gpu_type_id: Some(gpu_type_id.to_string()),
-            name: Some(d.name.clone()),
-            image_name: Some(d.image.clone()),
+    fn request_of(d: &DesiredPod) -> PodRequest {
+        PodRequest {
+            name: d.name.clone(),
+            image: d.image.clone(),
             docker_args: d.docker_args.clone(),
-            ports: (!d.ports.is_empty()).then(|| d.ports.join(",")),
+            ports: d.ports.clone(),
+            env: d.env.clone(),
+            container_disk_gb: d.container_disk_gb,
+            volume_gb: d.volume_gb,
             volume_mount_path: d.volume_mount_path.clone(),
-            env: Some(
-                d.env
-                    .iter()
-                    .map(|(k, v)| platform::EnvVar {
-                        key: k.clone(),
-                        value: v.clone(),
-                    })
-                    .collect(),
-            ),
-            allowed_cuda_versions: (!d.allowed_cuda_versions.is_empty())
-                .then(|| d.allowed_cuda_versions.clone()),
-            data_center_id: d.data_center_id.clone(),
+            min_vcpu_count: d.min_vcpu_count,
+            min_memory_gb: d.min_memory_gb,
+            allowed_cuda_versions: d.allowed_cuda_versions.clone(),
+            gpu_count: d.gpu_count,
             network_volume_id: d.network_volume_id.clone(),
-            template_id: None,
-            support_public_ip: None,
         }
-    }
-}
-
-/// The pod a deploy answered, as a listing would show it before it boots.
-fn deployed_pod(d: &DesiredPod, gpu: &GpuCandidate, p: platform::DeployedPod) -> platform::Pod {
-    let mut machine = p.machine.unwrap_or_default();
-    machine
-        .gpu_type_id
-        .get_or_insert_with(|| gpu.gpu_type_id.clone());
-    platform::Pod {
-        id: p.id,
-        name: d.name.clone(),
-        image_name: p.image_name,
-        env: p.env,
-        machine_id: p.machine_id,
-        machine: Some(machine),
-        desired_status: RUNNING.to_string(),
-        runtime: None,
-        gpu_count: Some(i64::from(d.gpu_count)),
-        vcpu_count: None,
-        memory_in_gb: None,
-        container_disk_in_gb: Some(i64::from(d.container_disk_gb)),
-        volume_in_gb: Some(i64::from(d.volume_gb)),
-        volume_mount_path: d.volume_mount_path.clone(),
-        docker_args: d.docker_args.clone(),
-        ports: Some(d.ports.join(",")),
-        cost_per_hr: Some(gpu.price_per_hour),
-        last_status_change: None,
-        network_volume_id: d.network_volume_id.clone(),
-        template_id: None,
     }
 }
 
 impl Adapter for PodAdapter {
     type Kind = Pod;
-    type Remote = platform::Pod;
+    type Remote = RemotePod;
     type Desired = ResolvedPod;
     type Change = PodChange;
 
     const KIND: &'static str = "Pod";
     const NOUN: &'static str = "pod";
 
-    fn id(remote: &platform::Pod) -> &str {
+    fn id(remote: &RemotePod) -> &str {
         &remote.id
     }
 
-    async fn list(&self, client: &PlatformClient) -> Result<Vec<platform::Pod>, PlatformError> {
-        let mut pods = client.graphql().my_pods().await?;
-        pods.retain(|p| p.desired_status != TERMINATED);
-        Ok(pods)
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, PlatformError> {
+        client.pods().list().await
     }
 
-    fn claims(&self, obj: &Pod, remote: &platform::Pod) -> bool {
+    fn claims(&self, obj: &Pod, remote: &RemotePod) -> bool {
         match remote.env_value(TAG_ENV) {
             Some(uid) => obj.uid().as_deref() == Some(uid),
             None => remote.name == remote_name(obj),
@@ -756,42 +609,52 @@ impl Adapter for PodAdapter {
         client: &PlatformClient,
         obj: &Pod,
         resolved: &ResolvedPod,
-    ) -> Result<platform::Pod, CreateFailure> {
+    ) -> Result<RemotePod, CreateFailure> {
         let d = &resolved.pod;
         let cloud = secure_cloud(d.cloud_type);
-        let price = LowestPriceInput {
-            gpu_count: Some(d.gpu_count),
-            secure_cloud: cloud,
-        };
         let catalog = self
             .catalog
             .get(
                 &(resolved.account, d.gpu_count, cloud),
                 Freshness::MaxAge(self.catalog_max_age),
-                || async { client.graphql().gpu_types(None, &price).await },
+                || async { client.catalog().gpu_offers(d.gpu_count, cloud).await },
             )
             .await
             .map_err(|e| CreateFailure::definite(Failure::from_platform("list GPU types", &e)))?;
-        let exhausted = self.exhausted_types(d.gpu_count, cloud);
-        let candidates = choose_gpus(
-            &d.gpu_types,
-            d.gpu_count,
-            d.max_price_per_hour,
-            &catalog.items,
-            &exhausted,
-        )
-        .map_err(CreateFailure::definite)?;
+        let exhausted = self.exhausted_placements(d.gpu_count);
+        let data_centers: Vec<String> = d.data_center_id.iter().cloned().collect();
+        let rules = PlacementRules {
+            types: &d.gpu_types,
+            count: d.gpu_count,
+            max_price_per_gpu: d.max_price_per_hour,
+            data_center_ids: &data_centers,
+            allowed_cuda_versions: &d.allowed_cuda_versions,
+        };
+        let candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)
+            .map_err(CreateFailure::definite)?;
+        let request = Self::request_of(d);
         let mut refused: Option<PlatformError> = None;
-        for (i, gpu) in candidates.iter().enumerate() {
-            let input = Self::deploy_input(d, &gpu.gpu_type_id);
-            match client.graphql().deploy_pod(&input).await {
-                Ok(p) => return Ok(deployed_pod(d, gpu, p)),
+        for (i, candidate) in candidates.iter().enumerate() {
+            let Candidate {
+                placement: at,
+                price_per_hour,
+            } = candidate;
+            match client.pods().deploy(&request, at).await {
+                Ok(mut pod) => {
+                    pod.cost_per_hr.get_or_insert(*price_per_hour);
+                    return Ok(pod);
+                }
                 Err(e) if e.class() == ErrorClass::Capacity => {
-                    self.mark_exhausted(&gpu.gpu_type_id, d.gpu_count, cloud);
-                    // The last type's refusal is the pass's failure, reported by the engine.
+                    self.mark_exhausted(at, d.gpu_count);
+                    // The last placement's refusal is the pass's failure, reported by the
+                    // engine.
                     if let (Some(next), Some(shared)) = (candidates.get(i + 1), &self.events) {
-                        let note =
-                            fallback_note(&gpu.gpu_type_id, &e, &next.gpu_type_id, self.cooldown);
+                        let note = fallback_note(
+                            &placement::describe(at),
+                            &e,
+                            &placement::describe(&next.placement),
+                            self.cooldown,
+                        );
                         shared
                             .event(obj, true, "GpuTypeNoCapacity", "Create", note)
                             .await;
@@ -800,7 +663,7 @@ impl Adapter for PodAdapter {
                 }
                 Err(e) => {
                     return Err(CreateFailure::from_platform(
-                        &format!("deploy the pod on {}", gpu.gpu_type_id),
+                        &format!("deploy the pod on {}", placement::describe(at)),
                         &e,
                     ));
                 }
@@ -815,12 +678,12 @@ impl Adapter for PodAdapter {
                 ),
                 &e,
             ),
-            None => no_capacity(&d.gpu_types, d.gpu_count),
+            None => placement::no_capacity(&d.gpu_types, d.gpu_count),
         };
         Err(CreateFailure::definite(failure))
     }
 
-    fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &platform::Pod) -> Plan<PodChange> {
+    fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
         let plan = plan_pod(&desired.pod, remote);
         let uid = obj.uid().unwrap_or_default();
         if matches!(plan, Plan::Blocked(_)) {
@@ -834,41 +697,35 @@ impl Adapter for PodAdapter {
     async fn apply(
         &self,
         client: &PlatformClient,
-        remote: &platform::Pod,
+        remote: &RemotePod,
         change: &PodChange,
     ) -> Result<(), Failure> {
         match change {
-            PodChange::Resume => {
-                let input = ResumePodInput {
-                    pod_id: remote.id.clone(),
-                    gpu_count: remote.gpu_count.and_then(|n| i32::try_from(n).ok()),
-                    allowed_cuda_versions: None,
-                };
-                client
-                    .graphql()
-                    .resume_pod(&input)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| Failure::from_platform("resume the pod", &e))
-            }
-            PodChange::Stop => client
-                .graphql()
-                .stop_pod(&remote.id)
+            PodChange::Resume => client
+                .pods()
+                .start(
+                    &remote.id,
+                    remote.gpu_count.and_then(|n| i32::try_from(n).ok()),
+                )
                 .await
-                .map(|_| ())
+                .map_err(|e| Failure::from_platform("resume the pod", &e)),
+            PodChange::Stop => client
+                .pods()
+                .stop(&remote.id)
+                .await
                 .map_err(|e| Failure::from_platform("stop the pod", &e)),
         }
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
-        client.graphql().terminate_pod(id).await.map(|_| ())
+        client.pods().terminate(id).await
     }
 
-    fn readiness(&self, obj: &Pod, remote: &platform::Pod) -> Readiness {
+    fn readiness(&self, obj: &Pod, remote: &RemotePod) -> Readiness {
         readiness_of(obj.spec.desired_state, remote)
     }
 
-    fn status(&self, _shared: &Shared, obj: &Pod, remote: Option<&platform::Pod>) -> PodStatus {
+    fn status(&self, _shared: &Shared, obj: &Pod, remote: Option<&RemotePod>) -> PodStatus {
         let current = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else {
             let annotations = Annotations::read(obj.metadata.annotations.as_ref());
@@ -938,102 +795,6 @@ mod tests {
     use kube::api::ObjectMeta;
     use serde_json::json;
 
-    fn gpu(id: &str, price: Option<f64>, stock: &str, counts: &[i64]) -> GpuType {
-        serde_json::from_value(json!({
-            "id": id,
-            "lowestPrice": {
-                "uninterruptablePrice": price,
-                "stockStatus": stock,
-                "availableGpuCounts": counts,
-            }
-        }))
-        .unwrap()
-    }
-
-    fn types(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    fn catalog() -> Vec<GpuType> {
-        vec![
-            gpu("A", Some(0.70), "None", &[]),
-            gpu("B", Some(0.40), "Low", &[1, 2]),
-            gpu("C", Some(0.30), "High", &[1, 2, 4]),
-        ]
-    }
-
-    #[test]
-    fn first_type_in_stock_wins_in_priority_order() {
-        let got = choose_gpus(
-            &types(&["A", "B", "C"]),
-            1,
-            None,
-            &catalog(),
-            &HashSet::new(),
-        )
-        .unwrap();
-        let ids: Vec<_> = got.iter().map(|c| c.gpu_type_id.as_str()).collect();
-        assert_eq!(ids, ["B", "C"]);
-        assert_eq!(got[0].price_per_hour, 0.40);
-    }
-
-    #[test]
-    fn count_must_be_available_on_one_machine() {
-        let got = choose_gpus(&types(&["B", "C"]), 4, None, &catalog(), &HashSet::new()).unwrap();
-        assert_eq!(got[0].gpu_type_id, "C");
-    }
-
-    #[test]
-    fn price_cap_is_per_gpu_against_the_whole_pod_price() {
-        // Two GPUs: the catalog's price is for the pod (0.40 for B), the cap is per GPU.
-        let got = choose_gpus(
-            &types(&["B", "C"]),
-            2,
-            Some(0.18),
-            &catalog(),
-            &HashSet::new(),
-        )
-        .unwrap();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].gpu_type_id, "C");
-        let got = choose_gpus(
-            &types(&["B", "C"]),
-            1,
-            Some(0.35),
-            &catalog(),
-            &HashSet::new(),
-        )
-        .unwrap();
-        assert_eq!(got[0].gpu_type_id, "C");
-    }
-
-    #[test]
-    fn cap_below_every_price_says_so() {
-        let err = choose_gpus(
-            &types(&["B", "C"]),
-            1,
-            Some(0.10),
-            &catalog(),
-            &HashSet::new(),
-        )
-        .unwrap_err();
-        assert_eq!(err.reason, "PriceAboveCap");
-        assert!(!err.is_permanent());
-        assert!(err.message.contains("B at $0.400/GPU/h"), "{}", err.message);
-    }
-
-    #[test]
-    fn exhausted_types_are_skipped_and_none_left_is_no_capacity() {
-        let exhausted: HashSet<String> = ["B".to_string()].into();
-        let got = choose_gpus(&types(&["A", "B", "C"]), 1, None, &catalog(), &exhausted).unwrap();
-        assert_eq!(got[0].gpu_type_id, "C");
-        let exhausted: HashSet<String> = ["B".to_string(), "C".to_string()].into();
-        let err =
-            choose_gpus(&types(&["A", "B", "C"]), 1, None, &catalog(), &exhausted).unwrap_err();
-        assert_eq!(err.reason, "NoCapacity");
-        assert!(!err.is_permanent());
-    }
-
     #[test]
     fn fallback_note_names_both_types_and_the_platform_answer() {
         let err = PlatformError::Capacity {
@@ -1047,21 +808,6 @@ mod tests {
             note.contains("skipping B for 60s and deploying on C"),
             "{note}"
         );
-    }
-
-    #[test]
-    fn unknown_type_is_permanent_and_named() {
-        let err = choose_gpus(
-            &types(&["B", "Z 9000"]),
-            1,
-            None,
-            &catalog(),
-            &HashSet::new(),
-        )
-        .unwrap_err();
-        assert_eq!(err.reason, "UnknownGpuType");
-        assert!(err.is_permanent());
-        assert!(err.message.contains("Z 9000"));
     }
 
     fn obj(spec: serde_json::Value) -> Pod {
@@ -1092,7 +838,7 @@ mod tests {
         )
     }
 
-    fn remote(extra: serde_json::Value) -> platform::Pod {
+    fn remote(extra: serde_json::Value) -> RemotePod {
         let mut v = json!({
             "id": "pod-1", "name": "team-web-1234abcd", "imageName": "img:1",
             "env": ["PLAIN=x", "TOKEN=s3cret", format!("{TAG_ENV}=1234abcd-0000-0000-0000-000000000000")],

@@ -1,0 +1,234 @@
+//! GPU pods, whichever backend serves them.
+//!
+//! The pod the facades return has the seed API's shape (`myself { pods }`), the richer of
+//! the two: REST v2 pods are mapped into it, so the Pod controller reads one shape. What
+//! differs is placement: the seed's deploy takes one GPU type and may land in any data
+//! center; REST v2 places on exactly one GPU type, in the data centers and cloud it is
+//! told, and never falls back. Both are driven the same way here: the caller chooses a
+//! [`Placement`] from [`GpuOffer`]s and tries them in order.
+
+use super::super::config::PlatformApi;
+use super::super::error::PlatformError;
+use super::super::graphql::types::{CloudType, DeployPodInput, EnvVar, ResumePodInput};
+use super::super::{PlatformClient, v2};
+
+pub use super::super::graphql::types::{
+    Pod, PodMachine, PodRuntime, PodRuntimeContainer, PodRuntimeGpu, PodRuntimePort,
+};
+
+type Result<T> = std::result::Result<T, PlatformError>;
+
+/// The platform's word for a running pod.
+pub const RUNNING: &str = "RUNNING";
+/// The platform's word for a stopped pod.
+pub const EXITED: &str = "EXITED";
+/// The platform's word for a pod that is gone.
+pub const TERMINATED: &str = "TERMINATED";
+
+/// Where a pod may be placed: one GPU type, in one data center (or any, when the backend
+/// cannot tell them apart) and cloud, at a price for the whole pod.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuOffer {
+    pub gpu_type_id: String,
+    /// `None`: the backend reports stock per type only (seed).
+    pub data_center_id: Option<String>,
+    /// `Some(true)`: secure cloud; `Some(false)`: community; `None`: either.
+    pub secure_cloud: Option<bool>,
+    /// Hourly price of the whole pod (all its GPUs); `None` when not offered.
+    pub price_per_hour: Option<f64>,
+    pub in_stock: bool,
+    /// GPU counts one machine can give right now.
+    pub gpu_counts: Vec<i64>,
+    pub cuda_versions: Vec<String>,
+}
+
+/// The placement a deploy is tried with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub gpu_type_id: String,
+    pub data_center_id: Option<String>,
+    pub secure_cloud: Option<bool>,
+}
+
+/// Everything of a deploy but its placement.
+#[derive(Clone, PartialEq)]
+pub struct PodRequest {
+    pub name: String,
+    pub image: String,
+    pub docker_args: Option<String>,
+    /// `port/type` entries.
+    pub ports: Vec<String>,
+    /// Values may be secret: never logged (see the `Debug` impl).
+    pub env: Vec<(String, String)>,
+    pub container_disk_gb: i32,
+    pub volume_gb: i32,
+    pub volume_mount_path: Option<String>,
+    pub min_vcpu_count: Option<i32>,
+    pub min_memory_gb: Option<i32>,
+    pub allowed_cuda_versions: Vec<String>,
+    pub gpu_count: i32,
+    pub network_volume_id: Option<String>,
+}
+
+impl std::fmt::Debug for PodRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let env: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("PodRequest")
+            .field("name", &self.name)
+            .field("image", &self.image)
+            .field("env_keys", &env)
+            .field("gpu_count", &self.gpu_count)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Pod calls; obtained from [`PlatformClient::pods`].
+#[derive(Clone, Debug)]
+pub struct Pods {
+    client: PlatformClient,
+}
+
+impl Pods {
+    pub(crate) fn new(client: PlatformClient) -> Self {
+        Self { client }
+    }
+
+    /// Every pod of the account that is not terminated, in one call.
+    pub async fn list(&self) -> Result<Vec<Pod>> {
+        let mut pods = match self.client.api() {
+            PlatformApi::Seed => self.client.graphql().my_pods().await?,
+            PlatformApi::V2 => self
+                .client
+                .v2()
+                .list_pods(&Default::default())
+                .await?
+                .into_iter()
+                .map(from_v2)
+                .collect(),
+        };
+        pods.retain(|p| p.desired_status != TERMINATED);
+        Ok(pods)
+    }
+
+    /// Deploys on exactly `placement`. A capacity refusal is [`ErrorClass::Capacity`]
+    /// (`crate::platform::ErrorClass`); the caller tries its next placement.
+    pub async fn deploy(&self, req: &PodRequest, placement: &Placement) -> Result<Pod> {
+        match self.client.api() {
+            PlatformApi::Seed => {
+                let input = seed_deploy_input(req, placement);
+                let p = self.client.graphql().deploy_pod(&input).await?;
+                let mut machine = p.machine.unwrap_or_default();
+                machine
+                    .gpu_type_id
+                    .get_or_insert_with(|| placement.gpu_type_id.clone());
+                Ok(Pod {
+                    id: p.id,
+                    name: req.name.clone(),
+                    image_name: p.image_name,
+                    env: p.env,
+                    machine_id: p.machine_id,
+                    machine: Some(machine),
+                    desired_status: RUNNING.to_string(),
+                    runtime: None,
+                    gpu_count: Some(i64::from(req.gpu_count)),
+                    vcpu_count: None,
+                    memory_in_gb: None,
+                    container_disk_in_gb: Some(i64::from(req.container_disk_gb)),
+                    volume_in_gb: Some(i64::from(req.volume_gb)),
+                    volume_mount_path: req.volume_mount_path.clone(),
+                    docker_args: req.docker_args.clone(),
+                    ports: Some(req.ports.join(",")),
+                    cost_per_hr: None,
+                    last_status_change: None,
+                    network_volume_id: req.network_volume_id.clone(),
+                    template_id: None,
+                })
+            }
+            PlatformApi::V2 => {
+                let input = v2_create_request(req, placement);
+                Ok(from_v2(self.client.v2().create_pod(&input).await?))
+            }
+        }
+    }
+
+    /// Stops a running pod; its GPUs go back to its host.
+    pub async fn stop(&self, id: &str) -> Result<()> {
+        match self.client.api() {
+            PlatformApi::Seed => self.client.graphql().stop_pod(id).await.map(drop),
+            PlatformApi::V2 => self
+                .client
+                .v2()
+                .pod_action(id, v2::PodAction::Stop)
+                .await
+                .map(drop),
+        }
+    }
+
+    /// Starts a stopped pod again on its host, with `gpu_count` GPUs.
+    pub async fn start(&self, id: &str, gpu_count: Option<i32>) -> Result<()> {
+        match self.client.api() {
+            PlatformApi::Seed => {
+                let input = ResumePodInput {
+                    pod_id: id.to_string(),
+                    gpu_count,
+                    allowed_cuda_versions: None,
+                };
+                self.client.graphql().resume_pod(&input).await.map(drop)
+            }
+            PlatformApi::V2 => self
+                .client
+                .v2()
+                .pod_action(id, v2::PodAction::Start)
+                .await
+                .map(drop),
+        }
+    }
+
+    /// Removes a pod for good.
+    pub async fn terminate(&self, id: &str) -> Result<()> {
+        match self.client.api() {
+            PlatformApi::Seed => self.client.graphql().terminate_pod(id).await.map(drop),
+            PlatformApi::V2 => self.client.v2().delete_pod(id).await,
+        }
+    }
+}
+
+fn seed_cloud(secure: Option<bool>) -> CloudType {
+    match secure {
+        None => CloudType::All,
+        Some(true) => CloudType::Secure,
+        Some(false) => CloudType::Community,
+    }
+}
+
+fn seed_deploy_input(req: &PodRequest, placement: &Placement) -> DeployPodInput {
+    DeployPodInput {
+        cloud_type: Some(seed_cloud(placement.secure_cloud)),
+        gpu_count: Some(req.gpu_count),
+        volume_in_gb: Some(req.volume_gb),
+        container_disk_in_gb: Some(req.container_disk_gb),
+        min_vcpu_count: req.min_vcpu_count,
+        min_memory_in_gb: req.min_memory_gb,
+        gpu_type_id: Some(placement.gpu_type_id.clone()),
+        name: Some(req.name.clone()),
+        image_name: Some(req.image.clone()),
+        docker_args: req.docker_args.clone(),
+        ports: (!req.ports.is_empty()).then(|| req.ports.join(",")),
+        volume_mount_path: req.volume_mount_path.clone(),
+        env: Some(
+            req.env
+                .iter()
+                .map(|(k, v)| EnvVar {
+                    key: k.clone(),
+                    value: v.clone(),
+                })
+                .collect(),
+        ),
+        allowed_cuda_versions: (!req.allowed_cuda_versions.is_empty())
+            .then(|| req.allowed_cuda_versions.clone()),
+        data_center_id: placement.data_center_id.clone(),
+        network_volume_id: req.network_volume_id.clone(),
+        template_id: None,
+        support_public_ip: None,
+    }
+}
