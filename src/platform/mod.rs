@@ -92,6 +92,11 @@ impl PlatformClient {
         domain::Endpoints::new(self.clone())
     }
 
+    /// GPU pods, on whichever backend the configuration chose.
+    pub fn pods(&self) -> domain::Pods {
+        domain::Pods::new(self.clone())
+    }
+
     /// The GPU catalog as the facades need it.
     pub fn catalog(&self) -> domain::Catalog {
         domain::Catalog::new(self.clone())

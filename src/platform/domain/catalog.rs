@@ -7,8 +7,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use super::super::config::PlatformApi;
 use super::super::error::PlatformError;
+use super::super::graphql::types::LowestPriceInput;
 use super::super::{PlatformClient, v2};
+use super::pods::GpuOffer;
 
 type Result<T> = std::result::Result<T, PlatformError>;
 
@@ -128,6 +131,57 @@ impl Catalog {
         ));
         *cache.pools.lock() = Some((Instant::now(), map.clone()));
         Ok(map)
+    }
+}
+
+impl Catalog {
+    /// Where `count` GPUs can be placed, per GPU type (and per data center where the
+    /// backend tells them apart), in `cloud` (`None`: both). One call on the seed API; on
+    /// REST v2 one per cloud asked for.
+    pub async fn gpu_offers(&self, count: i32, cloud: Option<bool>) -> Result<Vec<GpuOffer>> {
+        match self.client.api() {
+            PlatformApi::Seed => {
+                let price = LowestPriceInput {
+                    gpu_count: Some(count),
+                    secure_cloud: cloud,
+                };
+                let types = self.client.graphql().gpu_types(None, &price).await?;
+                Ok(types
+                    .into_iter()
+                    .map(|g| {
+                        let lp = g.lowest_price.unwrap_or(super::super::LowestPrice {
+                            uninterruptable_price: None,
+                            stock_status: None,
+                            available_gpu_counts: Vec::new(),
+                        });
+                        GpuOffer {
+                            gpu_type_id: g.id,
+                            data_center_id: None,
+                            secure_cloud: cloud,
+                            price_per_hour: lp.uninterruptable_price,
+                            in_stock: lp
+                                .stock_status
+                                .as_deref()
+                                .is_some_and(|s| !s.eq_ignore_ascii_case("none")),
+                            gpu_counts: lp.available_gpu_counts,
+                            cuda_versions: Vec::new(),
+                        }
+                    })
+                    .collect())
+            }
+            PlatformApi::V2 => {
+                let clouds: Vec<bool> = match cloud {
+                    Some(c) => vec![c],
+                    None => vec![true, false],
+                };
+                let mut offers = Vec::new();
+                for secure in clouds {
+                    let types = self.client.v2().list_gpu_types(&availability_query(count, secure)).await?;
+                    offers.extend(v2_offers(types, count, secure));
+                }
+                Ok(offers)
+            }
+        }
     }
 }
 

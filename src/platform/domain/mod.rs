@@ -11,10 +11,14 @@
 
 pub mod catalog;
 pub mod endpoints;
+pub mod pods;
 pub mod volumes;
 
 pub use catalog::{Catalog, PoolMap};
 pub use endpoints::{
     EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
+};
+pub use pods::{
+    EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED,
 };
 pub use volumes::{NewVolume, Volume, VolumeType, VolumeUpdate, Volumes};
