@@ -76,6 +76,10 @@ impl Failure {
             ErrorClass::Capacity => (FailureClass::Retryable, "NoCapacity"),
             ErrorClass::Transient => (FailureClass::Retryable, "PlatformUnavailable"),
             ErrorClass::Decode => (FailureClass::Retryable, "UnexpectedResponse"),
+            // The object's state will move on (a pod finishing a transition); read it again.
+            ErrorClass::Conflict => (FailureClass::Retryable, "Conflict"),
+            // No other input can succeed until funds are added: stop and say so.
+            ErrorClass::PaymentRequired => (FailureClass::Permanent, "InsufficientBalance"),
         };
         let hint = match err.class() {
             ErrorClass::Unauthorized => KEY_HINT,

@@ -20,12 +20,18 @@ pub const ENV_GRAPHQL_URL: &str = "GPUCLOUD_GRAPHQL_URL";
 pub const ENV_SERVERLESS_URL: &str = "GPUCLOUD_SERVERLESS_URL";
 /// Environment variable overriding the registry delegation base.
 pub const ENV_REGISTRY_URL: &str = "GPUCLOUD_REGISTRY_URL";
+/// Environment variable overriding the REST v2 base (including `/v2`).
+pub const ENV_API_URL: &str = "GPUCLOUD_API_URL";
+/// Environment variable choosing the platform API generation (`v2` or `seed`).
+pub const ENV_PLATFORM_API: &str = "GPUCLOUD_PLATFORM_API";
 
 /// The public platform's addresses, as the official SDK uses them.
 pub const DEFAULT_REST_URL: &str = "https://rest.runpod.io/v1";
 pub const DEFAULT_GRAPHQL_URL: &str = "https://api.runpod.io/graphql";
 pub const DEFAULT_SERVERLESS_URL: &str = "https://api.runpod.ai/v2";
 pub const DEFAULT_REGISTRY_URL: &str = "https://api.runpod.io";
+/// The REST v2 base of the public platform.
+pub const DEFAULT_API_URL: &str = "https://api.runpod.io/v2";
 
 /// An API key. It is a secret: `Debug` and `Display` print a fixed mask, and the only way to
 /// read it is [`ApiKey::expose`], which the transport calls when it builds a request.
@@ -108,6 +114,8 @@ pub struct BaseUrls {
     pub serverless: Url,
     /// Registry delegation base; the listing is `{registry}/v2/registries/delegations`.
     pub registry: Url,
+    /// REST v2 base, ending in `/v2`; pods are at `{api}/pods`.
+    pub api: Url,
 }
 
 impl Default for BaseUrls {
@@ -117,6 +125,7 @@ impl Default for BaseUrls {
             graphql: Url::parse(DEFAULT_GRAPHQL_URL).expect("constant URL"),
             serverless: Url::parse(DEFAULT_SERVERLESS_URL).expect("constant URL"),
             registry: Url::parse(DEFAULT_REGISTRY_URL).expect("constant URL"),
+            api: Url::parse(DEFAULT_API_URL).expect("constant URL"),
         }
     }
 }
@@ -141,6 +150,7 @@ impl BaseUrls {
         set(ENV_GRAPHQL_URL, "graphql_url", &mut urls.graphql)?;
         set(ENV_SERVERLESS_URL, "serverless_url", &mut urls.serverless)?;
         set(ENV_REGISTRY_URL, "registry_url", &mut urls.registry)?;
+        set(ENV_API_URL, "api_url", &mut urls.api)?;
         Ok(urls)
     }
 
@@ -167,7 +177,15 @@ impl BaseUrls {
         Ok(())
     }
 
-    /// All four surfaces of one emulator (or any server laid out like it) at `base`.
+    /// Replaces the REST v2 base when a flag gives one.
+    pub fn override_api(&mut self, api: Option<&str>) -> Result<(), PlatformError> {
+        if let Some(v) = api {
+            self.api = parse_base_url("api_url", v)?;
+        }
+        Ok(())
+    }
+
+    /// All surfaces of one emulator (or any server laid out like it) at `base`.
     pub fn single_host(base: &str) -> Result<Self, PlatformError> {
         let base = base.trim_end_matches('/');
         Ok(Self {
@@ -175,6 +193,7 @@ impl BaseUrls {
             graphql: parse_base_url("graphql_url", &format!("{base}/graphql"))?,
             serverless: parse_base_url("serverless_url", &format!("{base}/v2"))?,
             registry: parse_base_url("registry_url", base)?,
+            api: parse_base_url("api_url", &format!("{base}/v2"))?,
         })
     }
 }
@@ -267,6 +286,61 @@ impl Default for Timeouts {
     }
 }
 
+/// Which generation of the platform's API callers should speak: REST v2, or the seed
+/// surfaces (REST v1, GraphQL). The client offers both whatever this says; it records the
+/// choice for the code that picks a backend.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PlatformApi {
+    /// REST v2, the platform's current API.
+    #[default]
+    V2,
+    /// REST v1 and GraphQL, which the platform is retiring.
+    Seed,
+}
+
+impl PlatformApi {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlatformApi::V2 => "v2",
+            PlatformApi::Seed => "seed",
+        }
+    }
+
+    /// `GPUCLOUD_PLATFORM_API`, or the default when unset or blank.
+    pub fn from_env() -> Result<Self, PlatformError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// As [`PlatformApi::from_env`], reading variables through `lookup`.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, PlatformError> {
+        match lookup(ENV_PLATFORM_API).filter(|v| !v.trim().is_empty()) {
+            Some(v) => v.parse(),
+            None => Ok(Self::default()),
+        }
+    }
+}
+
+impl std::str::FromStr for PlatformApi {
+    type Err = PlatformError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "v2" => Ok(PlatformApi::V2),
+            "seed" => Ok(PlatformApi::Seed),
+            _ => Err(PlatformError::invalid_input(
+                "platform_api",
+                "must be \"v2\" or \"seed\"",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for PlatformApi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Everything a [`super::PlatformClient`] needs.
 #[derive(Clone, Debug)]
 pub struct PlatformConfig {
@@ -277,6 +351,8 @@ pub struct PlatformConfig {
     pub rate_limits: RateLimits,
     /// Sent as `User-Agent`.
     pub user_agent: String,
+    /// The API generation callers should use (see [`PlatformApi`]).
+    pub api: PlatformApi,
 }
 
 impl PlatformConfig {
@@ -289,12 +365,15 @@ impl PlatformConfig {
             retry: RetryConfig::default(),
             rate_limits: RateLimits::default(),
             user_agent: format!("gpucloud-operator/{}", env!("CARGO_PKG_VERSION")),
+            api: PlatformApi::default(),
         }
     }
 
-    /// URLs and key from the environment (`GPUCLOUD_*`).
+    /// URLs, key and API generation from the environment (`GPUCLOUD_*`).
     pub fn from_env() -> Result<Self, PlatformError> {
-        Ok(Self::new(BaseUrls::from_env()?, ApiKey::from_env()?))
+        let mut config = Self::new(BaseUrls::from_env()?, ApiKey::from_env()?);
+        config.api = PlatformApi::from_env()?;
+        Ok(config)
     }
 }
 
@@ -345,6 +424,31 @@ mod tests {
         assert_eq!(urls.serverless.as_str(), "http://127.0.0.1:9/v2");
         assert_eq!(urls.graphql.as_str(), DEFAULT_GRAPHQL_URL);
         assert_eq!(urls.registry.as_str(), "https://api.runpod.io/");
+        assert_eq!(urls.api.as_str(), DEFAULT_API_URL);
+        let urls =
+            BaseUrls::from_lookup(|n| (n == ENV_API_URL).then(|| "http://h:1/v2".into())).unwrap();
+        assert_eq!(urls.api.as_str(), "http://h:1/v2");
+        let err = BaseUrls::from_lookup(|n| (n == ENV_API_URL).then(|| "h:1".into())).unwrap_err();
+        assert!(err.to_string().contains("api_url"), "{err}");
+    }
+
+    #[test]
+    fn platform_api_parses_and_defaults_to_v2() {
+        assert_eq!(PlatformApi::default(), PlatformApi::V2);
+        assert_eq!("v2".parse::<PlatformApi>().unwrap(), PlatformApi::V2);
+        assert_eq!(" Seed ".parse::<PlatformApi>().unwrap(), PlatformApi::Seed);
+        assert!("v1".parse::<PlatformApi>().is_err());
+        let from = |v: Option<&str>| {
+            PlatformApi::from_lookup(|n| {
+                assert_eq!(n, ENV_PLATFORM_API);
+                v.map(str::to_owned)
+            })
+        };
+        assert_eq!(from(None).unwrap(), PlatformApi::V2);
+        assert_eq!(from(Some("")).unwrap(), PlatformApi::V2);
+        assert_eq!(from(Some("seed")).unwrap(), PlatformApi::Seed);
+        assert!(from(Some("graphql")).is_err());
+        assert_eq!(PlatformApi::Seed.to_string(), "seed");
     }
 
     #[test]
@@ -363,5 +467,10 @@ mod tests {
         assert_eq!(u.graphql.as_str(), "http://127.0.0.1:8080/graphql");
         assert_eq!(u.serverless.as_str(), "http://127.0.0.1:8080/v2");
         assert_eq!(u.registry.as_str(), "http://127.0.0.1:8080/");
+        assert_eq!(u.api.as_str(), "http://127.0.0.1:8080/v2");
+        let mut u = u;
+        u.override_api(Some("http://127.0.0.1:9/v2")).unwrap();
+        assert_eq!(u.api.as_str(), "http://127.0.0.1:9/v2");
+        assert!(u.override_api(Some("nope")).is_err());
     }
 }

@@ -31,6 +31,12 @@ pub enum ErrorClass {
     Transient,
     /// The answer could not be understood.
     Decode,
+    /// The object is not in a state that allows the call (409): an action the pod's status
+    /// does not permit, or a pod that belongs to a cluster. Read the object again first.
+    Conflict,
+    /// The account's balance does not cover the call (402). No other input will succeed
+    /// until funds are added.
+    PaymentRequired,
 }
 
 impl ErrorClass {
@@ -45,6 +51,8 @@ impl ErrorClass {
             ErrorClass::Capacity => "capacity",
             ErrorClass::Transient => "transient",
             ErrorClass::Decode => "decode",
+            ErrorClass::Conflict => "conflict",
+            ErrorClass::PaymentRequired => "payment_required",
         }
     }
 }
@@ -105,6 +113,16 @@ pub enum PlatformError {
         operation: &'static str,
         detail: String,
     },
+    #[error("{operation}: conflict with the object's current state: {detail}")]
+    Conflict {
+        operation: &'static str,
+        detail: String,
+    },
+    #[error("{operation}: insufficient balance (add funds to the account): {detail}")]
+    PaymentRequired {
+        operation: &'static str,
+        detail: String,
+    },
 }
 
 fn fmt_retry_after(d: &Option<Duration>) -> String {
@@ -141,6 +159,8 @@ impl PlatformError {
             Self::Capacity { .. } => ErrorClass::Capacity,
             Self::Transient { .. } => ErrorClass::Transient,
             Self::Decode { .. } => ErrorClass::Decode,
+            Self::Conflict { .. } => ErrorClass::Conflict,
+            Self::PaymentRequired { .. } => ErrorClass::PaymentRequired,
         }
     }
 
@@ -154,7 +174,9 @@ impl PlatformError {
             | Self::RateLimited { operation, .. }
             | Self::Capacity { operation, .. }
             | Self::Transient { operation, .. }
-            | Self::Decode { operation, .. } => operation,
+            | Self::Decode { operation, .. }
+            | Self::Conflict { operation, .. }
+            | Self::PaymentRequired { operation, .. } => operation,
         }
     }
 
@@ -193,6 +215,8 @@ impl PlatformError {
             Self::Unauthorized { .. } => Some(401),
             Self::Forbidden { .. } => Some(403),
             Self::RateLimited { .. } => Some(429),
+            Self::Conflict { .. } => Some(409),
+            Self::PaymentRequired { .. } => Some(402),
             _ => None,
         }
     }
@@ -222,7 +246,9 @@ impl PlatformError {
             | Self::RateLimited { detail, .. }
             | Self::Capacity { detail, .. }
             | Self::Transient { detail, .. }
-            | Self::Decode { detail, .. } => scrub(detail),
+            | Self::Decode { detail, .. }
+            | Self::Conflict { detail, .. }
+            | Self::PaymentRequired { detail, .. } => scrub(detail),
         }
         self
     }
@@ -237,7 +263,9 @@ impl PlatformError {
             | Self::RateLimited { operation, .. }
             | Self::Capacity { operation, .. }
             | Self::Transient { operation, .. }
-            | Self::Decode { operation, .. } => *operation = op,
+            | Self::Decode { operation, .. }
+            | Self::Conflict { operation, .. }
+            | Self::PaymentRequired { operation, .. } => *operation = op,
         }
         self
     }
@@ -399,6 +427,36 @@ pub(crate) fn from_http(
             detail,
             problems: parsed.problems,
         },
+    }
+}
+
+/// Builds the error for a non-success REST v2 answer (`application/problem+json`).
+///
+/// The v2 statuses are precise where v1's were not: 422 breaks the contract and 400 breaks
+/// a rule or could not be placed (capacity, told apart only by the detail's wording); 402
+/// is an empty balance; 409 a state conflict. `may_apply_on_failure` is the operation's.
+pub(crate) fn from_problem(
+    operation: &'static str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    may_apply_on_failure: bool,
+) -> PlatformError {
+    let parsed = ErrorBody::parse(body);
+    let detail = parsed.summary(Some(status));
+    match status.as_u16() {
+        400 if is_capacity_message(&parsed.all_text()) => {
+            PlatformError::Capacity { operation, detail }
+        }
+        400 | 422 => PlatformError::InvalidInput {
+            operation,
+            field: guess_field(&parsed).unwrap_or_else(|| "request".to_owned()),
+            detail,
+            problems: parsed.problems,
+        },
+        402 => PlatformError::PaymentRequired { operation, detail },
+        409 => PlatformError::Conflict { operation, detail },
+        _ => from_http(operation, status, headers, body, may_apply_on_failure),
     }
 }
 
@@ -676,6 +734,99 @@ mod tests {
         );
         h.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(parse_retry_after(&h), None);
+    }
+
+    fn problem(status: u16, body: &str, create: bool) -> PlatformError {
+        from_problem(
+            "POST /v2/pods",
+            StatusCode::from_u16(status).unwrap(),
+            &HeaderMap::new(),
+            body.as_bytes(),
+            create,
+        )
+    }
+
+    #[test]
+    fn v2_problems_map_to_classes() {
+        let e = problem(
+            422,
+            r#"{"title":"Unprocessable Entity","status":422,"detail":"Request validation failed.","errors":["gpu.count: must be >= 1"]}"#,
+            true,
+        );
+        assert_eq!(e.class(), ErrorClass::InvalidInput);
+        assert!(!e.is_retryable() && !e.may_have_been_applied());
+        match &e {
+            PlatformError::InvalidInput {
+                field, problems, ..
+            } => {
+                assert_eq!(field, "gpu.count");
+                assert_eq!(problems, &["gpu.count: must be >= 1"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let rule = problem(
+            400,
+            r#"{"title":"Bad Request","status":400,"detail":"exactly one of gpu or cpu must be set"}"#,
+            true,
+        );
+        assert_eq!(rule.class(), ErrorClass::InvalidInput);
+        let capacity = problem(
+            400,
+            r#"{"title":"Bad Request","status":400,"detail":"There are no longer any instances available with the requested specifications. Please refresh and try again."}"#,
+            true,
+        );
+        assert_eq!(capacity.class(), ErrorClass::Capacity);
+        assert!(!capacity.may_have_been_applied());
+        let broke = problem(
+            402,
+            r#"{"title":"Payment Required","status":402,"detail":"insufficient balance"}"#,
+            true,
+        );
+        assert_eq!(broke.class(), ErrorClass::PaymentRequired);
+        assert!(!broke.is_retryable());
+        assert_eq!(broke.status(), Some(402));
+        assert!(
+            broke.to_string().contains("insufficient balance"),
+            "{broke}"
+        );
+        let conflict = problem(
+            409,
+            r#"{"title":"Conflict","status":409,"detail":"action start is not valid for status RUNNING"}"#,
+            false,
+        );
+        assert_eq!(conflict.class(), ErrorClass::Conflict);
+        assert!(!conflict.is_retryable());
+        assert_eq!(problem(403, "{}", false).class(), ErrorClass::Forbidden);
+        assert_eq!(problem(404, "{}", false).class(), ErrorClass::NotFound);
+        assert_eq!(problem(401, "{}", false).class(), ErrorClass::Unauthorized);
+        let read = problem(
+            500,
+            r#"{"title":"Internal Server Error","status":500,"detail":"boom"}"#,
+            false,
+        );
+        assert_eq!(read.class(), ErrorClass::Transient);
+        assert!(read.is_retryable() && !read.may_have_been_applied());
+        let create = problem(
+            500,
+            r#"{"title":"Internal Server Error","status":500,"detail":"boom"}"#,
+            true,
+        );
+        assert!(create.may_have_been_applied());
+    }
+
+    #[test]
+    fn v2_rate_limit_keeps_retry_after() {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_static("12"));
+        let e = from_problem(
+            "GET /v2/pods",
+            StatusCode::TOO_MANY_REQUESTS,
+            &h,
+            br#"{"title":"Too Many Requests","status":429,"detail":"rate limit exceeded for the minute window"}"#,
+            false,
+        );
+        assert_eq!(e.class(), ErrorClass::RateLimited);
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(12)));
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //!
 //! - [`config`]: URLs per surface, the [`ApiKey`] secret, timeouts, retry and rate limits.
 //! - [`error`]: [`PlatformError`] and the [`ErrorClass`] callers act on.
-//! - [`jobs`], [`rest`], [`registry`], [`graphql`]: one typed call per operation.
+//! - [`jobs`], [`rest`], [`registry`], [`graphql`]: one typed call per operation of the
+//!   seed surfaces; [`v2`]: the REST v2 API that replaces REST v1 and GraphQL.
 //! - `transport`: auth per surface, limits, timeouts, retries, metrics, logs.
 
 pub mod cli;
@@ -28,9 +29,10 @@ pub mod rest;
 mod table;
 mod transport;
 pub mod types;
+pub mod v2;
 pub mod validate;
 
-pub use config::{ApiKey, BaseUrls, PlatformConfig, RetryConfig, Timeouts};
+pub use config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig, RetryConfig, Timeouts};
 pub use error::{ErrorClass, PlatformError};
 pub use graphql::Graphql;
 pub use graphql::types::{
@@ -44,6 +46,7 @@ pub use ratelimit::{RateLimits, RateSpec};
 pub use registry::Registry;
 pub use rest::Rest;
 pub use types::*;
+pub use v2::V2;
 
 use transport::Transport;
 
@@ -124,6 +127,16 @@ impl PlatformClient {
     /// GraphQL API.
     pub fn graphql(&self) -> Graphql {
         Graphql::new(self.t.clone())
+    }
+
+    /// REST v2 API.
+    pub fn v2(&self) -> V2 {
+        V2::new(self.t.clone())
+    }
+
+    /// The API generation the configuration chose (the client itself offers both).
+    pub fn api(&self) -> PlatformApi {
+        self.t.shared.api
     }
 
     /// The base URLs in use.

@@ -1,13 +1,16 @@
 //! The catalogue of calls: which surface each belongs to, its name in logs and metrics,
 //! whether it may be repeated, and which rate-limit bucket it draws from.
 
-/// The four API surfaces of the platform.
+/// The API surfaces of the platform: the four seed ones and REST v2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Surface {
     Jobs,
     Rest,
     Registry,
     Graphql,
+    /// The REST v2 management API (`/v2/pods`, `/v2/serverless`, ...), which replaces REST
+    /// v1 and GraphQL.
+    RestV2,
 }
 
 impl Surface {
@@ -17,6 +20,7 @@ impl Surface {
             Surface::Rest => "rest",
             Surface::Registry => "registry",
             Surface::Graphql => "graphql",
+            Surface::RestV2 => "rest_v2",
         }
     }
 }
@@ -48,6 +52,9 @@ pub enum LimitClass {
     Rest,
     Registry,
     Graphql,
+    /// Every REST v2 call. The platform publishes its quota in each answer's `RateLimit`
+    /// headers, which the transport follows on top of this bucket.
+    RestV2,
 }
 
 macro_rules! operations {
@@ -63,7 +70,8 @@ macro_rules! operations {
             pub fn surface(self) -> Surface {
                 match self { $(Operation::$variant => Surface::$surface),* }
             }
-            /// `surface.name`, as used in errors, logs and metrics.
+            /// `surface.name` (REST v2: the route, `POST /v2/pods`), as used in errors, logs
+            /// and metrics.
             pub fn name(self) -> &'static str {
                 match self { $(Operation::$variant => $name),* }
             }
@@ -115,6 +123,60 @@ operations! {
     GraphqlPod => (Graphql, "graphql.pod", Safe, Graphql),
     GraphqlMyPods => (Graphql, "graphql.myself.pods", Safe, Graphql),
     GraphqlGpuTypes => (Graphql, "graphql.gpuTypes", Safe, Graphql),
+
+    // REST v2. Reads and PATCHes (which set fields to given values) are repeatable; creates
+    // are not. A DELETE repeated after it took effect answers 404, which callers already
+    // take as "gone". Actions aim at a state, and a repeat after success is refused with a
+    // 409 (the action is no longer in the pod's `actions`), never applied twice; `restart`
+    // is the exception: a second one would restart the container again.
+    V2ListPods => (RestV2, "GET /v2/pods", Safe, RestV2),
+    V2GetPod => (RestV2, "GET /v2/pods/{id}", Safe, RestV2),
+    V2CreatePod => (RestV2, "POST /v2/pods", OnlyUnprocessed, RestV2),
+    V2UpdatePod => (RestV2, "PATCH /v2/pods/{id}", Safe, RestV2),
+    V2DeletePod => (RestV2, "DELETE /v2/pods/{id}", Safe, RestV2),
+    V2StartPod => (RestV2, "POST /v2/pods/{id}/action start", Safe, RestV2),
+    V2StopPod => (RestV2, "POST /v2/pods/{id}/action stop", Safe, RestV2),
+    V2RestartPod => (RestV2, "POST /v2/pods/{id}/action restart", OnlyUnprocessed, RestV2),
+    V2TerminatePod => (RestV2, "POST /v2/pods/{id}/action terminate", Safe, RestV2),
+    V2PodLogs => (RestV2, "GET /v2/pods/{id}/logs", Safe, RestV2),
+
+    V2ListEndpoints => (RestV2, "GET /v2/serverless", Safe, RestV2),
+    V2GetEndpoint => (RestV2, "GET /v2/serverless/{id}", Safe, RestV2),
+    V2CreateEndpoint => (RestV2, "POST /v2/serverless", OnlyUnprocessed, RestV2),
+    V2UpdateEndpoint => (RestV2, "PATCH /v2/serverless/{id}", Safe, RestV2),
+    V2DeleteEndpoint => (RestV2, "DELETE /v2/serverless/{id}", Safe, RestV2),
+    V2EndpointWorkers => (RestV2, "GET /v2/serverless/{id}/workers", Safe, RestV2),
+    V2EndpointReleases => (RestV2, "GET /v2/serverless/{id}/releases", Safe, RestV2),
+
+    V2ListTemplates => (RestV2, "GET /v2/templates", Safe, RestV2),
+    V2GetTemplate => (RestV2, "GET /v2/templates/{id}", Safe, RestV2),
+    V2CreateTemplate => (RestV2, "POST /v2/templates", OnlyUnprocessed, RestV2),
+    V2UpdateTemplate => (RestV2, "PATCH /v2/templates/{id}", Safe, RestV2),
+    V2DeleteTemplate => (RestV2, "DELETE /v2/templates/{id}", Safe, RestV2),
+
+    V2ListNetworkVolumes => (RestV2, "GET /v2/network-volumes", Safe, RestV2),
+    V2GetNetworkVolume => (RestV2, "GET /v2/network-volumes/{id}", Safe, RestV2),
+    V2CreateNetworkVolume => (RestV2, "POST /v2/network-volumes", OnlyUnprocessed, RestV2),
+    V2UpdateNetworkVolume => (RestV2, "PATCH /v2/network-volumes/{id}", Safe, RestV2),
+    V2DeleteNetworkVolume => (RestV2, "DELETE /v2/network-volumes/{id}", Safe, RestV2),
+
+    V2ListRegistries => (RestV2, "GET /v2/registries", Safe, RestV2),
+    V2GetRegistry => (RestV2, "GET /v2/registries/{id}", Safe, RestV2),
+    V2CreateRegistry => (RestV2, "POST /v2/registries", OnlyUnprocessed, RestV2),
+    V2DeleteRegistry => (RestV2, "DELETE /v2/registries/{id}", Safe, RestV2),
+
+    V2ListGpuTypes => (RestV2, "GET /v2/catalog/gpus", Safe, RestV2),
+    V2GetGpuType => (RestV2, "GET /v2/catalog/gpus/{id}", Safe, RestV2),
+    V2ListCpuTypes => (RestV2, "GET /v2/catalog/cpus", Safe, RestV2),
+    V2GetCpuType => (RestV2, "GET /v2/catalog/cpus/{id}", Safe, RestV2),
+    V2ListDataCenters => (RestV2, "GET /v2/catalog/datacenters", Safe, RestV2),
+    V2GetDataCenter => (RestV2, "GET /v2/catalog/datacenters/{id}", Safe, RestV2),
+    V2ListPublicTemplates => (RestV2, "GET /v2/catalog/templates", Safe, RestV2),
+
+    V2Billing => (RestV2, "GET /v2/billing", Safe, RestV2),
+    V2PodBilling => (RestV2, "GET /v2/billing/pods", Safe, RestV2),
+    V2ServerlessBilling => (RestV2, "GET /v2/billing/serverless", Safe, RestV2),
+    V2NetworkVolumeBilling => (RestV2, "GET /v2/billing/network-volumes", Safe, RestV2),
 }
 
 impl Operation {
@@ -129,6 +191,11 @@ impl Operation {
                 | Operation::RestCreateNetworkVolume
                 | Operation::RestCreateTemplate
                 | Operation::GraphqlDeployPod
+                | Operation::V2CreatePod
+                | Operation::V2CreateEndpoint
+                | Operation::V2CreateTemplate
+                | Operation::V2CreateNetworkVolume
+                | Operation::V2CreateRegistry
         )
     }
 
@@ -149,12 +216,35 @@ mod tests {
         let mut seen = HashSet::new();
         for op in Operation::ALL {
             assert!(seen.insert(op.name()), "duplicate {}", op.name());
-            assert!(
-                op.name().starts_with(op.surface().as_str()),
-                "{}",
-                op.name()
-            );
+            let prefix = match op.surface() {
+                // v2 operations are named by their route.
+                Surface::RestV2 => " /v2/",
+                s => s.as_str(),
+            };
+            let head = op.name().trim_start_matches(char::is_alphabetic);
+            let named = if op.surface() == Surface::RestV2 {
+                head.starts_with(prefix)
+            } else {
+                op.name().starts_with(prefix)
+            };
+            assert!(named, "{}", op.name());
         }
+    }
+
+    #[test]
+    fn v2_posts_other_than_actions_are_creates() {
+        for op in Operation::ALL
+            .iter()
+            .filter(|o| o.surface() == Surface::RestV2)
+        {
+            let post = op.name().starts_with("POST ");
+            let action = op.name().contains("/action ");
+            assert_eq!(post && !action, op.is_create(), "{}", op.name());
+            if !post {
+                assert_eq!(op.repeat(), Repeat::Safe, "{}", op.name());
+            }
+        }
+        assert_eq!(Operation::V2RestartPod.repeat(), Repeat::OnlyUnprocessed);
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct RateLimits {
     pub rest: RateSpec,
     pub registry: RateSpec,
     pub graphql: RateSpec,
+    /// REST v2: a cap on bursts and concurrency only. The platform's own quota comes back
+    /// in every answer's `RateLimit` headers, which the client follows per key.
+    pub rest_v2: RateSpec,
 }
 
 impl Default for RateLimits {
@@ -74,6 +77,7 @@ impl Default for RateLimits {
             rest: RateSpec::new(5000, TEN_S, Some(64)),
             registry: RateSpec::new(60, Duration::from_secs(60), Some(4)),
             graphql: RateSpec::new(5000, TEN_S, Some(64)),
+            rest_v2: RateSpec::new(5000, TEN_S, Some(64)),
         }
     }
 }
@@ -99,6 +103,7 @@ impl RateLimits {
             LimitClass::Rest => &self.rest,
             LimitClass::Registry => &self.registry,
             LimitClass::Graphql => &self.graphql,
+            LimitClass::RestV2 => &self.rest_v2,
         }
     }
 }
@@ -144,7 +149,7 @@ pub(crate) struct Limiters {
     buckets: HashMap<LimitClass, Bucket>,
 }
 
-const ALL_CLASSES: [LimitClass; 10] = [
+const ALL_CLASSES: [LimitClass; 11] = [
     LimitClass::JobRunSync,
     LimitClass::JobRun,
     LimitClass::JobStatus,
@@ -155,6 +160,7 @@ const ALL_CLASSES: [LimitClass; 10] = [
     LimitClass::Rest,
     LimitClass::Registry,
     LimitClass::Graphql,
+    LimitClass::RestV2,
 ];
 
 /// Buckets of endpoints not seen for a while are dropped beyond this many keys.
@@ -255,7 +261,7 @@ mod tests {
         for class in ALL_CLASSES.iter().filter(|c| {
             !matches!(
                 c,
-                LimitClass::Rest | LimitClass::Graphql | LimitClass::Registry
+                LimitClass::Rest | LimitClass::Graphql | LimitClass::Registry | LimitClass::RestV2
             )
         }) {
             let spec = limits.spec(*class);

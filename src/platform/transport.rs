@@ -1,21 +1,23 @@
 //! One HTTP attempt loop for every call: auth per surface, client-side limits, per-attempt
 //! timeouts, retries for what may be repeated, metrics and logs that never hold the key.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use backon::{ExponentialBuilder, Retryable};
 use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use url::Url;
 
-use super::config::{ApiKey, BaseUrls, PlatformConfig, RetryConfig, Timeouts};
+use super::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig, RetryConfig, Timeouts};
 use super::error::{self, PlatformError};
 use super::metrics::ClientMetrics;
-use super::operation::{Operation, Repeat};
+use super::operation::{Operation, Repeat, Surface};
 use super::ratelimit::Limiters;
+use super::v2::quota_gate::{KeyId, QuotaGate};
 
 /// Largest answer the client reads; a `/runsync` result may be big, but not unbounded.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -46,6 +48,8 @@ pub(crate) struct Call {
     pub body: Option<Bytes>,
     /// Overrides the configured per-attempt timeout (for `/runsync`).
     pub timeout: Option<Duration>,
+    /// Extra request headers (never the key).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Call {
@@ -58,7 +62,17 @@ impl Call {
             limit_key: String::new(),
             body: None,
             timeout: None,
+            headers: Vec::new(),
         }
+    }
+
+    pub(crate) fn header(mut self, name: &'static str, value: &str) -> Result<Self, PlatformError> {
+        let v = HeaderValue::from_str(value).map_err(|_| {
+            PlatformError::invalid_input(name, "is not a valid header value")
+                .in_operation(self.op.name())
+        })?;
+        self.headers.push((HeaderName::from_static(name), v));
+        Ok(self)
     }
 
     pub(crate) fn json_body<T: serde::Serialize + ?Sized>(
@@ -105,6 +119,9 @@ pub(crate) struct Shared {
     pub(crate) timeouts: Timeouts,
     retry: RetryConfig,
     limiters: Limiters,
+    /// The quota REST v2 answers publish, per key.
+    quota: Arc<QuotaGate>,
+    pub(crate) api: PlatformApi,
     pub(crate) metrics: ClientMetrics,
 }
 
@@ -113,6 +130,7 @@ pub(crate) struct Shared {
 pub(crate) struct Transport {
     pub(crate) shared: Arc<Shared>,
     key: Arc<ApiKey>,
+    key_id: KeyId,
 }
 
 impl std::fmt::Debug for Transport {
@@ -148,8 +166,11 @@ impl Transport {
                 timeouts: config.timeouts,
                 retry: config.retry,
                 limiters: Limiters::new(&config.rate_limits),
+                quota: Arc::new(QuotaGate::default()),
+                api: config.api,
                 metrics,
             }),
+            key_id: KeyId::of(config.api_key.expose()),
             key: Arc::new(config.api_key),
         })
     }
@@ -158,6 +179,7 @@ impl Transport {
     pub(crate) fn with_key(&self, key: ApiKey) -> Self {
         Self {
             shared: self.shared.clone(),
+            key_id: KeyId::of(key.expose()),
             key: Arc::new(key),
         }
     }
@@ -168,6 +190,28 @@ impl Transport {
 
     /// Sends `call`, retrying as its operation allows, and returns the successful answer.
     pub(crate) async fn send(&self, call: &Call) -> Result<Answer, PlatformError> {
+        self.send_reading(call, |response| async move {
+            read_body(response).await.map(|body| Answer { body })
+        })
+        .await
+    }
+
+    /// Sends `call` as [`Transport::send`] does, but hands back the successful response as
+    /// soon as its headers arrive, for a body that streams for as long as the server likes
+    /// (the per-attempt timeout covers the wait for the headers only).
+    pub(crate) async fn open_stream(
+        &self,
+        call: &Call,
+    ) -> Result<reqwest::Response, PlatformError> {
+        self.send_reading(call, |response| async move { Ok(response) })
+            .await
+    }
+
+    async fn send_reading<R, F, Fut>(&self, call: &Call, read: F) -> Result<R, PlatformError>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: Future<Output = Result<R, reqwest::Error>>,
+    {
         let retry = &self.shared.retry;
         let backoff = ExponentialBuilder::default()
             .with_min_delay(retry.min_delay)
@@ -177,9 +221,10 @@ impl Transport {
         let max_retry_after = retry.max_retry_after;
         let op = call.op;
         let mut attempt_no = 0u32;
+        let read = &read;
         let result = (|| {
             attempt_no += 1;
-            self.attempt(call, attempt_no)
+            self.attempt(call, attempt_no, read)
         })
         .retry(backoff)
         .sleep(tokio::time::sleep)
@@ -217,14 +262,46 @@ impl Transport {
         decode(call.op, &answer.body).map_err(|e| e.redact(self.key.expose()))
     }
 
-    async fn attempt(&self, call: &Call, attempt_no: u32) -> Result<Answer, AttemptError> {
+    async fn attempt<R, F, Fut>(
+        &self,
+        call: &Call,
+        attempt_no: u32,
+        read: &F,
+    ) -> Result<R, AttemptError>
+    where
+        F: Fn(reqwest::Response) -> Fut,
+        Fut: Future<Output = Result<R, reqwest::Error>>,
+    {
         let op = call.op;
+        let v2 = op.surface() == Surface::RestV2;
         let waited_since = Instant::now();
         let _permit = self
             .shared
             .limiters
             .acquire(op.limit_class(), &call.limit_key)
             .await;
+        // The platform's own published quota, per key: wait for a spent window's reset
+        // rather than earn a 429, unless the wait is longer than a call should hold.
+        let pass = if v2 {
+            let max_wait = self.shared.retry.max_retry_after;
+            match self.shared.quota.admit(self.key_id, max_wait).await {
+                Ok(pass) => Some(pass),
+                Err(wait) => {
+                    return Err(AttemptError {
+                        error: PlatformError::RateLimited {
+                            operation: op.name(),
+                            retry_after: Some(wait),
+                            detail: "the platform's published quota for this key is spent \
+                                     until the window resets (no call made)"
+                                .to_owned(),
+                        },
+                        unprocessed: true,
+                    });
+                }
+            }
+        } else {
+            None
+        };
         let waited = waited_since.elapsed();
         if waited > Duration::from_millis(1) {
             self.shared.metrics.observe_throttle(op, waited);
@@ -252,43 +329,67 @@ impl Transport {
         if call.body.is_some() {
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         }
+        for (name, value) in &call.headers {
+            headers.insert(name.clone(), value.clone());
+        }
         let timeout = call.timeout.unwrap_or(self.shared.timeouts.request);
         let mut request = self
             .shared
             .http
             .request(call.method.clone(), url)
-            .headers(headers)
-            .timeout(timeout);
+            .headers(headers);
         if let Some(body) = &call.body {
             request = request.body(body.clone());
         }
 
         let started = Instant::now();
+        // The whole exchange is bounded by the timeout; the streaming reader returns at the
+        // headers, so for a stream only the wait for them is.
+        let exchange = async {
+            let response = request.send().await?;
+            let status = response.status();
+            let headers = response.headers().clone();
+            let result = if status.is_success() {
+                Ok(read(response).await?)
+            } else {
+                Err(read_body(response).await?)
+            };
+            Ok::<_, reqwest::Error>((status, headers, result))
+        };
+        let sent = tokio::time::timeout(timeout, exchange).await;
         // The metrics label: the HTTP status when there was one, else what went wrong.
-        let (outcome, status_label) = match request.send().await {
-            Ok(response) => {
-                let status = response.status();
-                let headers = response.headers().clone();
-                let label = status.as_str().to_owned();
-                match read_body(response).await {
-                    Ok(body) if status.is_success() => (Ok(Answer { body }), label),
-                    Ok(body) => (
-                        Err(AttemptError {
-                            error: error::from_http(
-                                op.name(),
-                                status,
-                                &headers,
-                                &body,
-                                op.may_apply_on_failure(),
-                            ),
-                            unprocessed: status == StatusCode::TOO_MANY_REQUESTS,
-                        }),
-                        label,
-                    ),
-                    Err(e) => (Err(transport_error(op, e, Some(status))), label),
+        let (outcome, status_label) = match sent {
+            Ok(Ok((status, headers, result))) => {
+                if let Some(pass) = pass {
+                    drop(pass);
+                    let retry_after = (status == StatusCode::TOO_MANY_REQUESTS)
+                        .then(|| error::parse_retry_after(&headers))
+                        .flatten();
+                    self.shared
+                        .quota
+                        .observe(self.key_id, &headers, retry_after);
                 }
+                let label = status.as_str().to_owned();
+                let outcome = result.map_err(|body| {
+                    let map = if v2 {
+                        error::from_problem
+                    } else {
+                        error::from_http
+                    };
+                    AttemptError {
+                        error: map(
+                            op.name(),
+                            status,
+                            &headers,
+                            &body,
+                            op.may_apply_on_failure(),
+                        ),
+                        unprocessed: status == StatusCode::TOO_MANY_REQUESTS,
+                    }
+                });
+                (outcome, label)
             }
-            Err(e) => {
+            Ok(Err(e)) => {
                 let label = if e.is_timeout() {
                     "timeout"
                 } else if e.is_connect() {
@@ -298,6 +399,7 @@ impl Transport {
                 };
                 (Err(transport_error(op, e, None)), label.to_owned())
             }
+            Err(_) => (Err(timeout_error(op, timeout)), "timeout".to_owned()),
         };
         let elapsed = started.elapsed();
         self.shared.metrics.observe_call(op, &status_label, elapsed);
@@ -354,6 +456,20 @@ fn transport_error(op: Operation, e: reqwest::Error, status: Option<StatusCode>)
             maybe_applied: op.may_apply_on_failure() && !connect,
         },
         unprocessed: connect,
+    }
+}
+
+/// No complete answer within the per-attempt limit: the request was sent, so a create
+/// may have landed.
+fn timeout_error(op: Operation, limit: Duration) -> AttemptError {
+    AttemptError {
+        error: PlatformError::Transient {
+            operation: op.name(),
+            status: None,
+            detail: format!("timeout: no answer within {:.1}s", limit.as_secs_f64()),
+            maybe_applied: op.may_apply_on_failure(),
+        },
+        unprocessed: false,
     }
 }
 
