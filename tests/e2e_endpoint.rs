@@ -233,7 +233,7 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
     assert_eq!(
         env.emulator
             .admin()
-            .call_count("POST /v1/endpoints")
+            .call_count(common::backend::routes().create_endpoint)
             .await
             .unwrap(),
         1
@@ -282,7 +282,7 @@ async fn a_create_that_answers_500_is_adopted_not_repeated() {
     let admin = env.emulator.admin();
     // The platform creates the endpoint but answers 500, as it has been seen to do.
     admin
-        .fail_next_creates_on("POST /v1/endpoints", 1)
+        .fail_next_creates_on(common::backend::routes().create_endpoint, 1)
         .await
         .unwrap();
     let op = env.operator(&[]);
@@ -304,7 +304,7 @@ async fn a_create_that_answers_500_is_adopted_not_repeated() {
     assert_eq!(same_name.len(), 1, "a duplicate endpoint was created");
     assert_eq!(same_name[0].id, ready.status.unwrap().common.id.unwrap());
     assert_eq!(
-        admin.call_count("POST /v1/endpoints").await.unwrap(),
+        admin.call_count(common::backend::routes().create_endpoint).await.unwrap(),
         1,
         "the create was retried blindly"
     );
@@ -345,9 +345,9 @@ async fn adopts_an_existing_endpoint_and_converges_through_faults() {
         .unwrap();
     // 30 % of the operator's platform calls fail; it must still converge.
     for route in [
-        "GET /v1/endpoints",
-        "PATCH /v1/endpoints/{id}",
-        "POST /v1/endpoints",
+        common::backend::routes().list_endpoints,
+        common::backend::routes().update_endpoint,
+        common::backend::routes().create_endpoint,
         "GET /v2/{endpoint_id}/health",
     ] {
         admin.set_error_rate(route, 0.3, 503).await.unwrap();
@@ -435,7 +435,7 @@ async fn a_key_without_write_access_stalls_with_forbidden() {
     let creates = env
         .emulator
         .admin()
-        .call_count("POST /v1/endpoints")
+        .call_count(common::backend::routes().create_endpoint)
         .await
         .unwrap();
     assert_eq!(creates, 1, "the refused create was retried");

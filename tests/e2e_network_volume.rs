@@ -247,9 +247,15 @@ async fn paused_and_observe_only_make_no_writes() {
     env.finish(op).await;
 }
 
-const CREATE_ROUTE: &str = "POST /v1/networkvolumes";
-const LIST_ROUTE: &str = "GET /v1/networkvolumes";
-const GET_ROUTE: &str = "GET /v1/networkvolumes/{id}";
+fn create_route() -> &'static str {
+    common::backend::routes().create_volume
+}
+fn list_route() -> &'static str {
+    common::backend::routes().list_volumes
+}
+fn get_route() -> &'static str {
+    common::backend::routes().get_volume
+}
 
 /// How long a stalled object is watched for a retry loop.
 const QUIET: Duration = Duration::from_secs(10);
@@ -281,7 +287,7 @@ async fn kstatus_fields_and_events() {
     let env = Env::start("nv-kstatus").await;
     let admin = env.emulator.admin();
     // A slow create, so that the first reconcile's status can be seen before it answers.
-    admin.add_latency(CREATE_ROUTE, 3_000).await.unwrap();
+    admin.add_latency(create_route(), 3_000).await.unwrap();
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
     api.create(&PostParams::default(), &volume("watched", 10, json!({})))
@@ -513,7 +519,7 @@ async fn unknown_data_center_stalls_with_one_event_and_no_retry_loop() {
     tokio::time::sleep(QUIET).await;
     let calls = env.calls().await;
     assert_eq!(
-        calls.get(CREATE_ROUTE).copied(),
+        calls.get(create_route()).copied(),
         Some(1),
         "the refused create was retried: {calls:?}"
     );
@@ -626,14 +632,14 @@ async fn platform_calls_per_interval_do_not_grow_with_objects() {
     println!(
         "platform calls over {INTERVALS} resync intervals with {OBJECTS} Ready volumes: {calls:?}"
     );
-    let lists = calls.get(LIST_ROUTE).copied().unwrap_or(0);
+    let lists = calls.get(list_route()).copied().unwrap_or(0);
     assert!(
         lists <= u64::from(INTERVALS) + 2,
         "{lists} list calls in {INTERVALS} intervals: {calls:?}"
     );
     assert!(lists >= 1, "the resync stopped looking: {calls:?}");
     assert_eq!(
-        calls.get(GET_ROUTE).copied().unwrap_or(0),
+        calls.get(get_route()).copied().unwrap_or(0),
         0,
         "per-object reads: {calls:?}"
     );

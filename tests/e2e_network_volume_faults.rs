@@ -23,7 +23,9 @@ use serde_json::json;
 use common::operator::{Env, OperatorProcess, free_port, is_ready, reason, total_calls, volume};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
-const CREATE_ROUTE: &str = "POST /v1/networkvolumes";
+fn create_route() -> &'static str {
+    common::backend::routes().create_volume
+}
 const PENDING: &str = "gpucloud.io/external-create-pending";
 const EXTERNAL_ID: &str = "gpucloud.io/external-id";
 /// The platform time limit the crash tests give the operator: how long it waits before it
@@ -66,7 +68,7 @@ async fn killed_with_the_create_in_flight_leaves_exactly_one_volume() {
     let env = Env::start("nv-kill-create").await;
     let admin = env.emulator.admin();
     // The create stays in flight for 3 s: long enough to kill the operator under it.
-    admin.add_latency(CREATE_ROUTE, 3_000).await.unwrap();
+    admin.add_latency(create_route(), 3_000).await.unwrap();
     let first = env.operator_process(&[PLATFORM_TIMEOUT]);
     let api: Api<NetworkVolume> = env.api();
     api.create(&PostParams::default(), &volume("inflight", 10, json!({})))
@@ -77,7 +79,7 @@ async fn killed_with_the_create_in_flight_leaves_exactly_one_volume() {
     })
     .await;
     let sent = common::wait_until(TIMEOUT, || async {
-        admin.call_count(CREATE_ROUTE).await.unwrap() >= 1
+        admin.call_count(create_route()).await.unwrap() >= 1
     })
     .await;
     assert!(sent, "the create never reached the platform");
@@ -97,7 +99,7 @@ async fn killed_with_the_create_in_flight_leaves_exactly_one_volume() {
     tokio::time::sleep(Duration::from_secs(4).saturating_sub(killed_at.elapsed())).await;
     let id = assert_exactly_one_remote(&env, &ready).await;
     let adopted = has_reason_event(&env, "inflight", "AdoptedAfterInterruptedCreate").await;
-    let creates = admin.call_count(CREATE_ROUTE).await.unwrap();
+    let creates = admin.call_count(create_route()).await.unwrap();
     println!(
         "killed with the create in flight: volume {id}, {} by the second operator, {creates} create calls in all",
         if adopted {
@@ -179,7 +181,7 @@ async fn states_a_crash_leaves_are_recovered_without_duplicates() {
     assert!(has_reason_event(&env, "lands-late", "AdoptedAfterInterruptedCreate").await);
     // Since the count was cleared, the test made one create (the late one) and the
     // operator exactly one (for the volume whose create was never sent).
-    assert_eq!(admin.call_count(CREATE_ROUTE).await.unwrap(), 1 + 1);
+    assert_eq!(admin.call_count(create_route()).await.unwrap(), 1 + 1);
     env.finish(op).await;
 }
 
@@ -317,7 +319,7 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
     assert_exactly_one_remote(&env, &ready).await;
     assert!(has_reason_event(&env, "unrecorded", "AdoptedAfterInterruptedCreate").await);
     assert_eq!(
-        admin.call_count(CREATE_ROUTE).await.unwrap(),
+        admin.call_count(create_route()).await.unwrap(),
         1,
         "the volume was created more than once"
     );
@@ -329,7 +331,7 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
 async fn a_500_on_a_create_that_succeeded_is_adopted_not_repeated() {
     let env = Env::start("nv-500").await;
     let admin = env.emulator.admin();
-    admin.fail_next_creates_on(CREATE_ROUTE, 1).await.unwrap();
+    admin.fail_next_creates_on(create_route(), 1).await.unwrap();
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
     api.create(&PostParams::default(), &volume("flaky", 10, json!({})))
@@ -338,7 +340,7 @@ async fn a_500_on_a_create_that_succeeded_is_adopted_not_repeated() {
     let ready = env.wait_for("flaky", TIMEOUT, "Ready", is_ready).await;
     assert_exactly_one_remote(&env, &ready).await;
     assert_eq!(
-        admin.call_count(CREATE_ROUTE).await.unwrap(),
+        admin.call_count(create_route()).await.unwrap(),
         1,
         "the create was sent again after its 500"
     );
@@ -404,7 +406,7 @@ async fn thirty_percent_faults_and_429_bursts_converge_with_bounded_calls() {
     for nv in api.list(&Default::default()).await.unwrap() {
         assert_exactly_one_remote(&env, &nv).await;
     }
-    let create_calls = admin.call_count(CREATE_ROUTE).await.unwrap();
+    let create_calls = admin.call_count(create_route()).await.unwrap();
 
     // Grow every volume, still under faults.
     for name in &names {

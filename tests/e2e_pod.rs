@@ -16,7 +16,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, condition};
-use common::pods::{A40, DEPLOY, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::pods::{A40, deploy, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 const SECRET_VALUE: &str = "hunter2-very-secret";
@@ -268,7 +268,7 @@ async fn never_strategy_blocks_and_orphan_keeps_the_pod() {
     .unwrap();
     let ready = env.wait_for("pinned", TIMEOUT, "Ready", is_ready).await;
     let id = id_of(&ready);
-    let deploys = env.emulator.admin().call_count(DEPLOY).await.unwrap();
+    let deploys = env.emulator.admin().call_count(deploy()).await.unwrap();
 
     patch_spec(&api, "pinned", json!({"image": "ghcr.io/acme/train:2"})).await;
     let blocked = env
@@ -280,7 +280,7 @@ async fn never_strategy_blocks_and_orphan_keeps_the_pod() {
     let still = remote(&env, &id).await.unwrap();
     assert_eq!(still.image_name, "ghcr.io/acme/train:1");
     assert_eq!(
-        env.emulator.admin().call_count(DEPLOY).await.unwrap(),
+        env.emulator.admin().call_count(deploy()).await.unwrap(),
         deploys
     );
 
@@ -387,7 +387,7 @@ async fn interrupted_deploys_are_adopted_never_duplicated() {
     admin.clear_calls().await.unwrap();
 
     // And the platform answers the next deploy with a 500 although it deployed the pod.
-    admin.fail_next_creates_on(DEPLOY, 1).await.unwrap();
+    admin.fail_next_creates_on(deploy(), 1).await.unwrap();
     let op = env.operator(&[]);
     api.create(&PostParams::default(), &pod("flaky", json!({})))
         .await
@@ -401,10 +401,10 @@ async fn interrupted_deploys_are_adopted_never_duplicated() {
     assert!(pods.iter().any(|p| p.id == id_of(&crashed)));
     assert!(pods.iter().any(|p| p.id == id_of(&flaky)));
     // One deploy: the flaky one (answered 500); the crashed one was adopted.
-    assert_eq!(admin.call_count(DEPLOY).await.unwrap(), 1);
+    assert_eq!(admin.call_count(deploy()).await.unwrap(), 1);
     // Settled: no more deploys after a few more passes.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_eq!(admin.call_count(DEPLOY).await.unwrap(), 1);
+    assert_eq!(admin.call_count(deploy()).await.unwrap(), 1);
     assert_eq!(remote_pods(&env).await.len(), 2);
     env.finish(op).await;
 }

@@ -14,10 +14,12 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, OperatorProcess, condition};
-use common::pods::{A40, DEPLOY, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::pods::{A40, deploy, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
-const RESUME: &str = "graphql:podResume";
+fn resume() -> &'static str {
+    common::backend::routes().resume_pod
+}
 const PENDING: &str = "gpucloud.io/external-create-pending";
 const EXTERNAL_ID: &str = "gpucloud.io/external-id";
 /// The platform time limit the crash test gives the operator: how long it waits before it
@@ -98,7 +100,7 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
         Some(A40)
     );
     // One pass: the 4090 refused, then the A40.
-    assert_eq!(admin.call_count(DEPLOY).await.unwrap(), 2);
+    assert_eq!(admin.call_count(deploy()).await.unwrap(), 2);
     let seen = events(&env, "fallback").await;
     assert!(
         seen.iter()
@@ -120,7 +122,7 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
         .unwrap();
     let second = env.wait_for("second", TIMEOUT, "Running", is_running).await;
     assert_eq!(second.status.unwrap().gpu_type_id.as_deref(), Some(A40));
-    assert_eq!(admin.call_count(DEPLOY).await.unwrap(), 3);
+    assert_eq!(admin.call_count(deploy()).await.unwrap(), 3);
     assert_eq!(remote_pods(&env).await.len(), 2);
     env.finish(op).await;
 }
@@ -150,8 +152,8 @@ async fn kill_with_the_deploy_in_flight(prefix: &str, hold: Hold) -> AfterKill {
     let env = Env::start_with(prefix, config()).await;
     let admin = env.emulator.admin();
     match hold {
-        Hold::BeforeServing => admin.add_latency(DEPLOY, 3_000).await.unwrap(),
-        Hold::Answer => admin.delay_answers(DEPLOY, 3_000).await.unwrap(),
+        Hold::BeforeServing => admin.add_latency(deploy(), 3_000).await.unwrap(),
+        Hold::Answer => admin.delay_answers(deploy(), 3_000).await.unwrap(),
     }
     let first = env.operator_process(&[PLATFORM_TIMEOUT]);
     let api: Api<Pod> = env.api();
@@ -163,7 +165,7 @@ async fn kill_with_the_deploy_in_flight(prefix: &str, hold: Hold) -> AfterKill {
     })
     .await;
     let sent = common::wait_until(TIMEOUT, || async {
-        admin.call_count(DEPLOY).await.unwrap() >= 1
+        admin.call_count(deploy()).await.unwrap() >= 1
     })
     .await;
     assert!(sent, "the deploy never reached the platform");
@@ -196,7 +198,7 @@ async fn kill_with_the_deploy_in_flight(prefix: &str, hold: Hold) -> AfterKill {
         .await
         .iter()
         .any(|(reason, _)| reason == "AdoptedAfterInterruptedCreate");
-    let deploys = admin.call_count(DEPLOY).await.unwrap();
+    let deploys = admin.call_count(deploy()).await.unwrap();
     println!(
         "killed with the deploy held {hold:?}: pod {pod_id}, {} by the second operator, {deploys} deploy calls in all",
         if adopted {
@@ -318,7 +320,7 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
     let first_refusal = Instant::now();
     let window = Duration::from_secs(20);
     tokio::time::sleep(window).await;
-    let resumes = admin.call_count(RESUME).await.unwrap();
+    let resumes = admin.call_count(resume()).await.unwrap();
     println!(
         "resume on a full host: {resumes} resume calls in the {:.1?} after the first refusal",
         first_refusal.elapsed()

@@ -14,7 +14,7 @@ use tracing::{error, info, warn};
 
 use crate::metrics::Metrics;
 use crate::platform::PlatformClient;
-use crate::platform::config::{ApiKey, BaseUrls, PlatformConfig};
+use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use crate::server::{self, Readiness};
 use crate::telemetry::{self, LogFormat};
 
@@ -30,6 +30,14 @@ use super::runner::{Namespaces, run_kind};
 /// Options of `run`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
+    /// Which platform API to speak: `v2` (REST v2, the platform's current API) or `seed`
+    /// (REST v1 and GraphQL; the platform retired REST v1 on 2026-11-15 and retires
+    /// GraphQL in early 2027).
+    #[arg(long, env = "GPUCLOUD_PLATFORM_API", default_value = "v2", value_parser = platform_api_arg)]
+    pub platform_api: PlatformApi,
+    /// REST v2 base, including `/v2`.
+    #[arg(long, env = "GPUCLOUD_API_URL")]
+    pub api_url: Option<String>,
     /// REST management base, including `/v1`.
     #[arg(long, env = "GPUCLOUD_REST_URL")]
     pub rest_url: Option<String>,
@@ -87,6 +95,11 @@ pub struct RunArgs {
     pub log_format: LogFormat,
 }
 
+fn platform_api_arg(text: &str) -> Result<PlatformApi, String> {
+    text.parse()
+        .map_err(|_| format!("{text:?} is not a platform API: use v2 or seed"))
+}
+
 fn duration_arg(text: &str) -> Result<Duration, String> {
     parse_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 30s, 5m or 1h"))
 }
@@ -100,6 +113,7 @@ fn base_urls(args: &RunArgs) -> anyhow::Result<BaseUrls> {
         args.serverless_url.as_deref(),
         args.registry_url.as_deref(),
     )?;
+    urls.override_api(args.api_url.as_deref())?;
     Ok(urls)
 }
 
@@ -220,6 +234,8 @@ pub async fn run_with(
     };
     let mut platform_config = PlatformConfig::new(urls, base_key);
     platform_config.timeouts.request = args.platform_timeout;
+    platform_config.api = args.platform_api;
+    info!(platform_api = %args.platform_api, "platform API chosen");
     let platform = PlatformClient::with_metrics(platform_config, metrics.platform.clone())?;
     let credentials = CredentialResolver::new(kube.clone(), default, args.poll_interval);
     let config = EngineConfig {

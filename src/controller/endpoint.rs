@@ -144,6 +144,9 @@ pub struct EndpointAdapter {
     /// Remote ids whose workers may still be rolling over to a release this operator
     /// started: only these cost a rollout call per pass.
     rolling: parking_lot::Mutex<HashSet<String>>,
+    /// The template this operator last created or updated each remote endpoint with, by
+    /// remote id, for backends that do not report it (REST v2).
+    applied_templates: parking_lot::Mutex<HashMap<String, String>>,
 }
 
 impl EndpointAdapter {
@@ -282,17 +285,28 @@ impl Adapter for EndpointAdapter {
             .endpoints()
             .create(d)
             .await
-            .map(RemoteEndpoint::listed)
+            .map(|record| {
+                self.applied_templates
+                    .lock()
+                    .insert(record.id.clone(), d.template_id.clone());
+                RemoteEndpoint::listed(record)
+            })
             .map_err(|e| CreateFailure::from_platform("create the endpoint", &e))
     }
 
     fn plan(
         &self,
-        _obj: &Endpoint,
+        obj: &Endpoint,
         desired: &DesiredEndpoint,
         remote: &RemoteEndpoint,
     ) -> Plan<EndpointChange> {
-        plan_endpoint(desired, &remote.record)
+        // REST v2 does not echo an endpoint's template: the one this operator last applied
+        // (kept in status) stands for it.
+        let mut record = remote.record.clone();
+        if record.template_id.is_none() {
+            record.template_id = obj.status.as_ref().and_then(|s| s.template_id.clone());
+        }
+        plan_endpoint(desired, &record)
     }
 
     async fn apply(
@@ -309,12 +323,18 @@ impl Adapter for EndpointAdapter {
         if change.rolls_workers() {
             self.rolling.lock().insert(remote.record.id.clone());
         }
+        if let Some(t) = &change.template_id {
+            self.applied_templates
+                .lock()
+                .insert(remote.record.id.clone(), t.clone());
+        }
         Ok(())
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
         client.endpoints().delete(id).await?;
         self.rolling.lock().remove(id);
+        self.applied_templates.lock().remove(id);
         Ok(())
     }
 
@@ -354,7 +374,7 @@ impl Adapter for EndpointAdapter {
 
     fn status(
         &self,
-        shared: &Shared,
+        _shared: &Shared,
         obj: &Endpoint,
         remote: Option<&RemoteEndpoint>,
     ) -> EndpointStatus {
@@ -363,7 +383,11 @@ impl Adapter for EndpointAdapter {
         let r = &remote.record;
         status.url = Some(r.job_api_url.clone());
         status.name = Some(r.name.clone());
-        status.template_id = r.template_id.clone();
+        status.template_id = r
+            .template_id
+            .clone()
+            .or_else(|| self.applied_templates.lock().get(&r.id).cloned())
+            .or(status.template_id);
         status.gpu_type_ids = r.gpus.types();
         status.workers_min = r.workers_min.and_then(|v| i32::try_from(v).ok());
         status.workers_max = r.workers_max.and_then(|v| i32::try_from(v).ok());

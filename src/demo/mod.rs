@@ -50,6 +50,9 @@ pub struct DemoArgs {
     /// With --until-ready: how long to wait, such as 90s or 5m.
     #[arg(long, default_value = "5m", value_parser = duration_arg)]
     pub timeout: Duration,
+    /// The platform API the operator speaks to the emulator: `v2` or `seed`.
+    #[arg(long, default_value = "v2", value_parser = ["v2", "seed"])]
+    pub platform_api: String,
     /// The local control plane script, when the demo is not run from the repository.
     #[arg(long)]
     pub control_plane_script: Option<PathBuf>,
@@ -177,7 +180,16 @@ impl Session {
         let emulator = emulator::start(config, "127.0.0.1:0".parse().expect("an address"))
             .await
             .context("could not start the emulator")?;
-        eprintln!("demo: emulator at {}", emulator.base_url());
+        eprintln!(
+            "demo: emulator at {}; the operator speaks its {} API",
+            emulator.base_url(),
+            if args.platform_api == "seed" {
+                "seed (REST v1 + GraphQL)"
+            } else {
+                "REST v2"
+            }
+        );
+        let platform_api = args.platform_api.clone();
 
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
         let secret: Secret = serde_json::from_value(serde_json::json!({
@@ -202,6 +214,8 @@ impl Session {
             format!("--graphql-url={base}/graphql"),
             format!("--serverless-url={base}/v2"),
             format!("--registry-url={base}"),
+            format!("--api-url={base}/v2"),
+            format!("--platform-api={platform_api}"),
             format!("--api-key-secret={namespace}/{KEY_SECRET}"),
             format!("--namespaces={namespace}"),
             "--metrics-addr=127.0.0.1:0".into(),

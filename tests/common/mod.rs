@@ -8,6 +8,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 
+pub mod backend;
 pub mod operator;
 pub mod pods;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};

@@ -175,6 +175,8 @@ impl Env {
             format!("--graphql-url={base}/graphql"),
             format!("--serverless-url={base}/v2"),
             format!("--registry-url={base}"),
+            format!("--api-url={base}/v2"),
+            format!("--platform-api={}", super::backend::backend()),
             format!("--api-key-secret={secret}"),
             format!("--namespaces={}", self.ns.name()),
             "--metrics-addr=127.0.0.1:0".into(),

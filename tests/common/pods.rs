@@ -12,7 +12,10 @@ use super::operator::{Env, ready_now};
 
 pub const RTX4090: &str = "NVIDIA GeForce RTX 4090";
 pub const A40: &str = "NVIDIA A40";
-pub const DEPLOY: &str = "graphql:podFindAndDeployOnDemand";
+/// The emulator's name of a deploy on this run's backend.
+pub fn deploy() -> &'static str {
+    super::backend::routes().deploy_pod
+}
 
 /// The emulator with pods that boot in 300 ms, so that Running comes quickly.
 pub fn config() -> EmulatorConfig {

@@ -69,7 +69,7 @@ impl PoolMap {
     pub fn selection_for(
         &self,
         types: &[String],
-        count: i64,
+        count: u32,
     ) -> Result<v2::CreateEndpointGpuConfig> {
         let (pools, excluded) = self.pools_and_exclusions(types)?;
         Ok(v2::CreateEndpointGpuConfig {
@@ -85,8 +85,7 @@ impl PoolMap {
     pub fn update_selection_for(
         &self,
         types: &[String],
-        changed_count: Option<i64>,
-        _count: i64,
+        changed_count: Option<u32>,
     ) -> Result<v2::UpdateEndpointGpuConfig> {
         let (pools, excluded) = self.pools_and_exclusions(types)?;
         Ok(v2::UpdateEndpointGpuConfig {
@@ -124,7 +123,11 @@ impl Catalog {
         {
             return Ok(map.clone());
         }
-        let gpus = self.client.v2().list_gpu_types(&Default::default()).await?;
+        let gpus = self
+            .client
+            .v2()
+            .list_gpu_types(&v2::GpuQuery::default())
+            .await?;
         let map = Arc::new(PoolMap::new(
             gpus.into_iter()
                 .filter_map(|g| Some((g.id, g.pool?))),
@@ -176,12 +179,92 @@ impl Catalog {
                 };
                 let mut offers = Vec::new();
                 for secure in clouds {
-                    let types = self.client.v2().list_gpu_types(&availability_query(count, secure)).await?;
+                    let query = v2::GpuQuery {
+                        availability: true,
+                        products: vec![v2::Product::Pod],
+                        count: u32::try_from(count.max(1)).ok(),
+                        cloud: Some(if secure {
+                            v2::Cloud::Secure
+                        } else {
+                            v2::Cloud::Community
+                        }),
+                        ..Default::default()
+                    };
+                    let types = self.client.v2().list_gpu_types(&query).await?;
                     offers.extend(v2_offers(types, count, secure));
                 }
                 Ok(offers)
             }
         }
+    }
+}
+
+/// The offers of one catalog answer (for `count` GPUs in one cloud): one per GPU type and
+/// data center, most available first, as the platform lists them.
+pub fn v2_offers(types: Vec<v2::GpuType>, count: i32, secure: bool) -> Vec<GpuOffer> {
+    let mut offers = Vec::new();
+    for g in types {
+        let per_gpu = if secure {
+            g.price.secure
+        } else {
+            g.price.community
+        };
+        let offered = if secure { g.secure } else { g.community };
+        let max = if secure {
+            g.max_count.secure
+        } else {
+            g.max_count.community
+        };
+        let price = (offered && per_gpu > 0.0).then(|| per_gpu * f64::from(count.max(1)));
+        let cuda: Vec<String> = g
+            .cuda_versions
+            .iter()
+            .flatten()
+            .filter(|c| c.available)
+            .map(|c| c.version.clone())
+            .collect();
+        let mut dcs = g.data_centers.clone().unwrap_or_default();
+        dcs.sort_by_key(|d| std::cmp::Reverse(level(&d.availability)));
+        if dcs.is_empty() {
+            // Known to the catalog, in no data center: still a known type, never placed.
+            offers.push(GpuOffer {
+                gpu_type_id: g.id.clone(),
+                data_center_id: None,
+                secure_cloud: Some(secure),
+                price_per_hour: price,
+                in_stock: false,
+                gpu_counts: Vec::new(),
+                cuda_versions: cuda.clone(),
+            });
+        }
+        for dc in dcs {
+            let in_stock = level(&dc.availability) > 0;
+            offers.push(GpuOffer {
+                gpu_type_id: g.id.clone(),
+                data_center_id: Some(dc.id),
+                secure_cloud: Some(secure),
+                price_per_hour: price,
+                in_stock,
+                // The catalog answers for the count asked; a type whose pods cannot
+                // have that many is not offered for it.
+                gpu_counts: if in_stock && i64::from(max) >= i64::from(count) {
+                    vec![i64::from(count)]
+                } else {
+                    Vec::new()
+                },
+                cuda_versions: cuda.clone(),
+            });
+        }
+    }
+    offers
+}
+
+fn level(a: &v2::AvailabilityLevel) -> u8 {
+    match a {
+        v2::AvailabilityLevel::High => 3,
+        v2::AvailabilityLevel::Medium => 2,
+        v2::AvailabilityLevel::Low => 1,
+        _ => 0,
     }
 }
 

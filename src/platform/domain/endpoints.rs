@@ -72,6 +72,7 @@ impl GpuSelection {
 pub struct ServerlessEndpoint {
     pub id: String,
     pub name: String,
+    /// `None` where the backend does not report it (REST v2).
     pub template_id: Option<String>,
     pub gpus: GpuSelection,
     pub gpu_count: Option<i64>,
@@ -218,22 +219,32 @@ impl Endpoints {
             }
             PlatformApi::V2 => {
                 let pools = self.client.catalog().pools().await?;
-                let gpu = pools.selection_for(&spec.gpu_type_ids, spec.gpu_count)?;
-                let input = v2::CreateEndpointRequest {
+                let gpu = pools.selection_for(&spec.gpu_type_ids, count("gpuCount", spec.gpu_count)?)?;
+                let input = v2::CreateEndpoint {
                     name: spec.name.clone(),
                     endpoint_type: v2::EndpointType::Queue,
-                    template_id: Some(spec.template_id.clone()),
+                    scaling: v2_scaler(spec.scaler)?,
                     gpu: Some(gpu),
+                    cpu: None,
                     workers: Some(v2::EndpointWorkers {
-                        min: Some(spec.workers_min),
-                        max: Some(spec.workers_max),
-                        idle_timeout: Some(spec.idle_timeout_s),
+                        min: Some(count("workersMin", spec.workers_min)?),
+                        max: Some(count("workersMax", spec.workers_max)?),
+                        idle_timeout: Some(count("idleTimeoutSeconds", spec.idle_timeout_s)?),
                     }),
-                    scaling: v2_scaler(spec.scaler),
-                    timeout: spec.execution_timeout_ms,
-                    flashboot: Some(v2_flashboot(spec.flashboot)),
+                    data_center_ids: None,
                     network_volumes: spec.network_volume_id.clone().map(|v| vec![v]),
-                    ..Default::default()
+                    timeout: spec
+                        .execution_timeout_ms
+                        .map(|ms| count("executionTimeoutMs", ms).map(u64::from))
+                        .transpose()?,
+                    flashboot: Some(v2_flashboot(spec.flashboot)),
+                    template_id: Some(spec.template_id.clone()),
+                    image: None,
+                    args: None,
+                    disk: None,
+                    env: None,
+                    ports: None,
+                    registry: None,
                 };
                 Ok(from_v2(
                     self.client.v2().create_endpoint(&input).await?,
@@ -273,32 +284,40 @@ impl Endpoints {
                     .map(drop)
             }
             PlatformApi::V2 => {
+                let gpu_count = change
+                    .gpu_count
+                    .map(|n| count("gpuCount", n))
+                    .transpose()?;
                 let gpu = match &change.gpu_type_ids {
                     Some(types) => {
                         let pools = self.client.catalog().pools().await?;
-                        let count = change.gpu_count.unwrap_or(1);
-                        Some(pools.update_selection_for(types, change.gpu_count, count)?)
+                        Some(pools.update_selection_for(types, gpu_count)?)
                     }
-                    None => change.gpu_count.map(|count| v2::UpdateEndpointGpuConfig {
-                        count: Some(count),
+                    None => gpu_count.map(|n| v2::UpdateEndpointGpuConfig {
+                        count: Some(n),
                         ..Default::default()
                     }),
                 };
+                let opt = |field: &str, v: Option<i64>| v.map(|n| count(field, n)).transpose();
                 let workers = (change.workers_min.is_some()
                     || change.workers_max.is_some()
                     || change.idle_timeout_s.is_some())
-                .then(|| v2::EndpointWorkers {
-                    min: change.workers_min,
-                    max: change.workers_max,
-                    idle_timeout: change.idle_timeout_s,
-                });
-                let input = v2::UpdateEndpointRequest {
+                .then(|| -> Result<v2::EndpointWorkers> {
+                    Ok(v2::EndpointWorkers {
+                        min: opt("workersMin", change.workers_min)?,
+                        max: opt("workersMax", change.workers_max)?,
+                        idle_timeout: opt("idleTimeoutSeconds", change.idle_timeout_s)?,
+                    })
+                })
+                .transpose()?;
+                let input = v2::UpdateEndpoint {
                     name: change.name.clone(),
                     template_id: change.template_id.clone(),
                     gpu,
                     workers,
-                    scaling: change.scaler.map(v2_scaler),
-                    timeout: change.execution_timeout_ms,
+                    scaling: change.scaler.map(v2_scaler).transpose()?,
+                    timeout: opt("executionTimeoutMs", change.execution_timeout_ms)?
+                        .map(u64::from),
                     flashboot: change.flashboot.map(v2_flashboot),
                     network_volumes: change.network_volume_id.clone().map(|v| vec![v]),
                     ..Default::default()
@@ -329,11 +348,11 @@ impl Endpoints {
                 workers_total: 0,
             }),
             PlatformApi::V2 => {
-                let r = self.client.v2().list_endpoint_releases(id).await?.rollout;
+                let r = self.client.v2().endpoint_releases(id).await?.rollout;
                 Ok(Rollout {
                     in_progress: r.in_progress,
-                    workers_on_latest: r.workers_on_latest,
-                    workers_total: r.workers_total,
+                    workers_on_latest: i64::from(r.workers_on_latest),
+                    workers_total: i64::from(r.workers_total),
                 })
             }
         }
@@ -347,13 +366,22 @@ fn seed_scaler(s: Scaler) -> (&'static str, i64) {
     }
 }
 
-fn v2_scaler(s: Scaler) -> v2::EndpointScaling {
-    match s {
+fn v2_scaler(s: Scaler) -> Result<v2::EndpointScaling> {
+    Ok(match s {
         Scaler::QueueDelay(v) => v2::EndpointScaling::QueueDelay {
             queue_delay: v as f64,
         },
-        Scaler::RequestCount(v) => v2::EndpointScaling::RequestCount { request_count: v },
-    }
+        Scaler::RequestCount(v) => v2::EndpointScaling::RequestCount {
+            request_count: count("scalerValue", v)?,
+        },
+    })
+}
+
+/// A count REST v2 takes unsigned; a negative one names its field.
+fn count(field: &str, n: i64) -> Result<u32> {
+    u32::try_from(n).map_err(|_| {
+        PlatformError::invalid_input(field, format!("{n} is not a count the platform takes"))
+    })
 }
 
 fn v2_flashboot(on: bool) -> v2::FlashBoot {
@@ -398,7 +426,7 @@ fn from_v2(r: v2::Endpoint, pools: &PoolMap) -> ServerlessEndpoint {
     let (gpus, gpu_count) = match &r.gpu {
         Some(g) => (
             GpuSelection::Unordered(pools.types_of(&g.pools, &g.excluded_types)),
-            g.count,
+            g.count.map(i64::from),
         ),
         None => (GpuSelection::Unordered(BTreeSet::new()), None),
     };
@@ -413,22 +441,24 @@ fn from_v2(r: v2::Endpoint, pools: &PoolMap) -> ServerlessEndpoint {
     ServerlessEndpoint {
         id: r.id,
         name: r.name,
-        template_id: r.template_id,
+        // REST v2 does not report the template an endpoint was made from.
+        template_id: None,
         gpus,
         gpu_count,
-        workers_min: Some(r.workers.min),
-        workers_max: Some(r.workers.max),
-        idle_timeout_s: r.workers.idle_timeout,
+        workers_min: r.workers.min.map(i64::from),
+        workers_max: r.workers.max.map(i64::from),
+        idle_timeout_s: r.workers.idle_timeout.map(i64::from),
         scaler: match r.scaling {
-            v2::EndpointScaling::QueueDelay { queue_delay } => {
+            Some(v2::EndpointScaling::QueueDelay { queue_delay }) => {
                 Some(Scaler::QueueDelay(queue_delay.round() as i64))
             }
-            v2::EndpointScaling::RequestCount { request_count } => {
-                Some(Scaler::RequestCount(request_count))
+            Some(v2::EndpointScaling::RequestCount { request_count }) => {
+                Some(Scaler::RequestCount(i64::from(request_count)))
             }
+            Some(v2::EndpointScaling::Unknown) | None => None,
         },
-        execution_timeout_ms: Some(r.timeout),
-        flashboot: Some(!matches!(r.flashboot, v2::FlashBoot::Off)),
+        execution_timeout_ms: r.timeout.and_then(|t| i64::try_from(t).ok()),
+        flashboot: r.flashboot.map(|f| f != v2::FlashBoot::Off),
         network_volume_id: r.network_volumes.first().cloned(),
         job_api_url,
     }

@@ -43,7 +43,7 @@ pub struct GpuOffer {
 }
 
 /// The placement a deploy is tried with.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Placement {
     pub gpu_type_id: String,
     pub data_center_id: Option<String>,
@@ -230,5 +230,138 @@ fn seed_deploy_input(req: &PodRequest, placement: &Placement) -> DeployPodInput 
         network_volume_id: req.network_volume_id.clone(),
         template_id: None,
         support_public_ip: None,
+    }
+}
+
+fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
+    let mount_path = req
+        .volume_mount_path
+        .clone()
+        .unwrap_or_else(|| "/workspace".to_string());
+    // A network volume takes the pod's volume path; otherwise the pod gets its own disk
+    // there. REST v2 mounts one or the other, as the seed API does.
+    let mounts = match &req.network_volume_id {
+        Some(volume) => Some(v2::Mounts {
+            persistent: None,
+            network: Some(vec![v2::NetworkMount {
+                volume_id: volume.clone(),
+                path: mount_path,
+            }]),
+        }),
+        None if req.volume_gb > 0 => Some(v2::Mounts {
+            persistent: Some(v2::PersistentMount {
+                size: req.volume_gb.unsigned_abs(),
+                path: mount_path,
+            }),
+            network: None,
+        }),
+        None => None,
+    };
+    v2::CreatePod {
+        name: req.name.clone(),
+        image: Some(req.image.clone()),
+        args: req.docker_args.clone(),
+        disk: u32::try_from(req.container_disk_gb).ok().filter(|d| *d > 0),
+        env: Some(req.env.iter().cloned().collect()),
+        ports: (!req.ports.is_empty()).then(|| req.ports.clone()),
+        cloud: placement.secure_cloud.map(|secure| {
+            if secure {
+                v2::Cloud::Secure
+            } else {
+                v2::Cloud::Community
+            }
+        }),
+        gpu: Some(v2::CreateGpuConfig {
+            id: placement.gpu_type_id.clone(),
+            count: u32::try_from(req.gpu_count).ok(),
+            allowed_cuda_versions: (!req.allowed_cuda_versions.is_empty())
+                .then(|| req.allowed_cuda_versions.clone()),
+            ..Default::default()
+        }),
+        // With a network volume the volume decides the data center.
+        data_center_ids: placement
+            .data_center_id
+            .clone()
+            .filter(|_| req.network_volume_id.is_none())
+            .map(|dc| vec![dc]),
+        mounts,
+        ..Default::default()
+    }
+}
+
+/// A REST v2 pod in the shape the controllers read. A pod still provisioning or starting
+/// reads as the seed API shows a booting pod: desired RUNNING, no runtime yet.
+pub fn from_v2(p: v2::Pod) -> Pod {
+    let desired_status = match &p.status {
+        v2::PodStatus::Provisioning | v2::PodStatus::Starting | v2::PodStatus::Running => RUNNING,
+        v2::PodStatus::Exited => EXITED,
+        v2::PodStatus::Terminated => TERMINATED,
+        v2::PodStatus::Error => "ERROR",
+        v2::PodStatus::Other(s) => s.as_str(),
+    }
+    .to_string();
+    let running = p.status == v2::PodStatus::Running;
+    let runtime = p.runtime.filter(|_| running).map(|r| PodRuntime {
+        uptime_in_seconds: i64::try_from(r.uptime).unwrap_or(i64::MAX),
+        ports: r
+            .ports
+            .iter()
+            .map(|port| PodRuntimePort {
+                ip: port.ip.clone().unwrap_or_default(),
+                is_ip_public: port.ip.is_some() && port.public.is_some(),
+                private_port: i64::from(port.private),
+                public_port: port.public.map(i64::from).unwrap_or_default(),
+                kind: port.port_type.clone(),
+            })
+            .collect(),
+        gpus: r
+            .gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| PodRuntimeGpu {
+                id: format!("gpu-{i}"),
+                gpu_util_percent: g.util as f64,
+                memory_util_percent: g.memory_util as f64,
+            })
+            .collect(),
+        container: None,
+    });
+    let network = p
+        .mounts
+        .network
+        .as_ref()
+        .and_then(|n| n.first())
+        .cloned();
+    let persistent = p.mounts.persistent.clone();
+    Pod {
+        machine: Some(PodMachine {
+            pod_host_id: String::new(),
+            gpu_type_id: p.gpu.as_ref().map(|g| g.id.clone()),
+            gpu_display_name: None,
+            data_center_id: p.data_center_id.clone(),
+            secure_cloud: p.cloud.as_ref().map(|c| *c == v2::Cloud::Secure),
+        }),
+        id: p.id,
+        name: p.name,
+        image_name: p.image,
+        env: p.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        machine_id: String::new(),
+        desired_status,
+        runtime,
+        gpu_count: p.gpu.as_ref().and_then(|g| g.count).map(i64::from),
+        vcpu_count: None,
+        memory_in_gb: None,
+        container_disk_in_gb: p.disk.map(i64::from),
+        volume_in_gb: Some(persistent.as_ref().map_or(0, |m| i64::from(m.size))),
+        volume_mount_path: network
+            .as_ref()
+            .map(|n| n.path.clone())
+            .or_else(|| persistent.map(|m| m.path)),
+        docker_args: p.args,
+        ports: Some(p.ports.join(",")),
+        cost_per_hr: Some(p.cost),
+        last_status_change: p.started_at,
+        network_volume_id: network.map(|n| n.volume_id),
+        template_id: p.template,
     }
 }

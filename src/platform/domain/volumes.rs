@@ -106,9 +106,9 @@ impl Volumes {
                 ))
             }
             PlatformApi::V2 => {
-                let input = v2::CreateNetworkVolumeRequest {
+                let input = v2::CreateNetworkVolume {
                     name: new.name.clone(),
-                    size: new.size_gb,
+                    size: gigabytes("size", new.size_gb)?,
                     data_center: new.data_center_id.clone(),
                     volume_type: Some(to_v2_type(new.volume_type)),
                 };
@@ -134,9 +134,9 @@ impl Volumes {
                     .map(drop)
             }
             PlatformApi::V2 => {
-                let input = v2::UpdateNetworkVolumeRequest {
+                let input = v2::UpdateNetworkVolume {
                     name: change.name.clone(),
-                    size: change.size_gb,
+                    size: change.size_gb.map(|s| gigabytes("size", s)).transpose()?,
                 };
                 self.client
                     .v2()
@@ -169,13 +169,19 @@ fn from_v2(v: v2::NetworkVolume) -> Volume {
     Volume {
         id: v.id,
         name: v.name,
-        size_gb: v.size,
+        size_gb: i64::from(v.size),
         data_center_id: v.data_center,
         volume_type: match v.volume_type {
-            v2::VolumeType::HighPerformance => VolumeType::HighPerformance,
+            Some(v2::VolumeType::HighPerformance) => VolumeType::HighPerformance,
             _ => VolumeType::Standard,
         },
     }
+}
+
+/// A size in GB as REST v2 takes it (unsigned).
+fn gigabytes(field: &str, size: i64) -> Result<u32> {
+    u32::try_from(size)
+        .map_err(|_| PlatformError::invalid_input(field, format!("{size} is not a size in GB")))
 }
 
 fn to_v2_type(t: VolumeType) -> v2::VolumeType {
