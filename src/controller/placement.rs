@@ -247,7 +247,11 @@ mod tests {
         let exhausted: HashSet<Placement> = [got[0].placement.clone()].into();
         let got = choose_placements(&rules(&t, 1, None), &offers, &exhausted).unwrap();
         assert_eq!(got[0].placement.data_center_id.as_deref(), Some("EU-RO-1"));
-        let all: HashSet<Placement> = got.iter().map(|c| c.placement.clone()).collect();
+        let all: HashSet<Placement> = got
+            .iter()
+            .map(|c| c.placement.clone())
+            .chain(exhausted)
+            .collect();
         let err = choose_placements(&rules(&t, 1, None), &offers, &all).unwrap_err();
         assert_eq!(err.reason, "NoCapacity");
     }
