@@ -365,3 +365,95 @@ pub fn from_v2(p: v2::Pod) -> Pod {
         template_id: p.template,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn v2_pod(status: &str, runtime: serde_json::Value) -> v2::Pod {
+        serde_json::from_value(json!({
+            "id": "p1", "name": "team-dev-1234abcd", "status": status, "image": "img:1",
+            "env": {"A": "1"}, "ports": ["8888/http"], "cost": 0.44, "disk": 20,
+            "gpu": {"id": "NVIDIA A40", "count": 2}, "cloud": "COMMUNITY", "dataCenterId": "EU-RO-1",
+            "mounts": {"network": [{"volumeId": "vol-1", "path": "/data"}]},
+            "runtime": runtime,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_booting_v2_pod_reads_as_running_without_runtime() {
+        for status in ["PROVISIONING", "STARTING"] {
+            let p = from_v2(v2_pod(status, json!({"uptime": 3})));
+            assert_eq!(p.desired_status, RUNNING);
+            assert!(p.runtime.is_none(), "{status}");
+        }
+        let p = from_v2(v2_pod(
+            "RUNNING",
+            json!({"uptime": 30, "gpus": [{"util": 80, "memoryUtil": 40}],
+                   "ports": [{"private": 8888, "public": 40123, "type": "http", "ip": "203.0.113.9"}]}),
+        ));
+        let rt = p.runtime.as_ref().unwrap();
+        assert_eq!(rt.uptime_in_seconds, 30);
+        assert_eq!(rt.gpus[0].gpu_util_percent, 80.0);
+        assert_eq!(rt.ports[0].public_port, 40123);
+        assert!(rt.ports[0].is_ip_public);
+        let m = p.machine.unwrap();
+        assert_eq!(m.gpu_type_id.as_deref(), Some("NVIDIA A40"));
+        assert_eq!(m.secure_cloud, Some(false));
+        assert_eq!(p.env, vec!["A=1"]);
+        assert_eq!(p.gpu_count, Some(2));
+        assert_eq!(p.network_volume_id.as_deref(), Some("vol-1"));
+        assert_eq!(p.volume_mount_path.as_deref(), Some("/data"));
+        assert_eq!(from_v2(v2_pod("EXITED", json!(null))).desired_status, EXITED);
+    }
+
+    fn request() -> PodRequest {
+        PodRequest {
+            name: "n".into(),
+            image: "img:1".into(),
+            docker_args: None,
+            ports: vec!["22/tcp".into()],
+            env: vec![("SECRET".into(), "s3cr3t".into())],
+            container_disk_gb: 20,
+            volume_gb: 30,
+            volume_mount_path: None,
+            min_vcpu_count: None,
+            min_memory_gb: None,
+            allowed_cuda_versions: vec![],
+            gpu_count: 1,
+            network_volume_id: None,
+        }
+    }
+
+    #[test]
+    fn a_v2_create_places_on_exactly_the_offer() {
+        let at = Placement {
+            gpu_type_id: "NVIDIA A40".into(),
+            data_center_id: Some("US-TX-3".into()),
+            secure_cloud: Some(true),
+        };
+        let body = serde_json::to_value(v2_create_request(&request(), &at)).unwrap();
+        assert_eq!(body["gpu"], json!({"id": "NVIDIA A40", "count": 1}));
+        assert_eq!(body["dataCenterIds"], json!(["US-TX-3"]));
+        assert_eq!(body["cloud"], "SECURE");
+        assert_eq!(body["mounts"], json!({"persistent": {"size": 30, "path": "/workspace"}}));
+        // A network volume pins the data center: none is sent, the volume is mounted.
+        let mut with_volume = request();
+        with_volume.network_volume_id = Some("vol-1".into());
+        let body = serde_json::to_value(v2_create_request(&with_volume, &at)).unwrap();
+        assert!(body.get("dataCenterIds").is_none(), "{body}");
+        assert_eq!(
+            body["mounts"],
+            json!({"network": [{"volumeId": "vol-1", "path": "/workspace"}]})
+        );
+    }
+
+    #[test]
+    fn debug_of_a_request_hides_env_values() {
+        let text = format!("{:?}", request());
+        assert!(!text.contains("s3cr3t"), "{text}");
+        assert!(text.contains("SECRET"), "{text}");
+    }
+}
