@@ -19,6 +19,8 @@ fn run(env: &Env, key_file: &std::path::Path, args: &[&str]) -> Output {
             .args(["--api-key-file", key_file.to_str().unwrap()])
             // The job API base comes from the environment, as users would set it.
             .env("GPUCLOUD_SERVERLESS_URL", format!("{base}/v2"))
+            // These commands are the seed surfaces' (GraphQL, REST v1); v2 is the default.
+            .env("GPUCLOUD_PLATFORM_API", "seed")
             .env_remove("GPUCLOUD_API_KEY")
             .output()
             .expect("binary runs")

@@ -1,9 +1,16 @@
 //! `gpucloud-operator platform`: a human window onto the platform (or the emulator).
 //!
-//! Addresses come from flags, else from `GPUCLOUD_REST_URL`, `GPUCLOUD_GRAPHQL_URL`,
-//! `GPUCLOUD_SERVERLESS_URL` and `GPUCLOUD_REGISTRY_URL`, else the public platform. The key
-//! comes from `--api-key-file`, else `GPUCLOUD_API_KEY`; there is deliberately no flag that
-//! takes the key itself (it would show in `ps` and shell history).
+//! Addresses come from flags, else from `GPUCLOUD_API_URL`, `GPUCLOUD_REST_URL`,
+//! `GPUCLOUD_GRAPHQL_URL`, `GPUCLOUD_SERVERLESS_URL` and `GPUCLOUD_REGISTRY_URL`, else the
+//! public platform. The key comes from `--api-key-file`, else `GPUCLOUD_API_KEY`; there is
+//! deliberately no flag that takes the key itself (it would show in `ps` and shell history).
+//!
+//! `--platform-api` (else `GPUCLOUD_PLATFORM_API`, else `v2`) picks the API the listing
+//! commands `gpu-types`, `pods`, `endpoints` and `volumes` use: REST v2, or the seed
+//! surfaces (GraphQL and REST v1). `platform v2 ...` always speaks REST v2; `job` and
+//! `delegations` have one API only.
+
+mod v2;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,12 +20,15 @@ use anyhow::Context;
 use futures::StreamExt;
 use serde::Serialize;
 
-use super::config::{ApiKey, BaseUrls, PlatformConfig};
+use super::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use super::graphql::types::LowestPriceInput;
 use super::jobs::PollOptions;
 use super::table::render;
 use super::types::{Job, JobRequest};
+use super::v2::{GpuQuery, PodListQuery};
 use super::{PlatformClient, validate};
+
+pub use v2::V2Command;
 
 /// Options of `platform`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +45,12 @@ pub struct PlatformArgs {
     /// Registry delegation base [env: GPUCLOUD_REGISTRY_URL].
     #[arg(long, global = true)]
     pub registry_url: Option<String>,
+    /// REST v2 base, including `/v2` [env: GPUCLOUD_API_URL].
+    #[arg(long, global = true)]
+    pub api_url: Option<String>,
+    /// The API of the listing commands: v2 or seed [env: GPUCLOUD_PLATFORM_API; default v2].
+    #[arg(long, global = true)]
+    pub platform_api: Option<String>,
     /// File holding the API key (else GPUCLOUD_API_KEY).
     #[arg(long, global = true)]
     pub api_key_file: Option<PathBuf>,
@@ -81,6 +97,11 @@ pub enum PlatformCommand {
         #[command(subcommand)]
         command: JobCommand,
     },
+    /// Every REST v2 operation.
+    V2 {
+        #[command(subcommand)]
+        command: V2Command,
+    },
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -118,11 +139,18 @@ pub fn client_from_args(args: &PlatformArgs) -> anyhow::Result<PlatformClient> {
         args.serverless_url.as_deref(),
         args.registry_url.as_deref(),
     )?;
+    urls.override_api(args.api_url.as_deref())?;
+    let api = match &args.platform_api {
+        Some(v) => v.parse()?,
+        None => PlatformApi::from_env()?,
+    };
     let key = match &args.api_key_file {
         Some(path) => ApiKey::from_file(path)?,
         None => ApiKey::from_env()?,
     };
-    Ok(PlatformClient::new(PlatformConfig::new(urls, key))?)
+    let mut config = PlatformConfig::new(urls, key);
+    config.api = api;
+    Ok(PlatformClient::new(config)?)
 }
 
 pub async fn run(args: PlatformArgs) -> anyhow::Result<()> {
@@ -130,7 +158,40 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<()> {
     let out = Printer {
         format: args.output,
     };
+    let seed = client.api() == PlatformApi::Seed;
     match args.command {
+        PlatformCommand::GpuTypes {
+            id,
+            gpu_count,
+            secure_cloud,
+        } if !seed => {
+            let q = GpuQuery {
+                count: Some(u32::try_from(gpu_count.max(1)).unwrap_or(1)),
+                cloud: secure_cloud.then_some(super::v2::Cloud::Secure),
+                ..GpuQuery::default()
+            };
+            // The count and cloud only scope availability, which must name a product.
+            let q = GpuQuery {
+                availability: true,
+                products: vec![super::v2::Product::Pod],
+                ..q
+            };
+            let gpus = match &id {
+                Some(id) => vec![client.v2().get_gpu_type(id, &q).await?],
+                None => client.v2().list_gpu_types(&q).await?,
+            };
+            v2::print_gpus(out, &gpus)
+        }
+        PlatformCommand::Pods if !seed => {
+            v2::print_pods(out, &client.v2().list_pods(&PodListQuery::default()).await?)
+        }
+        PlatformCommand::Endpoints if !seed => {
+            v2::print_endpoints(out, &client.v2().list_endpoints().await?)
+        }
+        PlatformCommand::Volumes if !seed => {
+            v2::print_volumes(out, &client.v2().list_network_volumes().await?)
+        }
+        PlatformCommand::V2 { command } => v2::run(&client, out, command).await,
         PlatformCommand::GpuTypes {
             id,
             gpu_count,
@@ -383,6 +444,36 @@ impl Printer {
         Ok(())
     }
 
+    /// One object: a one-row table, or the object itself as JSON.
+    fn one<T: Serialize>(
+        &self,
+        item: &T,
+        headers: &[&str],
+        row: impl Fn(&T) -> Vec<String>,
+    ) -> anyhow::Result<()> {
+        match self.format {
+            OutputFormat::Json => self.json(item),
+            OutputFormat::Table => self.list(std::slice::from_ref(item), headers, row),
+        }
+    }
+
+    fn json<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
+        let text = format!("{}\n", serde_json::to_string_pretty(value)?);
+        std::io::stdout().write_all(text.as_bytes())?;
+        Ok(())
+    }
+
+    /// What was done to an object that has no answer to show.
+    fn done(&self, id: &str, what: &str) -> anyhow::Result<()> {
+        match self.format {
+            OutputFormat::Json => self.json(&serde_json::json!({"id": id, "result": what})),
+            OutputFormat::Table => {
+                println!("{id} {what}");
+                Ok(())
+            }
+        }
+    }
+
     fn job(&self, job: &Job) -> anyhow::Result<()> {
         match self.format {
             OutputFormat::Json => println!("{}", serde_json::to_string_pretty(job)?),
@@ -494,5 +585,93 @@ mod tests {
         .unwrap();
         let e = client_from_args(&t.args).unwrap_err();
         assert!(e.to_string().contains("graphql_url"), "{e}");
+    }
+
+    #[test]
+    fn platform_api_and_api_url_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("k");
+        std::fs::write(&key, "flag-key\n").unwrap();
+        let key = key.to_str().unwrap();
+        let t = Top::try_parse_from([
+            "x",
+            "pods",
+            "--platform-api",
+            "seed",
+            "--api-url",
+            "http://127.0.0.1:1/v2",
+            "--api-key-file",
+            key,
+        ])
+        .unwrap();
+        let c = client_from_args(&t.args).unwrap();
+        assert_eq!(c.api(), PlatformApi::Seed);
+        assert_eq!(c.urls().api.as_str(), "http://127.0.0.1:1/v2");
+        let t = Top::try_parse_from(["x", "pods", "--platform-api", "v3", "--api-key-file", key])
+            .unwrap();
+        let e = client_from_args(&t.args).unwrap_err();
+        assert!(e.to_string().contains("platform_api"), "{e}");
+        let t = Top::try_parse_from([
+            "x",
+            "pods",
+            "--api-url",
+            "ftp://x/v2",
+            "--api-key-file",
+            key,
+        ])
+        .unwrap();
+        assert!(
+            client_from_args(&t.args)
+                .unwrap_err()
+                .to_string()
+                .contains("api_url")
+        );
+    }
+
+    #[test]
+    fn v2_commands_parse() {
+        let t = Top::try_parse_from([
+            "x",
+            "v2",
+            "catalog",
+            "gpus",
+            "--available",
+            "--product",
+            "POD",
+            "--count",
+            "2",
+        ])
+        .unwrap();
+        assert!(matches!(
+            t.args.command,
+            PlatformCommand::V2 {
+                command: V2Command::Catalog { .. }
+            }
+        ));
+        // Filters without --available are refused before any call.
+        assert!(Top::try_parse_from(["x", "v2", "catalog", "gpus", "--product", "POD"]).is_err());
+        assert!(
+            Top::try_parse_from([
+                "x",
+                "v2",
+                "volumes",
+                "create",
+                "--name",
+                "n",
+                "--size",
+                "10",
+                "--data-center",
+                "EU-RO-1"
+            ])
+            .is_ok()
+        );
+        assert!(
+            Top::try_parse_from([
+                "x", "v2", "pods", "create", "--name", "p", "--gpu", "g", "--cpu", "c", "--vcpus",
+                "2"
+            ])
+            .is_err()
+        );
+        assert!(Top::try_parse_from(["x", "v2", "pods", "action", "pod_1", "stop"]).is_ok());
     }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use reqwest::header::HeaderMap;
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::ratelimit_headers::{
@@ -16,6 +17,9 @@ use super::ratelimit_headers::{
 
 /// Entries of keys not used for a while are dropped beyond this many.
 const KEYS_BEFORE_CLEANUP: usize = 256;
+/// Calls waiting for a first answer look again at least this often (a wake-up between
+/// their check and their wait is not lost for longer).
+const RECHECK: Duration = Duration::from_millis(50);
 
 /// Identifies an API key without holding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,6 +36,8 @@ impl KeyId {
 #[derive(Default)]
 pub(crate) struct QuotaGate {
     keys: Mutex<HashMap<KeyId, QuotaState>>,
+    /// Wakes calls waiting for an answer.
+    answered: Notify,
 }
 
 /// A call admitted through the gate; dropping it marks the call ended.
@@ -45,6 +51,7 @@ impl Drop for Pass {
         if let Some(state) = self.gate.keys.lock().get_mut(&self.key) {
             state.finish();
         }
+        self.gate.answered.notify_waiters();
     }
 }
 
@@ -71,6 +78,9 @@ impl QuotaGate {
                         gate: self.clone(),
                         key,
                     });
+                }
+                Admission::WaitForAnswer => {
+                    let _ = tokio::time::timeout(RECHECK, self.answered.notified()).await;
                 }
                 Admission::WaitUntil(until) => {
                     let wait = until.saturating_duration_since(now);
@@ -100,15 +110,15 @@ impl QuotaGate {
         };
         let states = parse_rate_limit(&text(RATE_LIMIT));
         let policies = parse_rate_limit_policy(&text(RATE_LIMIT_POLICY));
-        if states.is_empty() && retry_after.is_none() {
-            return;
-        }
         let now = Instant::now();
-        let mut keys = self.keys.lock();
-        let state = keys.entry(key).or_default();
-        state.observe(now, &states, &policies);
-        if let Some(delay) = retry_after {
-            state.block(now, delay);
+        {
+            let mut keys = self.keys.lock();
+            let state = keys.entry(key).or_default();
+            state.observe(now, &states, &policies);
+            if let Some(delay) = retry_after {
+                state.block(now, delay);
+            }
         }
+        self.answered.notify_waiters();
     }
 }

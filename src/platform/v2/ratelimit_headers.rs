@@ -14,6 +14,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+/// How far apart two readings of one window's reset may be (`t` is whole seconds).
+const ROUNDING: Duration = Duration::from_secs(1);
+
 /// Header names.
 pub const RATE_LIMIT: &str = "ratelimit";
 pub const RATE_LIMIT_POLICY: &str = "ratelimit-policy";
@@ -196,6 +199,9 @@ pub enum Admission {
     Go,
     /// Wait until then (the latest reset among the spent windows, or a 429's delay).
     WaitUntil(Instant),
+    /// Nothing is known of this key's quota yet and its first call is out: wait for that
+    /// answer, so that a cold burst cannot overshoot a quota nobody has read yet.
+    WaitForAnswer,
 }
 
 /// The quota windows of one API key, as the platform last described them.
@@ -206,6 +212,8 @@ pub struct QuotaState {
     in_flight: u32,
     /// Set by a 429: nobody goes before.
     blocked_until: Option<Instant>,
+    /// An answer has been seen (with or without quota headers).
+    answered: bool,
 }
 
 impl QuotaState {
@@ -216,6 +224,9 @@ impl QuotaState {
                 return Admission::WaitUntil(until);
             }
             self.blocked_until = None;
+        }
+        if !self.answered && self.in_flight > 0 {
+            return Admission::WaitForAnswer;
         }
         self.roll_over(now);
         let spent = self
@@ -243,6 +254,7 @@ impl QuotaState {
     /// The platform's count is the truth, less the calls still in flight, which it may not
     /// have counted yet. An older answer arriving late cannot raise a window's count.
     pub fn observe(&mut self, now: Instant, states: &[WindowState], policies: &[WindowPolicy]) {
+        self.answered = true;
         let in_flight = i64::from(self.in_flight);
         for s in states {
             let policy = policies.iter().find(|p| p.name == s.name);
@@ -251,10 +263,12 @@ impl QuotaState {
             let quota = policy.map(|p| p.quota);
             let length = policy.map(|p| p.window).filter(|w| !w.is_zero());
             match self.windows.get_mut(&s.name) {
-                // Same window (its reset moved by less than a second): keep the lower count.
-                Some(w) if resets_at <= w.resets_at + Duration::from_secs(1) => {
+                // The same window (`t` is whole seconds, so its reset may seem to move by up
+                // to one): an answer that raced another cannot raise the count or bring the
+                // reset forward. Erring this way costs a little waiting, never a 429.
+                Some(w) if w.resets_at > now && resets_at <= w.resets_at + ROUNDING => {
                     w.remaining = w.remaining.min(remaining);
-                    w.resets_at = w.resets_at.min(resets_at).max(now);
+                    w.resets_at = w.resets_at.max(resets_at);
                     w.quota = quota.or(w.quota);
                     w.length = length.or(w.length);
                 }
@@ -400,6 +414,22 @@ mod tests {
         // After the reset (no policy): forgotten, calls go again.
         let later = t0 + Duration::from_secs(11);
         assert_eq!(q.admit(later), Admission::Go);
+    }
+
+    #[test]
+    fn answers_without_headers_let_calls_flow() {
+        let t0 = Instant::now();
+        let mut q = QuotaState::default();
+        assert_eq!(q.admit(t0), Admission::Go);
+        q.finish();
+        // A failed first call taught nothing: the next one still goes alone.
+        assert_eq!(q.admit(t0), Admission::Go);
+        assert_eq!(q.admit(t0), Admission::WaitForAnswer);
+        q.finish();
+        q.observe(t0, &[], &[]);
+        for _ in 0..100 {
+            assert_eq!(q.admit(t0), Admission::Go);
+        }
     }
 
     #[test]

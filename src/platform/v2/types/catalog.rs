@@ -17,11 +17,13 @@ open_enum! {
 
 open_enum! {
     /// GPU maker.
-    GpuManufacturer { Nvidia => "NVIDIA", Amd => "AMD", Unknown => "UNKNOWN" }
+    #[derive(Default)]
+    GpuManufacturer { Nvidia => "NVIDIA", Amd => "AMD", #[default] Unknown => "UNKNOWN" }
 }
 
 open_enum! {
     /// Continent of a data centre.
+    #[derive(Default)]
     DataCenterRegion {
         NorthAmerica => "NORTH_AMERICA",
         SouthAmerica => "SOUTH_AMERICA",
@@ -31,6 +33,7 @@ open_enum! {
         Africa => "AFRICA",
         Oceania => "OCEANIA",
         Antarctica => "ANTARCTICA",
+        #[default]
         Unknown => "UNKNOWN",
     }
 }
@@ -87,12 +90,6 @@ pub struct GpuType {
     /// With `include=AVAILABILITY` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_versions: Option<Vec<CudaVersionAvailability>>,
-}
-
-impl Default for GpuManufacturer {
-    fn default() -> Self {
-        GpuManufacturer::Unknown
-    }
 }
 
 /// USD per hour for one GPU.
@@ -226,12 +223,6 @@ pub struct DataCenter {
     /// With `include=CPU_AVAILABILITY` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_availability: Option<Vec<CatalogResourceAvailability>>,
-}
-
-impl Default for DataCenterRegion {
-    fn default() -> Self {
-        DataCenterRegion::Unknown
-    }
 }
 
 /// Availability of one GPU type or CPU flavour in a data centre.
