@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use gpucloud_operator::crd::Pod;
 use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::platform::{DeployPodInput, LowestPriceInput};
+use gpucloud_operator::platform::{self, DeployPodInput, LowestPriceInput};
 use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -79,6 +79,31 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
         shown.as_deref().is_some_and(|s| s != "None"),
         "the listing must still show 4090 stock: {shown:?}"
     );
+    // Where the listing says a 4090 can go: one place per type on the seed API; one per
+    // data center and cloud on REST v2, whose placements the operator tries in turn.
+    let shown_4090_places = if common::backend::is_v2() {
+        let mut places = 0;
+        for cloud in [platform::v2::Cloud::Secure, platform::v2::Cloud::Community] {
+            let query = platform::v2::GpuQuery {
+                availability: true,
+                products: vec![platform::v2::Product::Pod],
+                count: Some(1),
+                cloud: Some(cloud),
+                ..Default::default()
+            };
+            let gpus = env.platform.v2().list_gpu_types(&query).await.unwrap();
+            places += gpus
+                .iter()
+                .filter(|g| g.id == RTX4090)
+                .flat_map(|g| g.data_centers.iter().flatten())
+                .filter(|d| d.availability != platform::v2::AvailabilityLevel::None)
+                .count() as u64;
+        }
+        places
+    } else {
+        1
+    };
+    assert!(shown_4090_places >= 1);
     admin.clear_calls().await.unwrap();
 
     // A long resync keeps the cool-down of the refused type longer than this test.
@@ -99,8 +124,11 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
         pods[0].machine.as_ref().unwrap().gpu_type_id.as_deref(),
         Some(A40)
     );
-    // One pass: the 4090 refused, then the A40.
-    assert_eq!(admin.call_count(deploy()).await.unwrap(), 2);
+    // One pass: every 4090 placement refused, then the A40.
+    assert_eq!(
+        admin.call_count(deploy()).await.unwrap(),
+        shown_4090_places + 1
+    );
     let seen = events(&env, "fallback").await;
     assert!(
         seen.iter()
@@ -122,7 +150,10 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
         .unwrap();
     let second = env.wait_for("second", TIMEOUT, "Running", is_running).await;
     assert_eq!(second.status.unwrap().gpu_type_id.as_deref(), Some(A40));
-    assert_eq!(admin.call_count(deploy()).await.unwrap(), 3);
+    assert_eq!(
+        admin.call_count(deploy()).await.unwrap(),
+        shown_4090_places + 2
+    );
     assert_eq!(remote_pods(&env).await.len(), 2);
     env.finish(op).await;
 }
@@ -261,7 +292,13 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
         .wait_for("resumer", TIMEOUT, "Running", is_running)
         .await;
     let id = id_of(&running);
-    let machine = running.status.clone().unwrap().machine_id.unwrap();
+    // The host, as the platform's seed view shows it (REST v2 does not say).
+    let machine = remote_pods(&env)
+        .await
+        .into_iter()
+        .find(|p| p.id == id)
+        .map(|p| p.machine_id)
+        .unwrap();
 
     patch_spec(&api, "resumer", json!({"desiredState": "Stopped"})).await;
     env.wait_for::<Pod, _>("resumer", TIMEOUT, "Stopped", |p| {
@@ -353,9 +390,8 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
         )
         .await;
     assert_eq!(id_of(&resumed), id);
-    let status = resumed.status.unwrap();
-    assert_eq!(status.machine_id.as_deref(), Some(machine.as_str()));
     let pods = remote_pods(&env).await;
+    assert_eq!(pods.first().map(|p| p.machine_id.as_str()), Some(machine.as_str()));
     assert_eq!(pods.len(), 1, "{pods:#?}");
     assert_eq!(pods[0].id, id);
     assert_eq!(pods[0].desired_status, "RUNNING");

@@ -265,9 +265,15 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
 
 /// Pure: the Event's note when the platform refused `refused` for capacity in the middle
 /// of a deploy and the next type of the list is tried.
-pub fn fallback_note(refused: &str, err: &PlatformError, next: &str, cooldown: Duration) -> String {
+pub fn fallback_note(
+    refused: &[String],
+    err: &PlatformError,
+    deployed_on: &str,
+    cooldown: Duration,
+) -> String {
+    let refused = refused.join(", ");
     format!(
-        "the platform has no capacity for {refused} although its stock listing showed some ({err}); skipping {refused} for {}s and deploying on {next}",
+        "the platform has no capacity for {refused} although its stock listing showed some ({err}); skipping {refused} for {}s and deploying on {deployed_on}",
         cooldown.as_secs().max(1)
     )
 }
@@ -633,8 +639,10 @@ impl Adapter for PodAdapter {
         let candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)
             .map_err(CreateFailure::definite)?;
         let request = Self::request_of(d);
+        // Placements refused for capacity in this pass, and the last refusal.
+        let mut refused_at: Vec<String> = Vec::new();
         let mut refused: Option<PlatformError> = None;
-        for (i, candidate) in candidates.iter().enumerate() {
+        for candidate in &candidates {
             let Candidate {
                 placement: at,
                 price_per_hour,
@@ -642,23 +650,25 @@ impl Adapter for PodAdapter {
             match client.pods().deploy(&request, at).await {
                 Ok(mut pod) => {
                     pod.cost_per_hr.get_or_insert(*price_per_hour);
-                    return Ok(pod);
-                }
-                Err(e) if e.class() == ErrorClass::Capacity => {
-                    self.mark_exhausted(at, d.gpu_count);
-                    // The last placement's refusal is the pass's failure, reported by the
-                    // engine.
-                    if let (Some(next), Some(shared)) = (candidates.get(i + 1), &self.events) {
+                    // One Event for the whole fallback: users need to see why their pod
+                    // runs lower in their list. If every placement is refused, the last
+                    // refusal is the pass's failure, reported by the engine instead.
+                    if let (Some(e), Some(shared)) = (&refused, &self.events) {
                         let note = fallback_note(
+                            &refused_at,
+                            e,
                             &placement::describe(at),
-                            &e,
-                            &placement::describe(&next.placement),
                             self.cooldown,
                         );
                         shared
                             .event(obj, true, "GpuTypeNoCapacity", "Create", note)
                             .await;
                     }
+                    return Ok(pod);
+                }
+                Err(e) if e.class() == ErrorClass::Capacity => {
+                    self.mark_exhausted(at, d.gpu_count);
+                    refused_at.push(placement::describe(at));
                     refused = Some(e);
                 }
                 Err(e) => {
@@ -801,7 +811,7 @@ mod tests {
             operation: "podFindAndDeployOnDemand",
             detail: "There are no longer any instances available".into(),
         };
-        let note = fallback_note("B", &err, "C", Duration::from_secs(60));
+        let note = fallback_note(&["B".into()], &err, "C", Duration::from_secs(60));
         assert!(note.contains("no capacity for B"), "{note}");
         assert!(note.contains("no longer any instances"), "{note}");
         assert!(

@@ -210,11 +210,6 @@ pub fn v2_offers(types: Vec<v2::GpuType>, count: i32, secure: bool) -> Vec<GpuOf
             g.price.community
         };
         let offered = if secure { g.secure } else { g.community };
-        let max = if secure {
-            g.max_count.secure
-        } else {
-            g.max_count.community
-        };
         let price = (offered && per_gpu > 0.0).then(|| per_gpu * f64::from(count.max(1)));
         let cuda: Vec<String> = g
             .cuda_versions
@@ -245,9 +240,8 @@ pub fn v2_offers(types: Vec<v2::GpuType>, count: i32, secure: bool) -> Vec<GpuOf
                 secure_cloud: Some(secure),
                 price_per_hour: price,
                 in_stock,
-                // The catalog answers for the count asked; a type whose pods cannot
-                // have that many is not offered for it.
-                gpu_counts: if in_stock && i64::from(max) >= i64::from(count) {
+                // The catalog's availability is for the count asked.
+                gpu_counts: if in_stock {
                     vec![i64::from(count)]
                 } else {
                     Vec::new()
