@@ -8,6 +8,7 @@ pub mod admin;
 pub mod auth;
 pub mod cli;
 pub mod clock;
+pub mod endpoints;
 pub mod error;
 pub mod faults;
 pub mod fixtures;
