@@ -10,10 +10,16 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod container;
 pub mod limits;
 pub mod pods;
 pub mod problem;
+pub mod registries;
 pub mod request;
+pub mod rules;
+pub mod serverless;
+pub mod templates;
+pub mod volumes;
 
 use axum::Router;
 use axum::middleware;
@@ -23,7 +29,7 @@ use super::state::App;
 
 pub use problem::{Problem, V2Result};
 pub use request::{
-    Caller, CommaList, V2Query, Violations, not_null, nullable, parse_body, parse_query,
+    Caller, CommaList, Int, V2Query, Violations, not_null, nullable, parse_body, parse_query,
 };
 
 /// The first path segment after `/v2` of every v2 REST resource.
@@ -45,6 +51,10 @@ pub fn routes() -> Router<App> {
         .merge(pods::routes())
         .merge(catalog::routes())
         .merge(billing::routes())
+        .merge(serverless::routes())
+        .merge(templates::routes())
+        .merge(volumes::routes())
+        .merge(registries::routes())
 }
 
 /// [`routes`] behind authentication and the rate limits.

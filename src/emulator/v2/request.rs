@@ -101,8 +101,16 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> V2Result<T> {
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
+        let valid_json = || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+        if (inner.is_syntax() || inner.is_eof()) && !valid_json() {
             Problem::unprocessable(vec![format!("body: must be valid JSON ({inner})")])
+        } else if inner.is_syntax() {
+            // serde_json reads an enum given anything but a string (or an object) as a
+            // syntax error, although the document is valid JSON: the field is at fault.
+            Problem::unprocessable(vec![describe(
+                &path,
+                "must be one of the documented values (a string)",
+            )])
         } else {
             Problem::unprocessable(vec![describe(&path, &strip_position(&inner.to_string()))])
         }
@@ -209,6 +217,63 @@ pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(d).map(Some)
 }
 
+/// A JSON Schema `integer`: any integral number (`650.0` is one), saturated to the `i64`
+/// range so a schema-valid huge value reaches the handler's rules instead of failing to
+/// parse; in a query string, a decimal integer of any length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Int(pub i64);
+
+impl fmt::Display for Int {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Int {
+    /// The value as a count that fits `u32` (negative values are 0).
+    pub fn as_u32(self) -> u32 {
+        self.0.clamp(0, i64::from(u32::MAX)) as u32
+    }
+}
+
+impl<'de> Deserialize<'de> for Int {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl de::Visitor<'_> for Visit {
+            type Value = Int;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Int, E> {
+                Ok(Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Int, E> {
+                Ok(Int(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Int, E> {
+                if v.is_finite() && v.fract() == 0.0 {
+                    // `as` saturates at the i64 bounds.
+                    Ok(Int(v as i64))
+                } else {
+                    Err(E::invalid_type(de::Unexpected::Float(v), &self))
+                }
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Int, E> {
+                let digits = s.strip_prefix('-').unwrap_or(s);
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(E::invalid_value(de::Unexpected::Str(s), &self));
+                }
+                Ok(Int(s.parse().unwrap_or(if s.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                })))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
+}
+
 /// A comma-separated query list (`include=AVAILABILITY`, `product=POD,SERVERLESS`) whose
 /// entries deserialize as `T` (enums with their document spelling, strings, numbers).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,9 +294,11 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for CommaList<T> {
                 f.write_str("a comma-separated list")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                // `name=` is the empty list; otherwise every entry must be valid as it is.
+                if s.is_empty() {
+                    return Ok(CommaList(Vec::new()));
+                }
                 s.split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
                     .map(|p| {
                         let d: de::value::StrDeserializer<'_, E> = p.into_deserializer();
                         T::deserialize(d)
@@ -372,6 +439,9 @@ mod tests {
         assert!(variant[0].starts_with("cloud: must be"), "{variant:?}");
         assert!(variant[0].contains("SECURE"), "{variant:?}");
         assert!(err_of("{nope")[0].starts_with("body: must be valid JSON"));
+        // An enum given a non-string is the field's fault, not the JSON's.
+        let wrong = err_of(r#"{"name":"a","cloud":true}"#);
+        assert!(wrong[0].starts_with("cloud: must be one of"), "{wrong:?}");
         assert!(err_of("")[0].starts_with("body: required"));
         assert!(err_of("[1]")[0].starts_with("body: must be"));
         assert!(err_of(r#"{"name":"a"} {}"#)[0].starts_with("body: must be one JSON value"));
@@ -423,6 +493,33 @@ mod tests {
             "{:?}",
             p.errors
         );
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Ints {
+        n: Int,
+    }
+
+    #[test]
+    fn integers_are_json_schema_integers() {
+        let n = |body: &str| parse_body::<Ints>(body.as_bytes()).map(|i| i.n);
+        assert_eq!(n(r#"{"n":650}"#).unwrap(), Int(650));
+        assert_eq!(n(r#"{"n":650.0}"#).unwrap(), Int(650));
+        assert_eq!(n(r#"{"n":-3}"#).unwrap(), Int(-3));
+        assert_eq!(
+            n(r#"{"n":99999999999999999999999}"#).unwrap(),
+            Int(i64::MAX)
+        );
+        assert!(n(r#"{"n":1.5}"#).unwrap_err().errors[0].starts_with("n: must be an integer"));
+        assert!(
+            n(r#"{"n":"7"}"#).is_err(),
+            "a string is not an integer in a body"
+        );
+        let q = |s: &str| parse_query::<Ints>(Some(s)).map(|i| i.n);
+        assert_eq!(q("n=12").unwrap(), Int(12));
+        assert_eq!(q("n=499069433393321268234682368").unwrap(), Int(i64::MAX));
+        assert!(q("n=ten").is_err());
+        assert_eq!(Int(-5).as_u32(), 0);
     }
 
     #[test]
