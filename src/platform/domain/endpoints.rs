@@ -246,10 +246,13 @@ impl Endpoints {
                     ports: None,
                     registry: None,
                 };
-                Ok(from_v2(
-                    self.client.v2().create_endpoint(&input).await?,
-                    &pools,
-                ))
+                let created = self
+                    .client
+                    .v2()
+                    .create_endpoint(&input)
+                    .await
+                    .map_err(|e| super::refers_to_missing(e, &[("template", "templateId"), ("volume", "networkVolumeId")]))?;
+                Ok(from_v2(created, &pools))
             }
         }
     }

@@ -146,7 +146,13 @@ impl Pods {
             }
             PlatformApi::V2 => {
                 let input = v2_create_request(req, placement);
-                Ok(from_v2(self.client.v2().create_pod(&input).await?))
+                let created = self
+                    .client
+                    .v2()
+                    .create_pod(&input)
+                    .await
+                    .map_err(|e| super::refers_to_missing(e, &[("template", "templateId"), ("volume", "networkVolumeId"), ("registry", "registry")]))?;
+                Ok(from_v2(created))
             }
         }
     }

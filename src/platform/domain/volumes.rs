@@ -112,9 +112,13 @@ impl Volumes {
                     data_center: new.data_center_id.clone(),
                     volume_type: Some(to_v2_type(new.volume_type)),
                 };
-                Ok(from_v2(
-                    self.client.v2().create_network_volume(&input).await?,
-                ))
+                let created = self
+                    .client
+                    .v2()
+                    .create_network_volume(&input)
+                    .await
+                    .map_err(|e| super::rename_field(e, "dataCenter", "dataCenterId"))?;
+                Ok(from_v2(created))
             }
         }
     }
