@@ -386,9 +386,11 @@ mod emulated {
     use gpucloud_operator::emulator::v2::limits::Quota as EmuQuota;
     use gpucloud_operator::platform::v2::{
         AvailabilityLevel, BillingBucketSize, BillingWindow, CpuQuery, CreateCpuConfig,
-        CreateGpuConfig, CreatePod, DataCenterQuery, DataCenterRegion, GpuQuery, LogQuery, Mounts,
-        PersistentMount, PodAction, PodListQuery, PodStatus, Product, PublicTemplateSource,
-        UpdatePod,
+        CreateEndpoint, CreateEndpointGpuConfig, CreateGpuConfig, CreateNetworkVolume, CreatePod,
+        CreateRegistry, CreateTemplate, DataCenterQuery, DataCenterRegion, EndpointScaling,
+        EndpointType, EndpointWorkers, FlashBoot, GpuQuery, LogQuery, Mounts, PersistentMount,
+        PodAction, PodListQuery, PodStatus, Product, PublicTemplateSource, UpdateEndpoint,
+        UpdateNetworkVolume, UpdatePod, UpdateTemplate,
     };
     use gpucloud_operator::platform::{ErrorClass, PlatformClient};
 
@@ -503,6 +505,211 @@ mod emulated {
         v2.delete_pod(&cpu.id).await.unwrap();
         expect_class(v2.get_pod(&cpu.id).await, ErrorClass::NotFound);
         assert_no_key_logged();
+        env.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn serverless_round_trip() {
+        let env = start().await;
+        let v2 = env.client.v2();
+        let create = CreateEndpoint {
+            name: "gen".into(),
+            endpoint_type: EndpointType::Queue,
+            scaling: EndpointScaling::QueueDelay { queue_delay: 4.0 },
+            gpu: Some(CreateEndpointGpuConfig {
+                pools: vec!["ADA_24".into()],
+                count: Some(1),
+                ..Default::default()
+            }),
+            cpu: None,
+            workers: Some(EndpointWorkers {
+                min: Some(2),
+                max: Some(3),
+                idle_timeout: Some(5),
+            }),
+            data_center_ids: None,
+            network_volumes: None,
+            timeout: Some(120_000),
+            flashboot: Some(FlashBoot::Flashboot),
+            template_id: None,
+            image: Some("me/worker:1".into()),
+            args: None,
+            disk: None,
+            env: Some(BTreeMap::from([("MODEL".to_owned(), "tiny".to_owned())])),
+            ports: None,
+            registry: None,
+        };
+        let ep = v2.create_endpoint(&create).await.unwrap();
+        assert_eq!(ep.endpoint_type, Some(EndpointType::Queue));
+        assert_eq!(ep.workers.max, Some(3));
+        assert_eq!(ep.flashboot, Some(FlashBoot::Flashboot));
+        let urls = ep.request_urls.as_ref().unwrap();
+        assert!(
+            urls.run
+                .as_deref()
+                .unwrap()
+                .ends_with(&format!("/v2/{}/run", ep.id))
+        );
+
+        // The job API serves it at the URL the endpoint names.
+        let job = env
+            .client
+            .jobs()
+            .runsync(
+                &ep.id,
+                &gpucloud_operator::platform::JobRequest::new(serde_json::json!({"output": "hi"})),
+                None,
+            )
+            .await
+            .unwrap();
+        assert_eq!(job.output, Some(serde_json::json!("hi")));
+
+        assert!(
+            v2.list_endpoints()
+                .await
+                .unwrap()
+                .iter()
+                .any(|e| e.id == ep.id)
+        );
+        assert_eq!(v2.get_endpoint(&ep.id).await.unwrap().name, "gen");
+        let updated = v2
+            .update_endpoint(
+                &ep.id,
+                &UpdateEndpoint {
+                    image: Some("me/worker:2".into()),
+                    workers: Some(EndpointWorkers {
+                        max: Some(5),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(updated.workers.max, Some(5));
+        assert_eq!(updated.image.as_deref(), Some("me/worker:2"));
+
+        let workers = v2.endpoint_workers(&ep.id).await.unwrap();
+        assert_eq!(workers.summary.total as usize, workers.workers.len());
+        let releases = v2.endpoint_releases(&ep.id).await.unwrap();
+        assert!(!releases.releases.is_empty());
+        assert!(
+            releases
+                .releases
+                .iter()
+                .any(|r| r.diff.iter().any(|d| d.field.contains("image"))),
+            "{releases:?}"
+        );
+
+        v2.delete_endpoint(&ep.id).await.unwrap();
+        expect_class(v2.get_endpoint(&ep.id).await, ErrorClass::NotFound);
+        env.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn templates_volumes_and_registries_round_trip() {
+        let env = start().await;
+        let v2 = env.client.v2();
+
+        let t = v2
+            .create_template(&CreateTemplate {
+                name: "mine".into(),
+                image: "me/img:1".into(),
+                ports: Some(vec!["8888/http".into()]),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(t.image, "me/img:1");
+        assert!(
+            v2.list_templates()
+                .await
+                .unwrap()
+                .iter()
+                .any(|x| x.id == t.id)
+        );
+        let t2 = v2
+            .update_template(
+                &t.id,
+                &UpdateTemplate {
+                    name: Some("renamed".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(t2.name, "renamed");
+        assert_eq!(v2.get_template(&t.id).await.unwrap().name, "renamed");
+        // A public template reads through the same route.
+        assert!(v2.get_template("runpod-torch-v280").await.unwrap().public);
+        v2.delete_template(&t.id).await.unwrap();
+        expect_class(v2.get_template(&t.id).await, ErrorClass::NotFound);
+
+        let vol = v2
+            .create_network_volume(&CreateNetworkVolume {
+                name: "data".into(),
+                size: 50,
+                data_center: "EU-RO-1".into(),
+                volume_type: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!((vol.size, vol.data_center.as_str()), (50, "EU-RO-1"));
+        assert!(vol.volume_type.is_some());
+        assert!(
+            v2.list_network_volumes()
+                .await
+                .unwrap()
+                .iter()
+                .any(|v| v.id == vol.id)
+        );
+        let grown = v2
+            .update_network_volume(
+                &vol.id,
+                &UpdateNetworkVolume {
+                    size: Some(60),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(grown.size, 60);
+        // Shrinking is a rule violation (400), not retried.
+        expect_class(
+            v2.update_network_volume(
+                &vol.id,
+                &UpdateNetworkVolume {
+                    size: Some(20),
+                    ..Default::default()
+                },
+            )
+            .await,
+            ErrorClass::InvalidInput,
+        );
+        assert_eq!(v2.get_network_volume(&vol.id).await.unwrap().size, 60);
+        v2.delete_network_volume(&vol.id).await.unwrap();
+        expect_class(v2.get_network_volume(&vol.id).await, ErrorClass::NotFound);
+
+        let reg = v2
+            .create_registry(&CreateRegistry {
+                name: "hub".into(),
+                username: "someone".into(),
+                password: "pw-never-shown".into(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(reg.name, "hub");
+        assert!(
+            v2.list_registries()
+                .await
+                .unwrap()
+                .iter()
+                .any(|r| r.id == reg.id)
+        );
+        assert_eq!(v2.get_registry(&reg.id).await.unwrap().name, "hub");
+        v2.delete_registry(&reg.id).await.unwrap();
+        expect_class(v2.get_registry(&reg.id).await, ErrorClass::NotFound);
+        assert!(!captured().contains("pw-never-shown"));
         env.shutdown().await;
     }
 
