@@ -188,6 +188,36 @@ async fn v2_subcommands_against_the_emulator() {
         &env,
         &key,
         &[
+            "v2",
+            "volumes",
+            "create",
+            "--name",
+            "cli-vol",
+            "--size",
+            "20",
+            "--data-center",
+            "EU-RO-1",
+            "-o",
+            "json",
+        ],
+    ));
+    let vol: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let vol_id = vol["id"].as_str().unwrap().to_owned();
+    let t = stdout_of(&run_v2(
+        &env,
+        &key,
+        &["v2", "volumes", "update", &vol_id, "--size", "30"],
+    ));
+    assert!(t.contains("cli-vol") && t.contains("30"), "{t}");
+    let t = stdout_of(&run_v2(&env, &key, &["volumes"]));
+    assert!(t.contains(&vol_id), "{t}");
+    let t = stdout_of(&run_v2(&env, &key, &["v2", "volumes", "delete", &vol_id]));
+    assert!(t.contains("deleted"), "{t}");
+
+    let j = stdout_of(&run_v2(
+        &env,
+        &key,
+        &[
             "v2", "billing", "pods", "--last", "2", "--bucket", "day", "-o", "json",
         ],
     ));
