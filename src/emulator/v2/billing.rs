@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, Int, V2Query, Violations};
+use super::request::{Caller, IntParam, V2Query, Violations};
 use crate::emulator::clock::{Clock, Millis};
 use crate::emulator::state::{App, World};
 
@@ -124,7 +124,7 @@ struct BillingQuery {
     #[serde(default)]
     bucket_size: Option<BucketSize>,
     #[serde(default)]
-    last_n: Option<Int>,
+    last_n: Option<IntParam>,
     #[serde(default)]
     pod_id: Option<String>,
     #[serde(default)]
