@@ -271,7 +271,9 @@ fn overlap_hours(from: Millis, to: Millis, a: i64, b: i64) -> f64 {
 }
 
 fn touches(from: Millis, to: Millis, a: i64, b: i64) -> bool {
-    (from as i64) < b && (to as i64) > a || (from as i64 >= a && (from as i64) < b)
+    // Overlaps [a, b), or is an empty stretch starting inside it.
+    let (from, to) = (from as i64, to as i64);
+    from < b && (to > a || from >= a)
 }
 
 fn money(x: f64) -> f64 {
