@@ -106,3 +106,122 @@ async fn every_subcommand_against_the_emulator() {
     assert!(err.contains("input"), "{err}");
     env.shutdown().await;
 }
+
+/// `platform` on REST v2 (the default API), pointed at the emulator with `--api-url`.
+fn run_v2(env: &Env, key_file: &std::path::Path, args: &[&str]) -> Output {
+    let base = env.emu.base_url();
+    tokio::task::block_in_place(|| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"))
+            .arg("platform")
+            .args(args)
+            .args(["--api-url", &format!("{base}/v2")])
+            .args(["--api-key-file", key_file.to_str().unwrap()])
+            .env_remove("GPUCLOUD_API_KEY")
+            .env_remove("GPUCLOUD_PLATFORM_API")
+            .output()
+            .expect("binary runs")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_subcommands_against_the_emulator() {
+    let env = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("key");
+    std::fs::write(&key, format!("{FULL_KEY}\n")).unwrap();
+
+    let t = stdout_of(&run_v2(
+        &env,
+        &key,
+        &["v2", "catalog", "gpus", "--available", "--product", "POD"],
+    ));
+    assert!(t.starts_with("ID") && t.contains("AVAILABILITY"), "{t}");
+    assert!(t.contains("NVIDIA GeForce RTX 4090"), "{t}");
+    // The listing commands speak v2 by default.
+    let t = stdout_of(&run_v2(&env, &key, &["gpu-types"]));
+    assert!(
+        t.contains("NVIDIA GeForce RTX 4090") && t.contains("POOL"),
+        "{t}"
+    );
+
+    let j = stdout_of(&run_v2(
+        &env,
+        &key,
+        &[
+            "v2",
+            "pods",
+            "create",
+            "--name",
+            "cli-pod",
+            "--image",
+            "ubuntu",
+            "--gpu",
+            "NVIDIA GeForce RTX 4090",
+            "--env",
+            "A=1",
+            "-o",
+            "json",
+        ],
+    ));
+    let pod: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let id = pod["id"].as_str().unwrap().to_owned();
+    assert_eq!(pod["status"], "PROVISIONING");
+    assert_eq!(pod["env"]["A"], "1");
+    let t = stdout_of(&run_v2(&env, &key, &["pods"]));
+    assert!(t.contains(&id) && t.contains("cli-pod"), "{t}");
+    let t = stdout_of(&run_v2(&env, &key, &["v2", "pods", "get", &id]));
+    assert!(t.contains("1x NVIDIA GeForce RTX 4090"), "{t}");
+    let t = stdout_of(&run_v2(
+        &env,
+        &key,
+        &["v2", "pods", "action", &id, "terminate"],
+    ));
+    assert!(t.contains(&format!("{id} terminate")), "{t}");
+
+    // A platform error is reported with its class, and the command fails.
+    let out = run_v2(&env, &key, &["v2", "pods", "get", &id]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not found"), "{err}");
+
+    let j = stdout_of(&run_v2(
+        &env,
+        &key,
+        &[
+            "v2",
+            "volumes",
+            "create",
+            "--name",
+            "cli-vol",
+            "--size",
+            "20",
+            "--data-center",
+            "EU-RO-1",
+            "-o",
+            "json",
+        ],
+    ));
+    let vol: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let vol_id = vol["id"].as_str().unwrap().to_owned();
+    let t = stdout_of(&run_v2(
+        &env,
+        &key,
+        &["v2", "volumes", "update", &vol_id, "--size", "30"],
+    ));
+    assert!(t.contains("cli-vol") && t.contains("30"), "{t}");
+    let t = stdout_of(&run_v2(&env, &key, &["volumes"]));
+    assert!(t.contains(&vol_id), "{t}");
+    let t = stdout_of(&run_v2(&env, &key, &["v2", "volumes", "delete", &vol_id]));
+    assert!(t.contains("deleted"), "{t}");
+
+    let j = stdout_of(&run_v2(
+        &env,
+        &key,
+        &[
+            "v2", "billing", "pods", "--last", "2", "--bucket", "day", "-o", "json",
+        ],
+    ));
+    let b: serde_json::Value = serde_json::from_str(&j).unwrap();
+    assert!(b["metadata"]["totals"]["totalAmount"].is_number(), "{b}");
+    env.shutdown().await;
+}

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, Int, V2Query, Violations};
+use super::request::{Caller, IntParam, V2Query, Violations};
 use crate::emulator::clock::{Clock, Millis};
 use crate::emulator::state::{App, World};
 
@@ -124,7 +124,7 @@ struct BillingQuery {
     #[serde(default)]
     bucket_size: Option<BucketSize>,
     #[serde(default)]
-    last_n: Option<Int>,
+    last_n: Option<IntParam>,
     #[serde(default)]
     pod_id: Option<String>,
     #[serde(default)]
@@ -271,7 +271,9 @@ fn overlap_hours(from: Millis, to: Millis, a: i64, b: i64) -> f64 {
 }
 
 fn touches(from: Millis, to: Millis, a: i64, b: i64) -> bool {
-    (from as i64) < b && (to as i64) > a || (from as i64 >= a && (from as i64) < b)
+    // Overlaps [a, b), or is an empty stretch starting inside it.
+    let (from, to) = (from as i64, to as i64);
+    from < b && (to > a || from >= a)
 }
 
 fn money(x: f64) -> f64 {

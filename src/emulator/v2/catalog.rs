@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, CommaList, Int, V2Query, Violations};
+use super::request::{Caller, CommaList, IntParam, V2Query, Violations};
 use crate::emulator::model::{
     Compliance, CpuTypeFixture, DataCenter, DataCenterRegion, GpuTypeFixture, PublicTemplate,
     TemplateCategory, TemplateSource, VolumeType,
@@ -255,7 +255,7 @@ struct GpuQuery {
     #[serde(default)]
     product: Option<CommaList<Product>>,
     #[serde(default)]
-    count: Option<Int>,
+    count: Option<IntParam>,
     #[serde(default)]
     cloud: Option<CloudFilter>,
     #[serde(default)]
@@ -364,7 +364,7 @@ fn gpu_scope(world: &World, q: &GpuQuery) -> V2Result<Option<GpuScope>> {
         });
     Ok(Some(GpuScope {
         products,
-        count: q.count.map_or(1, Int::as_u32).max(1),
+        count: q.count.map_or(1, IntParam::as_u32).max(1),
         secure: q.cloud.unwrap_or_default() == CloudFilter::Secure,
         data_centers,
         cuda,
@@ -447,7 +447,7 @@ struct CpuQuery {
     #[serde(default)]
     product: Option<CommaList<CpuProduct>>,
     #[serde(default)]
-    vcpu_count: Option<Int>,
+    vcpu_count: Option<IntParam>,
 }
 
 /// vCPUs a CPU availability read asks for; `None` when availability was not asked for.
@@ -488,7 +488,7 @@ fn cpu_scope(q: &CpuQuery) -> V2Result<Option<(Vec<CpuProduct>, Option<u32>)>> {
             "vcpuCount: must be a power of two (got {n})"
         )));
     }
-    Ok(Some((products, q.vcpu_count.map(Int::as_u32))))
+    Ok(Some((products, q.vcpu_count.map(IntParam::as_u32))))
 }
 
 fn cpu_level(machines: &[&Machine], vcpus: u32) -> &'static str {

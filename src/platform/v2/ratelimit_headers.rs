@@ -190,6 +190,9 @@ struct Window {
     /// From the policy: what the window allows again after its reset.
     quota: Option<u64>,
     length: Option<Duration>,
+    /// The reset was reckoned from the policy after a rollover, not read: the next reading
+    /// replaces it.
+    estimated: bool,
 }
 
 /// Whether a call may start.
@@ -199,8 +202,9 @@ pub enum Admission {
     Go,
     /// Wait until then (the latest reset among the spent windows, or a 429's delay).
     WaitUntil(Instant),
-    /// Nothing is known of this key's quota yet and its first call is out: wait for that
-    /// answer, so that a cold burst cannot overshoot a quota nobody has read yet.
+    /// Wait for an answer in flight: nothing is known of this key's quota yet and its first
+    /// call is out (a cold burst must not overshoot a quota nobody has read), or a window is
+    /// spent whose reset is only reckoned from the policy and an answer will tell it.
     WaitForAnswer,
 }
 
@@ -229,13 +233,13 @@ impl QuotaState {
             return Admission::WaitForAnswer;
         }
         self.roll_over(now);
-        let spent = self
-            .windows
-            .values()
-            .filter(|w| w.remaining <= 0)
-            .map(|w| w.resets_at)
-            .max();
-        if let Some(until) = spent {
+        let spent: Vec<&Window> = self.windows.values().filter(|w| w.remaining <= 0).collect();
+        if !spent.is_empty() {
+            // A reset reckoned from the policy is a guess; an answer on its way will say.
+            if self.in_flight > 0 && spent.iter().any(|w| w.estimated) {
+                return Admission::WaitForAnswer;
+            }
+            let until = spent.iter().map(|w| w.resets_at).max().unwrap_or(now);
             return Admission::WaitUntil(until);
         }
         for w in self.windows.values_mut() {
@@ -266,9 +270,17 @@ impl QuotaState {
                 // The same window (`t` is whole seconds, so its reset may seem to move by up
                 // to one): an answer that raced another cannot raise the count or bring the
                 // reset forward. Erring this way costs a little waiting, never a 429.
-                Some(w) if w.resets_at > now && resets_at <= w.resets_at + ROUNDING => {
+                Some(w)
+                    if w.resets_at > now
+                        && (w.estimated || resets_at <= w.resets_at + ROUNDING) =>
+                {
                     w.remaining = w.remaining.min(remaining);
-                    w.resets_at = w.resets_at.max(resets_at);
+                    w.resets_at = if w.estimated {
+                        resets_at
+                    } else {
+                        w.resets_at.max(resets_at)
+                    };
+                    w.estimated = false;
                     w.quota = quota.or(w.quota);
                     w.length = length.or(w.length);
                 }
@@ -280,6 +292,7 @@ impl QuotaState {
                             resets_at,
                             quota,
                             length,
+                            estimated: false,
                         },
                     );
                 }
@@ -314,6 +327,7 @@ impl QuotaState {
                     let behind = now.duration_since(w.resets_at);
                     let periods = behind.as_secs_f64() / len.as_secs_f64();
                     w.resets_at += len.mul_f64(periods.floor() + 1.0);
+                    w.estimated = true;
                     true
                 }
                 _ => false,
@@ -461,9 +475,35 @@ mod tests {
         let after = t0 + Duration::from_secs(6);
         assert_eq!(q.admit(after), Admission::Go);
         assert_eq!(q.admit(after), Admission::Go);
+        // Spent again; the reset is reckoned, and the answers on their way will say.
+        assert_eq!(q.admit(after), Admission::WaitForAnswer);
+        q.finish();
+        q.finish();
+        // With nothing in flight the reckoning is the best there is.
         assert_eq!(
             q.admit(after),
             Admission::WaitUntil(t0 + Duration::from_secs(65))
+        );
+    }
+
+    #[test]
+    fn a_reading_replaces_a_reset_reckoned_from_the_policy() {
+        let t0 = Instant::now();
+        let mut q = QuotaState::default();
+        let policy = [WindowPolicy {
+            name: "minute".into(),
+            quota: 3,
+            window: Duration::from_secs(60),
+        }];
+        q.observe(t0, &[window("minute", 0, 1)], &policy);
+        let t1 = t0 + Duration::from_secs(1);
+        assert_eq!(q.admit(t1), Admission::Go);
+        q.finish();
+        // The platform says this window ends in 1 s, not in the 60 the policy suggested.
+        q.observe(t1, &[window("minute", 0, 1)], &policy);
+        assert_eq!(
+            q.admit(t1),
+            Admission::WaitUntil(t1 + Duration::from_secs(1))
         );
     }
 
