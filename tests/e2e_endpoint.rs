@@ -441,3 +441,62 @@ async fn a_key_without_write_access_stalls_with_forbidden() {
     assert_eq!(creates, 1, "the refused create was retried");
     env.finish(op).await;
 }
+
+/// A change of what workers run: on REST v2 it rolls out as a release, and the Endpoint is
+/// Reconciling (RollingOut) until no worker is stale, then Ready; the rollout costs calls
+/// only while it lasts. The seed API applies it at once: Ready with no rollout at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_worker_change_rolls_out_before_ready() {
+    const RELEASES: &str = "GET /v2/serverless/{id}/releases";
+    let env = Env::start("ep-rollout").await;
+    let admin = env.emulator.admin();
+    let op = env.operator(&[]);
+    let api: Api<Endpoint> = env.api();
+    api.create(
+        &PostParams::default(),
+        &endpoint("rolling", json!({"workersMin": 2, "workersMax": 2})),
+    )
+    .await
+    .unwrap();
+    env.wait_for("rolling", TIMEOUT, "Ready", is_ready).await;
+    assert_eq!(admin.call_count(RELEASES).await.unwrap(), 0, "no rollout yet");
+
+    // Fewer GPU types: the workers must move to a new release.
+    api.patch(
+        "rolling",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"gpuTypeIds": ["NVIDIA A40"]}})),
+    )
+    .await
+    .unwrap();
+    if common::backend::is_v2() {
+        let rolling = env
+            .wait_for::<Endpoint, _>("rolling", TIMEOUT, "Reconciling/RollingOut", |ep| {
+                let s = ep.status.as_ref();
+                s.is_some_and(|s| s.common.observed_generation == ep.metadata.generation)
+                    && s.and_then(|s| condition(&s.common.conditions, "Reconciling"))
+                        .is_some_and(|c| c.status == "True" && c.reason == "RollingOut")
+            })
+            .await;
+        let ready = condition(&rolling.status.unwrap().common.conditions, "Ready")
+            .unwrap()
+            .clone();
+        assert_eq!(ready.status, "False", "not Ready while workers are stale");
+        assert!(ready.message.contains("of 2 workers"), "{}", ready.message);
+        // The emulator replaces one stale worker every 30 emulated seconds.
+        admin.advance_clock(61_000).await.unwrap();
+    }
+    env.wait_for("rolling", TIMEOUT, "Ready after the rollout", is_ready)
+        .await;
+    let after_rollout = admin.call_count(RELEASES).await.unwrap();
+    if common::backend::is_v2() {
+        assert!(after_rollout >= 1, "the rollout was followed");
+    } else {
+        assert_eq!(after_rollout, 0, "the seed API has no releases");
+    }
+    // Once rolled out, no more rollout calls: three poll intervals later, the same count.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    assert_eq!(admin.call_count(RELEASES).await.unwrap(), after_rollout);
+    env.finish(op).await;
+}
