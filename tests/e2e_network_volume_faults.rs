@@ -622,3 +622,71 @@ async fn two_replicas_only_the_leader_acts_and_the_other_takes_over() {
     );
     env.finish_process(b).await;
 }
+
+/// The sum of `gpucloud_platform_calls_total` series on `/metrics` whose labels contain
+/// every one of `labels`.
+async fn platform_calls(metrics: &str, labels: &[&str]) -> u64 {
+    let text = reqwest::get(metrics)
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("gpucloud_platform_calls_total{"))
+        .filter(|l| labels.iter().all(|want| l.contains(want)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// REST v2 states its quota on every answer (`RateLimit`, `RateLimit-Policy`): with a
+/// quota far below what 30 volumes need at once, the operator slows down before the
+/// platform refuses, so everything converges with no 429 at all. (The seed API states no
+/// quota; its limits are exercised by the 429-burst test above.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_small_v2_quota_is_absorbed_without_429s() {
+    if !common::backend::is_v2() {
+        println!("REST v2 only: the seed API sends no RateLimit headers");
+        return;
+    }
+    const OBJECTS: usize = 30;
+    let quota = gpucloud_operator::emulator::v2::limits::Quota {
+        minute: 10,
+        hour: 1_000_000,
+        day: 10_000_000,
+    };
+    // Twenty emulated minutes pass in one real minute: a window resets every 3 s.
+    let config = gpucloud_operator::emulator::EmulatorConfig {
+        v2_quota: quota,
+        time_scale: 20.0,
+        ..Default::default()
+    };
+    let env = Env::start_with("nv-quota", config).await;
+    let port = free_port();
+    let op = env.operator(&[&format!("--metrics-addr=127.0.0.1:{port}")]);
+    let api: Api<NetworkVolume> = env.api();
+    for i in 0..OBJECTS {
+        api.create(
+            &PostParams::default(),
+            &volume(&format!("q{i:02}"), 10, json!({})),
+        )
+        .await
+        .unwrap();
+    }
+    let started = Instant::now();
+    for i in 0..OBJECTS {
+        env.wait_for(&format!("q{i:02}"), Duration::from_secs(120), "Ready", is_ready)
+            .await;
+    }
+    let metrics = format!("http://127.0.0.1:{port}/metrics");
+    let refused = platform_calls(&metrics, &["surface=\"rest_v2\"", "status=\"429\""]).await;
+    let served = platform_calls(&metrics, &["surface=\"rest_v2\""]).await;
+    println!(
+        "{OBJECTS} volumes under a quota of {}/emulated minute: Ready in {:.1?}, {served} v2 calls, {refused} answered 429",
+        quota.minute,
+        started.elapsed()
+    );
+    assert_eq!(refused, 0, "the operator waited for the quota, not for 429s");
+    env.finish(op).await;
+}
