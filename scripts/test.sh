@@ -57,24 +57,73 @@ trap 'cleanup; report' EXIT
 eval "$(tests/control-plane/cp.sh up --dir "$cp_dir")"
 export KUBECONFIG
 
-phase "cargo test (unit, emulator, client, end-to-end)"
+phase "cargo test (unit, emulator, client, end-to-end on REST v2)"
 # End-to-end tests are #[ignore]d so that a bare `cargo test` needs no cluster;
 # here the control plane is up, so they run too. Benchmarks are built by clippy above
-# and run on their own (`cargo bench`), not here.
-cargo test --lib --bins --tests --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
+# and run on their own (`cargo bench`), not here. The operator speaks REST v2 (its
+# default); the seed backend's pass follows.
+GPUCLOUD_TEST_PLATFORM_API=v2 \
+    cargo test --lib --bins --tests --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
 
 if [ ${#cargo_args[@]} -eq 0 ]; then
     phase "install manifests: kustomize and Helm, server dry run"
     tests/install/run.sh
     phase "RBAC: the operator as the deploy/ ServiceAccount"
     tests/install/rbac.sh
-    phase "end-to-end suites again, the operator as the deploy/ ServiceAccount"
-    # Same suites, same control plane; only the operator's credentials change, so every
-    # path the suites reach is proven to need no more than deploy/'s RBAC.
+    phase "end-to-end: the seed backend, and REST v2 as the deploy/ ServiceAccount"
+    # Two lanes at once on the one control plane (every test has its own namespace):
+    #   seed: the same suites with the operator on REST v1 + GraphQL;
+    #   sa:   the same suites on REST v2 with the operator authenticated as deploy/'s
+    #         ServiceAccount, so every path is proven to need no more than its RBAC.
+    # The binaries are run directly: two `cargo test` at once would queue on cargo's lock.
     tests/install/sa-kubeconfig.sh "$cp_dir/operator-sa.kubeconfig"
-    OPERATOR_KUBECONFIG="$cp_dir/operator-sa.kubeconfig" cargo test --locked --no-fail-fast \
-        --test e2e_network_volume --test e2e_network_volume_faults --test e2e_endpoint \
-        --test e2e_pod --test e2e_pod_faults --test e2e_examples -- --include-ignored
+    e2e_suites=(e2e_network_volume e2e_network_volume_faults e2e_endpoint e2e_pod
+        e2e_pod_faults e2e_examples e2e_demo)
+    mapfile -t e2e_bins < <(
+        cargo test --locked --no-run --message-format=json \
+            $(printf -- '--test %s ' "${e2e_suites[@]}") 2>/dev/null |
+            python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])'
+    )
+    [ ${#e2e_bins[@]} -eq ${#e2e_suites[@]} ] || {
+        echo "error: found ${#e2e_bins[@]} end-to-end binaries, want ${#e2e_suites[@]}" >&2
+        exit 1
+    }
+    lane() { # NAME ENV... : runs the e2e binaries with ENV, output in $cp_dir/lane-NAME.log
+        local name=$1 status=0
+        shift
+        for bin in "${e2e_bins[@]}"; do
+            # The demo runs its operator in-process with the caller's credentials: the
+            # ServiceAccount lane has nothing to prove there.
+            if [ "$name" = sa ] && [[ $(basename "$bin") == e2e_demo-* ]]; then
+                continue
+            fi
+            env "$@" "$bin" --include-ignored >>"$cp_dir/lane-$name.log" 2>&1 || status=1
+        done
+        return $status
+    }
+    lane seed GPUCLOUD_TEST_PLATFORM_API=seed &
+    seed_pid=$!
+    lane sa GPUCLOUD_TEST_PLATFORM_API=v2 OPERATOR_KUBECONFIG="$cp_dir/operator-sa.kubeconfig" &
+    sa_pid=$!
+    lanes_ok=true
+    wait $seed_pid || lanes_ok=false
+    wait $sa_pid || lanes_ok=false
+    for name in seed sa; do
+        echo "--- lane $name"
+        grep -E '^(test .* \.\.\. |test result:|failures:)' "$cp_dir/lane-$name.log" || true
+    done
+    if [ "$lanes_ok" != true ]; then
+        for name in seed sa; do
+            echo "--- lane $name, whole log"
+            cat "$cp_dir/lane-$name.log"
+        done
+        echo "error: an end-to-end lane failed" >&2
+        exit 1
+    fi
     phase "kstatus on the operator's objects"
     tests/kstatus/run.sh
     phase "Argo CD health check (gopher-lua)"
@@ -84,4 +133,10 @@ fi
 if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     phase "official Python SDK against the emulator"
     tests/python/run.sh
+fi
+
+if [ -x tests/v2-conformance/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
+    # Needs only the emulator: no control plane, no cluster.
+    phase "REST v2 conformance (schemathesis) against the emulator"
+    tests/v2-conformance/run.sh
 fi

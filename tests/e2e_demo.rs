@@ -40,6 +40,7 @@ fn demo(args: &[&str], kubeconfig: Option<&str>) -> std::process::Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"));
     command
         .arg("demo")
+        .arg(format!("--platform-api={}", common::backend::backend()))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

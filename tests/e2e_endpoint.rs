@@ -304,7 +304,10 @@ async fn a_create_that_answers_500_is_adopted_not_repeated() {
     assert_eq!(same_name.len(), 1, "a duplicate endpoint was created");
     assert_eq!(same_name[0].id, ready.status.unwrap().common.id.unwrap());
     assert_eq!(
-        admin.call_count(common::backend::routes().create_endpoint).await.unwrap(),
+        admin
+            .call_count(common::backend::routes().create_endpoint)
+            .await
+            .unwrap(),
         1,
         "the create was retried blindly"
     );
@@ -460,7 +463,11 @@ async fn a_worker_change_rolls_out_before_ready() {
     .await
     .unwrap();
     env.wait_for("rolling", TIMEOUT, "Ready", is_ready).await;
-    assert_eq!(admin.call_count(RELEASES).await.unwrap(), 0, "no rollout yet");
+    assert_eq!(
+        admin.call_count(RELEASES).await.unwrap(),
+        0,
+        "no rollout yet"
+    );
 
     // Fewer GPU types: the workers must move to a new release.
     api.patch(

@@ -383,7 +383,11 @@ async fn adopt_pod_takes_over_the_running_pod_and_orphans_it_on_delete() {
     let synced = condition(&status.common.conditions, "Synced").unwrap();
     assert_eq!(synced.status, "True", "{synced:?}");
     let calls = calls_since(&before, &env.calls().await);
-    assert_eq!(calls.get(common::backend::routes().deploy_pod), None, "nothing deployed: {calls:?}");
+    assert_eq!(
+        calls.get(common::backend::routes().deploy_pod),
+        None,
+        "nothing deployed: {calls:?}"
+    );
     assert_eq!(env.platform.graphql().my_pods().await.unwrap().len(), 1);
 
     // deletionPolicy Orphan: the pod stays on the platform, running.

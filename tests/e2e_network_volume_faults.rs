@@ -626,12 +626,7 @@ async fn two_replicas_only_the_leader_acts_and_the_other_takes_over() {
 /// The sum of `gpucloud_platform_calls_total` series on `/metrics` whose labels contain
 /// every one of `labels`.
 async fn platform_calls(metrics: &str, labels: &[&str]) -> u64 {
-    let text = reqwest::get(metrics)
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = reqwest::get(metrics).await.unwrap().text().await.unwrap();
     text.lines()
         .filter(|l| l.starts_with("gpucloud_platform_calls_total{"))
         .filter(|l| labels.iter().all(|want| l.contains(want)))
@@ -676,8 +671,13 @@ async fn a_small_v2_quota_is_absorbed_without_429s() {
     }
     let started = Instant::now();
     for i in 0..OBJECTS {
-        env.wait_for(&format!("q{i:02}"), Duration::from_secs(120), "Ready", is_ready)
-            .await;
+        env.wait_for(
+            &format!("q{i:02}"),
+            Duration::from_secs(120),
+            "Ready",
+            is_ready,
+        )
+        .await;
     }
     let metrics = format!("http://127.0.0.1:{port}/metrics");
     let refused = platform_calls(&metrics, &["surface=\"rest_v2\"", "status=\"429\""]).await;
@@ -687,6 +687,9 @@ async fn a_small_v2_quota_is_absorbed_without_429s() {
         quota.minute,
         started.elapsed()
     );
-    assert_eq!(refused, 0, "the operator waited for the quota, not for 429s");
+    assert_eq!(
+        refused, 0,
+        "the operator waited for the quota, not for 429s"
+    );
     env.finish(op).await;
 }

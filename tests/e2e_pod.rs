@@ -16,7 +16,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, condition};
-use common::pods::{A40, deploy, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::pods::{A40, RTX4090, config, deploy, id_of, is_ready, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 const SECRET_VALUE: &str = "hunter2-very-secret";

@@ -14,7 +14,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, OperatorProcess, condition};
-use common::pods::{A40, deploy, RTX4090, config, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::pods::{A40, RTX4090, config, deploy, id_of, is_ready, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 fn resume() -> &'static str {
@@ -391,7 +391,10 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
         .await;
     assert_eq!(id_of(&resumed), id);
     let pods = remote_pods(&env).await;
-    assert_eq!(pods.first().map(|p| p.machine_id.as_str()), Some(machine.as_str()));
+    assert_eq!(
+        pods.first().map(|p| p.machine_id.as_str()),
+        Some(machine.as_str())
+    );
     assert_eq!(pods.len(), 1, "{pods:#?}");
     assert_eq!(pods[0].id, id);
     assert_eq!(pods[0].desired_status, "RUNNING");

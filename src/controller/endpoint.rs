@@ -9,9 +9,7 @@ use kube::{Api, Resource, ResourceExt};
 
 use crate::crd::Endpoint;
 use crate::crd::endpoint::{EndpointHealth, EndpointStatus, JobCounts, ScalerType, WorkerCounts};
-use crate::platform::domain::{
-    EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint,
-};
+use crate::platform::domain::{EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint};
 use crate::platform::{Health, PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
@@ -87,7 +85,10 @@ pub fn desired_of(obj: &Endpoint, network_volume_id: Option<String>) -> DesiredE
 }
 
 /// Pure: the fields that differ, as one partial update.
-pub fn plan_endpoint(desired: &DesiredEndpoint, record: &ServerlessEndpoint) -> Plan<EndpointChange> {
+pub fn plan_endpoint(
+    desired: &DesiredEndpoint,
+    record: &ServerlessEndpoint,
+) -> Plan<EndpointChange> {
     fn differs<T: PartialEq + Clone>(want: &T, have: Option<T>) -> Option<T> {
         (have.as_ref() != Some(want)).then(|| want.clone())
     }

@@ -70,8 +70,7 @@ pub fn choose_placements(
                 })
                 && (rules.allowed_cuda_versions.is_empty()
                     || o.cuda_versions.is_empty()
-                    || o
-                        .cuda_versions
+                    || o.cuda_versions
                         .iter()
                         .any(|v| rules.allowed_cuda_versions.contains(v)));
             let Some(price) = o.price_per_hour.filter(|_| usable) else {
@@ -148,7 +147,13 @@ pub fn describe(p: &Placement) -> String {
 mod tests {
     use super::*;
 
-    fn offer(id: &str, dc: Option<&str>, price: Option<f64>, stock: bool, counts: &[i64]) -> GpuOffer {
+    fn offer(
+        id: &str,
+        dc: Option<&str>,
+        price: Option<f64>,
+        stock: bool,
+        counts: &[i64],
+    ) -> GpuOffer {
         GpuOffer {
             gpu_type_id: id.into(),
             data_center_id: dc.map(str::to_string),

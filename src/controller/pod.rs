@@ -654,12 +654,8 @@ impl Adapter for PodAdapter {
                     // runs lower in their list. If every placement is refused, the last
                     // refusal is the pass's failure, reported by the engine instead.
                     if let (Some(e), Some(shared)) = (&refused, &self.events) {
-                        let note = fallback_note(
-                            &refused_at,
-                            e,
-                            &placement::describe(at),
-                            self.cooldown,
-                        );
+                        let note =
+                            fallback_note(&refused_at, e, &placement::describe(at), self.cooldown);
                         shared
                             .event(obj, true, "GpuTypeNoCapacity", "Create", note)
                             .await;

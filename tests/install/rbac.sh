@@ -22,7 +22,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 "$bin" emulator --listen 127.0.0.1:$port --api-key k >"$work/emulator.log" 2>&1 & pids+=($!)
 KUBECONFIG=$work/kubeconfig POD_NAME=rbac-test "$bin" run --rest-url http://127.0.0.1:$port/v1 \
     --graphql-url http://127.0.0.1:$port/graphql --serverless-url http://127.0.0.1:$port/v2 \
-    --registry-url http://127.0.0.1:$port --metrics-addr 127.0.0.1:0 \
+    --registry-url http://127.0.0.1:$port --api-url http://127.0.0.1:$port/v2 --metrics-addr 127.0.0.1:0 \
     --api-key-secret gpucloud-system/gpucloud-api-key --leader-election \
     --leader-election-namespace gpucloud-system >"$work/operator.log" 2>&1 & pids+=($!)
 

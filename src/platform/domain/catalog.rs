@@ -129,8 +129,7 @@ impl Catalog {
             .list_gpu_types(&v2::GpuQuery::default())
             .await?;
         let map = Arc::new(PoolMap::new(
-            gpus.into_iter()
-                .filter_map(|g| Some((g.id, g.pool?))),
+            gpus.into_iter().filter_map(|g| Some((g.id, g.pool?))),
         ));
         *cache.pools.lock() = Some((Instant::now(), map.clone()));
         Ok(map)
@@ -283,7 +282,10 @@ mod tests {
         assert_eq!(sel.pools, vec!["ADA_48_PRO", "AMPERE_80"]);
         let mut excluded = sel.excluded_types.unwrap();
         excluded.sort();
-        assert_eq!(excluded, vec!["NVIDIA A100-SXM4-80GB", "NVIDIA RTX 6000 Ada"]);
+        assert_eq!(
+            excluded,
+            vec!["NVIDIA A100-SXM4-80GB", "NVIDIA RTX 6000 Ada"]
+        );
         assert_eq!(sel.count, Some(2));
     }
 

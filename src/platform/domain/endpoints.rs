@@ -219,7 +219,8 @@ impl Endpoints {
             }
             PlatformApi::V2 => {
                 let pools = self.client.catalog().pools().await?;
-                let gpu = pools.selection_for(&spec.gpu_type_ids, count("gpuCount", spec.gpu_count)?)?;
+                let gpu =
+                    pools.selection_for(&spec.gpu_type_ids, count("gpuCount", spec.gpu_count)?)?;
                 let input = v2::CreateEndpoint {
                     name: spec.name.clone(),
                     endpoint_type: v2::EndpointType::Queue,
@@ -251,7 +252,12 @@ impl Endpoints {
                     .v2()
                     .create_endpoint(&input)
                     .await
-                    .map_err(|e| super::refers_to_missing(e, &[("template", "templateId"), ("volume", "networkVolumeId")]))?;
+                    .map_err(|e| {
+                        super::refers_to_missing(
+                            e,
+                            &[("template", "templateId"), ("volume", "networkVolumeId")],
+                        )
+                    })?;
                 Ok(from_v2(created, &pools))
             }
         }
@@ -287,10 +293,7 @@ impl Endpoints {
                     .map(drop)
             }
             PlatformApi::V2 => {
-                let gpu_count = change
-                    .gpu_count
-                    .map(|n| count("gpuCount", n))
-                    .transpose()?;
+                let gpu_count = change.gpu_count.map(|n| count("gpuCount", n)).transpose()?;
                 let gpu = match &change.gpu_type_ids {
                     Some(types) => {
                         let pools = self.client.catalog().pools().await?;
@@ -319,17 +322,12 @@ impl Endpoints {
                     gpu,
                     workers,
                     scaling: change.scaler.map(v2_scaler).transpose()?,
-                    timeout: opt("executionTimeoutMs", change.execution_timeout_ms)?
-                        .map(u64::from),
+                    timeout: opt("executionTimeoutMs", change.execution_timeout_ms)?.map(u64::from),
                     flashboot: change.flashboot.map(v2_flashboot),
                     network_volumes: change.network_volume_id.clone().map(|v| vec![v]),
                     ..Default::default()
                 };
-                self.client
-                    .v2()
-                    .update_endpoint(id, &input)
-                    .await
-                    .map(drop)
+                self.client.v2().update_endpoint(id, &input).await.map(drop)
             }
         }
     }
@@ -403,7 +401,10 @@ pub fn job_api_url(serverless: &str, id: &str) -> String {
 fn from_seed(r: super::super::Endpoint, serverless: &str) -> ServerlessEndpoint {
     let extra_i64 = |key: &str| r.extra.get(key).and_then(|v| v.as_i64());
     let scaler_value = extra_i64("scalerValue");
-    let scaler = match (r.extra.get("scalerType").and_then(|v| v.as_str()), scaler_value) {
+    let scaler = match (
+        r.extra.get("scalerType").and_then(|v| v.as_str()),
+        scaler_value,
+    ) {
         (Some("QUEUE_DELAY"), Some(v)) => Some(Scaler::QueueDelay(v)),
         (Some("REQUEST_COUNT"), Some(v)) => Some(Scaler::RequestCount(v)),
         _ => None,

@@ -61,6 +61,13 @@ pub mod endpoints;
 pub mod pods;
 pub mod volumes;
 
+pub use catalog::{Catalog, PoolMap};
+pub use endpoints::{
+    EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
+};
+pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};
+pub use volumes::{NewVolume, Volume, VolumeType, VolumeUpdate, Volumes};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,12 +100,3 @@ mod tests {
         assert!(!text.contains("dataCenter:"), "{text}");
     }
 }
-
-pub use catalog::{Catalog, PoolMap};
-pub use endpoints::{
-    EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
-};
-pub use pods::{
-    EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED,
-};
-pub use volumes::{NewVolume, Volume, VolumeType, VolumeUpdate, Volumes};

@@ -146,12 +146,16 @@ impl Pods {
             }
             PlatformApi::V2 => {
                 let input = v2_create_request(req, placement);
-                let created = self
-                    .client
-                    .v2()
-                    .create_pod(&input)
-                    .await
-                    .map_err(|e| super::refers_to_missing(e, &[("template", "templateId"), ("volume", "networkVolumeId"), ("registry", "registry")]))?;
+                let created = self.client.v2().create_pod(&input).await.map_err(|e| {
+                    super::refers_to_missing(
+                        e,
+                        &[
+                            ("template", "templateId"),
+                            ("volume", "networkVolumeId"),
+                            ("registry", "registry"),
+                        ],
+                    )
+                })?;
                 Ok(from_v2(created))
             }
         }
@@ -332,12 +336,7 @@ pub fn from_v2(p: v2::Pod) -> Pod {
             .collect(),
         container: None,
     });
-    let network = p
-        .mounts
-        .network
-        .as_ref()
-        .and_then(|n| n.first())
-        .cloned();
+    let network = p.mounts.network.as_ref().and_then(|n| n.first()).cloned();
     let persistent = p.mounts.persistent.clone();
     Pod {
         machine: Some(PodMachine {
@@ -412,7 +411,10 @@ mod tests {
         assert_eq!(p.gpu_count, Some(2));
         assert_eq!(p.network_volume_id.as_deref(), Some("vol-1"));
         assert_eq!(p.volume_mount_path.as_deref(), Some("/data"));
-        assert_eq!(from_v2(v2_pod("EXITED", json!(null))).desired_status, EXITED);
+        assert_eq!(
+            from_v2(v2_pod("EXITED", json!(null))).desired_status,
+            EXITED
+        );
     }
 
     fn request() -> PodRequest {
@@ -444,7 +446,10 @@ mod tests {
         assert_eq!(body["gpu"], json!({"id": "NVIDIA A40", "count": 1}));
         assert_eq!(body["dataCenterIds"], json!(["US-TX-3"]));
         assert_eq!(body["cloud"], "SECURE");
-        assert_eq!(body["mounts"], json!({"persistent": {"size": 30, "path": "/workspace"}}));
+        assert_eq!(
+            body["mounts"],
+            json!({"persistent": {"size": 30, "path": "/workspace"}})
+        );
         // A network volume pins the data center: none is sent, the volume is mounted.
         let mut with_volume = request();
         with_volume.network_volume_id = Some("vol-1".into());
