@@ -85,3 +85,9 @@ if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     phase "official Python SDK against the emulator"
     tests/python/run.sh
 fi
+
+if [ -x tests/v2-conformance/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
+    # Needs only the emulator: no control plane, no cluster.
+    phase "REST v2 conformance (schemathesis) against the emulator"
+    tests/v2-conformance/run.sh
+fi
