@@ -42,6 +42,15 @@ pub struct EmulatorArgs {
     /// A key (also given with --api-key) that gets 403 on registry delegations. Repeatable.
     #[arg(long = "registry-forbidden-key")]
     pub registry_forbidden_keys: Vec<String>,
+    /// REST v2 requests allowed per key and route group per minute.
+    #[arg(long, default_value_t = 600)]
+    pub v2_requests_per_minute: u64,
+    /// REST v2 requests allowed per key and route group per hour.
+    #[arg(long, default_value_t = 20_000)]
+    pub v2_requests_per_hour: u64,
+    /// REST v2 requests allowed per key and route group per day.
+    #[arg(long, default_value_t = 200_000)]
+    pub v2_requests_per_day: u64,
 }
 
 pub async fn run(args: EmulatorArgs) -> anyhow::Result<()> {
@@ -62,6 +71,11 @@ pub async fn run(args: EmulatorArgs) -> anyhow::Result<()> {
         pod_boot_ms: args.pod_boot_ms,
         registry_requests_per_minute: args.registry_requests_per_minute,
         registry_forbidden_keys: args.registry_forbidden_keys,
+        v2_quota: super::v2::limits::Quota {
+            minute: args.v2_requests_per_minute,
+            hour: args.v2_requests_per_hour,
+            day: args.v2_requests_per_day,
+        },
     };
     let emulator = super::start(config, args.listen)
         .await

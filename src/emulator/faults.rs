@@ -63,6 +63,7 @@ pub const CREATE_ROUTES: &[&str] = &[
     "POST /v1/networkvolumes",
     "POST /v1/templates",
     "graphql:podFindAndDeployOnDemand",
+    "POST /v2/pods",
 ];
 
 #[derive(Debug, Default)]

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::model::{
-    DataCenter, Delegation, EndpointRecord, GpuTypeFixture, NetworkVolume, PodFixture, Template,
+    CpuTypeFixture, DataCenter, Delegation, EndpointRecord, GpuTypeFixture, NetworkVolume,
+    PodFixture, PublicTemplate, Template,
 };
 
 const BUILT_IN: &str = include_str!("fixtures.yaml");
@@ -22,8 +23,14 @@ pub struct Fixtures {
     pub data_centers: Vec<DataCenter>,
     #[serde(default)]
     pub gpu_types: Vec<GpuTypeFixture>,
+    /// CPU flavors for CPU pods (REST v2).
+    #[serde(default)]
+    pub cpu_types: Vec<CpuTypeFixture>,
     #[serde(default)]
     pub templates: Vec<Template>,
+    /// The public template catalog (`GET /v2/catalog/templates`).
+    #[serde(default)]
+    pub public_templates: Vec<PublicTemplate>,
     #[serde(default)]
     pub network_volumes: Vec<NetworkVolume>,
     #[serde(default)]
@@ -110,6 +117,30 @@ impl Fixtures {
                     )));
                 }
             }
+        }
+        for c in &self.cpu_types {
+            if c.vcpu_min < 1 || c.vcpu_min > c.vcpu_max {
+                return Err(FixturesError::Inconsistent(format!(
+                    "cpu type {:?} has vcpuMin {} above vcpuMax {}",
+                    c.id, c.vcpu_min, c.vcpu_max
+                )));
+            }
+            if let Some(s) = c.stock.iter().find(|s| !dc(&s.data_center_id)) {
+                return Err(FixturesError::Inconsistent(format!(
+                    "cpu type {:?} has stock in unknown data center {:?}",
+                    c.id, s.data_center_id
+                )));
+            }
+        }
+        if let Some(t) = self
+            .public_templates
+            .iter()
+            .find(|p| self.templates.iter().any(|t| t.id == p.id))
+        {
+            return Err(FixturesError::Inconsistent(format!(
+                "public template {:?} has the id of an account template",
+                t.id
+            )));
         }
         for v in &self.network_volumes {
             if !dc(&v.data_center_id) {

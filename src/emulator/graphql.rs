@@ -559,6 +559,9 @@ impl MutationRoot {
                 .map(|e| (e.key, e.value))
                 .collect(),
             allowed_cuda_versions: input.allowed_cuda_versions,
+            min_cuda_version: None,
+            data_center_ids: Vec::new(),
+            cpu: None,
             network_volume_id: input.network_volume_id,
             network_volume_dc,
             template,
@@ -611,11 +614,12 @@ impl MutationRoot {
         ctx: &Context<'_>,
         input: PodTerminateInput,
     ) -> Result<Option<bool>, Error> {
-        app(ctx)
-            .world
+        let app = app(ctx);
+        let now = app.clock.now();
+        app.world
             .lock()
             .cloud
-            .terminate(&input.pod_id)
+            .terminate(&input.pod_id, now)
             .map_err(|e| Error::new(e.to_string()))?;
         Ok(Some(true))
     }

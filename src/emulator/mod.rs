@@ -21,6 +21,8 @@ pub mod ratelimit;
 pub mod registry;
 pub mod rest;
 pub mod state;
+pub mod usage;
+pub mod v2;
 pub mod validate;
 pub mod workers;
 
@@ -58,6 +60,8 @@ pub struct EmulatorConfig {
     pub registry_requests_per_minute: u32,
     /// Keys that are valid but have no access to registry delegations (403).
     pub registry_forbidden_keys: Vec<String>,
+    /// REST v2 requests allowed per key and route group in each window.
+    pub v2_quota: v2::limits::Quota,
 }
 
 impl Default for EmulatorConfig {
@@ -74,6 +78,7 @@ impl Default for EmulatorConfig {
             pod_boot_ms: 5_000,
             registry_requests_per_minute: 60,
             registry_forbidden_keys: Vec::new(),
+            v2_quota: v2::limits::Quota::default(),
         }
     }
 }
@@ -209,6 +214,8 @@ pub fn router(app: App) -> Router {
         // Registry delegation: a static segment, so it wins over `/v2/{endpoint_id}`.
         .route("/v2/registries/delegations", get(registry::list))
         .route("/v2/registries/delegations/{id}", get(registry::get))
+        // REST v2: static first segments, so they win over `/v2/{endpoint_id}`.
+        .merge(v2::mounted(&app))
         // Job API.
         .route("/v2/{endpoint_id}/run", post(j::run))
         .route("/v2/{endpoint_id}/runsync", post(j::runsync))
@@ -252,19 +259,30 @@ pub fn router(app: App) -> Router {
         .with_state(app)
 }
 
-async fn not_found(req: Request) -> ApiError {
-    ApiError::not_found(format!(
+async fn not_found(req: Request) -> Response {
+    let err = ApiError::not_found(format!(
         "no route for {} {}",
         req.method(),
         req.uri().path()
-    ))
+    ));
+    in_surface_shape(req.uri().path(), err)
 }
 
-async fn method_not_allowed(req: Request) -> ApiError {
-    ApiError::new(
+async fn method_not_allowed(req: Request) -> Response {
+    let err = ApiError::new(
         axum::http::StatusCode::METHOD_NOT_ALLOWED,
         format!("{} is not allowed on {}", req.method(), req.uri().path()),
-    )
+    );
+    in_surface_shape(req.uri().path(), err)
+}
+
+/// REST v2 answers errors as problem+json; the seed surfaces keep their JSON body.
+fn in_surface_shape(path: &str, err: ApiError) -> Response {
+    if v2::is_rest_path(path) {
+        v2::Problem::from(err).into_response()
+    } else {
+        err.into_response()
+    }
 }
 
 /// Counts every call by route, applies injected faults, and turns successful creates into
@@ -289,15 +307,18 @@ async fn faults_layer(
     }
     if let Some(err) = action.error {
         tracing::debug!(%method, path, status = err.status.as_u16(), "injected fault");
-        return err.into_response();
+        return in_surface_shape(&path, err);
     }
     let response = next.run(req).await;
+    if response.status().is_success() && method != axum::http::Method::GET {
+        app.world.lock().observe_volumes(app.clock.now());
+    }
     if action.answer_latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(action.answer_latency_ms)).await;
     }
     if response.status().is_success() && app.faults.take_create_500(&route, &path) {
         tracing::info!(route, "injected: create succeeded but answering 500");
-        return ApiError::internal("internal server error").into_response();
+        return in_surface_shape(&path, ApiError::internal("internal server error"));
     }
     tracing::debug!(%method, path, status = response.status().as_u16(), "served");
     response

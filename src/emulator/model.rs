@@ -139,6 +139,84 @@ pub struct DataCenter {
     pub name: String,
     #[serde(default)]
     pub location: String,
+    /// ISO 3166-1 alpha-2, upper case (`RO`, `US`); the catalog's `countryCodes` filter.
+    #[serde(default)]
+    pub country_code: Option<String>,
+    /// Continental region; derived from `location` when absent.
+    #[serde(default)]
+    pub region: Option<DataCenterRegion>,
+    #[serde(default)]
+    pub compliance: Vec<Compliance>,
+    #[serde(default = "default_volume_types")]
+    pub network_volume_types: Vec<VolumeType>,
+    #[serde(default)]
+    pub global_network: bool,
+}
+
+impl DataCenter {
+    pub fn region(&self) -> DataCenterRegion {
+        self.region.unwrap_or(match self.location.as_str() {
+            "EU" => DataCenterRegion::Europe,
+            "US" | "CA" => DataCenterRegion::NorthAmerica,
+            _ => DataCenterRegion::Unknown,
+        })
+    }
+}
+
+fn default_volume_types() -> Vec<VolumeType> {
+    vec![VolumeType::Standard]
+}
+
+/// Continental region of a data center, spelled as REST v2 spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DataCenterRegion {
+    NorthAmerica,
+    SouthAmerica,
+    Europe,
+    Asia,
+    MiddleEast,
+    Africa,
+    Oceania,
+    Antarctica,
+    Unknown,
+}
+
+/// A compliance certification of a data center.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compliance {
+    #[serde(rename = "GDPR")]
+    Gdpr,
+    #[serde(rename = "ISO_IEC_27001")]
+    IsoIec27001,
+    #[serde(rename = "ISO_14001")]
+    Iso14001,
+    #[serde(rename = "PCI_DSS")]
+    PciDss,
+    #[serde(rename = "HITRUST")]
+    Hitrust,
+    #[serde(rename = "SOC_1_TYPE_2")]
+    Soc1Type2,
+    #[serde(rename = "SOC_2_TYPE_2")]
+    Soc2Type2,
+    #[serde(rename = "SOC_3_TYPE_2")]
+    Soc3Type2,
+    #[serde(rename = "ITAR")]
+    Itar,
+    #[serde(rename = "FISMA_HIGH")]
+    FismaHigh,
+    #[serde(rename = "HIPAA")]
+    Hipaa,
+    #[serde(rename = "RENEWABLE")]
+    Renewable,
+}
+
+/// Network volume storage tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VolumeType {
+    Standard,
+    HighPerformance,
 }
 
 /// Machines of one GPU type in one data center and cloud.
@@ -187,8 +265,98 @@ pub struct GpuTypeFixture {
     /// CUDA versions the machines of this type offer.
     #[serde(default = "default_cuda")]
     pub cuda_versions: Vec<String>,
+    /// Serverless GPU pool (`AMPERE_80`, `ADA_24`, ...); none when not offered serverless.
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// Serverless hourly price per GPU, from the pool.
+    #[serde(default)]
+    pub serverless_price: Option<f64>,
     #[serde(default)]
     pub stock: Vec<StockFixture>,
+}
+
+/// Machines of one CPU flavor in one data center (CPU pods run in the secure cloud only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CpuStockFixture {
+    pub data_center_id: String,
+    pub machines: u32,
+    #[serde(default = "default_vcpus_per_machine")]
+    pub vcpus_per_machine: u32,
+}
+
+fn default_vcpus_per_machine() -> u32 {
+    64
+}
+
+/// One CPU flavor of the catalog, with its stock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CpuTypeFixture {
+    pub id: String,
+    pub name: String,
+    pub group: String,
+    pub vcpu_min: u32,
+    pub vcpu_max: u32,
+    pub ram_gb_per_vcpu: f64,
+    /// Hourly price per vCPU of a secure-cloud pod.
+    pub secure_price_per_vcpu: f64,
+    pub serverless_price_per_vcpu: f64,
+    #[serde(default)]
+    pub stock: Vec<CpuStockFixture>,
+}
+
+/// Which slice of the public template catalog a template belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TemplateSource {
+    #[default]
+    Official,
+    Verified,
+    Community,
+}
+
+/// Hardware family a template is grouped under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum TemplateCategory {
+    Cpu,
+    #[default]
+    Nvidia,
+    Amd,
+}
+
+/// A template of the public catalog (not owned by the account).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicTemplate {
+    pub id: String,
+    pub name: String,
+    pub image_name: String,
+    #[serde(default)]
+    pub source: TemplateSource,
+    #[serde(default)]
+    pub category: TemplateCategory,
+    #[serde(default)]
+    pub is_serverless: bool,
+    #[serde(default = "default_container_disk")]
+    pub container_disk_in_gb: u32,
+    #[serde(default)]
+    pub volume_in_gb: u32,
+    #[serde(default = "default_mount_path")]
+    pub volume_mount_path: String,
+    #[serde(default)]
+    pub ports: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub docker_args: String,
+    #[serde(default)]
+    pub start_ssh: bool,
+    #[serde(default)]
+    pub start_jupyter: bool,
+    #[serde(default)]
+    pub allowed_cuda_versions: Vec<String>,
 }
 
 fn default_manufacturer() -> String {

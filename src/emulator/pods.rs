@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::clock::Millis;
 use super::ids;
-use super::model::{GpuTypeFixture, PodFixture, StockFixture};
+use super::model::{CpuTypeFixture, GpuTypeFixture, PodFixture, StockFixture};
 
 pub const NO_CAPACITY: &str = "There are no longer any instances available with the requested specifications. Please refresh and try again.";
 pub const HOST_FULL: &str = "There are not enough free GPUs on the host machine to start this pod";
@@ -58,17 +58,49 @@ pub enum DesiredStatus {
     Exited,
 }
 
-/// A machine hosting GPUs of one type.
+/// A machine hosting GPUs of one type, or vCPUs of one CPU flavor (`cpu_flavor` set,
+/// `gpu_type_id` empty, `total`/`free` counting vCPUs).
 #[derive(Debug, Clone)]
 pub struct Machine {
     pub id: String,
     pub gpu_type_id: String,
+    pub cpu_flavor: Option<String>,
     pub data_center_id: String,
     pub secure: bool,
     pub total: u32,
     pub free: u32,
     pub public_ip: String,
     pub cuda_versions: Vec<String>,
+}
+
+/// The CPU side of a CPU pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuAllocation {
+    pub flavor_id: String,
+    pub vcpus: u32,
+}
+
+/// What a CPU pod asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuRequest {
+    pub flavor_id: String,
+    pub vcpus: u32,
+}
+
+/// One stretch of a pod's life at one rate: running (compute and disk billed) or stopped
+/// (only its volume disk billed). The ledger billing reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodInterval {
+    pub pod_id: String,
+    pub running: bool,
+    /// CPU pod (compute billed as CPU rather than GPU).
+    pub cpu: bool,
+    pub cost_per_hr: f64,
+    pub container_disk_gb: u32,
+    pub volume_gb: u32,
+    pub from: Millis,
+    /// Open while `None`.
+    pub to: Option<Millis>,
 }
 
 /// A deployed pod.
@@ -79,6 +111,16 @@ pub struct Pod {
     pub image_name: String,
     pub env: Vec<String>,
     pub machine_id: String,
+    /// Set for CPU pods (then `gpu_type_id` is empty and `gpu_count` 0).
+    pub cpu: Option<CpuAllocation>,
+    /// CUDA version of the host, as it reports it (none for CPU hosts).
+    pub cuda_version: Option<String>,
+    pub created_at: Millis,
+    /// Locked pods cannot be stopped.
+    pub locked: bool,
+    pub global_networking: bool,
+    /// Container registry credential id for private images.
+    pub registry: Option<String>,
     pub pod_host_id: String,
     pub gpu_type_id: String,
     pub gpu_count: u32,
@@ -101,6 +143,18 @@ pub struct Pod {
     pub port_map: Vec<(u32, u32, String)>,
 }
 
+impl Pod {
+    /// What the pod holds on its machine: GPUs, or vCPUs for a CPU pod.
+    pub fn units(&self) -> u32 {
+        self.cpu.as_ref().map_or(self.gpu_count, |c| c.vcpus)
+    }
+
+    /// Whether the current start is the pod's first one (it is still being provisioned).
+    pub fn first_start(&self) -> bool {
+        self.started_at == Some(self.created_at)
+    }
+}
+
 /// What a deploy asks for, after GraphQL input parsing.
 #[derive(Debug, Clone, Default)]
 pub struct DeployRequest {
@@ -119,6 +173,12 @@ pub struct DeployRequest {
     pub volume_mount_path: Option<String>,
     pub env: Vec<(String, String)>,
     pub allowed_cuda_versions: Option<Vec<String>>,
+    /// Lowest acceptable CUDA version (`major.minor`, compared numerically).
+    pub min_cuda_version: Option<String>,
+    /// Acceptable data centers (any when empty); `data_center_id` narrows further.
+    pub data_center_ids: Vec<String>,
+    /// A CPU pod instead of a GPU pod.
+    pub cpu: Option<CpuRequest>,
     pub network_volume_id: Option<String>,
     /// Data center of the network volume, resolved by the caller.
     pub network_volume_dc: Option<String>,
@@ -138,6 +198,34 @@ pub struct TemplateDefaults {
     pub env: Vec<(String, String)>,
 }
 
+/// Where a deploy lands and what it costs.
+struct Placement {
+    machine_id: String,
+    /// GPUs or vCPUs taken from the machine.
+    units: u32,
+    gpu_type_id: String,
+    gpu_count: u32,
+    vcpus: u32,
+    memory_gb: u32,
+    price_per_hr: f64,
+    cuda_version: Option<String>,
+}
+
+/// `major.minor` (or a bare major) as numbers, so 12.11 sorts above 12.2.
+pub fn cuda_parts(v: &str) -> (u32, u32) {
+    let (major, minor) = v.split_once('.').unwrap_or((v, "0"));
+    (major.parse().unwrap_or(0), minor.parse().unwrap_or(0))
+}
+
+pub fn cuda_order(a: &str, b: &str) -> std::cmp::Ordering {
+    cuda_parts(a).cmp(&cuda_parts(b))
+}
+
+/// Whether `version` is at least `min`; a bare major `min` accepts every release of it.
+pub fn cuda_at_least(version: &str, min: &str) -> bool {
+    cuda_parts(version) >= cuda_parts(min)
+}
+
 /// The lowest price and stock of a GPU type for a GPU count and cloud.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PriceInfo {
@@ -151,6 +239,7 @@ pub struct PriceInfo {
 #[derive(Debug, Clone, Default)]
 pub struct Cloud {
     pub gpu_types: Vec<GpuTypeFixture>,
+    pub cpu_types: Vec<CpuTypeFixture>,
     pub data_centers: Vec<String>,
     machines: Vec<Machine>,
     machine_index: HashMap<String, usize>,
@@ -163,6 +252,8 @@ pub struct Cloud {
     /// platform's stock figures are a cached view: a deploy can fail for capacity while
     /// they still show stock, and this lets tests make the two disagree.
     stock_view: Option<Vec<Machine>>,
+    /// Every pod's running and stopped stretches, terminated pods included.
+    usage: Vec<PodInterval>,
 }
 
 impl Cloud {
@@ -180,21 +271,93 @@ impl Cloud {
         cloud
     }
 
+    /// Adds the CPU flavors and their machines.
+    pub fn with_cpu_types(mut self, cpu_types: Vec<CpuTypeFixture>) -> Self {
+        for c in &cpu_types {
+            for s in &c.stock {
+                for _ in 0..s.machines {
+                    self.next_ip += 1;
+                    let machine = Machine {
+                        id: ids::short(12),
+                        gpu_type_id: String::new(),
+                        cpu_flavor: Some(c.id.clone()),
+                        data_center_id: s.data_center_id.clone(),
+                        secure: true,
+                        total: s.vcpus_per_machine,
+                        free: s.vcpus_per_machine,
+                        public_ip: self.next_public_ip(),
+                        cuda_versions: Vec::new(),
+                    };
+                    self.machine_index
+                        .insert(machine.id.clone(), self.machines.len());
+                    self.machines.push(machine);
+                }
+            }
+        }
+        self.cpu_types = cpu_types;
+        self
+    }
+
+    fn next_public_ip(&self) -> String {
+        format!(
+            "203.0.{}.{}",
+            113 + self.next_ip / 250,
+            1 + self.next_ip % 250
+        )
+    }
+
+    pub fn cpu_type(&self, id: &str) -> Option<&CpuTypeFixture> {
+        self.cpu_types.iter().find(|c| c.id == id)
+    }
+
+    /// The machines as the catalog reports them: the frozen view while there is one.
+    pub fn stock_machines(&self) -> &[Machine] {
+        self.stock_view.as_deref().unwrap_or(&self.machines)
+    }
+
+    /// Running and stopped stretches of every pod, in the order they began.
+    pub fn pod_usage(&self) -> &[PodInterval] {
+        &self.usage
+    }
+
+    fn open_interval(&mut self, id: &str, running: bool, now: Millis) {
+        let Some(p) = self.pod(id) else { return };
+        let interval = PodInterval {
+            pod_id: p.id.clone(),
+            running,
+            cpu: p.cpu.is_some(),
+            cost_per_hr: p.cost_per_hr,
+            container_disk_gb: p.container_disk_in_gb,
+            volume_gb: p.volume_in_gb,
+            from: now,
+            to: None,
+        };
+        self.usage.push(interval);
+    }
+
+    fn close_interval(&mut self, id: &str, now: Millis) {
+        if let Some(open) = self
+            .usage
+            .iter_mut()
+            .rev()
+            .find(|i| i.pod_id == id && i.to.is_none())
+        {
+            open.to = Some(now.max(open.from));
+        }
+    }
+
     fn add_machines(&mut self, g: &GpuTypeFixture, s: &StockFixture) {
         for _ in 0..s.machines {
             self.next_ip += 1;
             let machine = Machine {
                 id: ids::short(12),
                 gpu_type_id: g.id.clone(),
+                cpu_flavor: None,
                 data_center_id: s.data_center_id.clone(),
                 secure: s.secure_cloud,
                 total: s.gpus_per_machine,
                 free: s.gpus_per_machine,
-                public_ip: format!(
-                    "203.0.{}.{}",
-                    113 + self.next_ip / 250,
-                    1 + self.next_ip % 250
-                ),
+                public_ip: self.next_public_ip(),
                 cuda_versions: g.cuda_versions.clone(),
             };
             self.machine_index
@@ -234,7 +397,9 @@ impl Cloud {
         self.pod_index.get(id).and_then(|seq| self.pods.get(seq))
     }
 
-    fn pod_mut(&mut self, id: &str) -> Result<&mut Pod, PodError> {
+    /// A pod to edit in place. Only for settings that hold no resources (name, image, env,
+    /// ports, lock, ...): GPUs, machine and state change through deploy/stop/resume/terminate.
+    pub fn pod_mut(&mut self, id: &str) -> Result<&mut Pod, PodError> {
         let seq = *self
             .pod_index
             .get(id)
@@ -251,24 +416,9 @@ impl Cloud {
             .sum()
     }
 
-    /// Deploys a pod on the first machine that fits.
+    /// Deploys a pod on the first machine that fits: GPUs of the one requested type, or
+    /// vCPUs of the requested CPU flavor. Never falls back to another type.
     pub fn deploy(&mut self, req: DeployRequest, now: Millis) -> Result<&Pod, PodError> {
-        let gpu_type_id = req
-            .gpu_type_id
-            .clone()
-            .ok_or_else(|| invalid("gpuTypeId", "required"))?;
-        let gpu = self
-            .gpu_type(&gpu_type_id)
-            .ok_or_else(|| invalid("gpuTypeId", format!("unknown GPU type {gpu_type_id:?}")))?
-            .clone();
-        let gpu_count = req.gpu_count.unwrap_or(1);
-        if gpu_count < 1 || gpu_count as u32 > gpu.max_gpu_count {
-            return Err(invalid(
-                "gpuCount",
-                format!("must be between 1 and {}", gpu.max_gpu_count),
-            ));
-        }
-        let gpu_count = gpu_count as u32;
         let template = req.template.clone().unwrap_or_default();
         let image_name = req
             .image_name
@@ -286,13 +436,13 @@ impl Cloud {
                 return Err(invalid(field, "must not be negative"));
             }
         }
-        if let Some(dc) = &req.data_center_id
-            && !self.data_centers.contains(dc)
-        {
-            return Err(invalid(
-                "dataCenterId",
-                format!("unknown data center {dc:?}"),
-            ));
+        for dc in req.data_center_id.iter().chain(&req.data_center_ids) {
+            if !self.data_centers.contains(dc) {
+                return Err(invalid(
+                    "dataCenterId",
+                    format!("unknown data center {dc:?}"),
+                ));
+            }
         }
         if let (Some(dc), Some(vol_dc)) = (&req.data_center_id, &req.network_volume_dc)
             && dc != vol_dc
@@ -307,31 +457,14 @@ impl Cloud {
             .clone()
             .unwrap_or_else(|| template.ports.join(","));
         let port_specs = parse_ports(&ports)?;
-        let dc = req.data_center_id.clone().or(req.network_volume_dc.clone());
-
-        let machine_id = self
-            .machines
-            .iter()
-            .find(|m| {
-                m.gpu_type_id == gpu_type_id
-                    && req.cloud.allows(m.secure)
-                    && dc.as_ref().is_none_or(|dc| &m.data_center_id == dc)
-                    && req.allowed_cuda_versions.as_ref().is_none_or(|allowed| {
-                        allowed.is_empty() || allowed.iter().any(|v| m.cuda_versions.contains(v))
-                    })
-                    && m.free >= gpu_count
-            })
-            .map(|m| m.id.clone())
-            .ok_or(PodError::NoCapacity)?;
-        let machine = self.machine_mut(&machine_id).expect("machine exists");
-        machine.free -= gpu_count;
-        let secure = machine.secure;
-        let price = if secure {
-            gpu.secure_price
-        } else {
-            gpu.community_price
-        }
-        .unwrap_or(0.0);
+        let placement = match &req.cpu {
+            Some(cpu) => self.place_cpu(&req, cpu)?,
+            None => self.place_gpu(&req)?,
+        };
+        let machine = self
+            .machine_mut(&placement.machine_id)
+            .expect("placement names a machine");
+        machine.free -= placement.units;
 
         let id = ids::short(14);
         let mut env: Vec<String> = template
@@ -342,20 +475,29 @@ impl Cloud {
             .collect();
         env.extend(req.env.iter().map(|(k, v)| format!("{k}={v}")));
         let pod = Pod {
-            pod_host_id: format!("{id}-{}", &machine_id[..8]),
+            pod_host_id: format!("{id}-{}", &placement.machine_id[..8]),
             id: id.clone(),
             name: req.name.clone().unwrap_or_default(),
             image_name,
             env,
-            machine_id,
-            gpu_type_id,
-            gpu_count,
+            machine_id: placement.machine_id,
+            cpu: req.cpu.as_ref().map(|c| CpuAllocation {
+                flavor_id: c.flavor_id.clone(),
+                vcpus: c.vcpus,
+            }),
+            cuda_version: placement.cuda_version,
+            created_at: now,
+            locked: false,
+            global_networking: false,
+            registry: None,
+            gpu_type_id: placement.gpu_type_id,
+            gpu_count: placement.gpu_count,
             desired: DesiredStatus::Running,
-            vcpu_count: f64::from(req.min_vcpu_count.unwrap_or(0).max(8 * gpu_count as i32)),
+            vcpu_count: f64::from(req.min_vcpu_count.unwrap_or(0).max(placement.vcpus as i32)),
             memory_in_gb: f64::from(
                 req.min_memory_in_gb
                     .unwrap_or(0)
-                    .max((gpu.memory_in_gb * 2 * gpu_count) as i32),
+                    .max(placement.memory_gb as i32),
             ),
             container_disk_in_gb: req.container_disk_in_gb.map(|v| v as u32).unwrap_or(
                 if template.id.is_empty() {
@@ -373,7 +515,7 @@ impl Cloud {
             }),
             docker_args: req.docker_args.clone().unwrap_or_default(),
             ports,
-            cost_per_hr: (price * f64::from(gpu_count) * 1000.0).round() / 1000.0,
+            cost_per_hr: (placement.price_per_hr * 1000.0).round() / 1000.0,
             network_volume_id: req.network_volume_id.clone(),
             template_id: (!template.id.is_empty()).then(|| template.id.clone()),
             support_public_ip: req.support_public_ip.unwrap_or(true),
@@ -383,9 +525,147 @@ impl Cloud {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.pod_index.insert(id, seq);
+        self.pod_index.insert(id.clone(), seq);
         self.pods.insert(seq, pod);
+        self.open_interval(&id, true, now);
         Ok(&self.pods[&seq])
+    }
+
+    /// Data centers a deploy may use, in order of preference (`None`: any).
+    fn allowed_data_centers(req: &DeployRequest) -> Option<Vec<String>> {
+        let mut dcs: Vec<String> = match &req.data_center_id {
+            Some(dc) => vec![dc.clone()],
+            None => req.data_center_ids.clone(),
+        };
+        if let Some(vol_dc) = &req.network_volume_dc {
+            if dcs.is_empty() {
+                dcs.push(vol_dc.clone());
+            } else {
+                dcs.retain(|d| d == vol_dc);
+                if dcs.is_empty() {
+                    // The volume pins the pod elsewhere: nothing can place.
+                    return Some(Vec::new());
+                }
+            }
+        }
+        (!dcs.is_empty()).then_some(dcs)
+    }
+
+    /// The first machine, by data center preference, that passes `fits`.
+    fn first_fit(
+        &self,
+        dcs: &Option<Vec<String>>,
+        fits: impl Fn(&Machine) -> bool,
+    ) -> Option<&Machine> {
+        match dcs {
+            None => self.machines.iter().find(|m| fits(m)),
+            Some(dcs) => dcs.iter().find_map(|dc| {
+                self.machines
+                    .iter()
+                    .find(|m| &m.data_center_id == dc && fits(m))
+            }),
+        }
+    }
+
+    fn place_gpu(&self, req: &DeployRequest) -> Result<Placement, PodError> {
+        let gpu_type_id = req
+            .gpu_type_id
+            .clone()
+            .ok_or_else(|| invalid("gpuTypeId", "required"))?;
+        let gpu = self
+            .gpu_type(&gpu_type_id)
+            .ok_or_else(|| invalid("gpuTypeId", format!("unknown GPU type {gpu_type_id:?}")))?;
+        let gpu_count = req.gpu_count.unwrap_or(1);
+        if gpu_count < 1 || gpu_count as u32 > gpu.max_gpu_count {
+            return Err(invalid(
+                "gpuCount",
+                format!("must be between 1 and {}", gpu.max_gpu_count),
+            ));
+        }
+        let gpu_count = gpu_count as u32;
+        let dcs = Self::allowed_data_centers(req);
+        let cuda_ok = |v: &String| {
+            req.allowed_cuda_versions
+                .as_ref()
+                .is_none_or(|allowed| allowed.is_empty() || allowed.contains(v))
+                && req
+                    .min_cuda_version
+                    .as_deref()
+                    .is_none_or(|min| cuda_at_least(v, min))
+        };
+        let machine = self
+            .first_fit(&dcs, |m| {
+                m.gpu_type_id == gpu_type_id
+                    && req.cloud.allows(m.secure)
+                    && m.cuda_versions.iter().any(cuda_ok)
+                    && m.free >= gpu_count
+            })
+            .ok_or(PodError::NoCapacity)?;
+        let price = if machine.secure {
+            gpu.secure_price
+        } else {
+            gpu.community_price
+        }
+        .unwrap_or(0.0);
+        let cuda_version = machine
+            .cuda_versions
+            .iter()
+            .filter(|v| cuda_ok(v))
+            .max_by(|a, b| cuda_order(a, b))
+            .cloned();
+        Ok(Placement {
+            machine_id: machine.id.clone(),
+            units: gpu_count,
+            gpu_type_id,
+            gpu_count,
+            vcpus: 8 * gpu_count,
+            memory_gb: gpu.memory_in_gb * 2 * gpu_count,
+            price_per_hr: price * f64::from(gpu_count),
+            cuda_version,
+        })
+    }
+
+    fn place_cpu(&self, req: &DeployRequest, cpu: &CpuRequest) -> Result<Placement, PodError> {
+        let flavor = self
+            .cpu_type(&cpu.flavor_id)
+            .ok_or_else(|| invalid("cpu.id", format!("unknown CPU flavor {:?}", cpu.flavor_id)))?;
+        if cpu.vcpus < flavor.vcpu_min || cpu.vcpus > flavor.vcpu_max {
+            return Err(invalid(
+                "cpu.vcpuCount",
+                format!(
+                    "must be between {} and {} for {}",
+                    flavor.vcpu_min, flavor.vcpu_max, flavor.id
+                ),
+            ));
+        }
+        let dcs = Self::allowed_data_centers(req);
+        let machine = self
+            .first_fit(&dcs, |m| {
+                m.cpu_flavor.as_deref() == Some(flavor.id.as_str())
+                    && req.cloud.allows(m.secure)
+                    && m.free >= cpu.vcpus
+            })
+            .ok_or(PodError::NoCapacity)?;
+        Ok(Placement {
+            machine_id: machine.id.clone(),
+            units: cpu.vcpus,
+            gpu_type_id: String::new(),
+            gpu_count: 0,
+            vcpus: cpu.vcpus,
+            memory_gb: (f64::from(cpu.vcpus) * flavor.ram_gb_per_vcpu).round() as u32,
+            price_per_hr: flavor.secure_price_per_vcpu * f64::from(cpu.vcpus),
+            cuda_version: None,
+        })
+    }
+
+    /// Restarts a running pod's container in place: it boots again, on the same host.
+    pub fn restart(&mut self, id: &str, now: Millis) -> Result<&Pod, PodError> {
+        let pod = self.pod_mut(id)?;
+        if pod.desired == DesiredStatus::Running {
+            pod.started_at = Some(now);
+            pod.last_status_change_at = now;
+        }
+        self.pod(id).ok_or_else(|| PodError::NotFound(id.into()))
     }
 
     /// Stops a pod: EXITED, GPUs back to its host. Stopping a stopped pod changes nothing.
@@ -395,10 +675,12 @@ impl Cloud {
             pod.desired = DesiredStatus::Exited;
             pod.started_at = None;
             pod.last_status_change_at = now;
-            let (machine_id, count) = (pod.machine_id.clone(), pod.gpu_count);
+            let (machine_id, count) = (pod.machine_id.clone(), pod.units());
             if let Some(m) = self.machine_mut(&machine_id) {
                 m.free = (m.free + count).min(m.total);
             }
+            self.close_interval(id, now);
+            self.open_interval(id, false, now);
         }
         self.pod(id).ok_or_else(|| PodError::NotFound(id.into()))
     }
@@ -414,27 +696,34 @@ impl Cloud {
         if pod.desired == DesiredStatus::Running {
             return Ok(self.pod(id).expect("exists"));
         }
-        let max = self
-            .gpu_type(&pod.gpu_type_id)
-            .map_or(8, |g| g.max_gpu_count);
-        let wanted = gpu_count.unwrap_or(pod.gpu_count as i32);
-        if wanted < 1 || wanted as u32 > max {
-            return Err(invalid("gpuCount", format!("must be between 1 and {max}")));
-        }
-        let wanted = wanted as u32;
+        let wanted = match &pod.cpu {
+            Some(cpu) => cpu.vcpus,
+            None => {
+                let max = self
+                    .gpu_type(&pod.gpu_type_id)
+                    .map_or(8, |g| g.max_gpu_count);
+                let wanted = gpu_count.unwrap_or(pod.gpu_count as i32);
+                if wanted < 1 || wanted as u32 > max {
+                    return Err(invalid("gpuCount", format!("must be between 1 and {max}")));
+                }
+                wanted as u32
+            }
+        };
         let machine_id = pod.machine_id.clone();
         let machine = self.machine_mut(&machine_id).ok_or(PodError::HostFull)?;
         if machine.free < wanted {
             return Err(PodError::HostFull);
         }
         machine.free -= wanted;
-        let price_per_gpu = {
+        let price_per_unit = {
             let pod = self.pod(id).expect("exists");
-            pod.cost_per_hr / f64::from(pod.gpu_count.max(1))
+            pod.cost_per_hr / f64::from(pod.units().max(1))
         };
         let pod = self.pod_mut(id)?;
-        pod.cost_per_hr = (price_per_gpu * f64::from(wanted) * 1000.0).round() / 1000.0;
-        pod.gpu_count = wanted;
+        pod.cost_per_hr = (price_per_unit * f64::from(wanted) * 1000.0).round() / 1000.0;
+        if pod.cpu.is_none() {
+            pod.gpu_count = wanted;
+        }
         pod.desired = DesiredStatus::Running;
         pod.started_at = Some(now);
         pod.last_status_change_at = now;
@@ -444,11 +733,13 @@ impl Cloud {
             .map(|(p, _, t)| (*p, t.clone()))
             .collect();
         pod.port_map = assign_ports(&specs);
+        self.close_interval(id, now);
+        self.open_interval(id, true, now);
         self.pod(id).ok_or_else(|| PodError::NotFound(id.into()))
     }
 
     /// Removes a pod for good; its GPUs go back to stock.
-    pub fn terminate(&mut self, id: &str) -> Result<(), PodError> {
+    pub fn terminate(&mut self, id: &str, now: Millis) -> Result<(), PodError> {
         let seq = self
             .pod_index
             .remove(id)
@@ -457,8 +748,9 @@ impl Cloud {
         if pod.desired == DesiredStatus::Running
             && let Some(m) = self.machine_mut(&pod.machine_id)
         {
-            m.free = (m.free + pod.gpu_count).min(m.total);
+            m.free = (m.free + pod.units()).min(m.total);
         }
+        self.close_interval(id, now);
         Ok(())
     }
 
@@ -564,9 +856,7 @@ impl Cloud {
             },
         };
         let machines: Vec<&Machine> = self
-            .stock_view
-            .as_ref()
-            .unwrap_or(&self.machines)
+            .stock_machines()
             .iter()
             .filter(|m| {
                 m.gpu_type_id == gpu.id
@@ -712,9 +1002,9 @@ mod tests {
         assert_eq!(c.free_gpus(H100, None), before);
         c.resume(&id, None, 2).unwrap();
         assert_eq!(c.free_gpus(H100, None), before - 2);
-        c.terminate(&id).unwrap();
+        c.terminate(&id, 3).unwrap();
         assert_eq!(c.free_gpus(H100, None), before);
-        assert_eq!(c.terminate(&id), Err(PodError::NotFound(id)));
+        assert_eq!(c.terminate(&id, 4), Err(PodError::NotFound(id)));
     }
 
     #[test]

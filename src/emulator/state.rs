@@ -16,9 +16,13 @@ use super::fixtures::Fixtures;
 use super::graphql::{self, PlatformSchema};
 use super::jobs::runtime::EndpointRuntime;
 use super::jobs::webhook::Webhooks;
-use super::model::{DataCenter, Delegation, EndpointRecord, NetworkVolume, Template};
+use super::model::{
+    DataCenter, Delegation, EndpointRecord, NetworkVolume, PublicTemplate, Template,
+};
 use super::pods::Cloud;
 use super::ratelimit::Limiter;
+use super::usage::UsageLedger;
+use super::v2::limits::V2Limiter;
 use super::workers::WorkerSettings;
 
 /// Records and pods, behind one lock: every operation on them is short.
@@ -31,6 +35,10 @@ pub struct World {
     pub volumes: BTreeMap<String, NetworkVolume>,
     pub templates: BTreeMap<String, Template>,
     pub delegations: Vec<Delegation>,
+    /// The public template catalog (not the account's own templates).
+    pub public_templates: Vec<PublicTemplate>,
+    /// Volume and serverless usage over time, for billing.
+    pub usage: UsageLedger,
 }
 
 impl World {
@@ -39,7 +47,8 @@ impl World {
         let mut cloud = Cloud::new(
             f.gpu_types.clone(),
             f.data_centers.iter().map(|d| d.id.clone()).collect(),
-        );
+        )
+        .with_cpu_types(f.cpu_types.clone());
         cloud.seed_pods(&f.pods, 0)?;
         Ok(Self {
             user_id: f.user_id.clone(),
@@ -61,7 +70,24 @@ impl World {
                 .map(|t| (t.id.clone(), t.clone()))
                 .collect(),
             delegations: f.delegations.clone(),
+            public_templates: f.public_templates.clone(),
+            usage: UsageLedger::default(),
         })
+        .map(|mut w: Self| {
+            w.observe_volumes(0);
+            w
+        })
+    }
+
+    /// Records the network volumes as they are now in the usage ledger. Called after every
+    /// successful write of any surface, so creates, resizes and deletes are stamped with
+    /// the emulated time of the request that made them.
+    pub fn observe_volumes(&mut self, now: super::clock::Millis) {
+        let current = self
+            .volumes
+            .values()
+            .map(|v| (v.id.as_str(), v.size, false));
+        self.usage.observe_volumes(current, now);
     }
 
     pub fn dump(&self) -> Value {
@@ -109,6 +135,8 @@ pub struct Emulator {
     pub world: Mutex<World>,
     pub runtimes: RwLock<HashMap<String, Arc<EndpointRuntime>>>,
     pub limiter: Limiter,
+    /// REST v2 windows per key and route group.
+    pub v2_limits: V2Limiter,
     pub faults: Faults,
     pub webhooks: Webhooks,
     pub schema: PlatformSchema,
@@ -124,6 +152,7 @@ impl Emulator {
         let app = Arc::new(Emulator {
             keys: KeyRing::new(config.api_keys.clone()),
             limiter: Limiter::new(clock.clone()),
+            v2_limits: V2Limiter::new(clock.clone(), config.v2_quota),
             webhooks: Webhooks::new(clock.clone()),
             schema: graphql::build_schema(),
             faults: Faults::default(),
@@ -178,6 +207,7 @@ impl Emulator {
         self.faults.clear();
         self.faults.clear_calls();
         self.limiter.reset();
+        self.v2_limits.reset();
         self.webhooks.clear();
         self.start_runtimes();
     }
