@@ -84,7 +84,11 @@ WORK=$(mktemp -d)
 cp "$TARGET/debug/gpucloud-operator" "$WORK/gpucloud-operator"
 
 KEY="v2c-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+# Quotas far above what the run sends: a 429 conforms too, but would stand in front of the
+# handlers the run is here to reach.
 "$WORK/gpucloud-operator" emulator --listen 127.0.0.1:0 --api-key "$KEY" \
+  --v2-requests-per-minute 1000000 --v2-requests-per-hour 10000000 \
+  --v2-requests-per-day 100000000 \
   >"$WORK/emulator.out" 2>"$WORK/emulator.err" &
 PID=$!
 cleanup() {
