@@ -77,6 +77,9 @@ doc = json.load(open(sys.argv[1]))
 print(sum(1 for item in doc["paths"].values() for op in item.values() if isinstance(op, dict) and "operationId" in op))
 ' "$FIXTURE")
 
+echo "==> the fixture's stripper"
+PYTHONDONTWRITEBYTECODE=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider "$HERE/test_strip_openapi.py"
+
 echo "==> building the emulator"
 (cd "$ROOT" && cargo build --quiet --locked --bin gpucloud-operator)
 WORK=$(mktemp -d)
