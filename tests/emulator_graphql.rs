@@ -144,7 +144,16 @@ async fn stop_resume_terminate() {
         .await;
     assert_eq!(r.status, 200);
     assert!(r.body.get("errors").is_none(), "{}", r.body);
-    assert_eq!(pod(&e, &id).await, Value::Null);
+    // The platform reports an unknown pod as an error, not as a silent null.
+    let r = e.gql(POD, json!({"id": id})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["data"]["pod"], Value::Null, "{}", r.body);
+    let message = r.body["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("not found") && message.contains(&id),
+        "{}",
+        r.body
+    );
     assert_eq!(free(&e, A40).await, before);
     let r = e
         .gql(

@@ -315,14 +315,15 @@ impl AdminClient {
         .await
     }
 
-    /// Freezes the stock `gpuTypes { lowestPrice }` reports at what it is now: later
-    /// changes to the machines (deploys, [`AdminClient::set_stock`]) reach deploys but not
-    /// the listing, as with the real platform's cached stock figures.
+    /// Freezes the stock `gpuTypes { lowestPrice }` and the REST v2 catalog availability
+    /// report at what it is now: later changes to the machines (deploys,
+    /// [`AdminClient::set_stock`]) reach deploys (GraphQL and `POST /v2/pods`) but not the
+    /// listings, as with the real platform's cached stock figures.
     pub async fn freeze_stock_view(&self) -> Result<(), AdminError> {
         self.post("stock-view", json!({"frozen": true})).await
     }
 
-    /// `gpuTypes { lowestPrice }` reports the machines as they are again.
+    /// `gpuTypes { lowestPrice }` and the v2 catalog report the machines as they are again.
     pub async fn thaw_stock_view(&self) -> Result<(), AdminError> {
         self.post("stock-view", json!({"frozen": false})).await
     }
@@ -332,7 +333,8 @@ impl AdminClient {
         self.post("create-500", json!({"count": count})).await
     }
 
-    /// Same, for one create route only (`POST /v1/endpoints`, `graphql:podFindAndDeployOnDemand`, ...).
+    /// Same, for one create route only (`POST /v1/endpoints`, `POST /v2/pods`,
+    /// `graphql:podFindAndDeployOnDemand`, ...).
     pub async fn fail_next_creates_on(&self, route: &str, count: u32) -> Result<(), AdminError> {
         self.post("create-500", json!({"count": count, "route": route}))
             .await

@@ -465,15 +465,16 @@ impl QueryRoot {
         User
     }
 
-    /// One pod by id; null when no such pod exists.
-    async fn pod(&self, ctx: &Context<'_>, input: PodFilter) -> Option<Pod> {
+    /// One pod by id. An unknown id is an error saying the pod was not found (the
+    /// platform's answer), with `pod` null.
+    async fn pod(&self, ctx: &Context<'_>, input: PodFilter) -> Result<Option<Pod>, Error> {
         let app = app(ctx);
         let now = app.clock.now();
         let world = app.world.lock();
-        world
-            .cloud
-            .pod(&input.pod_id)
-            .map(|p| pod_view(p, &world.cloud, now, app))
+        let pod = world.cloud.pod(&input.pod_id).ok_or_else(|| {
+            Error::new(pods::PodError::NotFound(input.pod_id.clone()).to_string())
+        })?;
+        Ok(Some(pod_view(pod, &world.cloud, now, app)))
     }
 
     /// The GPU catalog, optionally narrowed to one type.

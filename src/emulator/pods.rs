@@ -955,7 +955,8 @@ pub fn parse_ports(ports: &str) -> Result<Vec<(u32, String)>, PodError> {
         .collect()
 }
 
-fn assign_ports(specs: &[(u32, String)]) -> Vec<(u32, u32, String)> {
+/// A random public port for every (private port, type).
+pub fn assign_ports(specs: &[(u32, String)]) -> Vec<(u32, u32, String)> {
     use rand::Rng;
     let mut rng = rand::rng();
     specs

@@ -219,9 +219,33 @@ impl Emu {
         .await
     }
 
+    // REST v2 (bearer, under /v2 of the base URL).
+    pub async fn v2(&self, method: Method, path: &str, body: Option<Value>) -> Resp {
+        self.v2_as(KEY, method, path, body).await
+    }
+
+    pub async fn v2_as(&self, key: &str, method: Method, path: &str, body: Option<Value>) -> Resp {
+        let url = format!("{}/v2{path}", self.emu.base_url());
+        self.call(method, &url, Some(&format!("Bearer {key}")), body)
+            .await
+    }
+
     pub async fn advance(&self, ms: u64) {
         self.emu.admin().advance_clock(ms).await.unwrap();
     }
+}
+
+/// Asserts a v2 problem answer: status, `application/problem+json`, the ErrorResponse body,
+/// and that `detail` or one of `errors` mentions `needle`.
+pub fn assert_problem(r: &Resp, status: u16, needle: &str) {
+    r.assert_error(status, needle);
+    let content_type = r
+        .headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    assert_eq!(content_type, "application/problem+json", "{}", r.body);
+    assert!(r.body["detail"].is_string(), "{}", r.body);
 }
 
 fn rand_suffix() -> String {

@@ -8,7 +8,10 @@
 //! and [`mounted`] puts them behind the rate-limit layer. Static paths such as `/v2/pods`
 //! win over the job API's `/v2/{endpoint_id}/...` in the router.
 
+pub mod billing;
+pub mod catalog;
 pub mod limits;
+pub mod pods;
 pub mod problem;
 pub mod request;
 
@@ -39,6 +42,9 @@ pub const GROUPS: &[&str] = &[
 /// Every v2 REST route, one `routes()` per group.
 pub fn routes() -> Router<App> {
     Router::new()
+        .merge(pods::routes())
+        .merge(catalog::routes())
+        .merge(billing::routes())
 }
 
 /// [`routes`] behind authentication and the rate limits.
