@@ -64,6 +64,10 @@ pub const CREATE_ROUTES: &[&str] = &[
     "POST /v1/templates",
     "graphql:podFindAndDeployOnDemand",
     "POST /v2/pods",
+    "POST /v2/serverless",
+    "POST /v2/network-volumes",
+    "POST /v2/templates",
+    "POST /v2/registries",
 ];
 
 #[derive(Debug, Default)]

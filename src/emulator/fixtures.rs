@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::model::{
     CpuTypeFixture, DataCenter, Delegation, EndpointRecord, GpuTypeFixture, NetworkVolume,
-    PodFixture, PublicTemplate, Template,
+    PodFixture, PublicTemplate, RegistryAuth, Template,
 };
 
 const BUILT_IN: &str = include_str!("fixtures.yaml");
@@ -39,6 +39,9 @@ pub struct Fixtures {
     pub delegations: Vec<Delegation>,
     #[serde(default)]
     pub pods: Vec<PodFixture>,
+    /// Container registry credentials (`password` is read here and never shown again).
+    #[serde(default)]
+    pub registries: Vec<RegistryAuth>,
 }
 
 fn default_user() -> String {

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod auth;
 pub mod cli;
 pub mod clock;
+pub mod endpoints;
 pub mod error;
 pub mod faults;
 pub mod fixtures;
@@ -212,8 +213,14 @@ pub fn router(app: App) -> Router {
             get(rest::get_template).delete(rest::delete_template),
         )
         // Registry delegation: a static segment, so it wins over `/v2/{endpoint_id}`.
-        .route("/v2/registries/delegations", get(registry::list))
-        .route("/v2/registries/delegations/{id}", get(registry::get))
+        .route(
+            "/v2/registries/delegations",
+            get(registry::list).post(registry::create),
+        )
+        .route(
+            "/v2/registries/delegations/{id}",
+            get(registry::get).delete(registry::delete),
+        )
         // REST v2: static first segments, so they win over `/v2/{endpoint_id}`.
         .merge(v2::mounted(&app))
         // Job API.

@@ -73,6 +73,146 @@ pub struct EndpointRecord {
     pub flashboot: bool,
     #[serde(default)]
     pub network_volume_id: Option<String>,
+    // The fields below are what REST v2 shows beyond v1. A fixture may omit them: they are
+    // derived from the v1 fields and the template when the emulator loads it
+    // (`endpoints::hydrate`).
+    /// Request routing; v1 endpoints are queue-based.
+    #[serde(default, rename = "type")]
+    pub endpoint_type: EndpointType,
+    /// The container settings workers run, a snapshot of the template taken when the
+    /// endpoint was created (later template edits do not reach it).
+    #[serde(default)]
+    pub container: ContainerSettings,
+    /// Serverless GPU pools the GPU types are chosen from (REST v2 `gpu.pools`).
+    #[serde(default)]
+    pub gpu_pools: Vec<String>,
+    /// GPU types subtracted from the pools (REST v2 `gpu.excludedTypes`).
+    #[serde(default)]
+    pub excluded_gpu_types: Vec<String>,
+    #[serde(default)]
+    pub allowed_cuda_versions: Vec<String>,
+    #[serde(default)]
+    pub min_cuda_version: Option<String>,
+    /// CPU flavors of a CPU endpoint (empty for GPU endpoints).
+    #[serde(default)]
+    pub cpu: Vec<CpuSelection>,
+    /// The queue delay in seconds when set over REST v2 (which takes fractions); v1's
+    /// `scalerValue` is its rounded value.
+    #[serde(default)]
+    pub queue_delay: Option<f64>,
+    #[serde(default)]
+    pub data_center_ids: Vec<String>,
+    /// Every attached network volume; v1's `networkVolumeId` is the first.
+    #[serde(default)]
+    pub network_volume_ids: Vec<String>,
+    /// REST v2 `flashboot: PRIORITY_FLASHBOOT` (v1 shows `flashboot: true`).
+    #[serde(default)]
+    pub priority_flashboot: bool,
+    /// Emulated milliseconds since the emulator started.
+    #[serde(default)]
+    pub created_at_ms: u64,
+    /// Configuration versions, oldest first; the last one is the current version.
+    #[serde(default)]
+    pub releases: Vec<Release>,
+}
+
+impl EndpointRecord {
+    /// A queue endpoint with the platform's v1 defaults and nothing else set.
+    pub fn with_defaults(id: String) -> Self {
+        Self {
+            id,
+            name: String::new(),
+            template_id: String::new(),
+            gpu_type_ids: Vec::new(),
+            gpu_count: 1,
+            workers_min: 0,
+            workers_max: DEFAULT_WORKERS_MAX,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT_S,
+            scaler_type: ScalerType::QueueDelay,
+            scaler_value: DEFAULT_SCALER_VALUE,
+            execution_timeout_ms: DEFAULT_EXECUTION_TIMEOUT_MS,
+            flashboot: false,
+            network_volume_id: None,
+            endpoint_type: EndpointType::Queue,
+            container: ContainerSettings::default(),
+            gpu_pools: Vec::new(),
+            excluded_gpu_types: Vec::new(),
+            allowed_cuda_versions: Vec::new(),
+            min_cuda_version: None,
+            cpu: Vec::new(),
+            queue_delay: None,
+            data_center_ids: Vec::new(),
+            network_volume_ids: Vec::new(),
+            priority_flashboot: false,
+            created_at_ms: 0,
+            releases: Vec::new(),
+        }
+    }
+
+    /// The current configuration version (1 for a new endpoint).
+    pub fn version(&self) -> u64 {
+        self.releases.last().map_or(1, |r| r.version)
+    }
+}
+
+/// How requests reach an endpoint's workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum EndpointType {
+    #[default]
+    Queue,
+    LoadBalancer,
+}
+
+/// What an endpoint's workers run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContainerSettings {
+    #[serde(default)]
+    pub image: String,
+    #[serde(default)]
+    pub args: String,
+    /// Container disk in GB.
+    #[serde(default)]
+    pub disk: u32,
+    #[serde(default)]
+    pub ports: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Id of a container registry credential.
+    #[serde(default)]
+    pub registry: Option<String>,
+}
+
+/// One CPU flavor a CPU endpoint's workers may run on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CpuSelection {
+    pub id: String,
+    pub vcpu_count: u32,
+    /// GB, derived from the flavor's RAM per vCPU.
+    pub memory: u32,
+}
+
+/// One configuration version of an endpoint: what changed and what its workers run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Release {
+    pub id: String,
+    pub version: u64,
+    pub created_at_ms: u64,
+    /// The image workers of this version run.
+    pub image: String,
+    pub diff: Vec<ReleaseChange>,
+}
+
+/// One changed field of a release (`old` is null when the field was added).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseChange {
+    pub field: String,
+    pub old: serde_json::Value,
+    pub new: serde_json::Value,
 }
 
 /// A network volume.
@@ -84,6 +224,13 @@ pub struct NetworkVolume {
     /// Gigabytes.
     pub size: u32,
     pub data_center_id: String,
+    /// Storage tier (REST v2 only; fixed at creation).
+    #[serde(default = "standard_tier", rename = "type")]
+    pub volume_type: VolumeType,
+}
+
+fn standard_tier() -> VolumeType {
+    VolumeType::Standard
 }
 
 fn default_container_disk() -> u32 {
@@ -112,8 +259,54 @@ pub struct Template {
     pub ports: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// The container's arguments; REST v2 shows them joined by spaces as `args`.
     #[serde(default)]
     pub docker_start_cmd: Vec<String>,
+    // REST v2 fields (v1 does not show them).
+    /// Id of a container registry credential; cleared when the credential is deleted.
+    #[serde(default)]
+    pub registry: Option<String>,
+    #[serde(default)]
+    pub public: bool,
+    #[serde(default)]
+    pub category: TemplateCategory,
+    #[serde(default = "yes")]
+    pub start_ssh: bool,
+    #[serde(default = "yes")]
+    pub start_jupyter: bool,
+    #[serde(default)]
+    pub allowed_cuda_versions: Vec<String>,
+    /// Set on the template the emulator made for an endpoint created over REST v2 without a
+    /// template: it follows that endpoint's container settings and goes with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_endpoint: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A container registry credential. The password is write-only: it is never serialized
+/// (API answers, the state dump) nor shown by `Debug`.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegistryAuth {
+    pub id: String,
+    pub name: String,
+    pub username: String,
+    #[serde(skip_serializing)]
+    pub password: String,
+}
+
+impl std::fmt::Debug for RegistryAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryAuth")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .finish()
+    }
 }
 
 /// A container registry delegation (every field of the spec's table).

@@ -163,6 +163,32 @@ impl Limiter {
         })
     }
 
+    /// Requests counted in the sliding window of a bucket and the emulated milliseconds
+    /// until the oldest of them leaves it (0 when none is counted).
+    pub fn usage(
+        &self,
+        key_index: usize,
+        scope: &str,
+        op: &'static str,
+        window_ms: Millis,
+    ) -> (u64, Millis) {
+        let now = self.clock.now();
+        let buckets = self.buckets.lock();
+        let Some(bucket) = buckets.get(&(key_index, scope.to_string(), op)) else {
+            return (0, 0);
+        };
+        let live: Vec<Millis> = bucket
+            .stamps
+            .iter()
+            .copied()
+            .filter(|&t| t + window_ms > now)
+            .collect();
+        let reset = live
+            .first()
+            .map_or(0, |&t| (t + window_ms).saturating_sub(now));
+        (live.len() as u64, reset)
+    }
+
     /// Real seconds a client should wait, for `Retry-After`.
     pub fn retry_after_secs(&self, emulated_ms: Millis) -> u64 {
         self.clock.real_duration(emulated_ms).as_secs_f64().ceil() as u64
@@ -226,6 +252,26 @@ mod tests {
         assert!(limiter.acquire(0, "other", "purge", 2, rule).is_ok());
         clock.advance(10_000);
         assert!(limiter.acquire(0, "ep", "purge", 2, rule).is_ok());
+    }
+
+    #[test]
+    fn usage_reports_the_window() {
+        let clock = Clock::new(1.0);
+        let limiter = Limiter::new(clock.clone());
+        let rule = Rule {
+            rate: 5,
+            window_ms: 60_000,
+            concurrency: None,
+        };
+        assert_eq!(limiter.usage(0, "registry", "d", 60_000), (0, 0));
+        limiter.acquire(0, "registry", "d", 5, rule).unwrap();
+        clock.advance(10_000);
+        limiter.acquire(0, "registry", "d", 5, rule).unwrap();
+        let (used, reset) = limiter.usage(0, "registry", "d", 60_000);
+        assert_eq!(used, 2);
+        assert!((49_000..=50_000).contains(&reset), "{reset}");
+        clock.advance(50_000);
+        assert_eq!(limiter.usage(0, "registry", "d", 60_000).0, 1);
     }
 
     #[test]

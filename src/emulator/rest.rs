@@ -8,13 +8,14 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::endpoints;
 use super::error::ApiError;
 use super::ids;
 use super::model::{
-    DEFAULT_EXECUTION_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_S, DEFAULT_SCALER_VALUE,
-    DEFAULT_WORKERS_MAX, EndpointRecord, NetworkVolume, ScalerType, Template,
+    EndpointRecord, NetworkVolume, ScalerType, Template, TemplateCategory, VolumeType,
 };
 use super::pods::parse_ports;
 use super::state::{App, World};
@@ -24,6 +25,103 @@ type Result<T> = std::result::Result<T, ApiError>;
 
 pub const MAX_VOLUME_GB: i64 = 4000;
 pub const MAX_WORKERS: i64 = 1000;
+
+// ---------------------------------------------------------------- v1 shapes
+
+// The records carry REST v2's fields too; v1 answers show exactly v1's.
+
+/// An endpoint as v1 shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct V1Endpoint<'a> {
+    id: &'a str,
+    name: &'a str,
+    template_id: &'a str,
+    gpu_type_ids: &'a [String],
+    gpu_count: u32,
+    workers_min: u32,
+    workers_max: u32,
+    idle_timeout: u32,
+    scaler_type: ScalerType,
+    scaler_value: u32,
+    execution_timeout_ms: u64,
+    flashboot: bool,
+    network_volume_id: &'a Option<String>,
+}
+
+impl<'a> From<&'a EndpointRecord> for V1Endpoint<'a> {
+    fn from(e: &'a EndpointRecord) -> Self {
+        Self {
+            id: &e.id,
+            name: &e.name,
+            template_id: &e.template_id,
+            gpu_type_ids: &e.gpu_type_ids,
+            gpu_count: e.gpu_count,
+            workers_min: e.workers_min,
+            workers_max: e.workers_max,
+            idle_timeout: e.idle_timeout,
+            scaler_type: e.scaler_type,
+            scaler_value: e.scaler_value,
+            execution_timeout_ms: e.execution_timeout_ms,
+            flashboot: e.flashboot,
+            network_volume_id: &e.network_volume_id,
+        }
+    }
+}
+
+/// A network volume as v1 shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct V1Volume<'a> {
+    id: &'a str,
+    name: &'a str,
+    size: u32,
+    data_center_id: &'a str,
+}
+
+impl<'a> From<&'a NetworkVolume> for V1Volume<'a> {
+    fn from(v: &'a NetworkVolume) -> Self {
+        Self {
+            id: &v.id,
+            name: &v.name,
+            size: v.size,
+            data_center_id: &v.data_center_id,
+        }
+    }
+}
+
+/// A template as v1 shows it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct V1Template<'a> {
+    id: &'a str,
+    name: &'a str,
+    image_name: &'a str,
+    is_serverless: bool,
+    container_disk_in_gb: u32,
+    volume_in_gb: u32,
+    volume_mount_path: &'a str,
+    ports: &'a [String],
+    env: &'a std::collections::BTreeMap<String, String>,
+    docker_start_cmd: &'a [String],
+}
+
+impl<'a> From<&'a Template> for V1Template<'a> {
+    fn from(t: &'a Template) -> Self {
+        Self {
+            id: &t.id,
+            name: &t.name,
+            image_name: &t.image_name,
+            is_serverless: t.is_serverless,
+            container_disk_in_gb: t.container_disk_in_gb,
+            volume_in_gb: t.volume_in_gb,
+            volume_mount_path: &t.volume_mount_path,
+            ports: &t.ports,
+            env: &t.env,
+            docker_start_cmd: &t.docker_start_cmd,
+        }
+    }
+}
 
 // ---------------------------------------------------------------- endpoints
 
@@ -94,21 +192,9 @@ pub fn endpoint_from_body(
     }
     let mut errors = f.finish();
 
-    let base = existing.cloned().unwrap_or_else(|| EndpointRecord {
-        id: ids::short(14),
-        name: String::new(),
-        template_id: String::new(),
-        gpu_type_ids: Vec::new(),
-        gpu_count: 1,
-        workers_min: 0,
-        workers_max: DEFAULT_WORKERS_MAX,
-        idle_timeout: DEFAULT_IDLE_TIMEOUT_S,
-        scaler_type: ScalerType::QueueDelay,
-        scaler_value: DEFAULT_SCALER_VALUE,
-        execution_timeout_ms: DEFAULT_EXECUTION_TIMEOUT_MS,
-        flashboot: false,
-        network_volume_id: None,
-    });
+    let base = existing
+        .cloned()
+        .unwrap_or_else(|| EndpointRecord::with_defaults(ids::short(14)));
     let record = EndpointRecord {
         id: base.id,
         name: name.unwrap_or(base.name),
@@ -127,6 +213,7 @@ pub fn endpoint_from_body(
         } else {
             base.network_volume_id
         },
+        ..base
     };
     if record.workers_min > record.workers_max && errors.is_empty() {
         errors.push(format!(
@@ -141,7 +228,14 @@ pub fn endpoint_from_body(
 pub async fn list_endpoints(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
     app.keys.bearer(&headers)?;
     let world = app.world.lock();
-    Ok(Json(world.endpoints.values().collect::<Vec<_>>()).into_response())
+    Ok(Json(
+        world
+            .endpoints
+            .values()
+            .map(V1Endpoint::from)
+            .collect::<Vec<_>>(),
+    )
+    .into_response())
 }
 
 pub async fn create_endpoint(
@@ -153,15 +247,17 @@ pub async fn create_endpoint(
         .bearer(&headers)?
         .require_write("create endpoints")?;
     let map = parse_object(&body, false)?;
+    let now = app.clock.now();
     let record = {
         let mut world = app.world.lock();
-        let record = endpoint_from_body(&map, None, &world)?;
+        let mut record = endpoint_from_body(&map, None, &world)?;
+        endpoints::hydrate(&mut record, &world, now);
         world.endpoints.insert(record.id.clone(), record.clone());
         record
     };
-    app.add_runtime(&record);
+    endpoints::start_runtime(&app, &record);
     tracing::info!(endpoint = %record.id, "endpoint created");
-    Ok(Json(record).into_response())
+    Ok(Json(V1Endpoint::from(&record)).into_response())
 }
 
 pub async fn get_endpoint(
@@ -175,7 +271,7 @@ pub async fn get_endpoint(
         .endpoints
         .get(&id)
         .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
-    Ok(Json(e).into_response())
+    Ok(Json(V1Endpoint::from(e)).into_response())
 }
 
 pub async fn update_endpoint(
@@ -187,7 +283,8 @@ pub async fn update_endpoint(
     app.keys
         .bearer(&headers)?
         .require_write("update endpoints")?;
-    let record = {
+    let now = app.clock.now();
+    let (record, released) = {
         let mut world = app.world.lock();
         let existing = world
             .endpoints
@@ -195,14 +292,13 @@ pub async fn update_endpoint(
             .cloned()
             .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
         let map = parse_object(&body, false)?;
-        let record = endpoint_from_body(&map, Some(&existing), &world)?;
-        world.endpoints.insert(id.clone(), record.clone());
-        record
+        let mut record = endpoint_from_body(&map, Some(&existing), &world)?;
+        endpoints::follow_v1_update(&existing, &mut record, &world);
+        let released = endpoints::commit_update(&mut world, &existing, &mut record, now);
+        (record, released)
     };
-    if let Some(rt) = app.runtime(&id) {
-        rt.update_settings(super::state::worker_settings(&record));
-    }
-    Ok(Json(record).into_response())
+    endpoints::update_runtime(&app, &record, released);
+    Ok(Json(V1Endpoint::from(&record)).into_response())
 }
 
 pub async fn delete_endpoint(
@@ -213,10 +309,7 @@ pub async fn delete_endpoint(
     app.keys
         .bearer(&headers)?
         .require_write("delete endpoints")?;
-    app.world
-        .lock()
-        .endpoints
-        .remove(&id)
+    endpoints::remove(&mut app.world.lock(), &id)
         .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
     app.remove_runtime(&id);
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -235,12 +328,25 @@ pub fn volume_from_create(map: &Map<String, Value>, world: &World) -> Result<Net
         f.fail("dataCenterId", format!("unknown data center {dc:?}"));
     }
     check(f.finish())?;
+    let data_center_id = dc.unwrap_or_default();
     Ok(NetworkVolume {
         id: ids::short(10),
         name: name.unwrap_or_default(),
         size: size.unwrap_or_default() as u32,
-        data_center_id: dc.unwrap_or_default(),
+        volume_type: default_volume_type(world, &data_center_id),
+        data_center_id,
     })
+}
+
+/// The storage tier a volume gets when its create does not name one: the data center's
+/// primary tier.
+pub fn default_volume_type(world: &World, data_center_id: &str) -> VolumeType {
+    world
+        .data_centers
+        .iter()
+        .find(|d| d.id == data_center_id)
+        .and_then(|d| d.network_volume_types.first().copied())
+        .unwrap_or(VolumeType::Standard)
 }
 
 /// NetworkVolumeUpdateInput: name optional; size optional, 0..4000, greater than now.
@@ -273,7 +379,14 @@ pub fn volume_update(map: &Map<String, Value>, current: &NetworkVolume) -> Resul
 pub async fn list_volumes(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
     app.keys.bearer(&headers)?;
     let world = app.world.lock();
-    Ok(Json(world.volumes.values().collect::<Vec<_>>()).into_response())
+    Ok(Json(
+        world
+            .volumes
+            .values()
+            .map(V1Volume::from)
+            .collect::<Vec<_>>(),
+    )
+    .into_response())
 }
 
 pub async fn create_volume(
@@ -288,7 +401,7 @@ pub async fn create_volume(
     let mut world = app.world.lock();
     let v = volume_from_create(&map, &world)?;
     world.volumes.insert(v.id.clone(), v.clone());
-    Ok(Json(v).into_response())
+    Ok(Json(V1Volume::from(&v)).into_response())
 }
 
 pub async fn get_volume(
@@ -299,7 +412,7 @@ pub async fn get_volume(
     app.keys.bearer(&headers)?;
     let world = app.world.lock();
     let v = world.volumes.get(&id).ok_or_else(|| volume_404(&id))?;
-    Ok(Json(v).into_response())
+    Ok(Json(V1Volume::from(v)).into_response())
 }
 
 fn volume_404(id: &str) -> ApiError {
@@ -320,7 +433,7 @@ pub async fn update_volume(
     let map = parse_object(&body, false)?;
     let updated = volume_update(&map, current)?;
     world.volumes.insert(id, updated.clone());
-    Ok(Json(updated).into_response())
+    Ok(Json(V1Volume::from(&updated)).into_response())
 }
 
 pub async fn delete_volume(
@@ -335,25 +448,8 @@ pub async fn delete_volume(
     if !world.volumes.contains_key(&id) {
         return Err(volume_404(&id));
     }
-    if let Some(e) = world
-        .endpoints
-        .values()
-        .find(|e| e.network_volume_id.as_deref() == Some(&id))
-    {
-        return Err(ApiError::bad_request(format!(
-            "networkVolumeId: volume {id} is attached to endpoint {}",
-            e.id
-        )));
-    }
-    if let Some(p) = world
-        .cloud
-        .pods()
-        .find(|p| p.network_volume_id.as_deref() == Some(&id))
-    {
-        return Err(ApiError::bad_request(format!(
-            "networkVolumeId: volume {id} is attached to pod {}",
-            p.id
-        )));
+    if let Some(why) = endpoints::volume_in_use(&world, &id) {
+        return Err(ApiError::bad_request(why));
     }
     world.volumes.remove(&id);
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -404,13 +500,27 @@ pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<T
         ports: ports.unwrap_or_default(),
         env,
         docker_start_cmd: start_cmd.unwrap_or_default(),
+        registry: None,
+        public: false,
+        category: TemplateCategory::default(),
+        start_ssh: true,
+        start_jupyter: true,
+        allowed_cuda_versions: Vec::new(),
+        bound_endpoint: None,
     })
 }
 
 pub async fn list_templates(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
     app.keys.bearer(&headers)?;
     let world = app.world.lock();
-    Ok(Json(world.templates.values().collect::<Vec<_>>()).into_response())
+    Ok(Json(
+        world
+            .templates
+            .values()
+            .map(V1Template::from)
+            .collect::<Vec<_>>(),
+    )
+    .into_response())
 }
 
 pub async fn create_template(
@@ -425,7 +535,7 @@ pub async fn create_template(
     let mut world = app.world.lock();
     let t = template_from_create(&map, &world)?;
     world.templates.insert(t.id.clone(), t.clone());
-    Ok(Json(t).into_response())
+    Ok(Json(V1Template::from(&t)).into_response())
 }
 
 pub async fn get_template(
@@ -439,7 +549,7 @@ pub async fn get_template(
         .templates
         .get(&id)
         .ok_or_else(|| ApiError::not_found(format!("template {id} not found")))?;
-    Ok(Json(t).into_response())
+    Ok(Json(V1Template::from(t)).into_response())
 }
 
 pub async fn delete_template(
@@ -454,11 +564,8 @@ pub async fn delete_template(
     if !world.templates.contains_key(&id) {
         return Err(ApiError::not_found(format!("template {id} not found")));
     }
-    if let Some(e) = world.endpoints.values().find(|e| e.template_id == id) {
-        return Err(ApiError::bad_request(format!(
-            "templateId: template {id} is used by endpoint {}",
-            e.id
-        )));
+    if let Some(why) = endpoints::template_in_use(&world, &id) {
+        return Err(ApiError::bad_request(why));
     }
     world.templates.remove(&id);
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -582,6 +689,7 @@ mod tests {
             name: "n".into(),
             size: 100,
             data_center_id: "EU-RO-1".into(),
+            volume_type: VolumeType::Standard,
         };
         assert_eq!(
             volume_update(&map(json!({"size": 200})), &v).unwrap().size,

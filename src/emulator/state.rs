@@ -17,7 +17,7 @@ use super::graphql::{self, PlatformSchema};
 use super::jobs::runtime::EndpointRuntime;
 use super::jobs::webhook::Webhooks;
 use super::model::{
-    DataCenter, Delegation, EndpointRecord, NetworkVolume, PublicTemplate, Template,
+    DataCenter, Delegation, EndpointRecord, NetworkVolume, PublicTemplate, RegistryAuth, Template,
 };
 use super::pods::Cloud;
 use super::ratelimit::Limiter;
@@ -39,6 +39,8 @@ pub struct World {
     pub public_templates: Vec<PublicTemplate>,
     /// Volume and serverless usage over time, for billing.
     pub usage: UsageLedger,
+    /// Container registry credentials (REST v2 `/v2/registries`).
+    pub registries: BTreeMap<String, RegistryAuth>,
 }
 
 impl World {
@@ -50,7 +52,7 @@ impl World {
         )
         .with_cpu_types(f.cpu_types.clone());
         cloud.seed_pods(&f.pods, 0)?;
-        Ok(Self {
+        let mut world = Self {
             user_id: f.user_id.clone(),
             data_centers: f.data_centers.clone(),
             cloud,
@@ -70,23 +72,31 @@ impl World {
                 .map(|t| (t.id.clone(), t.clone()))
                 .collect(),
             delegations: f.delegations.clone(),
+            registries: f
+                .registries
+                .iter()
+                .map(|r| (r.id.clone(), r.clone()))
+                .collect(),
             public_templates: f.public_templates.clone(),
             usage: UsageLedger::default(),
-        })
-        .map(|mut w: Self| {
-            w.observe_volumes(0);
-            w
-        })
+        };
+        let mut endpoints = std::mem::take(&mut world.endpoints);
+        for e in endpoints.values_mut() {
+            super::endpoints::hydrate(e, &world, 0);
+        }
+        world.endpoints = endpoints;
+        world.observe_volumes(0);
+        Ok(world)
     }
 
     /// Records the network volumes as they are now in the usage ledger. Called after every
     /// successful write of any surface, so creates, resizes and deletes are stamped with
     /// the emulated time of the request that made them.
     pub fn observe_volumes(&mut self, now: super::clock::Millis) {
-        let current = self
-            .volumes
-            .values()
-            .map(|v| (v.id.as_str(), v.size, false));
+        let current = self.volumes.values().map(|v| {
+            let hp = v.volume_type == super::model::VolumeType::HighPerformance;
+            (v.id.as_str(), v.size, hp)
+        });
         self.usage.observe_volumes(current, now);
     }
 
@@ -98,6 +108,7 @@ impl World {
             "networkVolumes": self.volumes.values().collect::<Vec<_>>(),
             "templates": self.templates.values().collect::<Vec<_>>(),
             "delegations": self.delegations,
+            "registries": self.registries.values().collect::<Vec<_>>(),
             "machines": self.cloud.machines().iter().map(|m| json!({
                 "id": m.id, "gpuTypeId": m.gpu_type_id, "dataCenterId": m.data_center_id,
                 "secureCloud": m.secure, "totalGpus": m.total, "freeGpus": m.free,
@@ -181,6 +192,7 @@ impl Emulator {
         let rt = EndpointRuntime::new(
             e.id.clone(),
             worker_settings(e),
+            e.version(),
             self.clock.clone(),
             self.webhooks.clone(),
         );

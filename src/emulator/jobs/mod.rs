@@ -3,6 +3,7 @@
 
 pub mod handler;
 pub mod model;
+pub mod rollout;
 pub mod routes;
 pub mod runtime;
 pub mod webhook;

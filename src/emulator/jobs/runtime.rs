@@ -4,7 +4,7 @@
 //! contend with each other. Workers are tokio tasks: they take queued jobs, run the built-in
 //! handler on the emulator's clock, and retire after the idle timeout.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 
 use super::handler::{self, split_chunk};
 use super::model::{ASYNC_RETENTION, Job, JobStatus, Submission, sync_retention};
+use super::rollout::{self, WorkerSlot};
 use super::webhook::Webhooks;
 use crate::emulator::clock::{Clock, Millis};
 use crate::emulator::error::ApiError;
@@ -58,6 +59,22 @@ struct State {
     busy: u32,
     closed: bool,
     counters: Counters,
+    /// Every live worker by a key its task keeps for life (a replacement keeps the key).
+    slots: BTreeMap<u64, WorkerSlot>,
+    next_slot: u64,
+    /// The endpoint's current configuration version.
+    version: u64,
+}
+
+impl State {
+    /// Replaces the stale workers whose time has come (see [`rollout`]).
+    fn roll(&mut self, now: Millis) {
+        rollout::replace_due(&mut self.slots, self.version, now, new_worker_id);
+    }
+}
+
+fn new_worker_id() -> String {
+    ids::short(12)
 }
 
 /// One endpoint's jobs and workers.
@@ -106,9 +123,11 @@ pub struct Health {
 }
 
 impl EndpointRuntime {
+    /// A runtime whose workers start on configuration `version`.
     pub fn new(
         endpoint_id: String,
         settings: WorkerSettings,
+        version: u64,
         clock: Clock,
         webhooks: Webhooks,
     ) -> Arc<Self> {
@@ -125,6 +144,9 @@ impl EndpointRuntime {
                 busy: 0,
                 closed: false,
                 counters: Counters::default(),
+                slots: BTreeMap::new(),
+                next_slot: 0,
+                version,
             }),
             work: Notify::new(),
         });
@@ -137,6 +159,29 @@ impl EndpointRuntime {
         self.state.lock().settings = settings;
         self.work.notify_waiters();
         self.scale();
+    }
+
+    /// A new configuration version: workers on older ones are replaced one per
+    /// `interval_ms`, oldest first.
+    pub fn release(&self, version: u64, interval_ms: Millis) {
+        let now = self.clock.now();
+        let mut st = self.state.lock();
+        st.roll(now);
+        st.version = version;
+        rollout::schedule(&mut st.slots, version, now, interval_ms);
+    }
+
+    /// The current version and the live workers, oldest first (the order a rollover
+    /// replaces them in), after due replacements.
+    pub fn workers(&self) -> (u64, Vec<WorkerSlot>) {
+        let now = self.clock.now();
+        let mut st = self.state.lock();
+        st.roll(now);
+        // Slots iterate by key; the stable sort keeps that order among equal start times,
+        // as `rollout::schedule` does.
+        let mut workers: Vec<WorkerSlot> = st.slots.values().cloned().collect();
+        workers.sort_by_key(|w| w.started_at);
+        (st.version, workers)
     }
 
     /// Stops every worker (endpoint deleted or emulator reset).
@@ -158,18 +203,27 @@ impl EndpointRuntime {
 
     /// Starts workers if the queue or `workersMin` asks for them.
     fn scale(self: &Arc<Self>) {
-        let to_start = {
+        let now = self.clock.now();
+        let keys: Vec<u64> = {
             let mut st = self.state.lock();
             if st.closed {
                 return;
             }
             let n = workers_to_start(st.live, st.busy, st.queue.len() as u32, &st.settings);
             st.live += n;
-            n
+            (0..n)
+                .map(|_| {
+                    let key = st.next_slot;
+                    st.next_slot += 1;
+                    let slot = WorkerSlot::new(new_worker_id(), st.version, now);
+                    st.slots.insert(key, slot);
+                    key
+                })
+                .collect()
         };
-        for _ in 0..to_start {
+        for key in keys {
             let rt = Arc::clone(self);
-            tokio::spawn(async move { rt.worker().await });
+            tokio::spawn(async move { rt.worker(key).await });
         }
     }
 
@@ -368,6 +422,11 @@ impl EndpointRuntime {
         jobs.sort_by_key(|j| j.submitted_at);
         json!({
             "workers": {"live": st.live, "busy": st.busy},
+            "version": st.version,
+            "workerSlots": st.slots.values().map(|w| json!({
+                "id": w.id, "version": w.version, "startedAt": w.started_at, "busy": w.busy,
+                "replaceAt": w.replace_at,
+            })).collect::<Vec<_>>(),
             "queued": st.queue.len() + st.queue_low.len(),
             "jobs": jobs.iter().map(|j| {
                 let mut b = j.status_body();
@@ -378,8 +437,8 @@ impl EndpointRuntime {
         })
     }
 
-    async fn worker(self: Arc<Self>) {
-        let mut idle_since = self.clock.now();
+    /// One worker's life; `key` names its slot in the worker table.
+    async fn worker(self: Arc<Self>, key: u64) {
         loop {
             let work = self.work.notified();
             tokio::pin!(work);
@@ -389,16 +448,23 @@ impl EndpointRuntime {
                 let mut st = self.state.lock();
                 if st.closed {
                     st.live -= 1;
+                    st.slots.remove(&key);
                     return;
                 }
+                st.roll(now);
+                let idle_since = st.slots.get(&key).map_or(now, |w| w.idle_since);
                 match take_next(&mut st, now) {
                     Some(a) => {
                         st.busy += 1;
+                        if let Some(w) = st.slots.get_mut(&key) {
+                            w.busy = true;
+                        }
                         (Some(a), None)
                     }
                     None => {
                         if should_retire(st.live, now.saturating_sub(idle_since), &st.settings) {
                             st.live -= 1;
+                            st.slots.remove(&key);
                             return;
                         }
                         // At or below workersMin a worker never retires: it only waits
@@ -415,8 +481,13 @@ impl EndpointRuntime {
             match assignment {
                 Some(a) => {
                     self.run(a).await;
-                    self.state.lock().busy -= 1;
-                    idle_since = self.clock.now();
+                    let now = self.clock.now();
+                    let mut st = self.state.lock();
+                    st.busy -= 1;
+                    if let Some(w) = st.slots.get_mut(&key) {
+                        w.busy = false;
+                        w.idle_since = now;
+                    }
                 }
                 None => match idle_deadline {
                     Some(deadline) => {

@@ -10,10 +10,16 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod container;
 pub mod limits;
 pub mod pods;
 pub mod problem;
+pub mod registries;
 pub mod request;
+pub mod rules;
+pub mod serverless;
+pub mod templates;
+pub mod volumes;
 
 use axum::Router;
 use axum::middleware;
@@ -46,6 +52,10 @@ pub fn routes() -> Router<App> {
         .merge(pods::routes())
         .merge(catalog::routes())
         .merge(billing::routes())
+        .merge(serverless::routes())
+        .merge(templates::routes())
+        .merge(volumes::routes())
+        .merge(registries::routes())
 }
 
 /// [`routes`] behind authentication and the rate limits.

@@ -101,8 +101,16 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> V2Result<T> {
     let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
         let path = err.path().to_string();
         let inner = err.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
+        let valid_json = || serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok();
+        if (inner.is_syntax() || inner.is_eof()) && !valid_json() {
             Problem::unprocessable(vec![format!("body: must be valid JSON ({inner})")])
+        } else if inner.is_syntax() {
+            // serde_json reads an enum given anything but a string (or an object) as a
+            // syntax error, although the document is valid JSON: the field is at fault.
+            Problem::unprocessable(vec![describe(
+                &path,
+                "must be one of the documented values (a string)",
+            )])
         } else {
             Problem::unprocessable(vec![describe(&path, &strip_position(&inner.to_string()))])
         }
@@ -453,6 +461,9 @@ mod tests {
         assert!(variant[0].starts_with("cloud: must be"), "{variant:?}");
         assert!(variant[0].contains("SECURE"), "{variant:?}");
         assert!(err_of("{nope")[0].starts_with("body: must be valid JSON"));
+        // An enum given a non-string is the field's fault, not the JSON's.
+        let wrong = err_of(r#"{"name":"a","cloud":true}"#);
+        assert!(wrong[0].starts_with("cloud: must be one of"), "{wrong:?}");
         assert!(err_of("")[0].starts_with("body: required"));
         assert!(err_of("[1]")[0].starts_with("body: must be"));
         assert!(err_of(r#"{"name":"a"} {}"#)[0].starts_with("body: must be one JSON value"));
