@@ -320,7 +320,7 @@ async fn cpu_flavors() {
         ("?product=POD", 400),
         ("?vcpuCount=4", 400),
         ("?include=AVAILABILITY", 400),
-        ("?include=AVAILABILITY&product=POD&vcpuCount=3", 422),
+        ("?include=AVAILABILITY&product=POD&vcpuCount=3", 400),
         ("?include=AVAILABILITY&product=POD&vcpuCount=1", 422),
         ("?include=AVAILABILITY&product=CLUSTER", 422),
     ] {

@@ -332,7 +332,7 @@ async fn bodies_that_do_not_match_the_document_are_422_naming_the_field() {
             "cloud",
         ),
         (
-            json!({"name": "n", "image": "i", "cpu": {"id": "cpu3c", "vcpuCount": 3}}),
+            json!({"name": "n", "image": "i", "cpu": {"id": "cpu3c", "vcpuCount": 1}}),
             "cpu.vcpuCount",
         ),
         (
@@ -445,6 +445,11 @@ async fn rule_violations_are_400_and_unknown_references_404() {
             base(json!({"cpu": {"id": "cpu3c", "vcpuCount": 64}})),
             400,
             "cpu.vcpuCount",
+        ),
+        (
+            base(json!({"cpu": {"id": "cpu3c", "vcpuCount": 6}})),
+            400,
+            "power of two",
         ),
         (
             base(
@@ -650,6 +655,8 @@ async fn auth_scopes_and_problem_shapes() {
     assert_eq!(r.status, 403);
     let r = e.v2(Method::PUT, "/pods", None).await;
     assert_problem(&r, 405, "PUT");
+    let allow = r.headers["allow"].to_str().unwrap();
+    assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
     // The job API under /v2 still works beside the REST routes.
     let r = e.job(Method::GET, "ep-demo0001", "health", None).await;
     assert_eq!(r.status, 200, "{}", r.body);

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, V2Query, Violations};
+use super::request::{Caller, IntParam, V2Query, Violations};
 use crate::emulator::clock::{Clock, Millis};
 use crate::emulator::state::{App, World};
 
@@ -124,7 +124,7 @@ struct BillingQuery {
     #[serde(default)]
     bucket_size: Option<BucketSize>,
     #[serde(default)]
-    last_n: Option<i64>,
+    last_n: Option<IntParam>,
     #[serde(default)]
     pod_id: Option<String>,
     #[serde(default)]
@@ -232,7 +232,7 @@ pub fn resolve_window(
 
 fn window_of(clock: &Clock, q: &BillingQuery) -> V2Result<Window> {
     let mut v = Violations::new();
-    v.range(q.last_n, "lastN", Some(1), None);
+    v.range(q.last_n.map(|n| n.0), "lastN", Some(1), None);
     v.finish()?;
     let start = q
         .start_time
@@ -244,7 +244,7 @@ fn window_of(clock: &Clock, q: &BillingQuery) -> V2Result<Window> {
         .as_deref()
         .map(|s| parse_time("endTime", s))
         .transpose()?;
-    let last_n = q.last_n.map(|n| n.clamp(1, i64::from(u32::MAX)) as u32);
+    let last_n = q.last_n.map(|n| n.as_u32().max(1));
     resolve_window(
         clock.wall(),
         q.bucket_size.unwrap_or_default(),
@@ -271,7 +271,9 @@ fn overlap_hours(from: Millis, to: Millis, a: i64, b: i64) -> f64 {
 }
 
 fn touches(from: Millis, to: Millis, a: i64, b: i64) -> bool {
-    (from as i64) < b && (to as i64) > a || (from as i64 >= a && (from as i64) < b)
+    // Overlaps [a, b), or is an empty stretch starting inside it.
+    let (from, to) = (from as i64, to as i64);
+    from < b && (to > a || from >= a)
 }
 
 fn money(x: f64) -> f64 {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, CommaList, V2Query, Violations};
+use super::request::{Caller, CommaList, IntParam, V2Query, Violations};
 use crate::emulator::model::{
     Compliance, CpuTypeFixture, DataCenter, DataCenterRegion, GpuTypeFixture, PublicTemplate,
     TemplateCategory, TemplateSource, VolumeType,
@@ -255,7 +255,7 @@ struct GpuQuery {
     #[serde(default)]
     product: Option<CommaList<Product>>,
     #[serde(default)]
-    count: Option<i64>,
+    count: Option<IntParam>,
     #[serde(default)]
     cloud: Option<CloudFilter>,
     #[serde(default)]
@@ -293,7 +293,7 @@ fn gpu_scope(world: &World, q: &GpuQuery) -> V2Result<Option<GpuScope>> {
         .map(|l| l.0.as_slice())
         .unwrap_or_default();
     v.check(include.len() <= 1, "include", "must have at most 1 item");
-    v.range(q.count, "count", Some(1), None);
+    v.range(q.count.map(|c| c.0), "count", Some(1), None);
     for c in q.country_codes.iter().flat_map(|l| &l.0) {
         v.check(
             is_country(c),
@@ -364,7 +364,7 @@ fn gpu_scope(world: &World, q: &GpuQuery) -> V2Result<Option<GpuScope>> {
         });
     Ok(Some(GpuScope {
         products,
-        count: q.count.unwrap_or(1).clamp(1, i64::from(u32::MAX)) as u32,
+        count: q.count.map_or(1, IntParam::as_u32).max(1),
         secure: q.cloud.unwrap_or_default() == CloudFilter::Secure,
         data_centers,
         cuda,
@@ -447,7 +447,7 @@ struct CpuQuery {
     #[serde(default)]
     product: Option<CommaList<CpuProduct>>,
     #[serde(default)]
-    vcpu_count: Option<i64>,
+    vcpu_count: Option<IntParam>,
 }
 
 /// vCPUs a CPU availability read asks for; `None` when availability was not asked for.
@@ -459,16 +459,7 @@ fn cpu_scope(q: &CpuQuery) -> V2Result<Option<(Vec<CpuProduct>, Option<u32>)>> {
         .map(|l| l.0.as_slice())
         .unwrap_or_default();
     v.check(include.len() <= 1, "include", "must have at most 1 item");
-    v.range(q.vcpu_count, "vcpuCount", Some(2), None);
-    if let Some(n) = q.vcpu_count
-        && n >= 2
-    {
-        v.check(
-            (n as u64).is_power_of_two(),
-            "vcpuCount",
-            format!("must be a power of two (got {n})"),
-        );
-    }
+    v.range(q.vcpu_count.map(|n| n.0), "vcpuCount", Some(2), None);
     v.finish()?;
     if !include.contains(&CatalogInclude::Availability) {
         if q.product.is_some() {
@@ -489,10 +480,15 @@ fn cpu_scope(q: &CpuQuery) -> V2Result<Option<(Vec<CpuProduct>, Option<u32>)>> {
             "product: required with include=AVAILABILITY (POD or SERVERLESS)",
         ));
     }
-    Ok(Some((
-        products,
-        q.vcpu_count.map(|n| n.min(i64::from(u32::MAX)) as u32),
-    )))
+    // A rule the schema only states in words: a 400, not a 422.
+    if let Some(n) = q.vcpu_count
+        && !(n.0 as u64).is_power_of_two()
+    {
+        return Err(Problem::bad_request(format!(
+            "vcpuCount: must be a power of two (got {n})"
+        )));
+    }
+    Ok(Some((products, q.vcpu_count.map(IntParam::as_u32))))
 }
 
 fn cpu_level(machines: &[&Machine], vcpus: u32) -> &'static str {

@@ -30,7 +30,8 @@ use super::state::App;
 
 pub use problem::{Problem, V2Result};
 pub use request::{
-    Caller, CommaList, V2Query, Violations, not_null, nullable, parse_body, parse_query,
+    Caller, CommaList, Int, IntParam, V2Query, Violations, not_null, nullable, parse_body,
+    parse_query,
 };
 
 /// The first path segment after `/v2` of every v2 REST resource.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::catalog::public_template;
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, V2Query, Violations, not_null, nullable, parse_body};
+use super::request::{Caller, Int, V2Query, Violations, not_null, nullable, parse_body};
 use super::timestamp;
 use crate::emulator::clock::Millis;
 use crate::emulator::pods::{
@@ -214,7 +214,7 @@ pub enum CloudTier {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PersistentMount {
-    pub size: i64,
+    pub size: Int,
     pub path: String,
 }
 
@@ -239,7 +239,7 @@ pub struct Mounts {
 pub struct CreateGpu {
     pub id: String,
     #[serde(default, deserialize_with = "not_null")]
-    pub count: Option<i64>,
+    pub count: Option<Int>,
     #[serde(default, deserialize_with = "not_null")]
     pub allowed_cuda_versions: Option<Vec<String>>,
     #[serde(default, deserialize_with = "not_null")]
@@ -250,7 +250,7 @@ pub struct CreateGpu {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateCpu {
     pub id: String,
-    pub vcpu_count: i64,
+    pub vcpu_count: Int,
 }
 
 /// The container settings shared by create and update.
@@ -263,7 +263,7 @@ pub struct CreatePodBody {
     #[serde(default, deserialize_with = "not_null")]
     pub args: Option<String>,
     #[serde(default, deserialize_with = "not_null")]
-    pub disk: Option<i64>,
+    pub disk: Option<Int>,
     #[serde(default, deserialize_with = "not_null")]
     pub env: Option<BTreeMap<String, String>>,
     #[serde(default, deserialize_with = "not_null")]
@@ -300,7 +300,7 @@ pub struct UpdatePodBody {
     #[serde(default, deserialize_with = "not_null")]
     pub args: Option<String>,
     #[serde(default, deserialize_with = "not_null")]
-    pub disk: Option<i64>,
+    pub disk: Option<Int>,
     #[serde(default, deserialize_with = "not_null")]
     pub env: Option<BTreeMap<String, String>>,
     #[serde(default, deserialize_with = "not_null")]
@@ -345,7 +345,7 @@ fn cuda_version_ok(v: &str) -> bool {
 
 fn check_mounts(v: &mut Violations, m: &Mounts) {
     if let Some(p) = &m.persistent {
-        v.range(Some(p.size), "mounts.persistent.size", Some(10), None);
+        v.range(Some(p.size.0), "mounts.persistent.size", Some(10), None);
     }
     if let Some(n) = &m.network {
         v.check(n.len() <= 1, "mounts.network", "must have at most 1 item");
@@ -356,7 +356,7 @@ fn check_mounts(v: &mut Violations, m: &Mounts) {
 fn check_create(b: &CreatePodBody) -> V2Result<()> {
     let mut v = Violations::new();
     v.check(!b.name.is_empty(), "name", "must not be empty");
-    v.range(b.disk, "disk", Some(1), None);
+    v.range(b.disk.map(|d| d.0), "disk", Some(1), None);
     if let Some(t) = &b.template_id {
         v.check(!t.is_empty(), "templateId", "must not be empty");
     }
@@ -368,7 +368,7 @@ fn check_create(b: &CreatePodBody) -> V2Result<()> {
         );
     }
     if let Some(g) = &b.gpu {
-        v.range(g.count, "gpu.count", Some(1), None);
+        v.range(g.count.map(|c| c.0), "gpu.count", Some(1), None);
         for (i, c) in g.allowed_cuda_versions.iter().flatten().enumerate() {
             v.check(
                 cuda_version_ok(c),
@@ -386,12 +386,7 @@ fn check_create(b: &CreatePodBody) -> V2Result<()> {
     }
     if let Some(c) = &b.cpu {
         v.check(!c.id.is_empty(), "cpu.id", "must not be empty");
-        v.range(Some(c.vcpu_count), "cpu.vcpuCount", Some(2), None);
-        v.check(
-            c.vcpu_count < 2 || (c.vcpu_count as u64).is_power_of_two(),
-            "cpu.vcpuCount",
-            format!("must be a power of two (got {})", c.vcpu_count),
-        );
+        v.range(Some(c.vcpu_count.0), "cpu.vcpuCount", Some(2), None);
     }
     if let Some(m) = &b.mounts {
         check_mounts(&mut v, m);
@@ -404,7 +399,7 @@ fn check_update(b: &UpdatePodBody) -> V2Result<()> {
     if let Some(n) = &b.name {
         v.check(!n.is_empty(), "name", "must not be empty");
     }
-    v.range(b.disk, "disk", Some(1), None);
+    v.range(b.disk.map(|d| d.0), "disk", Some(1), None);
     if let Some(m) = &b.mounts {
         check_mounts(&mut v, m);
     }
@@ -605,13 +600,21 @@ fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
             .cloud
             .gpu_type(&g.id)
             .ok_or_else(|| Problem::bad_request(format!("gpu.id: unknown GPU type {:?}", g.id)))?;
-        let count = g.count.unwrap_or(1);
+        let count = g.count.map_or(1, |c| c.0);
         if count > i64::from(gpu.max_gpu_count) {
             return Err(Problem::bad_request(format!(
                 "gpu.count: at most {} GPUs of {} fit one pod (got {count})",
                 gpu.max_gpu_count, g.id
             )));
         }
+    }
+    if let Some(c) = &b.cpu
+        && !(c.vcpu_count.0 as u64).is_power_of_two()
+    {
+        return Err(Problem::bad_request(format!(
+            "cpu.vcpuCount: must be a power of two (got {})",
+            c.vcpu_count
+        )));
     }
     if let Some(c) = &b.cpu
         && world.cloud.cpu_type(&c.id).is_none()
@@ -657,7 +660,10 @@ fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
         template.as_ref().map(|t| t.env.clone()).unwrap_or_default();
     env.extend(b.env.clone().unwrap_or_default());
     let (volume_in_gb, volume_mount_path) = match (persistent, &network_path) {
-        (Some(p), _) => (Some(p.size as i32), Some(p.path.clone())),
+        (Some(p), _) => (
+            Some(p.size.as_u32().min(i32::MAX as u32) as i32),
+            Some(p.path.clone()),
+        ),
         (None, Some(path)) => (Some(0), Some(path.clone())),
         (None, None) if b.cpu.is_none() && mounts.is_none() => {
             match template.as_ref().and_then(|t| t.persistent.clone()) {
@@ -690,7 +696,7 @@ fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
             .clone()
             .or_else(|| template.as_ref().map(|t| t.image.clone())),
         gpu_type_id: gpu.map(|g| g.id.clone()),
-        gpu_count: gpu.map(|g| g.count.unwrap_or(1) as i32),
+        gpu_count: gpu.map(|g| g.count.map_or(1, |c| c.as_u32()) as i32),
         cloud: match b.cloud.unwrap_or_default() {
             CloudTier::Secure => CloudChoice::Secure,
             CloudTier::Community => CloudChoice::Community,
@@ -700,7 +706,7 @@ fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
         volume_in_gb,
         container_disk_in_gb: b
             .disk
-            .map(|d| d.min(i64::from(i32::MAX)) as i32)
+            .map(|d| d.as_u32().min(i32::MAX as u32) as i32)
             .or_else(|| template.as_ref().map(|t| t.disk as i32)),
         min_vcpu_count: None,
         min_memory_in_gb: None,
@@ -715,7 +721,7 @@ fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
         min_cuda_version: min_cuda,
         cpu: b.cpu.as_ref().map(|c| CpuRequest {
             flavor_id: c.id.clone(),
-            vcpus: c.vcpu_count as u32,
+            vcpus: c.vcpu_count.as_u32(),
         }),
         network_volume_id,
         network_volume_dc,
@@ -774,7 +780,7 @@ async fn update(
         .or_else(|| template.as_ref().map(|t| t.args.clone()));
     let disk = b
         .disk
-        .map(|d| d.min(i64::from(u32::MAX)) as u32)
+        .map(Int::as_u32)
         .or_else(|| template.as_ref().map(|t| t.disk));
     let container_changed =
         image.is_some() || args.is_some() || disk.is_some() || ports.is_some() || env.is_some();
@@ -873,7 +879,7 @@ fn check_mount_change(
                     "mounts.persistent: the pod was created without a persistent mount; the mount kind is fixed at create",
                 ));
             }
-            Ok(Some((Some(p.size as u32), p.path.clone())))
+            Ok(Some((Some(p.size.as_u32()), p.path.clone())))
         }
     }
 }

@@ -217,6 +217,85 @@ pub fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(d).map(Some)
 }
 
+/// A JSON Schema `integer` in a body: any integral number (`650.0` is one), saturated to the
+/// `i64` range so a schema-valid huge value reaches the handler's rules instead of failing to
+/// parse. A string is not an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Int(pub i64);
+
+/// A JSON Schema `integer` in a query string: a decimal integer of any length, saturated to
+/// the `i64` range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IntParam(pub i64);
+
+macro_rules! integer_helpers {
+    ($t:ty) => {
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl $t {
+            /// The value as a count that fits `u32` (negative values are 0).
+            pub fn as_u32(self) -> u32 {
+                self.0.clamp(0, i64::from(u32::MAX)) as u32
+            }
+        }
+    };
+}
+integer_helpers!(Int);
+integer_helpers!(IntParam);
+
+struct IntVisitor {
+    from_text: bool,
+}
+
+impl de::Visitor<'_> for IntVisitor {
+    type Value = i64;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an integer")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<i64, E> {
+        Ok(v)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<i64, E> {
+        Ok(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<i64, E> {
+        if v.is_finite() && v.fract() == 0.0 {
+            // `as` saturates at the i64 bounds.
+            Ok(v as i64)
+        } else {
+            Err(E::invalid_type(de::Unexpected::Float(v), &self))
+        }
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<i64, E> {
+        let digits = s.strip_prefix('-').unwrap_or(s);
+        if !self.from_text || digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(E::invalid_type(de::Unexpected::Str(s), &self));
+        }
+        Ok(s.parse().unwrap_or(if s.starts_with('-') {
+            i64::MIN
+        } else {
+            i64::MAX
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for Int {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(IntVisitor { from_text: false }).map(Int)
+    }
+}
+
+impl<'de> Deserialize<'de> for IntParam {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(IntVisitor { from_text: true })
+            .map(IntParam)
+    }
+}
+
 /// A comma-separated query list (`include=AVAILABILITY`, `product=POD,SERVERLESS`) whose
 /// entries deserialize as `T` (enums with their document spelling, strings, numbers).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,9 +316,11 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for CommaList<T> {
                 f.write_str("a comma-separated list")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                // `name=` is the empty list; otherwise every entry must be valid as it is.
+                if s.is_empty() {
+                    return Ok(CommaList(Vec::new()));
+                }
                 s.split(',')
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
                     .map(|p| {
                         let d: de::value::StrDeserializer<'_, E> = p.into_deserializer();
                         T::deserialize(d)
@@ -434,6 +515,43 @@ mod tests {
             "{:?}",
             p.errors
         );
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Ints {
+        n: Int,
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct IntParams {
+        n: IntParam,
+    }
+
+    #[test]
+    fn integers_are_json_schema_integers() {
+        let n = |body: &str| parse_body::<Ints>(body.as_bytes()).map(|i| i.n);
+        assert_eq!(n(r#"{"n":650}"#).unwrap(), Int(650));
+        assert_eq!(n(r#"{"n":650.0}"#).unwrap(), Int(650));
+        assert_eq!(n(r#"{"n":-3}"#).unwrap(), Int(-3));
+        assert_eq!(
+            n(r#"{"n":99999999999999999999999}"#).unwrap(),
+            Int(i64::MAX)
+        );
+        assert!(n(r#"{"n":1.5}"#).unwrap_err().errors[0].starts_with("n: must be an integer"));
+        assert!(
+            n(r#"{"n":"7"}"#).is_err(),
+            "a string is not an integer in a body"
+        );
+        let q = |s: &str| parse_query::<IntParams>(Some(s)).map(|i| i.n);
+        assert_eq!(q("n=12").unwrap(), IntParam(12));
+        assert_eq!(q("n=-2").unwrap(), IntParam(-2));
+        assert_eq!(
+            q("n=499069433393321268234682368").unwrap(),
+            IntParam(i64::MAX)
+        );
+        assert!(q("n=ten").unwrap_err().errors[0].starts_with("n: must be an integer"));
+        assert!(q("n=1.5").is_err());
+        assert_eq!(Int(-5).as_u32(), 0);
     }
 
     #[test]
