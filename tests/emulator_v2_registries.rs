@@ -305,6 +305,15 @@ async fn delegations_serve_both_contracts() {
     .await;
     problem(&r, 404, &id);
     minute_headers(&r, 60);
+    // The seed's GET by id still answers; a 405 advertises only the documented DELETE.
+    let r = v2::v2(&e, Method::GET, "/registries/delegations/dlg-0001", None).await;
+    assert_eq!(
+        (r.status.as_u16(), &r.body["awsUser"]),
+        (200, &r.body["cloudUser"])
+    );
+    let r = v2::v2(&e, Method::PUT, "/registries/delegations/dlg-0001", None).await;
+    problem(&r, 405, "PUT");
+    assert_eq!(r.headers["allow"], "DELETE");
 }
 
 #[tokio::test]

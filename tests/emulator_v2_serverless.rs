@@ -87,7 +87,7 @@ async fn a_v2_endpoint_runs_jobs_at_its_request_urls_and_is_a_v1_endpoint() {
     assert_eq!(ep["requestUrls"]["run"], format!("{base}/run"));
     assert_eq!(
         ep["requestUrls"]["status"],
-        format!("{base}/status/{{job_id}}")
+        format!("{base}/status/%7Bjob_id%7D")
     );
     assert_eq!(
         ep["requestUrls"]["purgeQueue"],
@@ -123,6 +123,26 @@ async fn a_v2_endpoint_runs_jobs_at_its_request_urls_and_is_a_v1_endpoint() {
         (r.body["status"].as_str(), &r.body["output"]),
         (Some("COMPLETED"), &json!("hi"))
     );
+    // The per-job URLs take the job id in place of the (percent-encoded) placeholder.
+    let job = e
+        .call(
+            Method::POST,
+            ep["requestUrls"]["run"].as_str().unwrap(),
+            Some(KEY),
+            Some(json!({"input": {}})),
+        )
+        .await;
+    let job_id = job.body["id"].as_str().unwrap();
+    let status_url = ep["requestUrls"]["status"]
+        .as_str()
+        .unwrap()
+        .replace("%7Bjob_id%7D", job_id);
+    let status = e.call(Method::GET, &status_url, Some(KEY), None).await;
+    assert_eq!(
+        (status.status.as_u16(), status.body["id"].as_str()),
+        (200, Some(job_id))
+    );
+    e.wait_final(&id, job_id).await;
     let health = e
         .call(
             Method::GET,
@@ -131,7 +151,7 @@ async fn a_v2_endpoint_runs_jobs_at_its_request_urls_and_is_a_v1_endpoint() {
             None,
         )
         .await;
-    assert_eq!(health.body["jobs"]["completed"], 1);
+    assert_eq!(health.body["jobs"]["completed"], 2);
 
     // v1 lists the same record, its fields mapped.
     let list = e.rest(Method::GET, "/endpoints", None).await.body;

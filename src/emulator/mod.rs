@@ -34,7 +34,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 
 pub use admin::AdminClient;
 pub use auth::ApiKey;
@@ -219,7 +219,7 @@ pub fn router(app: App) -> Router {
         )
         .route(
             "/v2/registries/delegations/{id}",
-            get(registry::get).delete(registry::delete),
+            delete(registry::delete).fallback(registry::by_id_other_methods),
         )
         // REST v2: static first segments, so they win over `/v2/{endpoint_id}`.
         .merge(v2::mounted(&app))

@@ -12,7 +12,7 @@
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
@@ -156,6 +156,31 @@ pub async fn get(State(app): State<App>, headers: HeaderMap, Path(id): Path<Stri
             .ok_or_else(|| not_found(&id))?;
         Ok(Json(DelegationView::from(d)).into_response())
     })
+}
+
+/// `/v2/registries/delegations/{id}` takes `DELETE` (REST v2) and, as the seed emulator's
+/// extra the document does not list, `GET`; a 405 advertises only the documented method.
+pub async fn by_id_other_methods(
+    state: State<App>,
+    method: Method,
+    headers: HeaderMap,
+    id: Path<String>,
+) -> Response {
+    if method == Method::GET {
+        return get(state, headers, id).await;
+    }
+    let mut response = Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{method} is not allowed on /v2/registries/delegations/{}",
+            id.0
+        ),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("DELETE"));
+    response
 }
 
 pub async fn create(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {

@@ -50,6 +50,7 @@ impl ContainerPatch {
             r.fail("ports", e.to_string().trim_start_matches("ports: "));
         }
         if let Some(Some(id)) = &self.registry
+            && !id.is_empty()
             && !world.registries.contains_key(id)
         {
             r.fail(
@@ -59,7 +60,8 @@ impl ContainerPatch {
         }
     }
 
-    /// Writes the present fields over `c` (`env` is replaced whole).
+    /// Writes the present fields over `c` (`env` is replaced whole; an empty `registry`
+    /// id, like null, means no credential).
     pub fn apply(self, c: &mut ContainerSettings) {
         if let Some(image) = self.image {
             c.image = image;
@@ -77,7 +79,7 @@ impl ContainerPatch {
             c.ports = ports;
         }
         if let Some(registry) = self.registry {
-            c.registry = registry;
+            c.registry = registry.filter(|id| !id.is_empty());
         }
     }
 

@@ -17,6 +17,7 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
 use super::container::ContainerPatch;
+use super::integer::{integer, opt_integer};
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, Violations, not_null, nullable, parse_body};
 use super::rules::{self, Rules};
@@ -136,6 +137,7 @@ struct MountsBody {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PersistentBody {
+    #[serde(deserialize_with = "integer")]
     size: i64,
     path: String,
 }
@@ -151,7 +153,7 @@ struct TemplateBody {
     image: Option<String>,
     #[serde(default, deserialize_with = "not_null")]
     args: Option<String>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     disk: Option<i64>,
     #[serde(default, deserialize_with = "not_null")]
     env: Option<BTreeMap<String, String>>,

@@ -15,6 +15,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
+use super::integer::{integer, opt_integer};
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, Violations, not_null, parse_body};
 use super::rules::Rules;
@@ -65,6 +66,7 @@ impl<'a> From<&'a NetworkVolume> for VolumeView<'a> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct CreateVolume {
     name: String,
+    #[serde(deserialize_with = "integer")]
     size: i64,
     data_center: String,
     #[serde(default, rename = "type", deserialize_with = "not_null")]
@@ -76,7 +78,7 @@ struct CreateVolume {
 struct UpdateVolume {
     #[serde(default, deserialize_with = "not_null")]
     name: Option<String>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     size: Option<i64>,
 }
 

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::super::container::ContainerPatch;
+use super::super::integer::{integer, opt_integer};
 use super::super::problem::V2Result;
 use super::super::request::{Violations, not_null, nullable};
 use super::super::rules;
@@ -29,7 +30,7 @@ pub struct ScalingBody {
     pub kind: ScalerType,
     #[serde(default, deserialize_with = "not_null")]
     pub queue_delay: Option<f64>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub request_count: Option<i64>,
 }
 
@@ -70,7 +71,7 @@ pub struct GpuBody {
     pub pools: Option<Vec<String>>,
     #[serde(default, deserialize_with = "not_null")]
     pub excluded_types: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub count: Option<i64>,
     #[serde(default, deserialize_with = "not_null")]
     pub allowed_cuda_versions: Option<Vec<String>>,
@@ -131,6 +132,7 @@ impl GpuBody {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CpuBody {
     pub id: String,
+    #[serde(deserialize_with = "integer")]
     pub vcpu_count: i64,
 }
 
@@ -138,11 +140,11 @@ pub struct CpuBody {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WorkersBody {
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub min: Option<i64>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub max: Option<i64>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub idle_timeout: Option<i64>,
 }
 
@@ -162,7 +164,7 @@ pub struct EndpointBody {
     pub image: Option<String>,
     #[serde(default, deserialize_with = "not_null")]
     pub args: Option<String>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub disk: Option<i64>,
     #[serde(default, deserialize_with = "not_null")]
     pub env: Option<BTreeMap<String, String>>,
@@ -180,7 +182,7 @@ pub struct EndpointBody {
     pub flashboot: Option<FlashBoot>,
     #[serde(default, deserialize_with = "not_null")]
     pub network_volumes: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "not_null")]
+    #[serde(default, deserialize_with = "opt_integer")]
     pub timeout: Option<i64>,
     #[serde(default, deserialize_with = "not_null")]
     pub workers: Option<WorkersBody>,

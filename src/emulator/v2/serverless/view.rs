@@ -64,6 +64,11 @@ pub enum RequestUrls {
     LoadBalancer(LoadBalancerUrls),
 }
 
+/// The job id placeholder of the per-job URLs. The document's examples write `{job_id}`, but
+/// braces are not allowed in a URI (`format: uri`), so it is percent-encoded: replace
+/// `%7Bjob_id%7D` (or the decoded `{job_id}`) with the job's id.
+pub const JOB_ID: &str = "%7Bjob_id%7D";
+
 /// Queue endpoints: the job API this emulator serves. Load-balancing endpoints: a base
 /// under `/lb/{id}` and the health path from `HEALTH_CHECK_PATH` (default `/ping`); the
 /// emulator does not serve worker-defined paths, so both answer 404.
@@ -74,10 +79,10 @@ pub fn request_urls(e: &EndpointRecord, origin: &str) -> RequestUrls {
             RequestUrls::Queue(QueueUrls {
                 run: format!("{base}/run"),
                 run_sync: format!("{base}/runsync"),
-                status: format!("{base}/status/{{job_id}}"),
-                stream: format!("{base}/stream/{{job_id}}"),
-                cancel: format!("{base}/cancel/{{job_id}}"),
-                retry: format!("{base}/retry/{{job_id}}"),
+                status: format!("{base}/status/{JOB_ID}"),
+                stream: format!("{base}/stream/{JOB_ID}"),
+                cancel: format!("{base}/cancel/{JOB_ID}"),
+                retry: format!("{base}/retry/{JOB_ID}"),
                 purge_queue: format!("{base}/purge-queue"),
                 health: format!("{base}/health"),
             })
@@ -442,7 +447,7 @@ mod tests {
         );
         assert_eq!(
             v["requestUrls"]["status"],
-            format!("http://h:1/v2/{}/status/{{job_id}}", e.id)
+            format!("http://h:1/v2/{}/status/%7Bjob_id%7D", e.id)
         );
         assert_eq!(v["image"], w.templates[&e.template_id].image_name);
         assert_eq!(
