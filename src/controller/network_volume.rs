@@ -50,7 +50,7 @@ pub fn desired_of(obj: &NetworkVolume) -> DesiredVolume {
             .unwrap_or_else(|| default_remote_name(obj)),
         size_gb: i64::from(obj.spec.size_gb),
         data_center_id: obj.spec.data_center_id.clone(),
-        volume_type: match obj.spec.volume_type.unwrap_or_default() {
+        volume_type: match obj.spec.volume_type {
             VolumeClass::Standard => VolumeType::Standard,
             VolumeClass::HighPerformance => VolumeType::HighPerformance,
         },
@@ -202,10 +202,7 @@ impl Adapter for NetworkVolumeAdapter {
             status.name = Some(r.name.clone());
             status.size_gb = i32::try_from(r.size_gb).ok();
             status.data_center_id = Some(r.data_center_id.clone());
-            status.volume_type = Some(match r.volume_type {
-                VolumeType::Standard => VolumeClass::Standard,
-                VolumeType::HighPerformance => VolumeClass::HighPerformance,
-            });
+            status.volume_type = Some(r.volume_type.as_str().to_string());
         }
         status
     }
@@ -305,7 +302,7 @@ mod tests {
                 name: None,
                 size_gb: 10,
                 data_center_id: "EU-RO-1".into(),
-                volume_type: None,
+                volume_type: VolumeClass::Standard,
                 deletion_policy: Default::default(),
                 management_policy: Default::default(),
                 credentials_secret_ref: None,

@@ -47,9 +47,6 @@ pub const MAX_SIZE_GB: i32 = 4000;
         json_path = ".metadata.creationTimestamp"
     )
 )]
-#[x_kube(
-    validation = Rule::new("(has(self.type) ? self.type : 'STANDARD') == (has(oldSelf.type) ? oldSelf.type : 'STANDARD')").message("type is immutable: a volume cannot change its storage class").field_path(".type")
-)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkVolumeSpec {
     /// Name of the volume on the platform. Defaults to `<namespace>-<name>`; it need not be
@@ -67,8 +64,9 @@ pub struct NetworkVolumeSpec {
     pub data_center_id: String,
     /// Storage class: `STANDARD` (the default) or `HIGH_PERFORMANCE` (REST v2 only). Cannot
     /// change once set.
-    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub volume_type: Option<VolumeClass>,
+    #[serde(default, rename = "type")]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("type is immutable: a volume cannot change its storage class"))]
+    pub volume_type: VolumeClass,
     /// What happens to the remote volume when this object is deleted. Defaults to Orphan,
     /// so that deleting the object never deletes data by accident.
     #[serde(default = "orphan")]
@@ -109,7 +107,7 @@ pub struct NetworkVolumeStatus {
     /// Data center of the volume on the platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_id: Option<String>,
-    /// Storage class on the platform.
+    /// Storage class on the platform: `STANDARD` or `HIGH_PERFORMANCE`.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
-    pub volume_type: Option<VolumeClass>,
+    pub volume_type: Option<String>,
 }

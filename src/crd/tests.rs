@@ -73,6 +73,27 @@ fn network_volume_data_center_is_immutable() {
 }
 
 #[test]
+fn network_volume_storage_class_is_immutable() {
+    let typed = |t: &str| {
+        let mut v = volume(10, "EU-RO-1");
+        v["type"] = json!(t);
+        v
+    };
+    let errs = violations::<NetworkVolume>(
+        "NetworkVolume",
+        typed("HIGH_PERFORMANCE"),
+        Some(typed("STANDARD")),
+    );
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("type is immutable"), "{errs:?}");
+    let schema = schema_of::<NetworkVolume>();
+    assert_eq!(
+        schema["properties"]["spec"]["properties"]["type"]["enum"],
+        json!(["STANDARD", "HIGH_PERFORMANCE"])
+    );
+}
+
+#[test]
 fn network_volume_defaults_to_orphan() {
     let nv: NetworkVolume =
         serde_json::from_value(object("NetworkVolume", volume(10, "EU-RO-1"))).unwrap();
