@@ -8,7 +8,7 @@
 //! Prints: the time from the first apply to all Ready; the bare apiserver time for the same
 //! N creates (one connection, nothing watching) and the ratio (the design's bar is 1.5x);
 //! platform calls per resync interval once converged; the operator's resident memory.
-//! Environment: BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
+//! Environment: GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
 //! 10), BENCH_CONCURRENCY (operator reconciles at once, default the operator's own).
 
 #[path = "../tests/common/mod.rs"]
@@ -164,7 +164,8 @@ async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Durat
 async fn run(opts: Options) {
     let n = opts.objects;
     println!(
-        "operator_network_volume: {n} NetworkVolumes, resync every {:?}",
+        "operator_network_volume: {n} NetworkVolumes on the {} backend, resync every {:?}",
+        common::backend::backend(),
         opts.poll
     );
 
@@ -242,7 +243,7 @@ async fn run(opts: Options) {
     // Platform calls per resync interval once converged.
     let admin = env.emulator.admin();
     let created = admin
-        .call_count("POST /v1/networkvolumes")
+        .call_count(common::backend::routes().create_volume)
         .await
         .unwrap_or(0);
     let converge_calls = total_calls(&env.calls().await);
