@@ -1,7 +1,9 @@
 //! Emulator throughput and latency, on loopback, bounded in count and time.
 //!
-//! Prints: job API requests/s (goal >= 5,000 on 2 cores), GraphQL pod queries/s (goal
-//! >= 1,000), and `myself { pods }` latency with 10,000 pods (goal < 200 ms).
+//! Prints: job API requests/s (goal >= 5,000 on 2 cores), GraphQL pod queries/s
+//! (goal >= 1,000), and `myself { pods }` latency with 10,000 pods (goal < 200 ms); for
+//! REST v2, `GET /v2/pods` latency (median and p99) with the same 10,000 pods and
+//! `POST /v2/pods` creates/s.
 //!
 //!   cargo bench --bench emulator
 
@@ -11,13 +13,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gpucloud_operator::emulator::model::{PodFixture, StockFixture};
-use gpucloud_operator::emulator::{self, EmulatorConfig, Fixtures};
+use gpucloud_operator::emulator::v2::limits::Quota;
+use gpucloud_operator::emulator::{self, EmulatorConfig, Fixtures, RunningEmulator};
 use serde_json::{Value, json};
 
 const KEY: &str = "bench-key";
 const RUN_FOR: Duration = Duration::from_secs(3);
 const CLIENTS: usize = 48;
 const PODS: usize = 10_000;
+/// `GET /v2/pods` calls timed: enough for a p99 that is not simply the slowest call.
+const V2_LIST_CALLS: usize = 100;
+/// Free A40 GPUs in the secure cloud before the create run: far more than 48 clients create
+/// in `RUN_FOR`, so every create finds room and none is a capacity refusal.
+const CREATE_STOCK: u32 = 400_000;
+const CREATE_GPU: &str = "NVIDIA A40";
 
 /// The query the official SDK's get_pods() sends.
 const SDK_PODS_QUERY: &str = "query myPods { myself { pods { id containerDiskInGb costPerHr desiredStatus dockerArgs dockerId env gpuCount imageName lastStatusChange machineId memoryInGb name podType port ports uptimeSeconds vcpuCount volumeInGb volumeMountPath runtime { ports { ip isIpPublic privatePort publicPort type } } machine { gpuDisplayName } } } }";
@@ -30,6 +39,13 @@ fn config(fixtures: Option<Fixtures>) -> EmulatorConfig {
         requests_per_worker: 10_000_000,
         pod_boot_ms: 0,
         fixtures,
+        // REST v2's per-key quotas (600 a minute by default) would otherwise answer most
+        // of the benchmark's calls with 429.
+        v2_quota: Quota {
+            minute: 1_000_000_000,
+            hour: 1_000_000_000,
+            day: 1_000_000_000,
+        },
         ..EmulatorConfig::default()
     }
 }
@@ -172,13 +188,8 @@ async fn listing_in_process() {
     );
 }
 
-async fn graphql() {
-    let emu = emulator::start(
-        config(Some(many_pods())),
-        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
-    )
-    .await
-    .unwrap();
+/// The GraphQL figures, on an emulator holding `PODS` pods.
+async fn graphql(emu: &RunningEmulator) {
     let url = format!("{}?api_key={KEY}", emu.graphql_url());
     let http = reqwest::Client::new();
 
@@ -257,6 +268,143 @@ async fn graphql() {
         "GraphQL pod(input: {{podId}}):   {:>8.0} queries/s   ({n} queries, {failed} failed, {CLIENTS} clients)   goal >= 1,000",
         n as f64 / secs
     );
+}
+
+/// The `q`-quantile of sorted samples, nearest rank.
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// `GET /v2/pods` on the same world of `PODS` pods that `myself { pods }` lists, timed like
+/// it: until the whole answer has arrived, parsing it on the client not counted.
+async fn v2_pods_listing(emu: &RunningEmulator) {
+    let url = format!("{}/v2/pods", emu.base_url());
+    let http = reqwest::Client::new();
+    let mut times = Vec::with_capacity(V2_LIST_CALLS);
+    let mut size = 0;
+    for _ in 0..V2_LIST_CALLS {
+        let t = Instant::now();
+        let r = http.get(&url).bearer_auth(KEY).send().await.unwrap();
+        let status = r.status();
+        let bytes = r.bytes().await.unwrap();
+        times.push(t.elapsed());
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(
+            (status.as_u16(), body["pods"].as_array().map(Vec::len)),
+            (200, Some(PODS)),
+            "{}",
+            body.to_string().chars().take(300).collect::<String>()
+        );
+        size = bytes.len();
+    }
+    times.sort();
+    println!(
+        "GET /v2/pods ({PODS} pods):      median {:>6.1} ms, p99 {:.1} ms, min {:.1} ms, max {:.1} ms ({V2_LIST_CALLS} calls, {size} bytes)",
+        ms(quantile(&times, 0.5)),
+        ms(quantile(&times, 0.99)),
+        ms(times[0]),
+        ms(times[V2_LIST_CALLS - 1]),
+    );
+    v2_listing_in_process();
+}
+
+/// The same listing without HTTP: what the handler does (one answer object per pod, under
+/// the world's lock), then serializing the answer.
+fn v2_listing_in_process() {
+    use gpucloud_operator::emulator::state::Emulator;
+    use gpucloud_operator::emulator::v2::pods::pod_json;
+    let app = Emulator::new(config(Some(many_pods()))).unwrap();
+    let mut build = Vec::new();
+    let mut ser = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let answer = {
+            let now = app.clock.now();
+            let world = app.world.lock();
+            let pods: Vec<Value> = world
+                .cloud
+                .pods()
+                .map(|p| pod_json(&app, &world, p, now))
+                .collect();
+            json!({ "pods": pods })
+        };
+        build.push(t.elapsed());
+        let t = Instant::now();
+        let bytes = serde_json::to_vec(&answer).unwrap();
+        ser.push(t.elapsed());
+        assert!(bytes.len() > PODS * 100);
+    }
+    build.sort();
+    ser.sort();
+    println!(
+        "  of which, in process:        build median {:.1} ms, serialize median {:.1} ms",
+        ms(build[5]),
+        ms(ser[5])
+    );
+}
+
+/// `POST /v2/pods` from `CLIENTS` tasks: one 1-GPU pod per call, kept (nothing is
+/// terminated), on stock raised over the admin surface first.
+async fn v2_pods_create() {
+    let emu = emulator::start(config(None), "127.0.0.1:0".parse::<SocketAddr>().unwrap())
+        .await
+        .unwrap();
+    emu.admin()
+        .set_stock(CREATE_GPU, Some(true), CREATE_STOCK)
+        .await
+        .unwrap();
+    let url = format!("{}/v2/pods", emu.base_url());
+    let created = Arc::new(AtomicU64::new(0));
+    let counted = created.clone();
+    let (n, failed, secs) = hammer(move |http, i| {
+        let (url, created) = (url.clone(), counted.clone());
+        async move {
+            let r = http
+                .post(&url)
+                .bearer_auth(KEY)
+                .json(&json!({
+                    "name": format!("bench-{i}"),
+                    "image": "runpod/pytorch:2.4",
+                    "gpu": {"id": CREATE_GPU, "count": 1},
+                }))
+                .send()
+                .await;
+            let ok = match r {
+                Ok(r) if r.status().as_u16() == 201 => r
+                    .json::<Value>()
+                    .await
+                    .is_ok_and(|v| v["id"].is_string() && v["gpu"]["count"] == 1),
+                _ => false,
+            };
+            if ok {
+                created.fetch_add(1, Ordering::Relaxed);
+            }
+            (1, ok)
+        }
+    })
+    .await;
+    // Every create the run counted is a pod of the world.
+    let listed: Value = reqwest::Client::new()
+        .get(format!("{}/v2/pods", emu.base_url()))
+        .bearer_auth(KEY)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let created = created.load(Ordering::Relaxed);
+    let listed = listed["pods"].as_array().map_or(0, Vec::len) as u64;
+    assert!(listed >= created, "{listed} pods listed, {created} created");
+    println!(
+        "POST /v2/pods:                 {:>8.0} creates/s     ({n} creates, {failed} failed, {CLIENTS} clients, stock {CREATE_STOCK} GPUs)",
+        created as f64 / secs
+    );
     emu.shutdown().await;
 }
 
@@ -267,6 +415,15 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         job_api().await;
-        graphql().await;
+        let emu = emulator::start(
+            config(Some(many_pods())),
+            "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+        )
+        .await
+        .unwrap();
+        graphql(&emu).await;
+        v2_pods_listing(&emu).await;
+        emu.shutdown().await;
+        v2_pods_create().await;
     });
 }

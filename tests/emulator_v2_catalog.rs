@@ -54,7 +54,9 @@ async fn gpu_types_carry_prices_pools_and_ceilings() {
     assert!(g.get("availability").is_none() && g.get("dataCenters").is_none());
     let a100 = find(&r.body, "gpus", "NVIDIA A100 80GB PCIe");
     assert_eq!(a100["pool"], "AMPERE_80");
-    assert_eq!(a100["maxCount"], json!({"secure": 8, "community": 4}));
+    // A ceiling per pod from the catalog, not the largest machine in stock (the A100's only
+    // community machine holds 4).
+    assert_eq!(a100["maxCount"], json!({"secure": 8, "community": 8}));
 
     let one = e
         .v2(
@@ -65,7 +67,8 @@ async fn gpu_types_carry_prices_pools_and_ceilings() {
         .await;
     assert_eq!(one.status, 200, "{}", one.body);
     assert_eq!(one.body["id"], H100);
-    assert_eq!(one.body["maxCount"]["community"], 0);
+    // Priced in both clouds though it has community machines nowhere.
+    assert_eq!(one.body["maxCount"], json!({"secure": 8, "community": 8}));
     let r = e
         .v2(Method::GET, "/catalog/gpus/NVIDIA%20Imaginary", None)
         .await;
@@ -151,6 +154,11 @@ async fn availability_follows_the_machines_per_cloud_count_and_data_center() {
     )
     .await;
     assert_eq!(frozen.body["availability"], "MEDIUM");
+    // The ceiling is the catalog's: emptying the stock (which drops idle machines) leaves it.
+    assert_eq!(
+        frozen.body["maxCount"],
+        json!({"secure": 8, "community": 8})
+    );
     let r = e
         .v2(
             Method::POST,
@@ -166,6 +174,42 @@ async fn availability_follows_the_machines_per_cloud_count_and_data_center() {
     )
     .await;
     assert_eq!(live.body["availability"], "NONE");
+    assert_eq!(live.body["maxCount"]["secure"], 8);
+}
+
+#[tokio::test]
+async fn max_count_is_what_a_create_accepts_and_zero_where_not_offered() {
+    let mut config = config();
+    let mut fixtures = gpucloud_operator::emulator::Fixtures::built_in();
+    let h100 = fixtures
+        .gpu_types
+        .iter_mut()
+        .find(|g| g.id == H100)
+        .unwrap();
+    h100.community_price = None;
+    config.fixtures = Some(fixtures);
+    let e = start(config).await;
+    let one = gpus(&e, &format!("/{}", path_of(H100))).await;
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert_eq!(one.body["community"], false);
+    assert_eq!(one.body["maxCount"], json!({"secure": 8, "community": 0}));
+
+    // One more than the ceiling is refused as a rule, the ceiling itself is placed.
+    let create =
+        |count: u32| json!({"name": "n", "image": "i", "gpu": {"id": H100, "count": count}});
+    let r = e.v2(Method::POST, "/pods", Some(create(9))).await;
+    assert_problem(&r, 400, "at most 8");
+    let r = e.v2(Method::POST, "/pods", Some(create(8))).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    // Where it is not offered there is nothing to place on.
+    let r = e
+        .v2(
+            Method::POST,
+            "/pods",
+            Some(json!({"name": "c", "image": "i", "cloud": "COMMUNITY", "gpu": {"id": H100}})),
+        )
+        .await;
+    assert_problem(&r, 400, "no longer any instances");
 }
 
 #[tokio::test]

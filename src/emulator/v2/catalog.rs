@@ -214,17 +214,21 @@ fn manufacturer(m: &str) -> &'static str {
     }
 }
 
-/// The document's `GpuType`, without availability.
-pub fn gpu_json(cloud: &Cloud, g: &GpuTypeFixture) -> Value {
-    let largest = |secure: bool| {
-        cloud
-            .machines()
-            .iter()
-            .filter(|m| m.gpu_type_id == g.id && m.secure == secure)
-            .map(|m| m.total)
-            .max()
-            .unwrap_or(0)
+/// The most GPUs of this type one pod may have in a cloud. A property of the catalog, not
+/// of today's stock: it is the count a create accepts ([`Cloud::deploy`] takes 1 up to
+/// `maxGpuCount`) wherever the type has a price, so it stays put when stock runs out or an
+/// admin empties it; 0 where the type is not offered.
+pub fn max_count(g: &GpuTypeFixture, secure: bool) -> u32 {
+    let price = if secure {
+        g.secure_price
+    } else {
+        g.community_price
     };
+    price.map_or(0, |_| g.max_gpu_count)
+}
+
+/// The document's `GpuType`, without availability.
+pub fn gpu_json(g: &GpuTypeFixture) -> Value {
     let mut price = json!({
         "secure": g.secure_price.unwrap_or(0.0),
         "community": g.community_price.unwrap_or(0.0),
@@ -241,7 +245,7 @@ pub fn gpu_json(cloud: &Cloud, g: &GpuTypeFixture) -> Value {
         "secure": g.secure_price.is_some(),
         "community": g.community_price.is_some(),
         "price": price,
-        "maxCount": {"secure": largest(true), "community": largest(false)},
+        "maxCount": {"secure": max_count(g, true), "community": max_count(g, false)},
     })
 }
 
@@ -372,7 +376,7 @@ fn gpu_scope(world: &World, q: &GpuQuery) -> V2Result<Option<GpuScope>> {
 }
 
 fn gpu_with_availability(world: &World, g: &GpuTypeFixture, scope: Option<&GpuScope>) -> Value {
-    let mut out = gpu_json(&world.cloud, g);
+    let mut out = gpu_json(g);
     if let Some(scope) = scope {
         let extra = gpu_availability(&world.cloud, &world.data_centers, g, scope);
         for (k, v) in extra.as_object().into_iter().flatten() {
@@ -775,7 +779,7 @@ async fn list_templates(
 mod tests {
     use super::*;
     use crate::emulator::fixtures::Fixtures;
-    use crate::emulator::pods::{DeployRequest, cuda_parts};
+    use crate::emulator::pods::{DeployRequest, PodError, cuda_parts};
 
     fn world() -> World {
         World::from_fixtures(&Fixtures::built_in()).unwrap()
@@ -874,6 +878,62 @@ mod tests {
             &scope(&[Product::Pod], 1, true),
         );
         assert_eq!(live["availability"], "NONE");
+    }
+
+    #[test]
+    fn max_count_is_the_catalogs_ceiling_not_todays_stock() {
+        let mut w = world();
+        assert_eq!(
+            gpu_json(w.cloud.gpu_type(H100).unwrap())["maxCount"],
+            json!({"secure": 8, "community": 8})
+        );
+        // The A100's only community machine holds 4; a pod may still ask for 8.
+        let a100 = w.cloud.gpu_type("NVIDIA A100 80GB PCIe").unwrap();
+        assert_eq!(max_count(a100, false), 8);
+
+        w.cloud.freeze_stock_view();
+        w.cloud.set_stock(H100, None, None, 0).unwrap();
+        let h100 = w.cloud.gpu_type(H100).unwrap().clone();
+        let shown = gpu_availability(
+            &w.cloud,
+            &w.data_centers,
+            &h100,
+            &scope(&[Product::Pod], 1, true),
+        );
+        assert_ne!(shown["availability"], "NONE");
+        assert_eq!(
+            gpu_json(&h100)["maxCount"],
+            json!({"secure": 8, "community": 8})
+        );
+
+        let mut secure_only = h100;
+        secure_only.community_price = None;
+        assert_eq!(
+            gpu_json(&secure_only)["maxCount"],
+            json!({"secure": 8, "community": 0})
+        );
+    }
+
+    #[test]
+    fn max_count_matches_the_count_a_deploy_accepts() {
+        let mut w = world();
+        let h100 = w.cloud.gpu_type(H100).unwrap().clone();
+        let ceiling = max_count(&h100, true);
+        let req = |count: u32| DeployRequest {
+            name: Some("p".into()),
+            image_name: Some("i".into()),
+            gpu_type_id: Some(H100.into()),
+            gpu_count: Some(count as i32),
+            ..DeployRequest::default()
+        };
+        assert!(matches!(
+            w.cloud.deploy(req(ceiling + 1), 0),
+            Err(PodError::Invalid {
+                field: "gpuCount",
+                ..
+            })
+        ));
+        assert_eq!(w.cloud.deploy(req(ceiling), 0).unwrap().gpu_count, ceiling);
     }
 
     #[test]
