@@ -759,6 +759,19 @@ impl<A: Adapter> Engine<A> {
                         format!("created {} {id}", A::NOUN),
                     )
                     .await;
+                // Ready at once (a volume): what the kind keeps beside a Ready object (an
+                // endpoint's connection ConfigMap) must exist before status says Ready.
+                let mut remote = remote;
+                if matches!(
+                    self.adapter.readiness(obj, &remote),
+                    Readiness::Ready { .. }
+                ) && let Err(f) = self
+                    .adapter
+                    .after_sync(&self.shared, client, obj, &mut remote)
+                    .await
+                {
+                    return Ok(Outcome::failed(f, Some(remote), last_ready));
+                }
                 let outcome = self.observed(obj, remote);
                 Ok(Outcome {
                     requeue: Requeue::Progress,
