@@ -24,7 +24,6 @@
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,45 +53,20 @@ use super::placement::{self, Candidate, PlacementRules};
 /// Env variable on every deployed pod carrying the UID of the object that deployed it.
 pub const TAG_ENV: &str = "GPUCLOUD_OBJECT_UID";
 
-/// The pod as the spec wants it, with Secrets and the network volume resolved.
-#[derive(Clone, PartialEq)]
+/// The pod as the spec wants it, with Secrets and the network volume resolved: what a
+/// deploy sends (`request`, whose `Debug` hides env values) and what decides where and
+/// whether it runs.
+#[derive(Clone, Debug, PartialEq)]
 pub struct DesiredPod {
-    pub name: String,
-    pub image: String,
-    pub docker_args: Option<String>,
-    /// Normalised `port/type` entries, sorted.
-    pub ports: Vec<String>,
-    /// `(key, value)`, the tag included, sorted by key. Values may be secret.
-    pub env: Vec<(String, String)>,
-    pub container_disk_gb: i32,
-    pub volume_gb: i32,
-    pub volume_mount_path: Option<String>,
-    pub min_vcpu_count: Option<i32>,
-    pub min_memory_gb: Option<i32>,
+    /// Env is `(key, value)` with the tag included, sorted by key; ports are normalised
+    /// `port/type` entries, sorted.
+    pub request: PodRequest,
     pub cloud_type: CloudType,
-    pub allowed_cuda_versions: Vec<String>,
     pub data_center_id: Option<String>,
     pub gpu_types: Vec<String>,
-    pub gpu_count: i32,
     pub max_price_per_hour: Option<f64>,
-    pub network_volume_id: Option<String>,
     pub desired_state: DesiredState,
     pub update_strategy: UpdateStrategy,
-}
-
-impl fmt::Debug for DesiredPod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let env: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
-        f.debug_struct("DesiredPod")
-            .field("name", &self.name)
-            .field("image", &self.image)
-            .field("ports", &self.ports)
-            .field("env_keys", &env)
-            .field("gpu_types", &self.gpu_types)
-            .field("gpu_count", &self.gpu_count)
-            .field("desired_state", &self.desired_state)
-            .finish_non_exhaustive()
-    }
 }
 
 /// The desired pod and the account it is deployed with (the GPU catalog is per account).
@@ -154,23 +128,25 @@ pub fn desired_of(
     env.push((TAG_ENV.to_string(), obj.uid().unwrap_or_default()));
     env.sort();
     DesiredPod {
-        name: remote_name(obj),
-        image: s.image.clone(),
-        docker_args: s.docker_args.clone().filter(|a| !a.is_empty()),
-        ports: normalise_ports(s.ports.iter().map(String::as_str)),
-        env,
-        container_disk_gb: s.container_disk_gb,
-        volume_gb: s.volume_gb,
-        volume_mount_path: s.volume_mount_path.clone(),
-        min_vcpu_count: s.min_vcpu_count,
-        min_memory_gb: s.min_memory_gb,
+        request: PodRequest {
+            name: remote_name(obj),
+            image: s.image.clone(),
+            docker_args: s.docker_args.clone().filter(|a| !a.is_empty()),
+            ports: normalise_ports(s.ports.iter().map(String::as_str)),
+            env,
+            container_disk_gb: s.container_disk_gb,
+            volume_gb: s.volume_gb,
+            volume_mount_path: s.volume_mount_path.clone(),
+            min_vcpu_count: s.min_vcpu_count,
+            min_memory_gb: s.min_memory_gb,
+            allowed_cuda_versions: s.allowed_cuda_versions.clone(),
+            gpu_count: s.gpu.count,
+            network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
+        },
         cloud_type: s.cloud_type,
-        allowed_cuda_versions: s.allowed_cuda_versions.clone(),
         data_center_id: s.data_center_id.clone(),
         gpu_types: s.gpu.types.clone(),
-        gpu_count: s.gpu.count,
         max_price_per_hour: s.gpu.max_price_per_hour,
-        network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
         desired_state: s.desired_state,
         update_strategy: s.update_strategy,
     }
@@ -179,15 +155,15 @@ pub fn desired_of(
 /// Pure: the fields of `desired` a live pod cannot take without a new deploy.
 pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'static str> {
     let mut changed = Vec::new();
-    if remote.image_name != desired.image {
+    if remote.image_name != desired.request.image {
         changed.push("image");
     }
     let have_args = remote.docker_args.clone().filter(|a| !a.is_empty());
-    if have_args != desired.docker_args {
+    if have_args != desired.request.docker_args {
         changed.push("dockerArgs");
     }
     let have_ports = normalise_ports(remote.ports.as_deref());
-    if have_ports != desired.ports {
+    if have_ports != desired.request.ports {
         changed.push("ports");
     }
     // The tag is the operator's bookmark, not the user's env: a pod adopted by external-id
@@ -200,6 +176,7 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
         .collect();
     have_env.sort();
     let want_env: Vec<(&str, &str)> = desired
+        .request
         .env
         .iter()
         .filter(|(k, _)| k != TAG_ENV)
@@ -210,23 +187,24 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
     }
     if remote
         .container_disk_in_gb
-        .is_some_and(|v| v != i64::from(desired.container_disk_gb))
+        .is_some_and(|v| v != i64::from(desired.request.container_disk_gb))
     {
         changed.push("containerDiskGb");
     }
     if remote
         .volume_in_gb
-        .is_some_and(|v| v != i64::from(desired.volume_gb))
+        .is_some_and(|v| v != i64::from(desired.request.volume_gb))
     {
         changed.push("volumeGb");
     }
-    if desired.volume_mount_path.is_some() && remote.volume_mount_path != desired.volume_mount_path
+    if desired.request.volume_mount_path.is_some()
+        && remote.volume_mount_path != desired.request.volume_mount_path
     {
         changed.push("volumeMountPath");
     }
     if remote
         .gpu_count
-        .is_some_and(|n| n != i64::from(desired.gpu_count))
+        .is_some_and(|n| n != i64::from(desired.request.gpu_count))
     {
         changed.push("gpu.count");
     }
@@ -246,17 +224,18 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
     {
         changed.push("cloudType");
     }
-    if let (Some(want), Some(have)) = (desired.min_vcpu_count, remote.vcpu_count)
+    if let (Some(want), Some(have)) = (desired.request.min_vcpu_count, remote.vcpu_count)
         && have + 1e-9 < f64::from(want)
     {
         changed.push("minVcpuCount");
     }
-    if let (Some(want), Some(have)) = (desired.min_memory_gb, remote.memory_in_gb)
+    if let (Some(want), Some(have)) = (desired.request.min_memory_gb, remote.memory_in_gb)
         && have + 1e-9 < f64::from(want)
     {
         changed.push("minMemoryGb");
     }
-    if desired.network_volume_id.is_some() && remote.network_volume_id != desired.network_volume_id
+    if desired.request.network_volume_id.is_some()
+        && remote.network_volume_id != desired.request.network_volume_id
     {
         changed.push("networkVolume");
     }
@@ -544,24 +523,6 @@ impl PodAdapter {
         }
         Ok(env)
     }
-
-    fn request_of(d: &DesiredPod) -> PodRequest {
-        PodRequest {
-            name: d.name.clone(),
-            image: d.image.clone(),
-            docker_args: d.docker_args.clone(),
-            ports: d.ports.clone(),
-            env: d.env.clone(),
-            container_disk_gb: d.container_disk_gb,
-            volume_gb: d.volume_gb,
-            volume_mount_path: d.volume_mount_path.clone(),
-            min_vcpu_count: d.min_vcpu_count,
-            min_memory_gb: d.min_memory_gb,
-            allowed_cuda_versions: d.allowed_cuda_versions.clone(),
-            gpu_count: d.gpu_count,
-            network_volume_id: d.network_volume_id.clone(),
-        }
-    }
 }
 
 impl Adapter for PodAdapter {
@@ -621,24 +582,29 @@ impl Adapter for PodAdapter {
         let catalog = self
             .catalog
             .get(
-                &(resolved.account, d.gpu_count, cloud),
+                &(resolved.account, d.request.gpu_count, cloud),
                 Freshness::MaxAge(self.catalog_max_age),
-                || async { client.catalog().gpu_offers(d.gpu_count, cloud).await },
+                || async {
+                    client
+                        .catalog()
+                        .gpu_offers(d.request.gpu_count, cloud)
+                        .await
+                },
             )
             .await
             .map_err(|e| CreateFailure::definite(Failure::from_platform("list GPU types", &e)))?;
-        let exhausted = self.exhausted_placements(d.gpu_count);
+        let exhausted = self.exhausted_placements(d.request.gpu_count);
         let data_centers: Vec<String> = d.data_center_id.iter().cloned().collect();
         let rules = PlacementRules {
             types: &d.gpu_types,
-            count: d.gpu_count,
+            count: d.request.gpu_count,
             max_price_per_gpu: d.max_price_per_hour,
             data_center_ids: &data_centers,
-            allowed_cuda_versions: &d.allowed_cuda_versions,
+            allowed_cuda_versions: &d.request.allowed_cuda_versions,
         };
         let candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)
             .map_err(CreateFailure::definite)?;
-        let request = Self::request_of(d);
+        let request = &d.request;
         // Placements refused for capacity in this pass, and the last refusal.
         let mut refused_at: Vec<String> = Vec::new();
         let mut refused: Option<PlatformError> = None;
@@ -647,7 +613,7 @@ impl Adapter for PodAdapter {
                 placement: at,
                 price_per_hour,
             } = candidate;
-            match client.pods().deploy(&request, at).await {
+            match client.pods().deploy(request, at).await {
                 Ok(mut pod) => {
                     pod.cost_per_hr.get_or_insert(*price_per_hour);
                     // One Event for the whole fallback: users need to see why their pod
@@ -663,7 +629,7 @@ impl Adapter for PodAdapter {
                     return Ok(pod);
                 }
                 Err(e) if e.class() == ErrorClass::Capacity => {
-                    self.mark_exhausted(at, d.gpu_count);
+                    self.mark_exhausted(at, d.request.gpu_count);
                     refused_at.push(placement::describe(at));
                     refused = Some(e);
                 }
@@ -679,12 +645,12 @@ impl Adapter for PodAdapter {
             Some(e) => Failure::from_platform(
                 &format!(
                     "deploy {} GPU(s) of any of {}",
-                    d.gpu_count,
+                    d.request.gpu_count,
                     d.gpu_types.join(", ")
                 ),
                 &e,
             ),
-            None => placement::no_capacity(&d.gpu_types, d.gpu_count),
+            None => placement::no_capacity(&d.gpu_types, d.request.gpu_count),
         };
         Err(CreateFailure::definite(failure))
     }
@@ -868,7 +834,8 @@ mod tests {
         assert_eq!(remote_name(&o), "team-web-1234abcd");
         let d = desired(json!({}));
         assert!(
-            d.env
+            d.request
+                .env
                 .iter()
                 .any(|(k, v)| k == TAG_ENV && v == "1234abcd-0000-0000-0000-000000000000")
         );
@@ -918,7 +885,7 @@ mod tests {
     #[test]
     fn an_adopted_pod_without_the_tag_has_no_env_change() {
         let d = desired(json!({}));
-        assert!(d.env.iter().any(|(k, _)| k == TAG_ENV));
+        assert!(d.request.env.iter().any(|(k, _)| k == TAG_ENV));
         let untagged = remote(json!({"env": ["TOKEN=s3cret", "PLAIN=x"]}));
         assert!(!immutable_changes(&d, &untagged).contains(&"env"));
         let other = remote(json!({"env": ["TOKEN=s3cret", "PLAIN=x", "EXTRA=1"]}));
