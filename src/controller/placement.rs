@@ -118,6 +118,20 @@ pub fn choose_placements(
     Err(no_capacity(rules.types, rules.count))
 }
 
+/// Pure: `candidates` for a pod whose network volume decides its data center: the data
+/// center is dropped from each and the repeats that leaves are removed, keeping the order.
+pub fn pinned_by_volume(candidates: Vec<Candidate>) -> Vec<Candidate> {
+    let mut seen = HashSet::new();
+    candidates
+        .into_iter()
+        .map(|mut c| {
+            c.placement.data_center_id = None;
+            c
+        })
+        .filter(|c| seen.insert(c.placement.clone()))
+        .collect()
+}
+
 /// The failure when no placement is left.
 pub fn no_capacity(types: &[String], count: i32) -> Failure {
     Failure::retryable(
@@ -259,6 +273,20 @@ mod tests {
             .collect();
         let err = choose_placements(&rules(&t, 1, None), &offers, &all).unwrap_err();
         assert_eq!(err.reason, "NoCapacity");
+    }
+
+    #[test]
+    fn a_network_volume_leaves_one_try_per_type_and_cloud() {
+        let offers = vec![
+            offer("B", Some("EU-RO-1"), Some(0.50), true, &[1]),
+            offer("B", Some("US-TX-3"), Some(0.40), true, &[1]),
+            offer("C", Some("EU-RO-1"), Some(0.30), true, &[1]),
+        ];
+        let t = types(&["B", "C"]);
+        let got = choose_placements(&rules(&t, 1, None), &offers, &HashSet::new()).unwrap();
+        let pinned = pinned_by_volume(got);
+        assert_eq!(ids(&pinned), ["B (secure cloud)", "C (secure cloud)"]);
+        assert_eq!(pinned[0].price_per_hour, 0.40);
     }
 
     #[test]

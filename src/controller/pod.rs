@@ -602,8 +602,13 @@ impl Adapter for PodAdapter {
             data_center_ids: &data_centers,
             allowed_cuda_versions: &d.request.allowed_cuda_versions,
         };
-        let candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)
+        let mut candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)
             .map_err(CreateFailure::definite)?;
+        if d.request.network_volume_id.is_some() {
+            // The volume's data center is the only place the pod can go: one try per GPU
+            // type and cloud, not one per data center.
+            candidates = placement::pinned_by_volume(candidates);
+        }
         let request = &d.request;
         // Placements refused for capacity in this pass, and the last refusal.
         let mut refused_at: Vec<String> = Vec::new();
