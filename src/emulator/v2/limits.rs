@@ -122,13 +122,15 @@ impl V2Limiter {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        // Like `t` and `Retry-After`, the window length is told in real seconds: under a
+        // fast clock a caller must be able to pace itself by its own clock.
         let policy = (0..3)
             .map(|i| {
                 format!(
                     "\"{}\";q={};w={}",
                     WINDOWS[i].0,
                     quotas[i],
-                    WINDOWS[i].1 / 1000
+                    (self.clock.real_duration(WINDOWS[i].1).as_secs_f64().ceil() as u64).max(1)
                 )
             })
             .collect::<Vec<_>>()
