@@ -56,6 +56,11 @@ pub struct Engine<A: Adapter> {
     /// Creates this process sent whose outcome it does not know (a 5xx or a timeout), by
     /// object: from when a listing can tell whether they happened.
     unsure_creates: parking_lot::Mutex<std::collections::HashMap<String, UnsureCreate>>,
+    /// Creates the platform refused for good (a bad spec, a key without write access), by
+    /// object: another trigger for the same generation and account (a finalizer event that
+    /// arrives after the pass that added it) must not send the same create again. The
+    /// Stalled recheck, a spec change or another key are let through.
+    refused_creates: parking_lot::Mutex<std::collections::HashMap<String, RefusedCreate>>,
     /// When this engine started: a create marked pending by an earlier process (one that
     /// crashed with the create in flight) has landed or failed by `started + create_timeout`.
     started: Instant,
@@ -64,6 +69,21 @@ pub struct Engine<A: Adapter> {
     /// take the older status it then sees for the current one (it would write the same
     /// status again, with new transition times). Dropped once the watch has caught up.
     own_status: parking_lot::Mutex<std::collections::HashMap<String, OwnStatus<A>>>,
+}
+
+/// What a create was tried with: a different generation or key may succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CreateAttempt {
+    generation: Option<i64>,
+    account: AccountId,
+}
+
+/// A create the platform refused for good.
+#[derive(Debug)]
+struct RefusedCreate {
+    attempt: CreateAttempt,
+    at: Instant,
+    failure: Failure,
 }
 
 type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);
@@ -200,6 +220,7 @@ impl<A: Adapter> Engine<A> {
             backoffs,
             last_write: Default::default(),
             unsure_creates: Default::default(),
+            refused_creates: Default::default(),
             started: Instant::now(),
             own_status: Default::default(),
         }
@@ -457,7 +478,16 @@ impl<A: Adapter> Engine<A> {
         // 3. Create, or bring the existing object in line.
         let client = self.client_for(creds);
         let Some(remote) = remote else {
-            return self.create(api, obj, &client, &desired, last_ready).await;
+            let attempt = CreateAttempt {
+                generation: obj.meta().generation,
+                account: creds.account,
+            };
+            if let Some(failure) = self.refused_before(obj, attempt) {
+                return Ok(Outcome::failed(failure, None, last_ready));
+            }
+            return self
+                .create(api, obj, &client, &desired, last_ready, attempt)
+                .await;
         };
         match self.adapter.plan(obj, &desired, &remote) {
             Plan::UpToDate => {
@@ -709,6 +739,7 @@ impl<A: Adapter> Engine<A> {
         client: &PlatformClient,
         desired: &A::Desired,
         last_ready: Verdict,
+        attempt: CreateAttempt,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         // The marker must be in etcd before the platform hears of the create; a conflict
         // means another pass (or replica) moved first.
@@ -795,14 +826,39 @@ impl<A: Adapter> Engine<A> {
             Err(failed) => {
                 self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], false)
                     .await?;
+                if failed.failure.is_permanent() {
+                    self.refused_creates.lock().insert(
+                        obj.key(),
+                        RefusedCreate {
+                            attempt,
+                            at: Instant::now(),
+                            failure: failed.failure.clone(),
+                        },
+                    );
+                }
                 Ok(Outcome::failed(failed.failure, None, last_ready))
             }
         }
     }
 
+    /// The failure of a create the platform refused for good for this same generation and
+    /// account, unless the Stalled recheck is due.
+    fn refused_before(&self, obj: &A::Kind, attempt: CreateAttempt) -> Option<Failure> {
+        let mut refused = self.refused_creates.lock();
+        let key = obj.key();
+        let entry = refused.get(&key)?;
+        let recheck_due = entry.at.elapsed() >= self.shared.config.stalled_recheck / 2;
+        if entry.attempt != attempt || recheck_due {
+            refused.remove(&key);
+            return None;
+        }
+        Some(entry.failure.clone())
+    }
+
     async fn cleanup(&self, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let key = obj.key();
         self.last_write.lock().remove(&key);
+        self.refused_creates.lock().remove(&key);
         self.own_status.lock().remove(&key);
         self.shared.metrics.set_ready(A::KIND, &key, None);
         self.backoffs.succeed(&key);
