@@ -94,7 +94,10 @@ def test_pod_lifecycle():
     assert resumed["id"] == pod_id and resumed["desiredStatus"] == "RUNNING"
 
     runpod.terminate_pod(pod_id)
-    assert runpod.get_pod(pod_id) is None
+    # As the spec's error table says, asking for a pod that is gone is an error the SDK
+    # raises, not an empty answer.
+    with pytest.raises(runpod.error.QueryError, match="pod not found"):
+        runpod.get_pod(pod_id)
     assert pod_id not in {p["id"] for p in runpod.get_pods()}
 
 
