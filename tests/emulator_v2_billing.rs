@@ -279,3 +279,53 @@ async fn windows_snap_to_buckets_and_bad_queries_are_refused() {
         200
     );
 }
+
+#[tokio::test]
+async fn serverless_bills_the_worker_time_an_endpoint_ran() {
+    let e = start_default().await;
+    let r = e
+        .v2(
+            Method::POST,
+            "/serverless",
+            Some(
+                json!({"name": "billed", "type": "QUEUE", "templateId": "tmpl-worker-base",
+                "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4},
+                "gpu": {"pools": ["AMPERE_48"], "count": 1},
+                "workers": {"min": 1, "max": 1}}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["id"].as_str().unwrap().to_string();
+    e.emu.admin().advance_clock(2 * HOUR).await.unwrap();
+    // Hourly buckets, so that the two hours never straddle a bucket the query leaves out.
+    let s = bill(&e, "/billing/serverless?bucketSize=hour&lastN=4").await;
+    let records = s["records"].as_array().unwrap();
+    assert!(
+        records.iter().all(|r| r["serverlessId"] == id.as_str()),
+        "{s}"
+    );
+    // One worker kept by workersMin for two hours, at the pool's GPU serverless price
+    // ($0.48/h for the A40 of AMPERE_48).
+    assert!((sum(&s["records"], "gpuAmount") - 0.96).abs() < 1e-3, "{s}");
+    assert!(close(
+        &s["metadata"]["totals"]["gpuAmount"],
+        sum(&s["records"], "gpuAmount")
+    ));
+    let all = bill(&e, "/billing?bucketSize=hour&lastN=4").await;
+    assert!(
+        (sum(&all["records"], "serverlessGpuAmount") - 0.96).abs() < 1e-3,
+        "{all}"
+    );
+    // Deleting the endpoint ends its worker time, and what it ran stays billed.
+    let r = e
+        .v2(Method::DELETE, &format!("/serverless/{id}"), None)
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    e.emu.admin().advance_clock(HOUR).await.unwrap();
+    let after = bill(&e, "/billing/serverless?bucketSize=hour&lastN=5").await;
+    assert!(
+        (sum(&after["records"], "gpuAmount") - 0.96).abs() < 1e-3,
+        "{after}"
+    );
+}

@@ -309,9 +309,9 @@ pub async fn delete_endpoint(
     app.keys
         .bearer(&headers)?
         .require_write("delete endpoints")?;
-    endpoints::remove(&mut app.world.lock(), &id)
+    let removed = endpoints::remove(&mut app.world.lock(), &id)
         .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
-    app.remove_runtime(&id);
+    app.retire_runtime(&removed);
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

@@ -201,9 +201,24 @@ impl Emulator {
         }
     }
 
-    pub fn remove_runtime(&self, endpoint_id: &str) {
-        if let Some(rt) = self.runtimes.write().remove(endpoint_id) {
-            rt.close();
+    /// Removes a deleted endpoint's runtime; the worker time it ran stays in the usage
+    /// ledger, so billing still charges it. Call without the world's lock held.
+    pub fn retire_runtime(&self, record: &EndpointRecord) {
+        let Some(rt) = self.runtimes.write().remove(&record.id) else {
+            return;
+        };
+        rt.close();
+        let spans = rt.machine_spans();
+        let mut world = self.world.lock();
+        for (from, to) in spans {
+            world.usage.record_worker_span(super::usage::WorkerSpan {
+                endpoint_id: record.id.clone(),
+                gpu_type_id: record.gpu_type_ids.first().cloned(),
+                gpu_count: record.gpu_count,
+                vcpus: 0,
+                from,
+                to,
+            });
         }
     }
 

@@ -64,9 +64,20 @@ struct State {
     next_slot: u64,
     /// The endpoint's current configuration version.
     version: u64,
+    /// When the machine behind each live slot started; a replacement keeps its slot and
+    /// its machine time, so billing sees one span per slot from start to retirement.
+    machine_since: BTreeMap<u64, Millis>,
+    /// (start, end) of every retired slot's machine time.
+    retired: Vec<(Millis, Millis)>,
 }
 
 impl State {
+    fn retire_machine(&mut self, key: u64, now: Millis) {
+        if let Some(since) = self.machine_since.remove(&key) {
+            self.retired.push((since, now));
+        }
+    }
+
     /// Replaces the stale workers whose time has come (see [`rollout`]).
     fn roll(&mut self, now: Millis) {
         rollout::replace_due(&mut self.slots, self.version, now, new_worker_id);
@@ -146,6 +157,8 @@ impl EndpointRuntime {
                 counters: Counters::default(),
                 slots: BTreeMap::new(),
                 next_slot: 0,
+                machine_since: BTreeMap::new(),
+                retired: Vec::new(),
                 version,
             }),
             work: Notify::new(),
@@ -184,6 +197,18 @@ impl EndpointRuntime {
         (st.version, workers)
     }
 
+    /// The machine time of every worker this endpoint has run, retired or live (up to
+    /// now), as (start, end) on the emulator clock: what serverless billing charges.
+    pub fn machine_spans(&self) -> Vec<(Millis, Millis)> {
+        let now = self.clock.now();
+        let st = self.state.lock();
+        st.retired
+            .iter()
+            .copied()
+            .chain(st.machine_since.values().map(|&since| (since, now)))
+            .collect()
+    }
+
     /// Stops every worker (endpoint deleted or emulator reset).
     pub fn close(&self) {
         let mut st = self.state.lock();
@@ -217,6 +242,7 @@ impl EndpointRuntime {
                     st.next_slot += 1;
                     let slot = WorkerSlot::new(new_worker_id(), st.version, now);
                     st.slots.insert(key, slot);
+                    st.machine_since.insert(key, now);
                     key
                 })
                 .collect()
@@ -449,6 +475,7 @@ impl EndpointRuntime {
                 if st.closed {
                     st.live -= 1;
                     st.slots.remove(&key);
+                    st.retire_machine(key, now);
                     return;
                 }
                 st.roll(now);
@@ -465,6 +492,7 @@ impl EndpointRuntime {
                         if should_retire(st.live, now.saturating_sub(idle_since), &st.settings) {
                             st.live -= 1;
                             st.slots.remove(&key);
+                            st.retire_machine(key, now);
                             return;
                         }
                         // At or below workersMin a worker never retires: it only waits

@@ -17,6 +17,7 @@ use super::problem::{Problem, V2Result};
 use super::request::{Caller, IntParam, V2Query, Violations};
 use crate::emulator::clock::{Clock, Millis};
 use crate::emulator::state::{App, World};
+use crate::emulator::usage::WorkerSpan;
 
 pub fn routes() -> Router<App> {
     Router::new()
@@ -406,12 +407,37 @@ pub fn volume_records(
     out
 }
 
-/// (endpoint id, bucket index, gpu, cpu) of recorded worker time.
+/// The worker time of every endpoint that runs now, from its runtime, priced as its
+/// record's first GPU type times its GPU count (a CPU endpoint: its vCPUs are not known
+/// here, so it bills nothing).
+pub fn live_worker_spans(app: &App, world: &World) -> Vec<WorkerSpan> {
+    let runtimes = app.runtimes.read();
+    let mut spans = Vec::new();
+    for (id, rt) in runtimes.iter() {
+        let Some(record) = world.endpoints.get(id) else {
+            continue;
+        };
+        for (from, to) in rt.machine_spans() {
+            spans.push(WorkerSpan {
+                endpoint_id: id.clone(),
+                gpu_type_id: record.gpu_type_ids.first().cloned(),
+                gpu_count: record.gpu_count,
+                vcpus: 0,
+                from,
+                to,
+            });
+        }
+    }
+    spans
+}
+
+/// (endpoint id, bucket index, gpu, cpu) of recorded worker time: the ledger's and `live`.
 pub fn serverless_records(
     world: &World,
     clock: &Clock,
     w: &Window,
     endpoint_id: Option<&str>,
+    live: &[WorkerSpan],
 ) -> Vec<(String, usize, f64, f64)> {
     let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
     for i in 0..w.bounds.len() - 1 {
@@ -420,7 +446,7 @@ pub fn serverless_records(
             emulated(clock, w.bounds[i + 1]),
         );
         let start = out.len();
-        for s in world.usage.workers() {
+        for s in world.usage.workers().iter().chain(live) {
             if endpoint_id.is_some_and(|e| e != s.endpoint_id) || !touches(s.from, s.to, a, b) {
                 continue;
             }
@@ -533,7 +559,8 @@ async fn aggregate(
         buckets[i].storage_standard += std;
         buckets[i].storage_hp += hp;
     }
-    for (_, i, gpu, cpu) in serverless_records(&world, &app.clock, &w, None) {
+    let live = live_worker_spans(&app, &world);
+    for (_, i, gpu, cpu) in serverless_records(&world, &app.clock, &w, None, &live) {
         buckets[i].serverless_gpu += gpu;
         buckets[i].serverless_cpu += cpu;
     }
@@ -609,7 +636,8 @@ async fn serverless(
 ) -> V2Result<Response> {
     let w = window_of(&app.clock, &q)?;
     let world = app.world.lock();
-    let rows = serverless_records(&world, &app.clock, &w, q.serverless_id.as_deref());
+    let live = live_worker_spans(&app, &world);
+    let rows = serverless_records(&world, &app.clock, &w, q.serverless_id.as_deref(), &live);
     let (mut gpu_total, mut cpu_total) = (0.0, 0.0);
     let records: Vec<Value> = rows
         .iter()

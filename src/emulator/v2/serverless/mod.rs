@@ -136,8 +136,8 @@ async fn delete(
     Path(id): Path<String>,
 ) -> V2Result<StatusCode> {
     caller.require_write()?;
-    endpoints::remove(&mut app.world.lock(), &id).ok_or_else(|| not_found(&id))?;
-    app.remove_runtime(&id);
+    let removed = endpoints::remove(&mut app.world.lock(), &id).ok_or_else(|| not_found(&id))?;
+    app.retire_runtime(&removed);
     Ok(StatusCode::NO_CONTENT)
 }
 
