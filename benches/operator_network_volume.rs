@@ -8,7 +8,8 @@
 //! Prints: the time from the first apply to all Ready; the bare apiserver time for the same
 //! N creates (one connection, nothing watching) and the ratio (the design's bar is 1.5x);
 //! platform calls per resync interval once converged; the operator's resident memory.
-//! Environment: GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
+//! Environment: GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`),
+//! BENCH_V2_QUOTA_PER_MINUTE (the emulator's REST v2 quota per key and route group), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
 //! 10), BENCH_CONCURRENCY (operator reconciles at once, default the operator's own).
 
 #[path = "../tests/common/mod.rs"]
@@ -170,7 +171,18 @@ async fn run(opts: Options) {
     );
 
     // The bare apiserver: the same N creates, one connection, nothing watching them.
-    let env = Env::start("bench-nv").await;
+    // BENCH_V2_QUOTA_PER_MINUTE lifts the emulator's REST v2 quota (default: the emulator's
+    // own, as a real account has one), to measure the operator rather than the quota.
+    let mut config = gpucloud_operator::emulator::EmulatorConfig::default();
+    if let Some(per_minute) = std::env::var("BENCH_V2_QUOTA_PER_MINUTE")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        config.v2_quota.minute = per_minute;
+        config.v2_quota.hour = config.v2_quota.hour.max(per_minute * 60);
+        config.v2_quota.day = config.v2_quota.day.max(per_minute * 60 * 24);
+    }
+    let env = Env::start_with("bench-nv", config).await;
     let bare_ns = TestNamespace::create(&env.client, "bench-bare").await;
     let bare_api: Api<NetworkVolume> = Api::namespaced(env.client.clone(), bare_ns.name());
     let bare_cost = Cost::start(&env.client).await;
