@@ -33,7 +33,8 @@ const EXTERNAL_ID: &str = "gpucloud.io/external-id";
 const PLATFORM_TIMEOUT: &str = "--platform-timeout=5s";
 
 /// The remote volume of a Ready object: exactly one on the platform carries its name, and
-/// it is the one status and the external-id annotation name.
+/// it is the one status names. The create marker stays (it is what finds the volume again
+/// if status is ever lost); no external-id annotation is written.
 async fn assert_exactly_one_remote(env: &Env, nv: &NetworkVolume) -> String {
     let status = nv.status.as_ref().expect("status");
     let id = status.common.id.clone().expect("status.id");
@@ -47,10 +48,10 @@ async fn assert_exactly_one_remote(env: &Env, nv: &NetworkVolume) -> String {
         nv.name_any()
     );
     assert_eq!(remote[0].id, id);
-    assert_eq!(nv.annotations().get(EXTERNAL_ID), Some(&id));
+    assert!(!nv.annotations().contains_key(EXTERNAL_ID));
     assert!(
-        !nv.annotations().contains_key(PENDING),
-        "the pending marker stayed"
+        nv.annotations().contains_key(PENDING),
+        "the create marker is gone"
     );
     id
 }
@@ -89,7 +90,7 @@ async fn killed_with_the_create_in_flight_leaves_exactly_one_volume() {
     admin.clear_faults().await.unwrap();
     let nv: NetworkVolume = api.get("inflight").await.unwrap();
     assert!(nv.annotations().contains_key(PENDING));
-    assert!(!nv.annotations().contains_key(EXTERNAL_ID));
+    assert!(status_id(&nv).is_none());
 
     let second = env.operator_process(&[PLATFORM_TIMEOUT]);
     let ready = env
@@ -188,16 +189,21 @@ async fn states_a_crash_leaves_are_recovered_without_duplicates() {
     env.finish(op).await;
 }
 
-/// Refuses, in one namespace, every write that sets the external-id annotation on a
-/// NetworkVolume: the operator's create succeeds and its record of the id fails, which
-/// is the state a crash right after the create leaves.
-struct HoldExternalId {
+/// The id a NetworkVolume's status names.
+fn status_id(nv: &NetworkVolume) -> Option<String> {
+    nv.status.as_ref().and_then(|s| s.common.id.clone())
+}
+
+/// Refuses, in one namespace, every status write that records an id on a NetworkVolume:
+/// the operator's create succeeds and its record of the id fails, which is the state a
+/// crash right after the create leaves.
+struct HoldStatusId {
     name: String,
 }
 
-impl HoldExternalId {
+impl HoldStatusId {
     async fn install(env: &Env) -> Self {
-        let name = format!("{}-hold-external-id", env.ns.name());
+        let name = format!("{}-hold-status-id", env.ns.name());
         let policy: ValidatingAdmissionPolicy = serde_json::from_value(json!({
             "metadata": {"name": name},
             "spec": {
@@ -206,10 +212,10 @@ impl HoldExternalId {
                     "apiGroups": ["gpucloud.io"],
                     "apiVersions": ["*"],
                     "operations": ["UPDATE"],
-                    "resources": ["networkvolumes"]
+                    "resources": ["networkvolumes/status"]
                 }]},
                 "validations": [{
-                    "expression": format!("!has(object.metadata.annotations) || !('{EXTERNAL_ID}' in object.metadata.annotations)"),
+                    "expression": "!has(object.status) || !has(object.status.id)",
                     "message": "held by the test: the id is never recorded"
                 }]
             }
@@ -253,15 +259,15 @@ impl HoldExternalId {
     }
 }
 
-/// Whether the apiserver now refuses (`held`) or accepts a write of the external-id
-/// annotation on `name`, tried as a dry run.
-async fn external_id_refused(api: &Api<NetworkVolume>, name: &str) -> bool {
+/// Whether the apiserver now refuses (`held`) or accepts a status write that records an
+/// id on `name`, tried as a dry run.
+async fn status_id_refused(api: &Api<NetworkVolume>, name: &str) -> bool {
     let params = PatchParams {
         dry_run: true,
         ..Default::default()
     };
-    let patch = json!({"metadata": {"annotations": {EXTERNAL_ID: "probe"}}});
-    api.patch(name, &params, &Patch::Merge(patch))
+    let patch = json!({"status": {"id": "probe"}});
+    api.patch_status(name, &params, &Patch::Merge(patch))
         .await
         .is_err()
 }
@@ -277,9 +283,9 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
         .await
         .unwrap();
     let remote_name = default_remote_name(&nv);
-    let hold = HoldExternalId::install(&env).await;
+    let hold = HoldStatusId::install(&env).await;
     assert!(
-        common::wait_until(TIMEOUT, || external_id_refused(&api, "unrecorded")).await,
+        common::wait_until(TIMEOUT, || status_id_refused(&api, "unrecorded")).await,
         "the admission policy never took effect"
     );
 
@@ -304,13 +310,14 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
         "{:?}",
         nv.annotations()
     );
+    assert!(status_id(&nv).is_none());
     assert!(!nv.annotations().contains_key(EXTERNAL_ID));
     assert_eq!(env.remote_volumes(&remote_name).await.len(), 1);
 
     hold.remove(&env).await;
     assert!(
         common::wait_until(TIMEOUT, || async {
-            !external_id_refused(&api, "unrecorded").await
+            !status_id_refused(&api, "unrecorded").await
         })
         .await,
         "the admission policy never went away"

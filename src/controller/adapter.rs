@@ -4,13 +4,24 @@
 //! to recognise its own object in a listing after a crash, and how to turn what it sees
 //! into status. Reading the listing, policies, annotations, crash safety, conditions,
 //! Events, backoff and metrics are the engine's.
+//!
+//! The contract, so that a newcomer can rely on it:
+//! - `plan`, `readiness` and `status` are pure: what they need comes in their arguments,
+//!   and they keep nothing between calls.
+//! - Every fallible call fails with [`Failure`]; a create that may have happened anyway
+//!   says so in [`Failure::applied`].
+//! - An adapter never publishes Events: what users should hear of comes back as [`Note`]s,
+//!   and the engine publishes them.
+//! - What an adapter keeps per object (a cache of what it last wrote) is dropped in
+//!   [`Adapter::forget`], which the engine calls when the object goes.
 
 use std::fmt::Debug;
 use std::future::Future;
 
-use crate::platform::{PlatformClient, PlatformError};
+use crate::platform::PlatformClient;
 
 use super::context::Shared;
+use super::credentials::Credentials;
 use super::failure::Failure;
 use super::kind::ManagedKind;
 
@@ -49,34 +60,47 @@ pub enum WhenGone {
     Report,
 }
 
-/// A create that failed. `maybe_created` is true when the platform may have created the
-/// object anyway (5xx, timeout): the engine then looks for it instead of creating again.
-/// `answered` is true when the platform did answer (a 5xx): whatever the create did, it
-/// did before the answer. Without an answer (a timeout, a dropped connection) the create
-/// may still be running at the platform.
-#[derive(Debug)]
-pub struct CreateFailure {
-    pub failure: Failure,
-    pub maybe_created: bool,
-    pub answered: bool,
+/// Something users should hear of that is not the outcome of the pass (the engine reports
+/// that one itself): published by the engine as an Event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub reason: String,
+    pub warning: bool,
+    /// The Event's action (`Create`, `Update`).
+    pub action: &'static str,
+    pub message: String,
 }
 
-impl CreateFailure {
-    pub fn from_platform(what: &str, err: &PlatformError) -> Self {
-        Self {
-            failure: Failure::from_platform(what, err),
-            maybe_created: err.may_have_been_applied(),
-            answered: err.status().is_some(),
-        }
-    }
+/// A remote object an adapter made, with what the engine should tell users about how.
+#[derive(Debug)]
+pub struct Created<R> {
+    pub remote: R,
+    pub notes: Vec<Note>,
+}
 
-    pub fn definite(failure: Failure) -> Self {
+impl<R> Created<R> {
+    pub fn quietly(remote: R) -> Self {
         Self {
-            failure,
-            maybe_created: false,
-            answered: true,
+            remote,
+            notes: Vec::new(),
         }
     }
+}
+
+/// What the engine knows of the object besides the remote object, for `status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// The spec asks for a change the platform cannot make (the plan was `Blocked`).
+    pub blocked: bool,
+    /// No remote object is known, and a create has been started for one.
+    pub creating: bool,
+}
+
+/// What every call of a pass may read, resolved once per pass.
+pub struct PassContext<'a> {
+    pub shared: &'a Shared,
+    pub credentials: &'a Credentials,
+    pub client: &'a PlatformClient,
 }
 
 /// One kind of managed remote object.
@@ -98,7 +122,7 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     fn list(
         &self,
         client: &PlatformClient,
-    ) -> impl Future<Output = Result<Vec<Self::Remote>, PlatformError>> + Send;
+    ) -> impl Future<Output = Result<Vec<Self::Remote>, Failure>> + Send;
 
     /// Whether `remote` is the one this object created (by its deterministic name or tag).
     fn claims(&self, obj: &Self::Kind, remote: &Self::Remote) -> bool;
@@ -106,16 +130,16 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     /// The spec resolved, or why it cannot be yet.
     fn desired(
         &self,
-        shared: &Shared,
+        pass: &PassContext<'_>,
         obj: &Self::Kind,
     ) -> impl Future<Output = Result<Self::Desired, Failure>> + Send;
 
     fn create(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         obj: &Self::Kind,
         desired: &Self::Desired,
-    ) -> impl Future<Output = Result<Self::Remote, CreateFailure>> + Send;
+    ) -> impl Future<Output = Result<Created<Self::Remote>, Failure>> + Send;
 
     /// Pure: compares the remote object with the desired state.
     fn plan(
@@ -125,29 +149,33 @@ pub trait Adapter: Send + Sync + Sized + 'static {
         remote: &Self::Remote,
     ) -> Plan<Self::Change>;
 
+    /// Makes `change`, and records in `remote` what the platform will not report back (a
+    /// field its listing does not echo, a rollout that has started).
     fn apply(
         &self,
         client: &PlatformClient,
-        remote: &Self::Remote,
+        remote: &mut Self::Remote,
         change: &Self::Change,
     ) -> impl Future<Output = Result<(), Failure>> + Send;
 
+    /// Deletes the remote object; a `NotFound` failure means it was already gone.
     fn delete(
         &self,
         client: &PlatformClient,
         id: &str,
-    ) -> impl Future<Output = Result<(), PlatformError>> + Send;
+    ) -> impl Future<Output = Result<(), Failure>> + Send;
 
     /// Pure: is an up-to-date remote object usable yet.
     fn readiness(&self, obj: &Self::Kind, remote: &Self::Remote) -> Readiness;
 
     /// Pure: the kind's own status fields from the remote object (the engine fills the
-    /// common part). Must not copy secrets.
+    /// common part). Without a remote object, what to keep of what was last reported.
+    /// Must not copy secrets.
     fn status(
         &self,
-        shared: &Shared,
         obj: &Self::Kind,
         remote: Option<&Self::Remote>,
+        seen: Seen,
     ) -> <Self::Kind as ManagedKind>::Status;
 
     /// One line for the Event that reports `change`.
@@ -160,13 +188,15 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     /// in the cluster (a connection ConfigMap). Results go into `remote` for `status`.
     fn after_sync(
         &self,
-        _shared: &Shared,
-        _client: &PlatformClient,
+        _pass: &PassContext<'_>,
         _obj: &Self::Kind,
         _remote: &mut Self::Remote,
     ) -> impl Future<Output = Result<(), Failure>> + Send {
         async { Ok(()) }
     }
+
+    /// Drops what the adapter keeps about the object `key` (`namespace/name`): it is gone.
+    fn forget(&self, _key: &str) {}
 
     /// Names of the Secrets (in the object's namespace) this object reads; a change to one
     /// of them triggers a reconcile.

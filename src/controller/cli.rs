@@ -321,7 +321,7 @@ pub async fn run_with(
     let endpoints = Arc::new(Engine::new(shared.clone(), EndpointAdapter::default()));
     let pods = Arc::new(Engine::new(
         shared.clone(),
-        PodAdapter::new(shared.config.poll_interval).with_events(shared.clone()),
+        PodAdapter::new(shared.config.poll_interval),
     ));
     // One task per kind, so the kinds reconcile in parallel on a multi-threaded runtime.
     let kinds = [

@@ -1,21 +1,24 @@
 //! The Endpoint adapter: serverless endpoints with their queue and worker health, and a
 //! ConfigMap that tells in-cluster applications where to send jobs.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
 use crate::crd::Endpoint;
-use crate::crd::endpoint::{EndpointHealth, EndpointStatus, JobCounts, ScalerType, WorkerCounts};
+use crate::crd::endpoint::{
+    EndpointHealth, EndpointRollout, EndpointStatus, JobCounts, ScalerType, WorkerCounts,
+};
 use crate::platform::domain::{EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint};
-use crate::platform::{Health, PlatformClient, PlatformError};
+use crate::platform::{Health, PlatformClient};
 
-use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
+use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use super::context::{FIELD_MANAGER, Shared};
 use super::dependency;
 use super::failure::Failure;
+use super::naming::default_remote_name;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
@@ -41,19 +44,6 @@ impl RemoteEndpoint {
 
 /// The endpoint as the spec wants it, with references resolved.
 pub type DesiredEndpoint = EndpointSpec;
-
-/// The remote name when the spec names none: namespace, name and a short UID suffix, so
-/// the operator recognises its own endpoint after a crash.
-pub fn default_remote_name(obj: &Endpoint) -> String {
-    let uid = obj.uid().unwrap_or_default();
-    let suffix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
-    format!(
-        "{}-{}-{}",
-        obj.namespace().unwrap_or_default(),
-        obj.name_any(),
-        suffix
-    )
-}
 
 fn remote_name(obj: &Endpoint) -> String {
     obj.spec
@@ -140,14 +130,18 @@ pub fn readiness_of(remote: &RemoteEndpoint) -> Readiness {
 #[derive(Default)]
 pub struct EndpointAdapter {
     /// The connection ConfigMap last written per object (name, id, url), so it is written
-    /// only when it changes.
+    /// only when it changes; dropped in `forget`.
     written: parking_lot::Mutex<HashMap<String, (String, String, String)>>,
-    /// Remote ids whose workers may still be rolling over to a release this operator
-    /// started: only these cost a rollout call per pass.
-    rolling: parking_lot::Mutex<HashSet<String>>,
-    /// The template this operator last created or updated each remote endpoint with, by
-    /// remote id, for backends that do not report it (REST v2).
-    applied_templates: parking_lot::Mutex<HashMap<String, String>>,
+}
+
+/// Pure: whether a pass should ask how far a rollout has come: one the operator started
+/// in this pass (`remote.rollout`), or one status still reports as under way. Other
+/// passes cost no rollout call.
+pub fn rollout_to_follow(status: Option<&EndpointStatus>, remote: &RemoteEndpoint) -> bool {
+    let reported = status
+        .and_then(|s| s.rollout.as_ref())
+        .is_some_and(|r| r.in_progress);
+    reported || remote.rollout.is_some_and(|r| r.in_progress)
 }
 
 impl EndpointAdapter {
@@ -256,8 +250,12 @@ impl Adapter for EndpointAdapter {
         &remote.record.id
     }
 
-    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemoteEndpoint>, PlatformError> {
-        let records = client.endpoints().list().await?;
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemoteEndpoint>, Failure> {
+        let records = client
+            .endpoints()
+            .list()
+            .await
+            .map_err(|e| Failure::from_platform("list endpoints", &e))?;
         Ok(records.into_iter().map(RemoteEndpoint::listed).collect())
     }
 
@@ -265,9 +263,13 @@ impl Adapter for EndpointAdapter {
         remote.record.name == remote_name(obj)
     }
 
-    async fn desired(&self, shared: &Shared, obj: &Endpoint) -> Result<DesiredEndpoint, Failure> {
+    async fn desired(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Endpoint,
+    ) -> Result<DesiredEndpoint, Failure> {
         let volume = dependency::network_volume_id(
-            shared,
+            pass.shared,
             &obj.namespace().unwrap_or_default(),
             obj.spec.network_volume_id.as_deref(),
             obj.spec.network_volume_ref.as_ref(),
@@ -278,21 +280,19 @@ impl Adapter for EndpointAdapter {
 
     async fn create(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         _obj: &Endpoint,
         d: &DesiredEndpoint,
-    ) -> Result<RemoteEndpoint, CreateFailure> {
-        client
+    ) -> Result<Created<RemoteEndpoint>, Failure> {
+        let mut record = pass
+            .client
             .endpoints()
             .create(d)
             .await
-            .map(|record| {
-                self.applied_templates
-                    .lock()
-                    .insert(record.id.clone(), d.template_id.clone());
-                RemoteEndpoint::listed(record)
-            })
-            .map_err(|e| CreateFailure::from_platform("create the endpoint", &e))
+            .map_err(|e| Failure::from_platform("create the endpoint", &e))?;
+        // REST v2 does not echo the template: status keeps the one the endpoint was made with.
+        record.template_id.get_or_insert_with(|| d.template_id.clone());
+        Ok(Created::quietly(RemoteEndpoint::listed(record)))
     }
 
     fn plan(
@@ -313,7 +313,7 @@ impl Adapter for EndpointAdapter {
     async fn apply(
         &self,
         client: &PlatformClient,
-        remote: &RemoteEndpoint,
+        remote: &mut RemoteEndpoint,
         change: &EndpointChange,
     ) -> Result<(), Failure> {
         client
@@ -322,21 +322,29 @@ impl Adapter for EndpointAdapter {
             .await
             .map_err(|e| Failure::from_platform("update the endpoint", &e))?;
         if change.rolls_workers() {
-            self.rolling.lock().insert(remote.record.id.clone());
+            // Reported in status, so that the following passes follow the rollout.
+            remote.rollout = Some(Rollout {
+                in_progress: true,
+                workers_on_latest: 0,
+                workers_total: 0,
+            });
         }
         if let Some(t) = &change.template_id {
-            self.applied_templates
-                .lock()
-                .insert(remote.record.id.clone(), t.clone());
+            remote.record.template_id = Some(t.clone());
         }
         Ok(())
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
-        client.endpoints().delete(id).await?;
-        self.rolling.lock().remove(id);
-        self.applied_templates.lock().remove(id);
-        Ok(())
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+        client
+            .endpoints()
+            .delete(id)
+            .await
+            .map_err(|e| Failure::from_platform("delete the endpoint", &e))
+    }
+
+    fn forget(&self, key: &str) {
+        self.written.lock().remove(key);
     }
 
     fn readiness(&self, _obj: &Endpoint, remote: &RemoteEndpoint) -> Readiness {
@@ -345,21 +353,18 @@ impl Adapter for EndpointAdapter {
 
     async fn after_sync(
         &self,
-        shared: &Shared,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         obj: &Endpoint,
         remote: &mut RemoteEndpoint,
     ) -> Result<(), Failure> {
         let id = remote.record.id.clone();
-        if self.rolling.lock().contains(&id) {
+        let client = pass.client;
+        if rollout_to_follow(obj.status.as_ref(), remote) {
             let rollout = client
                 .endpoints()
                 .rollout(&id)
                 .await
                 .map_err(|e| Failure::from_platform("read the endpoint's rollout", &e))?;
-            if !rollout.in_progress {
-                self.rolling.lock().remove(&id);
-            }
             remote.rollout = Some(rollout);
         }
         let health = client
@@ -369,26 +374,29 @@ impl Adapter for EndpointAdapter {
             .map_err(|e| Failure::from_platform("read the endpoint's health", &e))?;
         remote.health = Some(health);
         let url = remote.record.job_api_url.clone();
-        self.write_connection(shared, obj, &remote.record.id, &url)
+        self.write_connection(pass.shared, obj, &remote.record.id, &url)
             .await
     }
 
     fn status(
         &self,
-        _shared: &Shared,
         obj: &Endpoint,
         remote: Option<&RemoteEndpoint>,
+        _seen: Seen,
     ) -> EndpointStatus {
         let mut status = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else { return status };
         let r = &remote.record;
         status.url = Some(r.job_api_url.clone());
         status.name = Some(r.name.clone());
-        status.template_id = r
-            .template_id
-            .clone()
-            .or_else(|| self.applied_templates.lock().get(&r.id).cloned())
-            .or(status.template_id);
+        status.template_id = r.template_id.clone().or(status.template_id);
+        if let Some(rollout) = remote.rollout {
+            status.rollout = Some(EndpointRollout {
+                in_progress: rollout.in_progress,
+                workers_on_latest: rollout.workers_on_latest,
+                workers_total: rollout.workers_total,
+            });
+        }
         status.gpu_type_ids = r.gpus.types();
         status.workers_min = r.workers_min.and_then(|v| i32::try_from(v).ok());
         status.workers_max = r.workers_max.and_then(|v| i32::try_from(v).ok());

@@ -1,11 +1,14 @@
 //! The managed-resource engine: one reconcile for every kind.
 //!
-//! A pass reads the object's annotations and policies, the shared listing of remote
-//! objects, and decides: adopt, create, change, delete or only report. Creates are
-//! crash-safe: a conflict-checked `external-create-pending` annotation is written before
-//! the call, and while it stands (after a crash, a timeout or a 5xx) the engine looks the
-//! object up by its deterministic name or tag in a listing newer than the marker and
-//! adopts it instead of creating a second one.
+//! A pass gathers what it knows (the object's annotations and policies, its credentials,
+//! the shared listing of remote objects, what this process remembers of earlier passes),
+//! asks [`super::decide`] for one step, and carries it out: adopt, create, wait for a
+//! create that may still land, recreate, change, replace, only report, or fail. The
+//! protocol lives in `decide.rs` as pure functions with a test per row; this file is the
+//! I/O around it: patches, status, Events, backoff and metrics.
+//!
+//! Writes per object, apply to Ready: the marker with the finalizer (one conflict-checked
+//! patch), the platform create, status with the id, and the `Created` Event.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,7 +18,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{Event as FinalizerEvent, finalizer};
 use kube::{Api, Resource, ResourceExt};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -25,13 +27,16 @@ use crate::crd::{DeletionPolicy, ManagementPolicy};
 use crate::observe::snapshot::{Freshness, Listing, Snapshots};
 use crate::platform::PlatformClient;
 
-use super::adapter::{Adapter, Plan, Readiness, WhenGone};
+use super::adapter::{Adapter, PassContext, Plan, Readiness, Seen};
 use super::annotations::{self as ann, Annotations};
 use super::backoff::Backoffs;
 use super::conditions::{self, Verdict, Verdicts};
 use super::context::{FIELD_MANAGER, FINALIZER, Shared};
 use super::credentials::{AccountId, Credentials};
-use super::failure::{Failure, FailureClass};
+use super::decide::{
+    Cleanup, CleanupFacts, Facts, IdChosenBy, Marker, Step, decide, decide_cleanup,
+};
+use super::failure::{Applied, Failure, FailureClass};
 use super::kind::ManagedKind;
 
 /// Errors that end a reconcile early; the controller's error policy requeues them. Platform
@@ -40,15 +45,13 @@ use super::kind::ManagedKind;
 pub enum EngineError {
     #[error("Kubernetes API: {0}")]
     Kube(#[from] kube::Error),
-    #[error("finalizer: {0}")]
-    Finalizer(String),
 }
 
 /// The engine for one kind.
 pub struct Engine<A: Adapter> {
     pub shared: Arc<Shared>,
     pub adapter: A,
-    snapshots: Snapshots<AccountId, A::Remote, crate::platform::PlatformError>,
+    snapshots: Snapshots<AccountId, A::Remote, Failure>,
     backoffs: Backoffs<String>,
     /// When this process last changed each object's remote object: a listing that started
     /// before that would show the old state and lead to the same change again.
@@ -150,6 +153,10 @@ struct Outcome<R> {
     event: Option<(String, bool, String)>,
     /// The failure this outcome reports, and the Ready it kept, if it is one.
     failure: Option<(Failure, Verdict)>,
+    /// What the adapter's `status` should know besides the remote object.
+    seen: Seen,
+    /// The remote object the status names is gone: drop its id from status.
+    forget_id: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -168,16 +175,19 @@ enum Requeue {
     Stalled,
 }
 
-/// What [`Engine::recover_pending`] found.
-enum Recovery<K, R> {
-    /// The pass ends with this outcome (adopted, waiting, failed).
-    Decided(Box<Outcome<R>>),
-    /// The interrupted create made nothing and the marker is gone: create, with the object
-    /// as it is now.
-    NothingCreated(K),
-}
-
 impl<R> Outcome<R> {
+    fn new(remote: Option<R>, verdicts: Verdicts, requeue: Requeue) -> Self {
+        Self {
+            remote,
+            verdicts,
+            requeue,
+            event: None,
+            failure: None,
+            seen: Seen::default(),
+            forget_id: false,
+        }
+    }
+
     fn failed(failure: Failure, remote: Option<R>, last_ready: Verdict) -> Self {
         let requeue = match failure.class {
             FailureClass::Permanent => Requeue::Stalled,
@@ -188,11 +198,9 @@ impl<R> Outcome<R> {
         };
         let warning = failure.class != FailureClass::Waiting;
         Self {
-            remote,
-            verdicts: failure.verdicts(last_ready.clone()),
-            requeue,
             event: Some((failure.reason.clone(), warning, failure.message.clone())),
-            failure: Some((failure, last_ready)),
+            failure: Some((failure.clone(), last_ready.clone())),
+            ..Self::new(remote, failure.verdicts(last_ready), requeue)
         }
     }
 
@@ -200,15 +208,45 @@ impl<R> Outcome<R> {
     /// names the Secret to fix.
     fn naming_credentials(self, creds: &Credentials) -> Self {
         match self.failure {
-            Some((failure, last_ready)) if failure.is_about_credentials() => Self::failed(
-                failure.with_credentials(&creds.source),
-                self.remote,
-                last_ready,
-            ),
+            Some((failure, last_ready)) if failure.is_about_credentials() => Self {
+                seen: self.seen,
+                forget_id: self.forget_id,
+                ..Self::failed(
+                    failure.with_credentials(&creds.source),
+                    self.remote,
+                    last_ready,
+                )
+            },
             failure => Self { failure, ..self },
         }
     }
 }
+
+/// The id an object is managed by, and who chose it: the external-id annotation (a
+/// person's, or one written by an earlier version of the operator) wins over status.
+fn known_id<K: ManagedKind>(obj: &K, annotations: &Annotations) -> Option<(String, IdChosenBy)> {
+    let status_id = obj
+        .current_status()
+        .and_then(|s| K::common(s).id.clone());
+    match &annotations.external_id {
+        Some(id) => {
+            // Written by the operator after its own create, or already in status (managed
+            // since): the operator's to recreate. Otherwise a person's choice, reported.
+            let ours = annotations.create_succeeded.is_some() || status_id.as_deref() == Some(id);
+            let by = if ours {
+                IdChosenBy::Operator
+            } else {
+                IdChosenBy::Person
+            };
+            Some((id.clone(), by))
+        }
+        None => status_id.map(|id| (id, IdChosenBy::Operator)),
+    }
+}
+
+/// The annotations that record an id the operator chose (written by earlier versions):
+/// removed when that id is forgotten, in the same write as the next marker.
+const LEGACY_ID_ANNOTATIONS: [&str; 2] = [ann::EXTERNAL_ID, ann::CREATE_SUCCEEDED];
 
 impl<A: Adapter> Engine<A> {
     pub fn new(shared: Arc<Shared>, adapter: A) -> Self {
@@ -248,14 +286,29 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// See [`pending_settles_at`].
-    fn settles_at(&self, key: &str, marker: Timestamp) -> Instant {
+    fn marker(&self, key: &str, marker: Timestamp) -> Marker {
         let unsure = self.unsure_creates.lock().get(key).copied();
-        pending_settles_at(
-            marker,
-            unsure,
-            self.started,
-            self.shared.config.create_timeout,
-        )
+        Marker {
+            at: instant_of(marker).unwrap_or_else(Instant::now),
+            settles_at: pending_settles_at(
+                marker,
+                unsure,
+                self.started,
+                self.shared.config.create_timeout,
+            ),
+        }
+    }
+
+    /// Drops everything this engine and its adapter keep about the object `key`: it is
+    /// gone from the cluster.
+    pub fn forget(&self, key: &str) {
+        self.last_write.lock().remove(key);
+        self.unsure_creates.lock().remove(key);
+        self.refused_creates.lock().remove(key);
+        self.own_status.lock().remove(key);
+        self.backoffs.succeed(&key.to_string());
+        self.shared.metrics.set_ready(A::KIND, key, None);
+        self.adapter.forget(key);
     }
 
     /// The entry point the controller runs for every object.
@@ -266,20 +319,17 @@ impl<A: Adapter> Engine<A> {
             self.shared.kube.clone(),
             &obj.namespace().unwrap_or_default(),
         );
-        let this = self.clone();
-        let for_apply = api.clone();
-        let result = finalizer(&api, FINALIZER, obj, |event| async move {
-            match event {
-                FinalizerEvent::Apply(obj) => this.apply(&for_apply, obj).await,
-                FinalizerEvent::Cleanup(obj) => this.cleanup(obj).await,
+        let result = if obj.meta().deletion_timestamp.is_some() {
+            if obj.finalizers().iter().any(|f| f == FINALIZER) {
+                self.cleanup(&api, obj).await
+            } else {
+                // Nothing of ours holds it: it goes without us.
+                self.forget(&obj.key());
+                Ok(Action::await_change())
             }
-        })
-        .await
-        .map_err(|e| match e {
-            kube::runtime::finalizer::Error::ApplyFailed(e)
-            | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-            other => EngineError::Finalizer(other.to_string()),
-        });
+        } else {
+            self.apply(&api, obj).await
+        };
         let outcome = if result.is_ok() { "ok" } else { "error" };
         self.shared
             .metrics
@@ -308,35 +358,29 @@ impl<A: Adapter> Engine<A> {
                 reconciling: Verdict::no("Paused", "paused by annotation"),
                 stalled: Verdict::no("Paused", "paused by annotation"),
             };
-            let status = self.status_with(&obj, None, &verdicts, None);
+            let status = self.status_with(&obj, None, &verdicts, Seen::default(), false);
             self.write_status(api, &obj, status).await?;
             return Ok(Action::await_change());
         }
-        // kstatus reads an object without conditions as Current: before anything that may
-        // take a while, say that it is not Ready yet.
-        let obj = if self.conditions(&obj).is_empty() {
-            let verdicts = Verdicts::progressing(
-                "Reconciling",
-                format!("looking for the {} on the platform", A::NOUN),
-            );
-            let status = self.status_with(&obj, None, &verdicts, None);
-            match self.write_status(api, &obj, status).await? {
-                Some(written) => Arc::new(written),
-                None => obj,
-            }
-        } else {
-            obj
-        };
+        // No status write before this point: until the first one, the CRD's status default
+        // (observedGeneration 0) keeps kstatus and Argo CD from reading the object as done.
         let outcome = match self
             .shared
             .credentials
             .resolve(&obj.namespace().unwrap_or_default(), obj.credentials())
             .await
         {
-            Ok(creds) => self
-                .converge(api, &obj, &annotations, &creds)
-                .await?
-                .naming_credentials(&creds),
+            Ok(creds) => {
+                let client = self.client_for(&creds);
+                let pass = PassContext {
+                    shared: &self.shared,
+                    credentials: &creds,
+                    client: &client,
+                };
+                self.converge(api, &obj, &annotations, &pass)
+                    .await?
+                    .naming_credentials(&creds)
+            }
             Err(failure) => Outcome::failed(failure, None, self.last_ready(&obj)),
         };
         self.finish(api, &obj, &annotations, outcome).await
@@ -348,14 +392,14 @@ impl<A: Adapter> Engine<A> {
 
     async fn listing(
         &self,
-        creds: &Credentials,
+        pass: &PassContext<'_>,
         need: Freshness,
     ) -> Result<Arc<Listing<A::Remote>>, Failure> {
-        let client = self.client_for(creds);
         self.snapshots
-            .get(&creds.account, need, || self.adapter.list(&client))
+            .get(&pass.credentials.account, need, || {
+                self.adapter.list(pass.client)
+            })
             .await
-            .map_err(|e| Failure::from_platform(&format!("list {}s", A::NOUN), &e))
     }
 
     /// Freshness a pass needs: see [`listing_need`]; while the object is coming up, a
@@ -371,148 +415,148 @@ impl<A: Adapter> Engine<A> {
         listing_need(written.max(created), max_age, Instant::now())
     }
 
+    /// Gathers the facts, asks [`decide`] for the step, and carries it out.
     async fn converge(
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
         annotations: &Annotations,
-        creds: &Credentials,
+        pass: &PassContext<'_>,
     ) -> Result<Outcome<A::Remote>, EngineError> {
+        let key = obj.key();
         let last_ready = self.last_ready(obj);
         let progressing = conditions::is_true(self.conditions(obj), conditions::RECONCILING);
-        let listing = match self
-            .listing(creds, self.freshness(obj, annotations, progressing))
-            .await
-        {
-            Ok(l) => l,
-            Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
-        };
         let observe_only = obj.management_policy() == ManagementPolicy::ObserveOnly;
-        // The object as last written, when this pass changed it before creating.
-        let mut updated: Option<A::Kind> = None;
-
-        // 1. Find the remote object: by id, or (after a crash) by its name or tag.
-        let remote = match &annotations.external_id {
-            Some(id) => match listing.items.iter().find(|r| A::id(r) == id) {
-                Some(r) => Some(r.clone()),
-                None => {
-                    // Make sure with a listing newer than this one before calling it gone.
-                    let newer = match self
-                        .listing(creds, Freshness::StartedAfter(listing.started_at))
-                        .await
-                    {
-                        Ok(l) => l,
-                        Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
-                    };
-                    match newer.items.iter().find(|r| A::id(r) == id) {
-                        Some(r) => Some(r.clone()),
-                        None => return self.gone(api, obj, id, observe_only, last_ready).await,
-                    }
+        let known = known_id(obj, annotations);
+        let marker = annotations.create_pending.map(|m| self.marker(&key, m));
+        let attempt = CreateAttempt {
+            generation: obj.meta().generation,
+            account: pass.credentials.account,
+        };
+        let refused = self.refused_before(obj, attempt);
+        let mut need = self.freshness(obj, annotations, progressing);
+        let mut second_look = false;
+        let step = loop {
+            let listing = match self.listing(pass, need).await {
+                Ok(l) => l,
+                Err(f) => return Ok(Outcome::failed(f, None, last_ready)),
+            };
+            let by_id = known
+                .as_ref()
+                .and_then(|(id, _)| listing.items.iter().find(|r| A::id(r) == id));
+            let claimed: Vec<&A::Remote> = listing
+                .items
+                .iter()
+                .filter(|r| self.adapter.claims(obj, r))
+                .collect();
+            let facts = Facts {
+                now: Instant::now(),
+                observe_only,
+                id: known.as_ref().map(|(id, by)| (id.as_str(), *by)),
+                marker,
+                listing_started: listing.started_at,
+                by_id,
+                claimed: &claimed,
+                second_look,
+                refused_before: refused.as_ref(),
+                when_gone: self.adapter.when_gone(obj),
+            };
+            match decide(&facts, A::NOUN) {
+                Step::Relist(newer) => {
+                    second_look = known.is_some();
+                    need = newer;
                 }
-            },
-            None => {
-                if let Some(marker) = annotations.create_pending {
-                    match self
-                        .recover_pending(api, obj, creds, marker, last_ready.clone())
-                        .await?
-                    {
-                        Recovery::Decided(outcome) => return Ok(*outcome),
-                        Recovery::NothingCreated(obj) => updated = Some(obj),
-                    }
-                }
-                let claimed: Vec<_> = listing
-                    .items
-                    .iter()
-                    .filter(|r| self.adapter.claims(obj, r))
-                    .collect();
-                match claimed.as_slice() {
-                    // A listing newer than this one showed nothing: create.
-                    _ if updated.is_some() => None,
-                    [] => None,
-                    [one] => {
-                        let one = (*one).clone();
-                        self.record_external_id(api, obj, A::id(&one), "Adopted")
-                            .await?;
-                        return Ok(Outcome {
-                            remote: Some(one),
-                            verdicts: Verdicts::progressing(
-                                "Adopted",
-                                format!("adopted the existing {}", A::NOUN),
-                            ),
-                            requeue: Requeue::Now,
-                            event: None,
-                            failure: None,
-                        });
-                    }
-                    many => return Ok(self.ambiguous(many.len(), last_ready)),
-                }
+                step => break step,
             }
         };
-
-        if observe_only {
-            return Ok(match remote {
-                Some(remote) => self.observed(obj, remote),
-                None => Outcome::failed(
-                    Failure::permanent(
-                        "ExternalNotFound",
+        debug!(kind = A::KIND, object = %key, step = step_name(&step), "decided");
+        match step {
+            Step::Relist(_) => unreachable!("the loop above reads the listing it asks for"),
+            Step::Fail(f) => Ok(Outcome::failed(f, None, last_ready)),
+            Step::WaitForPendingCreate(wait) => {
+                let mut outcome = Outcome::new(
+                    None,
+                    Verdicts::progressing(
+                        "CreatePending",
                         format!(
-                            "managementPolicy is ObserveOnly: set the {} annotation to the id of an existing {}",
-                            ann::EXTERNAL_ID,
-                            A::NOUN
+                            "an earlier create of the {} may still be under way; looking for it again in {}s before creating",
+                            A::NOUN,
+                            wait.as_secs().max(1)
                         ),
                     ),
-                    None,
-                    last_ready,
-                ),
-            });
-        }
-
-        let obj = updated.as_ref().unwrap_or(obj);
-
-        // 2. Resolve the spec (Secrets, dependencies).
-        let desired = match self.adapter.desired(&self.shared, obj).await {
-            Ok(d) => d,
-            Err(f) => return Ok(Outcome::failed(f, remote, last_ready)),
-        };
-
-        // 3. Create, or bring the existing object in line.
-        let client = self.client_for(creds);
-        let Some(remote) = remote else {
-            let attempt = CreateAttempt {
-                generation: obj.meta().generation,
-                account: creds.account,
-            };
-            if let Some(failure) = self.refused_before(obj, attempt) {
-                return Ok(Outcome::failed(failure, None, last_ready));
+                    Requeue::After(wait + Duration::from_millis(100)),
+                );
+                outcome.seen.creating = true;
+                Ok(outcome)
             }
-            return self
-                .create(api, obj, &client, &desired, last_ready, attempt)
-                .await;
+            Step::Observe(remote) => Ok(self.observed(obj, remote)),
+            Step::Adopt(remote, how) => {
+                let id = A::id(&remote).to_string();
+                self.ensure_finalizer(api, obj).await?;
+                self.unsure_creates.lock().remove(&key);
+                info!(kind = A::KIND, object = %key, id = %id, reason = how.reason(), "adopted");
+                self.shared
+                    .event(
+                        obj,
+                        false,
+                        how.reason(),
+                        "Adopt",
+                        format!("adopted existing {} {id}", A::NOUN),
+                    )
+                    .await;
+                match observe_only {
+                    true => Ok(self.observed(obj, remote)),
+                    false => self.manage(api, obj, pass, remote, last_ready).await,
+                }
+            }
+            Step::Manage(remote) => {
+                self.ensure_finalizer(api, obj).await?;
+                self.manage(api, obj, pass, remote, last_ready).await
+            }
+            Step::Recreate => {
+                let id = known.map(|(id, _)| id).unwrap_or_default();
+                let message = format!(
+                    "{} {id} was deleted outside the operator; creating it again",
+                    A::NOUN
+                );
+                warn!(kind = A::KIND, object = %key, id = %id, "deleted outside the operator");
+                self.shared
+                    .event(obj, true, "ExternalDeleted", "Create", message)
+                    .await;
+                self.create(api, obj, pass, last_ready, attempt).await
+            }
+            Step::Create => self.create(api, obj, pass, last_ready, attempt).await,
+        }
+    }
+
+    /// Brings an existing remote object in line with the spec.
+    async fn manage(
+        &self,
+        api: &Api<A::Kind>,
+        obj: &A::Kind,
+        pass: &PassContext<'_>,
+        mut remote: A::Remote,
+        last_ready: Verdict,
+    ) -> Result<Outcome<A::Remote>, EngineError> {
+        let desired = match self.adapter.desired(pass, obj).await {
+            Ok(d) => d,
+            Err(f) => return Ok(Outcome::failed(f, Some(remote), last_ready)),
         };
         match self.adapter.plan(obj, &desired, &remote) {
             Plan::UpToDate => {
-                let mut remote = remote;
-                let ready = matches!(
-                    self.adapter.readiness(obj, &remote),
-                    Readiness::Ready { .. }
-                );
-                let synced = match ready {
-                    true => {
-                        self.adapter
-                            .after_sync(&self.shared, &client, obj, &mut remote)
-                            .await
-                    }
-                    false => Ok(()),
-                };
-                if let Err(f) = synced {
+                if let Err(f) = self.after_sync_if_ready(pass, obj, &mut remote).await {
                     return Ok(Outcome::failed(f, Some(remote), last_ready));
                 }
                 Ok(self.observed(obj, remote))
             }
-            Plan::Blocked(failure) => Ok(Outcome::failed(failure, Some(remote), last_ready)),
+            Plan::Blocked(failure) => {
+                let mut outcome = Outcome::failed(failure, Some(remote), last_ready);
+                outcome.seen.blocked = true;
+                Ok(outcome)
+            }
             Plan::Update(changes) => {
                 for change in &changes {
-                    if let Err(f) = self.adapter.apply(&client, &remote, change).await {
+                    if let Err(f) = self.adapter.apply(pass.client, &mut remote, change).await {
                         // The remote object is known not to match the spec (a pod stopped
                         // out of band that cannot resume): not Ready, as a change that
                         // went through would not be either until the next listing.
@@ -528,21 +572,17 @@ impl<A: Adapter> Engine<A> {
                 self.wrote(obj);
                 // The listing predates the change: show the change as under way and
                 // read a fresh listing on the next pass.
-                Ok(Outcome {
-                    remote: Some(remote),
-                    verdicts: Verdicts::progressing("Updating", format!("updated the {}", A::NOUN)),
-                    requeue: Requeue::Progress,
-                    event: None,
-                    failure: None,
-                })
+                Ok(Outcome::new(
+                    Some(remote),
+                    Verdicts::progressing("Updating", format!("updated the {}", A::NOUN)),
+                    Requeue::Progress,
+                ))
             }
             Plan::Replace { reason } => {
                 let id = A::id(&remote).to_string();
-                if let Err(e) = self.adapter.delete(&client, &id).await {
-                    let f = Failure::from_platform(
-                        &format!("delete the {} to replace it", A::NOUN),
-                        &e,
-                    );
+                if let Err(f) = self.adapter.delete(pass.client, &id).await
+                    && !f.is_not_found()
+                {
                     return Ok(Outcome::failed(f, Some(remote), last_ready));
                 }
                 self.shared
@@ -555,232 +595,105 @@ impl<A: Adapter> Engine<A> {
                     )
                     .await;
                 self.wrote(obj);
-                self.patch_annotations(
-                    api,
-                    obj,
-                    &[(ann::EXTERNAL_ID, None), (ann::CREATE_SUCCEEDED, None)],
-                    false,
-                )
-                .await?;
-                Ok(Outcome {
-                    remote: None,
-                    verdicts: Verdicts::progressing("Replacing", reason),
-                    requeue: Requeue::Now,
-                    event: None,
-                    failure: None,
-                })
+                // An id the operator chose and recorded in an annotation (earlier versions)
+                // must go with the object; one in status goes with the status below.
+                let legacy = Annotations::read(obj.meta().annotations.as_ref());
+                if legacy.external_id.is_some() {
+                    self.patch_metadata(api, obj, &legacy_id_removal(), None, false)
+                        .await?;
+                }
+                let mut outcome = Outcome::new(
+                    None,
+                    Verdicts::progressing("Replacing", reason),
+                    Requeue::Now,
+                );
+                outcome.forget_id = true;
+                Ok(outcome)
             }
+        }
+    }
+
+    /// Extra I/O of the kind once its remote object is Ready (see `Adapter::after_sync`).
+    async fn after_sync_if_ready(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &A::Kind,
+        remote: &mut A::Remote,
+    ) -> Result<(), Failure> {
+        match self.adapter.readiness(obj, remote) {
+            Readiness::Ready { .. } => self.adapter.after_sync(pass, obj, remote).await,
+            Readiness::Progressing { .. } => Ok(()),
         }
     }
 
     /// An up-to-date remote object: Ready, or still coming up.
     fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
         match self.adapter.readiness(obj, &remote) {
-            Readiness::Ready { message } => Outcome {
-                remote: Some(remote),
-                verdicts: Verdicts::converged(message),
-                requeue: Requeue::Poll,
-                event: None,
-                failure: None,
-            },
-            Readiness::Progressing { reason, message } => Outcome {
-                remote: Some(remote),
-                verdicts: Verdicts::progressing(reason, message),
-                requeue: Requeue::Progress,
-                event: None,
-                failure: None,
-            },
-        }
-    }
-
-    fn ambiguous(&self, count: usize, last_ready: Verdict) -> Outcome<A::Remote> {
-        let f = Failure::permanent(
-            "AmbiguousExternalObject",
-            format!(
-                "{count} {}s carry this object's name; set the {} annotation to the one to manage",
-                A::NOUN,
-                ann::EXTERNAL_ID
+            Readiness::Ready { message } => {
+                Outcome::new(Some(remote), Verdicts::converged(message), Requeue::Poll)
+            }
+            Readiness::Progressing { reason, message } => Outcome::new(
+                Some(remote),
+                Verdicts::progressing(reason, message),
+                Requeue::Progress,
             ),
-        );
-        Outcome::failed(f, None, last_ready)
-    }
-
-    async fn gone(
-        &self,
-        api: &Api<A::Kind>,
-        obj: &A::Kind,
-        id: &str,
-        observe_only: bool,
-        last_ready: Verdict,
-    ) -> Result<Outcome<A::Remote>, EngineError> {
-        let adopted_by_user = Annotations::read(obj.meta().annotations.as_ref())
-            .create_succeeded
-            .is_none()
-            && self.status_id(obj).as_deref() != Some(id);
-        if observe_only || adopted_by_user || self.adapter.when_gone(obj) == WhenGone::Report {
-            let f = Failure::permanent(
-                "ExternalNotFound",
-                format!(
-                    "{} {id} named by {} does not exist on the platform",
-                    A::NOUN,
-                    ann::EXTERNAL_ID
-                ),
-            );
-            return Ok(Outcome::failed(f, None, last_ready));
-        }
-        // Deleted out of band: forget it, and the next pass creates it again.
-        self.patch_annotations(
-            api,
-            obj,
-            &[(ann::EXTERNAL_ID, None), (ann::CREATE_SUCCEEDED, None)],
-            false,
-        )
-        .await?;
-        let message = format!(
-            "{} {id} was deleted outside the operator; creating it again",
-            A::NOUN
-        );
-        Ok(Outcome {
-            remote: None,
-            verdicts: Verdicts::progressing("Recreating", message.clone()),
-            requeue: Requeue::Now,
-            event: Some(("ExternalDeleted".to_string(), true, message)),
-            failure: None,
-        })
-    }
-
-    /// After an interrupted create (a crash, a timeout, a 5xx): adopt what the create made,
-    /// or, once a listing newer than anything the create can have done shows nothing, clear
-    /// the marker so that this pass creates.
-    async fn recover_pending(
-        &self,
-        api: &Api<A::Kind>,
-        obj: &A::Kind,
-        creds: &Credentials,
-        marker: Timestamp,
-        last_ready: Verdict,
-    ) -> Result<Recovery<A::Kind, A::Remote>, EngineError> {
-        let key = obj.key();
-        let settled_at = self.settles_at(&key, marker);
-        let now = Instant::now();
-        // Anything the create made is in a listing newer than the marker; only its absence
-        // must wait until the create can no longer land.
-        let need = if settled_at <= now {
-            Freshness::StartedAfter(settled_at)
-        } else {
-            Freshness::StartedAfter(instant_of(marker).unwrap_or(now))
-        };
-        let listing = match self.listing(creds, need).await {
-            Ok(l) => l,
-            Err(f) => {
-                return Ok(Recovery::Decided(Box::new(Outcome::failed(
-                    f, None, last_ready,
-                ))));
-            }
-        };
-        let claimed: Vec<_> = listing
-            .items
-            .iter()
-            .filter(|r| self.adapter.claims(obj, r))
-            .collect();
-        match claimed.as_slice() {
-            [] if settled_at > now => {
-                let wait = settled_at - now;
-                Ok(Recovery::Decided(Box::new(Outcome {
-                    remote: None,
-                    verdicts: Verdicts::progressing(
-                        "CreatePending",
-                        format!(
-                            "an earlier create of the {} may still be under way; looking for it again in {}s before creating",
-                            A::NOUN,
-                            wait.as_secs().max(1)
-                        ),
-                    ),
-                    requeue: Requeue::After(wait + Duration::from_millis(100)),
-                    event: None,
-                    failure: None,
-                })))
-            }
-            [] => {
-                // Nothing was created: this pass may create, with the object as updated.
-                let updated = self
-                    .patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], true)
-                    .await?;
-                self.unsure_creates.lock().remove(&key);
-                info!(kind = A::KIND, object = %key, "an earlier create made nothing; creating");
-                Ok(Recovery::NothingCreated(updated))
-            }
-            [one] => {
-                let one = (*one).clone();
-                self.record_external_id(api, obj, A::id(&one), "AdoptedAfterInterruptedCreate")
-                    .await?;
-                self.unsure_creates.lock().remove(&key);
-                Ok(Recovery::Decided(Box::new(Outcome {
-                    remote: Some(one),
-                    verdicts: Verdicts::progressing(
-                        "Adopted",
-                        format!("found the {} an interrupted create made", A::NOUN),
-                    ),
-                    requeue: Requeue::Now,
-                    event: None,
-                    failure: None,
-                })))
-            }
-            many => Ok(Recovery::Decided(Box::new(
-                self.ambiguous(many.len(), last_ready),
-            ))),
         }
     }
 
+    /// Creates the remote object: the marker (with the finalizer, conflict-checked) is in
+    /// etcd before the platform hears of the create, and the id goes into status after.
     async fn create(
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
-        client: &PlatformClient,
-        desired: &A::Desired,
+        pass: &PassContext<'_>,
         last_ready: Verdict,
         attempt: CreateAttempt,
     ) -> Result<Outcome<A::Remote>, EngineError> {
-        // The marker must be in etcd before the platform hears of the create; a conflict
-        // means another pass (or replica) moved first.
+        let key = obj.key();
+        let desired = match self.adapter.desired(pass, obj).await {
+            Ok(d) => d,
+            Err(f) => {
+                let mut outcome = Outcome::failed(f, None, last_ready);
+                outcome.forget_id = true;
+                return Ok(outcome);
+            }
+        };
         let marker = Timestamp::now();
+        let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
+        if Annotations::read(obj.meta().annotations.as_ref())
+            .external_id
+            .is_some()
+        {
+            // Only reached when that id is gone and was the operator's (see `known_id`).
+            changes.extend(legacy_id_removal());
+        }
         match self
-            .patch_annotations(
-                api,
-                obj,
-                &[(ann::CREATE_PENDING, Some(marker.to_string()))],
-                true,
-            )
+            .patch_metadata(api, obj, &changes, Some(FINALIZER), true)
             .await
         {
             Ok(_) => {}
+            // Another pass (or replica) moved first.
             Err(kube::Error::Api(e)) if e.code == 409 => {
-                return Ok(Outcome {
-                    remote: None,
-                    verdicts: Verdicts::progressing("Creating", "the object changed; retrying"),
-                    requeue: Requeue::Now,
-                    event: None,
-                    failure: None,
-                });
+                return Ok(Outcome::new(
+                    None,
+                    Verdicts::progressing("Creating", "the object changed; retrying"),
+                    Requeue::Now,
+                ));
             }
             Err(e) => return Err(e.into()),
         }
-        match self.adapter.create(client, obj, desired).await {
-            Ok(remote) => {
+        match self.adapter.create(pass, obj, &desired).await {
+            Ok(created) => {
                 self.wrote(obj);
+                let mut remote = created.remote;
                 let id = A::id(&remote).to_string();
-                info!(kind = A::KIND, object = %obj.key(), id = %id, "created");
-                self.patch_annotations(
-                    api,
-                    obj,
-                    &[
-                        (ann::EXTERNAL_ID, Some(id.clone())),
-                        (ann::CREATE_SUCCEEDED, Some(Timestamp::now().to_string())),
-                        (ann::CREATE_PENDING, None),
-                    ],
-                    false,
-                )
-                .await?;
+                info!(kind = A::KIND, object = %key, id = %id, "created");
+                for note in created.notes {
+                    self.shared
+                        .event(obj, note.warning, &note.reason, note.action, note.message)
+                        .await;
+                }
                 self.shared
                     .event(
                         obj,
@@ -792,15 +705,7 @@ impl<A: Adapter> Engine<A> {
                     .await;
                 // Ready at once (a volume): what the kind keeps beside a Ready object (an
                 // endpoint's connection ConfigMap) must exist before status says Ready.
-                let mut remote = remote;
-                if matches!(
-                    self.adapter.readiness(obj, &remote),
-                    Readiness::Ready { .. }
-                ) && let Err(f) = self
-                    .adapter
-                    .after_sync(&self.shared, client, obj, &mut remote)
-                    .await
-                {
+                if let Err(f) = self.after_sync_if_ready(pass, obj, &mut remote).await {
                     return Ok(Outcome::failed(f, Some(remote), last_ready));
                 }
                 let outcome = self.observed(obj, remote);
@@ -809,34 +714,39 @@ impl<A: Adapter> Engine<A> {
                     ..outcome
                 })
             }
-            Err(failed) if failed.maybe_created => {
+            Err(failure) if failure.applied != Applied::No => {
                 // Keep the marker: the next pass looks the object up before anything else,
                 // in a listing that started after the create can have landed.
-                let settled_at = if failed.answered {
-                    Instant::now()
-                } else {
-                    Instant::now() + self.shared.config.create_timeout
+                let settled_at = match failure.applied {
+                    Applied::MaybeAnswered => Instant::now(),
+                    _ => Instant::now() + self.shared.config.create_timeout,
                 };
                 self.unsure_creates
                     .lock()
-                    .insert(obj.key(), UnsureCreate { marker, settled_at });
-                warn!(kind = A::KIND, object = %obj.key(), error = %failed.failure, "create may have happened; will look it up");
-                Ok(Outcome::failed(failed.failure, None, last_ready))
+                    .insert(key.clone(), UnsureCreate { marker, settled_at });
+                warn!(kind = A::KIND, object = %key, error = %failure, "create may have happened; will look it up");
+                let mut outcome = Outcome::failed(failure, None, last_ready);
+                outcome.seen.creating = true;
+                outcome.forget_id = true;
+                Ok(outcome)
             }
-            Err(failed) => {
-                self.patch_annotations(api, obj, &[(ann::CREATE_PENDING, None)], false)
+            Err(failure) => {
+                // Nothing was made: the marker would only make the next pass wait.
+                self.patch_metadata(api, obj, &[(ann::CREATE_PENDING, None)], None, false)
                     .await?;
-                if failed.failure.is_permanent() {
+                if failure.is_permanent() {
                     self.refused_creates.lock().insert(
-                        obj.key(),
+                        key,
                         RefusedCreate {
                             attempt,
                             at: Instant::now(),
-                            failure: failed.failure.clone(),
+                            failure: failure.clone(),
                         },
                     );
                 }
-                Ok(Outcome::failed(failed.failure, None, last_ready))
+                let mut outcome = Outcome::failed(failure, None, last_ready);
+                outcome.forget_id = true;
+                Ok(outcome)
             }
         }
     }
@@ -855,99 +765,131 @@ impl<A: Adapter> Engine<A> {
         Some(entry.failure.clone())
     }
 
-    async fn cleanup(&self, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
+    /// Deletes (or releases) the remote object, then lets the Kubernetes object go.
+    async fn cleanup(&self, api: &Api<A::Kind>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let key = obj.key();
-        self.last_write.lock().remove(&key);
-        self.refused_creates.lock().remove(&key);
-        self.own_status.lock().remove(&key);
-        self.shared.metrics.set_ready(A::KIND, &key, None);
-        self.backoffs.succeed(&key);
         let annotations = Annotations::read(obj.meta().annotations.as_ref());
-        let keep = obj.deletion_policy() == DeletionPolicy::Orphan
+        let keeps_remote = obj.deletion_policy() == DeletionPolicy::Orphan
             || obj.management_policy() == ManagementPolicy::ObserveOnly
             || annotations.paused;
-        if keep {
-            if let Some(id) = annotations.external_id.as_deref() {
-                self.shared
-                    .event(
-                        obj.as_ref(),
-                        false,
-                        "Orphaned",
-                        "Delete",
-                        format!("left {} {id} on the platform", A::NOUN),
-                    )
-                    .await;
+        let known = known_id(obj.as_ref(), &annotations).map(|(id, _)| id);
+        let marker = annotations.create_pending.map(|m| self.marker(&key, m));
+        // Resolved only when the platform must be asked.
+        let mut creds: Option<Credentials> = None;
+        let mut listing: Option<Arc<Listing<A::Remote>>> = None;
+        loop {
+            let claimed: Option<(Instant, Vec<&str>)> = listing.as_ref().map(|l| {
+                let ids = l
+                    .items
+                    .iter()
+                    .filter(|r| self.adapter.claims(&obj, r))
+                    .map(|r| A::id(r))
+                    .collect();
+                (l.started_at, ids)
+            });
+            let facts = CleanupFacts {
+                now: Instant::now(),
+                keeps_remote,
+                id: known.as_deref(),
+                marker,
+                listing: claimed,
+            };
+            let ids = match decide_cleanup(&facts) {
+                Cleanup::Release => {
+                    if let Some(id) = &known {
+                        self.shared
+                            .event(
+                                obj.as_ref(),
+                                false,
+                                "Orphaned",
+                                "Delete",
+                                format!("left {} {id} on the platform", A::NOUN),
+                            )
+                            .await;
+                    }
+                    Vec::new()
+                }
+                Cleanup::WaitForPendingCreate(wait) => {
+                    // A create that may still land would be left behind by a delete now.
+                    return Ok(Action::requeue(wait + Duration::from_millis(100)));
+                }
+                Cleanup::Relist(need) => {
+                    let creds = match self.cleanup_credentials(&obj, &mut creds).await {
+                        Ok(c) => c,
+                        Err(f) => return self.cleanup_failed(&obj, f).await,
+                    };
+                    let client = self.client_for(&creds);
+                    let pass = PassContext {
+                        shared: &self.shared,
+                        credentials: &creds,
+                        client: &client,
+                    };
+                    match self.listing(&pass, need).await {
+                        Ok(l) => listing = Some(l),
+                        Err(f) => {
+                            let f = f.with_credentials(&creds.source);
+                            return self.cleanup_failed(&obj, f).await;
+                        }
+                    }
+                    continue;
+                }
+                Cleanup::Delete(ids) => ids,
+            };
+            if !ids.is_empty() {
+                let creds = match self.cleanup_credentials(&obj, &mut creds).await {
+                    Ok(c) => c,
+                    Err(f) => return self.cleanup_failed(&obj, f).await,
+                };
+                let client = self.client_for(&creds);
+                for id in ids {
+                    match self.adapter.delete(&client, &id).await {
+                        Ok(()) => {
+                            info!(kind = A::KIND, object = %key, id = %id, "deleted");
+                            self.shared
+                                .event(
+                                    obj.as_ref(),
+                                    false,
+                                    "Deleted",
+                                    "Delete",
+                                    format!("deleted {} {id}", A::NOUN),
+                                )
+                                .await;
+                        }
+                        Err(f) if f.is_not_found() => {
+                            debug!(kind = A::KIND, object = %key, id = %id, "already gone");
+                        }
+                        Err(f) => {
+                            let f = Failure {
+                                message: format!("{} (deleting {} {id})", f.message, A::NOUN),
+                                ..f
+                            }
+                            .with_credentials(&creds.source);
+                            return self.cleanup_failed(&obj, f).await;
+                        }
+                    }
+                }
             }
+            self.release_finalizer(api, &obj).await?;
+            self.forget(&key);
             return Ok(Action::await_change());
         }
-        let creds = match self
+    }
+
+    async fn cleanup_credentials(
+        &self,
+        obj: &A::Kind,
+        cache: &mut Option<Credentials>,
+    ) -> Result<Credentials, Failure> {
+        if let Some(c) = cache {
+            return Ok(c.clone());
+        }
+        let c = self
             .shared
             .credentials
             .resolve(&obj.namespace().unwrap_or_default(), obj.credentials())
-            .await
-        {
-            Ok(c) => c,
-            Err(f) => return self.cleanup_failed(&obj, f).await,
-        };
-        let client = self.client_for(&creds);
-        // Every id this object may own: the recorded one and, after an interrupted create,
-        // any object carrying its name or tag.
-        let mut ids: Vec<String> = annotations.external_id.iter().cloned().collect();
-        if let Some(pending) = annotations.create_pending {
-            // A create that may still land would be left behind by a delete now.
-            let settled_at = self.settles_at(&key, pending);
-            let now = Instant::now();
-            if settled_at > now {
-                return Ok(Action::requeue(
-                    settled_at - now + Duration::from_millis(100),
-                ));
-            }
-            match self
-                .listing(&creds, Freshness::StartedAfter(settled_at))
-                .await
-            {
-                Ok(listing) => ids.extend(
-                    listing
-                        .items
-                        .iter()
-                        .filter(|r| self.adapter.claims(&obj, r))
-                        .map(|r| A::id(r).to_string()),
-                ),
-                Err(f) => {
-                    return self
-                        .cleanup_failed(&obj, f.with_credentials(&creds.source))
-                        .await;
-                }
-            }
-        }
-        ids.sort();
-        ids.dedup();
-        self.unsure_creates.lock().remove(&key);
-        for id in ids {
-            match self.adapter.delete(&client, &id).await {
-                Ok(()) => {
-                    info!(kind = A::KIND, object = %key, id = %id, "deleted");
-                    self.shared
-                        .event(
-                            obj.as_ref(),
-                            false,
-                            "Deleted",
-                            "Delete",
-                            format!("deleted {} {id}", A::NOUN),
-                        )
-                        .await;
-                }
-                Err(e) if e.class() == crate::platform::ErrorClass::NotFound => {
-                    debug!(kind = A::KIND, object = %key, id = %id, "already gone");
-                }
-                Err(e) => {
-                    let f = Failure::from_platform(&format!("delete {} {id}", A::NOUN), &e)
-                        .with_credentials(&creds.source);
-                    return self.cleanup_failed(&obj, f).await;
-                }
-            }
-        }
-        Ok(Action::await_change())
+            .await?;
+        *cache = Some(c.clone());
+        Ok(c)
     }
 
     /// A delete that could not finish keeps the finalizer; say why and retry with backoff.
@@ -956,8 +898,8 @@ impl<A: Adapter> Engine<A> {
         self.shared
             .event(obj, true, &reason, "Delete", failure.message.clone())
             .await;
-        // Finalizer errors requeue through the error policy; a Stalled delete still retries
-        // slowly so that a fixed key unblocks it without anyone touching the object.
+        // A Stalled delete still retries slowly so that a fixed key unblocks it without
+        // anyone touching the object.
         let delay = if failure.is_permanent() {
             self.shared
                 .config
@@ -992,7 +934,13 @@ impl<A: Adapter> Engine<A> {
                     .await;
             }
         }
-        let status = self.status_with(obj, outcome.remote.as_ref(), &outcome.verdicts, None);
+        let status = self.status_with(
+            obj,
+            outcome.remote.as_ref(),
+            &outcome.verdicts,
+            outcome.seen,
+            outcome.forget_id,
+        );
         self.write_status(api, obj, status).await?;
         self.shared
             .metrics
@@ -1039,29 +987,25 @@ impl<A: Adapter> Engine<A> {
         conditions::last_ready(self.conditions(obj), obj.meta().generation)
     }
 
-    fn status_id(&self, obj: &A::Kind) -> Option<String> {
-        obj.current_status()
-            .and_then(|s| A::Kind::common(s).id.clone())
-    }
-
     fn status_with(
         &self,
         obj: &A::Kind,
         remote: Option<&A::Remote>,
         verdicts: &Verdicts,
-        now: Option<Time>,
+        seen: Seen,
+        forget_id: bool,
     ) -> <A::Kind as ManagedKind>::Status {
-        // Without a remote object the adapter decides what to keep of what was last
-        // reported (the trait's contract: `status` takes an `Option`).
-        let mut status = self.adapter.status(&self.shared, obj, remote);
+        let mut status = self.adapter.status(obj, remote, seen);
         let previous = self.conditions(obj).to_vec();
         let generation = obj.meta().generation;
-        let now = now.unwrap_or_else(|| Time(Timestamp::now()));
+        let now = Time(Timestamp::now());
         let common = A::Kind::common_mut(&mut status);
         common.observed_generation = generation;
         common.conditions = conditions::apply(&previous, verdicts, generation, &now);
         if let Some(r) = remote {
             common.id = Some(A::id(r).to_string());
+        } else if forget_id {
+            common.id = None;
         } else if common.id.is_none() {
             common.id = Annotations::read(obj.meta().annotations.as_ref()).external_id;
         }
@@ -1069,19 +1013,18 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// Writes status by server-side apply, only when it changed (the sync time aside).
-    /// Returns the object as written, or `None` when nothing needed writing.
     async fn write_status(
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
         mut status: <A::Kind as ManagedKind>::Status,
-    ) -> Result<Option<A::Kind>, EngineError> {
+    ) -> Result<(), EngineError> {
         if let Some(current) = obj.current_status() {
             let mut a = current.clone();
             A::Kind::common_mut(&mut a).last_sync_time = None;
             A::Kind::common_mut(&mut status).last_sync_time = None;
             if a == status {
-                return Ok(None);
+                return Ok(());
             }
         }
         A::Kind::common_mut(&mut status).last_sync_time = Some(Time(Timestamp::now()));
@@ -1104,47 +1047,53 @@ impl<A: Adapter> Engine<A> {
                 .lock()
                 .insert(obj.key(), (version, status.clone()));
         }
-        Ok(Some(written))
-    }
-
-    async fn record_external_id(
-        &self,
-        api: &Api<A::Kind>,
-        obj: &A::Kind,
-        id: &str,
-        reason: &str,
-    ) -> Result<(), EngineError> {
-        self.patch_annotations(
-            api,
-            obj,
-            &[
-                (ann::EXTERNAL_ID, Some(id.to_string())),
-                (ann::CREATE_PENDING, None),
-            ],
-            false,
-        )
-        .await?;
-        info!(kind = A::KIND, object = %obj.key(), id, reason, "adopted");
-        self.shared
-            .event(
-                obj,
-                false,
-                reason,
-                "Adopt",
-                format!("adopted existing {} {id}", A::NOUN),
-            )
-            .await;
         Ok(())
     }
 
-    /// Sets (`Some`) or removes (`None`) annotations by merge patch. With `checked` the
-    /// patch carries the object's resourceVersion, so it fails with 409 if the object
-    /// changed since it was read.
-    async fn patch_annotations(
+    /// Puts the finalizer on an object the operator is about to own a remote object for,
+    /// if it is not there yet (the create's marker carries it; this is for adoptions).
+    async fn ensure_finalizer(&self, api: &Api<A::Kind>, obj: &A::Kind) -> Result<(), EngineError> {
+        if obj.finalizers().iter().any(|f| f == FINALIZER) {
+            return Ok(());
+        }
+        match self.patch_metadata(api, obj, &[], Some(FINALIZER), true).await {
+            Ok(_) => Ok(()),
+            // Changed meanwhile: the next pass (the watch brings it) tries again.
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Removes the finalizer, checked against the version read: a 409 means the object
+    /// changed and the next pass decides again.
+    async fn release_finalizer(&self, api: &Api<A::Kind>, obj: &A::Kind) -> Result<(), EngineError> {
+        let remaining: Vec<&String> = obj.finalizers().iter().filter(|f| *f != FINALIZER).collect();
+        let patch = json!({
+            "metadata": {
+                "resourceVersion": obj.resource_version(),
+                "finalizers": remaining,
+            }
+        });
+        match api
+            .patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Sets (`Some`) or removes (`None`) annotations, and adds `finalizer` if missing, in
+    /// one merge patch. With `checked` the patch carries the object's resourceVersion, so
+    /// it fails with 409 if the object changed since it was read (which also makes
+    /// rewriting the whole finalizer list safe).
+    async fn patch_metadata(
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
         changes: &[(&str, Option<String>)],
+        finalizer: Option<&str>,
         checked: bool,
     ) -> Result<A::Kind, kube::Error> {
         let annotations: BTreeMap<&str, Value> = changes
@@ -1157,6 +1106,14 @@ impl<A: Adapter> Engine<A> {
             })
             .collect();
         let mut metadata = json!({ "annotations": annotations });
+        if let Some(f) = finalizer
+            && !obj.finalizers().iter().any(|have| have == f)
+        {
+            debug_assert!(checked, "a finalizer list is only rewritten conflict-checked");
+            let mut list = obj.finalizers().to_vec();
+            list.push(f.to_string());
+            metadata["finalizers"] = json!(list);
+        }
         if checked {
             metadata["resourceVersion"] = json!(obj.resource_version());
         }
@@ -1166,6 +1123,25 @@ impl<A: Adapter> Engine<A> {
             &Patch::Merge(json!({ "metadata": metadata })),
         )
         .await
+    }
+}
+
+/// Removal of the annotations that record an id the operator chose in earlier versions.
+fn legacy_id_removal() -> Vec<(&'static str, Option<String>)> {
+    LEGACY_ID_ANNOTATIONS.iter().map(|a| (*a, None)).collect()
+}
+
+/// A short name of a step, for logs.
+fn step_name<R>(step: &Step<R>) -> &'static str {
+    match step {
+        Step::Relist(_) => "relist",
+        Step::Manage(_) => "manage",
+        Step::Observe(_) => "observe",
+        Step::Adopt(..) => "adopt",
+        Step::Create => "create",
+        Step::WaitForPendingCreate(_) => "wait-for-pending-create",
+        Step::Recreate => "recreate",
+        Step::Fail(_) => "fail",
     }
 }
 

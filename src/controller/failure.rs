@@ -41,6 +41,20 @@ pub struct Failure {
     pub message: String,
     /// How long the platform asked us to wait.
     pub retry_after: Option<Duration>,
+    /// Whether the failed call may have taken effect anyway (it matters for creates).
+    pub applied: Applied,
+}
+
+/// Whether a failed platform call may have done what it was asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Applied {
+    /// Certainly not (a 4xx, or no call was made).
+    #[default]
+    No,
+    /// Perhaps, and the platform answered (a 5xx): whatever it did, it did before the answer.
+    MaybeAnswered,
+    /// Perhaps, and no answer came (a timeout, a dropped connection): it may still be running.
+    MaybeUnanswered,
 }
 
 impl Failure {
@@ -50,6 +64,7 @@ impl Failure {
             reason: reason.to_string(),
             message: message.into(),
             retry_after: None,
+            applied: Applied::No,
         }
     }
 
@@ -91,7 +106,17 @@ impl Failure {
             reason: reason.to_string(),
             message: format!("could not {what}: {err}{hint}"),
             retry_after: err.retry_after(),
+            applied: match (err.may_have_been_applied(), err.status()) {
+                (false, _) => Applied::No,
+                (true, Some(_)) => Applied::MaybeAnswered,
+                (true, None) => Applied::MaybeUnanswered,
+            },
         }
+    }
+
+    /// Whether the platform said the object does not exist.
+    pub fn is_not_found(&self) -> bool {
+        self.reason == "NotFound"
     }
 
     pub fn is_permanent(&self) -> bool {

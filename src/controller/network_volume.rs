@@ -1,15 +1,14 @@
 //! The NetworkVolume adapter: create, rename, grow (never shrink), delete by policy.
 
-use kube::ResourceExt;
 
 use crate::crd::NetworkVolume;
 use crate::crd::network_volume::{NetworkVolumeStatus, VolumeClass};
 use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
-use crate::platform::{PlatformClient, PlatformError};
+use crate::platform::PlatformClient;
 
-use super::adapter::{Adapter, CreateFailure, Plan, Readiness};
-use super::context::Shared;
+use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use super::failure::Failure;
+pub use super::naming::default_remote_name;
 
 /// The volume as the spec wants it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,20 +24,6 @@ pub struct DesiredVolume {
 pub struct VolumeChange {
     pub name: Option<String>,
     pub size_gb: Option<i64>,
-}
-
-/// The remote name of a volume whose spec names none: namespace, name and a short suffix
-/// of the UID, so that after a crash the operator finds its own volume and never another
-/// object's volume of the same name.
-pub fn default_remote_name(obj: &NetworkVolume) -> String {
-    let uid = obj.uid().unwrap_or_default();
-    let suffix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
-    format!(
-        "{}-{}-{}",
-        obj.namespace().unwrap_or_default(),
-        obj.name_any(),
-        suffix
-    )
 }
 
 pub fn desired_of(obj: &NetworkVolume) -> DesiredVolume {
@@ -116,8 +101,12 @@ impl Adapter for NetworkVolumeAdapter {
         &remote.id
     }
 
-    async fn list(&self, client: &PlatformClient) -> Result<Vec<Self::Remote>, PlatformError> {
-        client.volumes().list().await
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<Self::Remote>, Failure> {
+        client
+            .volumes()
+            .list()
+            .await
+            .map_err(|e| Failure::from_platform("list network volumes", &e))
     }
 
     fn claims(&self, obj: &NetworkVolume, remote: &Self::Remote) -> bool {
@@ -127,7 +116,7 @@ impl Adapter for NetworkVolumeAdapter {
 
     async fn desired(
         &self,
-        _shared: &Shared,
+        _pass: &PassContext<'_>,
         obj: &NetworkVolume,
     ) -> Result<DesiredVolume, Failure> {
         Ok(desired_of(obj))
@@ -135,21 +124,22 @@ impl Adapter for NetworkVolumeAdapter {
 
     async fn create(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         _obj: &NetworkVolume,
         desired: &DesiredVolume,
-    ) -> Result<Self::Remote, CreateFailure> {
+    ) -> Result<Created<Self::Remote>, Failure> {
         let new = NewVolume {
             name: desired.name.clone(),
             size_gb: desired.size_gb,
             data_center_id: desired.data_center_id.clone(),
             volume_type: desired.volume_type,
         };
-        client
+        pass.client
             .volumes()
             .create(&new)
             .await
-            .map_err(|e| CreateFailure::from_platform("create the network volume", &e))
+            .map(Created::quietly)
+            .map_err(|e| Failure::from_platform("create the network volume", &e))
     }
 
     fn plan(
@@ -164,7 +154,7 @@ impl Adapter for NetworkVolumeAdapter {
     async fn apply(
         &self,
         client: &PlatformClient,
-        remote: &Self::Remote,
+        remote: &mut Self::Remote,
         change: &VolumeChange,
     ) -> Result<(), Failure> {
         let update = VolumeUpdate {
@@ -178,8 +168,12 @@ impl Adapter for NetworkVolumeAdapter {
             .map_err(|e| Failure::from_platform("update the network volume", &e))
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
-        client.volumes().delete(id).await
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+        client
+            .volumes()
+            .delete(id)
+            .await
+            .map_err(|e| Failure::from_platform("delete the network volume", &e))
     }
 
     fn readiness(&self, _obj: &NetworkVolume, remote: &Self::Remote) -> Readiness {
@@ -193,9 +187,9 @@ impl Adapter for NetworkVolumeAdapter {
 
     fn status(
         &self,
-        _shared: &Shared,
         obj: &NetworkVolume,
         remote: Option<&Self::Remote>,
+        _seen: Seen,
     ) -> NetworkVolumeStatus {
         let mut status = obj.status.clone().unwrap_or_default();
         if let Some(r) = remote {

@@ -24,7 +24,6 @@
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -42,8 +41,7 @@ use crate::platform::domain::{
 };
 use crate::platform::{ErrorClass, PlatformClient, PlatformError};
 
-use super::adapter::{Adapter, CreateFailure, Plan, Readiness, WhenGone};
-use super::annotations::Annotations;
+use super::adapter::{Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone};
 use super::context::Shared;
 use super::credentials::AccountId;
 use super::dependency;
@@ -85,14 +83,7 @@ pub enum PodChange {
 
 /// The remote name: namespace, name and the first 8 hex digits of the UID.
 pub fn remote_name(obj: &Pod) -> String {
-    let uid = obj.uid().unwrap_or_default();
-    let suffix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
-    format!(
-        "{}-{}-{}",
-        obj.namespace().unwrap_or_default(),
-        obj.name_any(),
-        suffix
-    )
+    super::naming::default_remote_name(obj)
 }
 
 fn secure_cloud(c: CloudType) -> Option<bool> {
@@ -412,17 +403,11 @@ type ExhaustedKey = (Placement, i32);
 pub struct PodAdapter {
     /// GPU offers per account, count and cloud: read only to deploy, at most once per
     /// interval.
-    catalog: Snapshots<CatalogKey, GpuOffer, PlatformError>,
+    catalog: Snapshots<CatalogKey, GpuOffer, Failure>,
     catalog_max_age: Duration,
     /// Placements the platform answered with the capacity error, until when to skip them.
     exhausted: parking_lot::Mutex<HashMap<ExhaustedKey, Instant>>,
     cooldown: Duration,
-    /// UIDs of objects whose last plan was refused (updateStrategy Never), for the phase.
-    blocked: parking_lot::Mutex<HashSet<String>>,
-    /// For Events the engine cannot publish: a type refused for capacity in the middle of
-    /// a deploy that then lands on the next type is no failure of the pass, yet users need
-    /// to see why their pod runs on a type lower in their list.
-    events: Option<Arc<Shared>>,
 }
 
 impl PodAdapter {
@@ -434,16 +419,7 @@ impl PodAdapter {
             catalog_max_age: interval,
             exhausted: parking_lot::Mutex::new(HashMap::new()),
             cooldown: interval,
-            blocked: parking_lot::Mutex::new(HashSet::new()),
-            events: None,
         }
-    }
-
-    /// Publishes Events about GPU types refused for capacity during a deploy through
-    /// `shared`.
-    pub fn with_events(mut self, shared: Arc<Shared>) -> Self {
-        self.events = Some(shared);
-        self
     }
 
     fn exhausted_placements(&self, count: i32) -> HashSet<Placement> {
@@ -538,8 +514,12 @@ impl Adapter for PodAdapter {
         &remote.id
     }
 
-    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, PlatformError> {
-        client.pods().list().await
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, Failure> {
+        client
+            .pods()
+            .list()
+            .await
+            .map_err(|e| Failure::from_platform("list pods", &e))
     }
 
     fn claims(&self, obj: &Pod, remote: &RemotePod) -> bool {
@@ -549,14 +529,8 @@ impl Adapter for PodAdapter {
         }
     }
 
-    async fn desired(&self, shared: &Shared, obj: &Pod) -> Result<ResolvedPod, Failure> {
-        let creds = shared
-            .credentials
-            .resolve(
-                &obj.namespace().unwrap_or_default(),
-                obj.spec.credentials_secret_ref.as_ref(),
-            )
-            .await?;
+    async fn desired(&self, pass: &PassContext<'_>, obj: &Pod) -> Result<ResolvedPod, Failure> {
+        let shared = pass.shared;
         let volume = dependency::network_volume_id(
             shared,
             &obj.namespace().unwrap_or_default(),
@@ -566,17 +540,18 @@ impl Adapter for PodAdapter {
         .await?;
         let env = self.env(shared, obj).await?;
         Ok(ResolvedPod {
-            account: creds.account,
+            account: pass.credentials.account,
             pod: desired_of(obj, env, volume),
         })
     }
 
     async fn create(
         &self,
-        client: &PlatformClient,
-        obj: &Pod,
+        pass: &PassContext<'_>,
+        _obj: &Pod,
         resolved: &ResolvedPod,
-    ) -> Result<RemotePod, CreateFailure> {
+    ) -> Result<Created<RemotePod>, Failure> {
+        let client = pass.client;
         let d = &resolved.pod;
         let cloud = secure_cloud(d.cloud_type);
         let catalog = self
@@ -589,10 +564,10 @@ impl Adapter for PodAdapter {
                         .catalog()
                         .gpu_offers(d.request.gpu_count, cloud)
                         .await
+                        .map_err(|e| Failure::from_platform("list GPU types", &e))
                 },
             )
-            .await
-            .map_err(|e| CreateFailure::definite(Failure::from_platform("list GPU types", &e)))?;
+            .await?;
         let exhausted = self.exhausted_placements(d.request.gpu_count);
         let data_centers: Vec<String> = d.data_center_id.iter().cloned().collect();
         let rules = PlacementRules {
@@ -602,8 +577,7 @@ impl Adapter for PodAdapter {
             data_center_ids: &data_centers,
             allowed_cuda_versions: &d.request.allowed_cuda_versions,
         };
-        let mut candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)
-            .map_err(CreateFailure::definite)?;
+        let mut candidates = placement::choose_placements(&rules, &catalog.items, &exhausted)?;
         if d.request.network_volume_id.is_some() {
             // The volume's data center is the only place the pod can go: one try per GPU
             // type and cloud, not one per data center.
@@ -624,14 +598,21 @@ impl Adapter for PodAdapter {
                     // One Event for the whole fallback: users need to see why their pod
                     // runs lower in their list. If every placement is refused, the last
                     // refusal is the pass's failure, reported by the engine instead.
-                    if let (Some(e), Some(shared)) = (&refused, &self.events) {
-                        let note =
-                            fallback_note(&refused_at, e, &placement::describe(at), self.cooldown);
-                        shared
-                            .event(obj, true, "GpuTypeNoCapacity", "Create", note)
-                            .await;
-                    }
-                    return Ok(pod);
+                    let notes = refused
+                        .iter()
+                        .map(|e| Note {
+                            reason: "GpuTypeNoCapacity".into(),
+                            warning: true,
+                            action: "Create",
+                            message: fallback_note(
+                                &refused_at,
+                                e,
+                                &placement::describe(at),
+                                self.cooldown,
+                            ),
+                        })
+                        .collect();
+                    return Ok(Created { remote: pod, notes });
                 }
                 Err(e) if e.class() == ErrorClass::Capacity => {
                     self.mark_exhausted(at, d.request.gpu_count);
@@ -639,7 +620,7 @@ impl Adapter for PodAdapter {
                     refused = Some(e);
                 }
                 Err(e) => {
-                    return Err(CreateFailure::from_platform(
+                    return Err(Failure::from_platform(
                         &format!("deploy the pod on {}", placement::describe(at)),
                         &e,
                     ));
@@ -657,24 +638,17 @@ impl Adapter for PodAdapter {
             ),
             None => placement::no_capacity(&d.gpu_types, d.request.gpu_count),
         };
-        Err(CreateFailure::definite(failure))
+        Err(failure)
     }
 
-    fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
-        let plan = plan_pod(&desired.pod, remote);
-        let uid = obj.uid().unwrap_or_default();
-        if matches!(plan, Plan::Blocked(_)) {
-            self.blocked.lock().insert(uid);
-        } else {
-            self.blocked.lock().remove(&uid);
-        }
-        plan
+    fn plan(&self, _obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
+        plan_pod(&desired.pod, remote)
     }
 
     async fn apply(
         &self,
         client: &PlatformClient,
-        remote: &RemotePod,
+        remote: &mut RemotePod,
         change: &PodChange,
     ) -> Result<(), Failure> {
         match change {
@@ -694,23 +668,26 @@ impl Adapter for PodAdapter {
         }
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), PlatformError> {
-        client.pods().terminate(id).await
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+        client
+            .pods()
+            .terminate(id)
+            .await
+            .map_err(|e| Failure::from_platform("terminate the pod", &e))
     }
 
     fn readiness(&self, obj: &Pod, remote: &RemotePod) -> Readiness {
         readiness_of(obj.spec.desired_state, remote)
     }
 
-    fn status(&self, _shared: &Shared, obj: &Pod, remote: Option<&RemotePod>) -> PodStatus {
+    fn status(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> PodStatus {
         let current = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else {
-            let annotations = Annotations::read(obj.metadata.annotations.as_ref());
-            if annotations.external_id.is_some() {
+            if current.common.id.is_some() && !seen.creating {
                 // Known pod, not seen this pass (a listing failed): keep what was reported.
                 return current;
             }
-            let phase = if annotations.create_pending.is_some() {
+            let phase = if seen.creating {
                 PodPhase::Deploying
             } else {
                 PodPhase::Pending
@@ -725,7 +702,7 @@ impl Adapter for PodAdapter {
             Duration::try_from(Timestamp::now().duration_since(t.0)).unwrap_or(Duration::ZERO)
         });
         let mut status = status_of(current.clone(), obj.spec.desired_state, remote);
-        if self.blocked.lock().contains(&obj.uid().unwrap_or_default()) {
+        if seen.blocked {
             status.phase = Some(PodPhase::Failed);
         }
         settle_live_figures(&current, status, written_ago, LIVE_FIGURES_REFRESH)

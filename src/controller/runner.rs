@@ -7,7 +7,7 @@ use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt, stream};
+use futures::{Stream, StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Config as ControllerConfig;
@@ -63,9 +63,12 @@ fn change_hash<K: ManagedKind>(obj: &K) -> Option<u64> {
     Some(h.finish())
 }
 
+/// `gone` hears of every object deleted from the cluster, so that what is kept about it
+/// (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 fn watch_kind<K: ManagedKind>(
     apis: Vec<Api<K>>,
     writer: reflector::store::Writer<K>,
+    gone: impl Fn(&K) + Send + 'static,
 ) -> impl Stream<Item = Result<K, watcher::Error>> + Send {
     let streams = apis.into_iter().map(|api| {
         watcher(api, watcher::Config::default())
@@ -76,6 +79,11 @@ fn watch_kind<K: ManagedKind>(
         // managedFields are the bulk of a stored object and the operator never reads them:
         // dropped before the cache, they cost no memory per object.
         .modify(|obj: &mut K| obj.managed_fields_mut().clear())
+        .inspect_ok(move |event| {
+            if let watcher::Event::Delete(obj) = event {
+                gone(obj);
+            }
+        })
         .reflect(writer)
         .applied_objects()
         .predicate_filter(change_hash::<K>, PredicateConfig::default())
@@ -193,7 +201,10 @@ pub async fn run_kind<A: Adapter>(
     tracing::info!(kind = A::KIND, "starting controller");
     let client = engine.shared.kube.clone();
     let (reader, writer) = reflector::store::<A::Kind>();
-    let objects = watch_kind(namespaces.apis::<A::Kind>(&client), writer);
+    let forgetting = engine.clone();
+    let objects = watch_kind(namespaces.apis::<A::Kind>(&client), writer, move |obj| {
+        forgetting.forget(&obj.key())
+    });
 
     let secret_streams = namespaces
         .apis::<PartialObjectMeta<Secret>>(&client)

@@ -202,4 +202,20 @@ pub struct EndpointStatus {
     /// Queue and workers, refreshed every poll interval while the endpoint is Ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<EndpointHealth>,
+    /// How far workers have moved to the latest release after the last change that
+    /// replaced them; followed on every pass while `inProgress`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<EndpointRollout>,
+}
+
+/// Progress of a rollout of a new release to an endpoint's workers.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointRollout {
+    /// Some workers still run an older release.
+    pub in_progress: bool,
+    /// Workers on the latest release.
+    pub workers_on_latest: i64,
+    /// All workers.
+    pub workers_total: i64,
 }

@@ -25,6 +25,31 @@ pub fn api_version() -> String {
 /// Every CustomResourceDefinition of the operator, in a stable order.
 pub fn all() -> Vec<CustomResourceDefinition> {
     vec![NetworkVolume::crd(), Endpoint::crd(), Pod::crd()]
+        .into_iter()
+        .map(with_unobserved_status)
+        .collect()
+}
+
+/// Gives `status` the default `{observedGeneration: 0}`. The apiserver applies it to every
+/// object that has no status yet, from the first read on: kstatus and Argo CD then see
+/// a generation not yet observed (in progress) instead of an object without conditions
+/// (which kstatus calls Current), and the operator needs no status write of its own
+/// before its first platform call.
+fn with_unobserved_status(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    for version in &mut crd.spec.versions {
+        let status = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("status"));
+        if let Some(status) = status {
+            status.default = Some(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
+                serde_json::json!({ "observedGeneration": 0 }),
+            ));
+        }
+    }
+    crd
 }
 
 /// The CRDs as one multi-document YAML stream, as committed under `crds/`.

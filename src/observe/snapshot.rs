@@ -32,7 +32,7 @@ impl<T> Listing<T> {
 }
 
 /// What a caller needs of a listing.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Freshness {
     /// Any listing younger than this.
     MaxAge(Duration),

@@ -86,5 +86,5 @@ kubectl -n $ns patch networkvolume behind --type merge -p '{"spec":{"sizeGb":20}
 nv fresh 10
 kubectl -n $ns delete networkvolume deleting --wait=false >/dev/null
 save networkvolume/behind generation-behind
-save networkvolume/fresh no-status
+save networkvolume/fresh never-reconciled
 save networkvolume/deleting terminating

@@ -18,10 +18,10 @@ func TestFixtures(t *testing.T) {
 		{"current.yaml", status.CurrentStatus},              // Ready=True at the observed generation
 		{"reconciling.yaml", status.InProgressStatus},       // Reconciling=True (waiting for a dependency)
 		{"generation-behind.yaml", status.InProgressStatus}, // spec changed, not yet observed
-		// Never reconciled, no status at all: kstatus's generic rule calls an object with
-		// no conditions and no observedGeneration Current. Nothing the operator writes can
-		// change that (status is not settable on create); the Argo CD check says Progressing.
-		{"no-status.yaml", status.CurrentStatus},
+		// Never reconciled: the CRD's status default (observedGeneration 0) makes the
+		// generation read as not yet observed, so kstatus says InProgress from the moment
+		// the object exists (without it, kstatus calls an object with no status Current).
+		{"never-reconciled.yaml", status.InProgressStatus},
 		{"stalled.yaml", status.FailedStatus},          // Stalled=True
 		{"terminating.yaml", status.TerminatingStatus}, // deletionTimestamp, held by the finalizer
 		// Paused: Ready keeps its last value, Reconciling and Stalled are False.

@@ -1,0 +1,598 @@
+//! The engine's protocol as pure functions: from what a pass knows (the object's policies,
+//! the id it knows, a create marker, a listing) to the one step the pass takes. The engine
+//! gathers the facts, asks, and carries the step out; every row of the crash-safe
+//! protocol is a unit test below, with no cluster and no network.
+//!
+//! The protocol in one paragraph: a create is preceded by a conflict-checked marker (the
+//! time it started). While no id is known and a marker stands, the remote object may exist
+//! without the operator knowing its id (a crash, a timeout, a 5xx, a backup restored
+//! without status), so it is looked for by its deterministic name or tag in a listing
+//! newer than the marker; only once the create can no longer land does finding nothing
+//! mean that nothing was made. A known id that is missing from a listing is looked for in
+//! a newer one before it is called gone.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::observe::snapshot::Freshness;
+
+use super::adapter::WhenGone;
+use super::failure::Failure;
+
+/// Who chose the id the object is managed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdChosenBy {
+    /// The operator, after its own create or adoption (kept in status).
+    Operator,
+    /// A person, through the external-id annotation: never recreated behind their back.
+    Person,
+}
+
+/// A create marker and what it means now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marker {
+    /// When the create was started (the marker's time, on this process's clock).
+    pub at: Instant,
+    /// From when a listing shows whatever the create made (see `engine::pending_settles_at`).
+    pub settles_at: Instant,
+}
+
+/// Everything the decision needs; `claimed` and `by_id` are read from `listing_started`'s
+/// listing by the engine (the adapter's `claims`, and the id lookup).
+#[derive(Clone, Debug)]
+pub struct Facts<'a, R> {
+    pub now: Instant,
+    pub observe_only: bool,
+    pub id: Option<(&'a str, IdChosenBy)>,
+    pub marker: Option<Marker>,
+    pub listing_started: Instant,
+    /// The remote object with the known id, if the listing has it.
+    pub by_id: Option<&'a R>,
+    /// The remote objects the listing shows that carry this object's name or tag.
+    pub claimed: &'a [&'a R],
+    /// The known id was already missing from an earlier listing of this pass.
+    pub second_look: bool,
+    /// The platform refused this same create for good (same generation and key).
+    pub refused_before: Option<&'a Failure>,
+    pub when_gone: WhenGone,
+}
+
+/// What the pass does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step<R> {
+    /// Read a listing that meets this, then decide again.
+    Relist(Freshness),
+    /// Bring this remote object in line with the spec.
+    Manage(R),
+    /// ObserveOnly: report this remote object, change nothing.
+    Observe(R),
+    /// Take this remote object as the object's own (found by name or tag).
+    Adopt(R, Adoption),
+    /// Write a new marker (with the finalizer), then create.
+    Create,
+    /// A create may still land: look again after this long, creating nothing.
+    WaitForPendingCreate(Duration),
+    /// The remote object was deleted outside the operator: forget the id, create again.
+    Recreate,
+    /// Report, change nothing.
+    Fail(Failure),
+}
+
+/// How an adopted object was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adoption {
+    /// By name, with no create of this operator in sight.
+    Existing,
+    /// What an interrupted create made.
+    AfterInterruptedCreate,
+}
+
+impl Adoption {
+    pub fn reason(self) -> &'static str {
+        match self {
+            Adoption::Existing => "Adopted",
+            Adoption::AfterInterruptedCreate => "AdoptedAfterInterruptedCreate",
+        }
+    }
+}
+
+/// Pure: the step of one pass (paused and deleted objects are decided elsewhere).
+pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Step<R> {
+    if let Some((id, chosen_by)) = f.id {
+        if let Some(remote) = f.by_id {
+            return match f.observe_only {
+                true => Step::Observe(remote.clone()),
+                false => Step::Manage(remote.clone()),
+            };
+        }
+        if !f.second_look {
+            // One listing can miss an object made just before it: ask a newer one.
+            return Step::Relist(Freshness::StartedAfter(f.listing_started));
+        }
+        let report = f.observe_only || chosen_by == IdChosenBy::Person || f.when_gone == WhenGone::Report;
+        return match report {
+            true => Step::Fail(gone(noun, id)),
+            false => Step::Recreate,
+        };
+    }
+    if let Some(marker) = f.marker {
+        return recover(f, marker, noun);
+    }
+    match f.claimed {
+        [] if f.observe_only => Step::Fail(Failure::permanent(
+            "ExternalNotFound",
+            format!(
+                "managementPolicy is ObserveOnly: set the {} annotation to the id of an existing {noun}",
+                super::annotations::EXTERNAL_ID
+            ),
+        )),
+        [] => match f.refused_before {
+            Some(failure) => Step::Fail(failure.clone()),
+            None => Step::Create,
+        },
+        [one] => Step::Adopt((*one).clone(), Adoption::Existing),
+        many => Step::Fail(ambiguous(many.len(), noun)),
+    }
+}
+
+/// After an interrupted create: adopt what it made, wait while it may still land, or
+/// create once a listing newer than anything it can have done shows nothing.
+fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Step<R> {
+    let settled = marker.settles_at <= f.now;
+    // Anything the create made is in a listing newer than the marker; only its absence
+    // must wait until the create can no longer land.
+    let need_after = if settled { marker.settles_at } else { marker.at };
+    if f.listing_started <= need_after {
+        return Step::Relist(Freshness::StartedAfter(need_after));
+    }
+    match f.claimed {
+        [] if !settled => Step::WaitForPendingCreate(marker.settles_at - f.now),
+        [] if f.observe_only => Step::Fail(gone(noun, "made by the interrupted create")),
+        [] => match f.refused_before {
+            Some(failure) => Step::Fail(failure.clone()),
+            None => Step::Create,
+        },
+        [one] => Step::Adopt((*one).clone(), Adoption::AfterInterruptedCreate),
+        many => Step::Fail(ambiguous(many.len(), noun)),
+    }
+}
+
+fn gone(noun: &str, id: &str) -> Failure {
+    Failure::permanent(
+        "ExternalNotFound",
+        format!(
+            "{noun} {id} named by {} does not exist on the platform",
+            super::annotations::EXTERNAL_ID
+        ),
+    )
+}
+
+fn ambiguous(count: usize, noun: &str) -> Failure {
+    Failure::permanent(
+        "AmbiguousExternalObject",
+        format!(
+            "{count} {noun}s carry this object's name; set the {} annotation to the one to manage",
+            super::annotations::EXTERNAL_ID
+        ),
+    )
+}
+
+/// What deleting the object does on the platform.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Cleanup {
+    /// Leave the remote object (deletionPolicy Orphan, ObserveOnly, paused).
+    Release,
+    /// A create may still land: deleting now would leave what it makes behind.
+    WaitForPendingCreate(Duration),
+    /// Read a listing that meets this to find what an interrupted create made.
+    Relist(Freshness),
+    /// Delete these remote objects (none: nothing was ever made).
+    Delete(Vec<String>),
+}
+
+/// Facts for deleting an object.
+#[derive(Clone, Debug)]
+pub struct CleanupFacts<'a> {
+    pub now: Instant,
+    /// deletionPolicy Orphan, ObserveOnly or paused.
+    pub keeps_remote: bool,
+    pub id: Option<&'a str>,
+    pub marker: Option<Marker>,
+    /// The newest listing read in this deletion, and the ids it shows this object claims.
+    pub listing: Option<(Instant, Vec<&'a str>)>,
+}
+
+/// Pure: what deleting the object does.
+pub fn decide_cleanup(f: &CleanupFacts<'_>) -> Cleanup {
+    if f.keeps_remote {
+        return Cleanup::Release;
+    }
+    let mut ids: Vec<String> = f.id.iter().map(|id| id.to_string()).collect();
+    // Without a known id, a marker means a create may have made something: find it.
+    if let (None, Some(marker)) = (f.id, f.marker) {
+        if marker.settles_at > f.now {
+            return Cleanup::WaitForPendingCreate(marker.settles_at - f.now);
+        }
+        match &f.listing {
+            Some((started, claimed)) if *started > marker.settles_at => {
+                ids.extend(claimed.iter().map(|id| id.to_string()));
+            }
+            _ => return Cleanup::Relist(Freshness::StartedAfter(marker.settles_at)),
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    Cleanup::Delete(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct Remote(&'static str);
+
+    const NOUN: &str = "volume";
+
+    fn at(now: Instant, secs: i64) -> Instant {
+        if secs >= 0 {
+            now + Duration::from_secs(secs as u64)
+        } else {
+            now - Duration::from_secs((-secs) as u64)
+        }
+    }
+
+    /// A pass at `now` with a listing started a second ago, nothing known, nothing claimed.
+    fn facts<'a>(now: Instant) -> Facts<'a, Remote> {
+        Facts {
+            now,
+            observe_only: false,
+            id: None,
+            marker: None,
+            listing_started: at(now, -1),
+            by_id: None,
+            claimed: &[],
+            second_look: false,
+            refused_before: None,
+            when_gone: WhenGone::Recreate,
+        }
+    }
+
+    fn now() -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
+
+    fn marker(now: Instant, started: i64, settles: i64) -> Option<Marker> {
+        Some(Marker {
+            at: at(now, started),
+            settles_at: at(now, settles),
+        })
+    }
+
+    fn fails_with(step: Step<Remote>, reason: &str) {
+        match step {
+            Step::Fail(f) => assert_eq!(f.reason, reason, "{f:?}"),
+            other => panic!("want a failure {reason}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_object_with_nothing_known_and_nothing_claimed_is_created() {
+        let n = now();
+        assert_eq!(decide(&facts(n), NOUN), Step::Create);
+    }
+
+    #[test]
+    fn a_remote_object_carrying_the_objects_name_is_adopted_not_created_again() {
+        let n = now();
+        let found = Remote("vol-1");
+        let claimed = [&found];
+        let f = Facts {
+            claimed: &claimed,
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Adopt(found.clone(), Adoption::Existing));
+    }
+
+    #[test]
+    fn two_remote_objects_carrying_the_name_stall_instead_of_guessing() {
+        let n = now();
+        let (a, b) = (Remote("a"), Remote("b"));
+        let claimed = [&a, &b];
+        let f = Facts {
+            claimed: &claimed,
+            ..facts(n)
+        };
+        fails_with(decide(&f, NOUN), "AmbiguousExternalObject");
+    }
+
+    #[test]
+    fn a_create_refused_for_good_is_not_sent_again_for_the_same_generation_and_key() {
+        let n = now();
+        let refused = Failure::permanent("InvalidSpec", "unknown data center");
+        let f = Facts {
+            refused_before: Some(&refused),
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Fail(refused.clone()));
+    }
+
+    #[test]
+    fn a_known_id_in_the_listing_is_managed() {
+        let n = now();
+        let found = Remote("vol-1");
+        let f = Facts {
+            id: Some(("vol-1", IdChosenBy::Operator)),
+            by_id: Some(&found),
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Manage(found.clone()));
+    }
+
+    #[test]
+    fn observe_only_reports_the_remote_object_and_changes_nothing() {
+        let n = now();
+        let found = Remote("vol-1");
+        let f = Facts {
+            observe_only: true,
+            id: Some(("vol-1", IdChosenBy::Person)),
+            by_id: Some(&found),
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Observe(found.clone()));
+    }
+
+    #[test]
+    fn observe_only_without_an_id_or_a_namesake_asks_for_the_id_and_creates_nothing() {
+        let n = now();
+        let f = Facts {
+            observe_only: true,
+            ..facts(n)
+        };
+        fails_with(decide(&f, NOUN), "ExternalNotFound");
+    }
+
+    #[test]
+    fn a_known_id_missing_from_one_listing_is_looked_for_in_a_newer_one() {
+        let n = now();
+        let f = Facts {
+            id: Some(("vol-1", IdChosenBy::Operator)),
+            ..facts(n)
+        };
+        assert!(matches!(
+            decide(&f, NOUN),
+            Step::Relist(Freshness::StartedAfter(t)) if t == f.listing_started
+        ));
+    }
+
+    #[test]
+    fn an_id_of_the_operator_missing_twice_is_recreated() {
+        let n = now();
+        let f = Facts {
+            id: Some(("vol-1", IdChosenBy::Operator)),
+            second_look: true,
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Recreate);
+    }
+
+    #[test]
+    fn an_id_a_person_chose_that_is_missing_is_reported_not_recreated() {
+        let n = now();
+        let f = Facts {
+            id: Some(("vol-1", IdChosenBy::Person)),
+            second_look: true,
+            ..facts(n)
+        };
+        fails_with(decide(&f, NOUN), "ExternalNotFound");
+    }
+
+    #[test]
+    fn a_missing_remote_object_is_reported_when_the_kind_says_so() {
+        let n = now();
+        let f = Facts {
+            id: Some(("pod-1", IdChosenBy::Operator)),
+            second_look: true,
+            when_gone: WhenGone::Report,
+            ..facts(n)
+        };
+        fails_with(decide(&f, NOUN), "ExternalNotFound");
+    }
+
+    #[test]
+    fn a_missing_remote_object_is_reported_under_observe_only() {
+        let n = now();
+        let f = Facts {
+            observe_only: true,
+            id: Some(("vol-1", IdChosenBy::Operator)),
+            second_look: true,
+            ..facts(n)
+        };
+        fails_with(decide(&f, NOUN), "ExternalNotFound");
+    }
+
+    #[test]
+    fn a_marker_beside_a_known_id_is_history_and_the_id_wins() {
+        let n = now();
+        let found = Remote("vol-1");
+        let f = Facts {
+            id: Some(("vol-1", IdChosenBy::Operator)),
+            marker: marker(n, -5, 25),
+            by_id: Some(&found),
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Manage(found.clone()));
+    }
+
+    #[test]
+    fn after_an_interrupted_create_a_listing_older_than_the_marker_proves_nothing() {
+        let n = now();
+        let f = Facts {
+            marker: marker(n, -5, 25),
+            listing_started: at(n, -10),
+            ..facts(n)
+        };
+        assert_eq!(
+            decide(&f, NOUN),
+            Step::Relist(Freshness::StartedAfter(at(n, -5)))
+        );
+    }
+
+    #[test]
+    fn after_an_interrupted_create_what_it_made_is_adopted_as_soon_as_a_listing_shows_it() {
+        let n = now();
+        let found = Remote("vol-1");
+        let claimed = [&found];
+        let f = Facts {
+            marker: marker(n, -5, 25),
+            listing_started: at(n, -1),
+            claimed: &claimed,
+            ..facts(n)
+        };
+        assert_eq!(
+            decide(&f, NOUN),
+            Step::Adopt(found.clone(), Adoption::AfterInterruptedCreate)
+        );
+    }
+
+    #[test]
+    fn after_an_interrupted_create_finding_nothing_waits_while_the_create_may_still_land() {
+        let n = now();
+        let f = Facts {
+            marker: marker(n, -5, 25),
+            ..facts(n)
+        };
+        assert_eq!(
+            decide(&f, NOUN),
+            Step::WaitForPendingCreate(Duration::from_secs(25))
+        );
+    }
+
+    #[test]
+    fn once_the_create_can_no_longer_land_a_listing_from_before_that_proves_nothing() {
+        let n = now();
+        let f = Facts {
+            marker: marker(n, -60, -30),
+            listing_started: at(n, -40),
+            ..facts(n)
+        };
+        assert_eq!(
+            decide(&f, NOUN),
+            Step::Relist(Freshness::StartedAfter(at(n, -30)))
+        );
+    }
+
+    #[test]
+    fn once_the_create_can_no_longer_land_finding_nothing_means_create() {
+        let n = now();
+        let f = Facts {
+            marker: marker(n, -60, -30),
+            listing_started: at(n, -1),
+            ..facts(n)
+        };
+        assert_eq!(decide(&f, NOUN), Step::Create);
+    }
+
+    #[test]
+    fn after_an_interrupted_create_two_namesakes_stall() {
+        let n = now();
+        let (a, b) = (Remote("a"), Remote("b"));
+        let claimed = [&a, &b];
+        let f = Facts {
+            marker: marker(n, -60, -30),
+            claimed: &claimed,
+            ..facts(n)
+        };
+        fails_with(decide(&f, NOUN), "AmbiguousExternalObject");
+    }
+
+    #[test]
+    fn a_marker_restored_from_a_backup_without_status_finds_its_object_by_name() {
+        // Days old: long settled; the object's status (and so its id) was not restored.
+        let n = now();
+        let found = Remote("vol-1");
+        let claimed = [&found];
+        let f = Facts {
+            marker: marker(n, -3 * 86_400, -3 * 86_400 + 30),
+            claimed: &claimed,
+            ..facts(n)
+        };
+        assert_eq!(
+            decide(&f, NOUN),
+            Step::Adopt(found.clone(), Adoption::AfterInterruptedCreate)
+        );
+    }
+
+    fn cleanup<'a>(now: Instant) -> CleanupFacts<'a> {
+        CleanupFacts {
+            now,
+            keeps_remote: false,
+            id: None,
+            marker: None,
+            listing: None,
+        }
+    }
+
+    #[test]
+    fn deleting_with_orphan_observe_only_or_paused_releases_the_remote_object() {
+        let n = now();
+        let f = CleanupFacts {
+            keeps_remote: true,
+            id: Some("vol-1"),
+            ..cleanup(n)
+        };
+        assert_eq!(decide_cleanup(&f), Cleanup::Release);
+    }
+
+    #[test]
+    fn deleting_deletes_the_known_remote_object() {
+        let n = now();
+        let f = CleanupFacts {
+            id: Some("vol-1"),
+            marker: marker(n, -60, -30),
+            ..cleanup(n)
+        };
+        assert_eq!(decide_cleanup(&f), Cleanup::Delete(vec!["vol-1".into()]));
+    }
+
+    #[test]
+    fn deleting_an_object_never_created_deletes_nothing() {
+        assert_eq!(decide_cleanup(&cleanup(now())), Cleanup::Delete(vec![]));
+    }
+
+    #[test]
+    fn deleting_while_a_create_may_still_land_waits_for_it() {
+        let n = now();
+        let f = CleanupFacts {
+            marker: marker(n, -5, 25),
+            ..cleanup(n)
+        };
+        assert_eq!(
+            decide_cleanup(&f),
+            Cleanup::WaitForPendingCreate(Duration::from_secs(25))
+        );
+    }
+
+    #[test]
+    fn deleting_after_an_interrupted_create_deletes_what_a_newer_listing_shows() {
+        let n = now();
+        let stale = CleanupFacts {
+            marker: marker(n, -60, -30),
+            listing: Some((at(n, -40), vec!["vol-old"])),
+            ..cleanup(n)
+        };
+        assert_eq!(
+            decide_cleanup(&stale),
+            Cleanup::Relist(Freshness::StartedAfter(at(n, -30)))
+        );
+        let fresh = CleanupFacts {
+            listing: Some((at(n, -1), vec!["vol-2", "vol-1"])),
+            ..stale
+        };
+        assert_eq!(
+            decide_cleanup(&fresh),
+            Cleanup::Delete(vec!["vol-1".into(), "vol-2".into()])
+        );
+    }
+}
