@@ -41,6 +41,7 @@ pub struct Metrics {
     reconcile_duration: Family<KindLabels, Histogram, fn() -> Histogram>,
     managed: Family<ReadyLabels, Gauge>,
     snapshot_age: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    claimed_elsewhere: Family<KindLabels, Counter>,
     /// Ready state by kind and object, to keep the managed-objects gauge exact.
     ready_by_object: parking_lot::Mutex<HashMap<(&'static str, String), bool>>,
     pub platform: ClientMetrics,
@@ -84,6 +85,12 @@ impl Metrics {
             "Age of the oldest shared listing of remote objects, by kind",
             snapshot_age.clone(),
         );
+        let claimed_elsewhere = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "objects_claimed_elsewhere",
+            "Objects this install left alone because another install claims them",
+            claimed_elsewhere.clone(),
+        );
         platform.register(&mut registry);
         Self {
             registry: parking_lot::Mutex::new(registry),
@@ -91,9 +98,15 @@ impl Metrics {
             reconcile_duration,
             managed,
             snapshot_age,
+            claimed_elsewhere,
             ready_by_object: parking_lot::Mutex::new(HashMap::new()),
             platform,
         }
+    }
+
+    /// An object found claimed by another install (counted once per object and process).
+    pub fn claimed_elsewhere(&self, kind: &'static str) {
+        self.claimed_elsewhere.get_or_create(&KindLabels { kind }).inc();
     }
 
     pub fn reconciled(&self, kind: &'static str, result: &'static str, took: Duration) {

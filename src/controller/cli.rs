@@ -25,7 +25,7 @@ use super::endpoint::EndpointAdapter;
 use super::engine::Engine;
 use super::network_volume::NetworkVolumeAdapter;
 use super::pod::PodAdapter;
-use super::runner::{Namespaces, run_kind};
+use super::runner::{Namespaces, Watched, run_kind};
 
 /// Options of `run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -90,6 +90,19 @@ pub struct RunArgs {
     /// This replica's identity in the Lease (default: the host name).
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
+    /// This install's name in the `gpucloud.io/owner` claim on every object it manages
+    /// (default: NAMESPACE/NAME of its leader-election Lease). Another install leaves a
+    /// claimed object alone.
+    #[arg(long, env = "GPUCLOUD_INSTALL")]
+    pub install: Option<String>,
+    /// Take over an object claimed by another install once that install's Lease has not
+    /// been renewed for this long.
+    #[arg(long, default_value = "10m", value_parser = duration_arg)]
+    pub takeover_after: Duration,
+    /// Manage only objects with these labels (a label selector such as
+    /// `gpucloud.io/install=staging`), to split objects between installs on purpose.
+    #[arg(long, env = "GPUCLOUD_SELECTOR")]
+    pub selector: Option<String>,
     /// Log format.
     #[arg(long, env = "GPUCLOUD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -238,10 +251,18 @@ pub async fn run_with(
     info!(platform_api = %args.platform_api, "platform API chosen");
     let platform = PlatformClient::with_metrics(platform_config, metrics.platform.clone())?;
     let credentials = CredentialResolver::new(kube.clone(), default, args.poll_interval);
+    let lease_namespace = lease_namespace(&args);
+    let install = args
+        .install
+        .clone()
+        .unwrap_or_else(|| format!("{lease_namespace}/{}", args.leader_election_lease));
+    info!(install = %install, "install name in object claims");
     let config = EngineConfig {
         poll_interval: args.poll_interval,
         progress_interval: args.progress_interval,
         create_timeout: args.platform_timeout,
+        install,
+        takeover_after: args.takeover_after,
         ..EngineConfig::default()
     };
     let identity = args.identity.clone().unwrap_or_else(hostname);
@@ -273,16 +294,8 @@ pub async fn run_with(
     info!(address = %bound, "serving /metrics, /healthz and /readyz");
 
     if args.leader_election {
-        let namespace = args
-            .leader_election_namespace
-            .clone()
-            .or_else(|| {
-                std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-                    .ok()
-            })
-            .unwrap_or_else(|| "default".into());
         let manager = LeaseManagerBuilder::new(kube.clone(), &args.leader_election_lease)
-            .with_namespace(namespace.trim())
+            .with_namespace(&lease_namespace)
             .with_identity(&identity)
             .with_duration(15)
             .with_grace(5)
@@ -317,6 +330,10 @@ pub async fn run_with(
     } else {
         Namespaces::Only(args.namespaces.clone())
     };
+    let namespaces = Watched {
+        namespaces,
+        selector: args.selector.clone(),
+    };
     let volumes = Arc::new(Engine::new(shared.clone(), NetworkVolumeAdapter));
     let endpoints = Arc::new(Engine::new(shared.clone(), EndpointAdapter::default()));
     let pods = Arc::new(Engine::new(
@@ -350,6 +367,18 @@ pub async fn run_with(
     ready.set(false);
     info!("stopped");
     Ok(())
+}
+
+/// The namespace of the leader-election Lease: the flag, else the pod's own namespace,
+/// else `default`.
+fn lease_namespace(args: &RunArgs) -> String {
+    args.leader_election_namespace
+        .clone()
+        .or_else(|| {
+            std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok()
+        })
+        .map(|n| n.trim().to_string())
+        .unwrap_or_else(|| "default".into())
 }
 
 async fn wait_for(mut stop: watch::Receiver<bool>) {

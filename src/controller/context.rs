@@ -35,6 +35,11 @@ pub struct EngineConfig {
     /// made proves nothing.
     pub create_timeout: Duration,
     pub backoff: BackoffPolicy,
+    /// This install's name in the claims it writes (`namespace/name` of its Lease).
+    pub install: String,
+    /// How long the Lease of an install holding a claim must have been expired before
+    /// this install takes the object over.
+    pub takeover_after: Duration,
 }
 
 impl Default for EngineConfig {
@@ -45,6 +50,8 @@ impl Default for EngineConfig {
             stalled_recheck: Duration::from_secs(1800),
             create_timeout: Duration::from_secs(30),
             backoff: BackoffPolicy::default(),
+            install: "default/gpucloud-operator".to_string(),
+            takeover_after: Duration::from_secs(600),
         }
     }
 }

@@ -37,6 +37,7 @@ use super::decide::{
     Cleanup, CleanupFacts, Facts, IdChosenBy, Marker, Step, decide, decide_cleanup,
 };
 use super::failure::{Applied, Failure, FailureClass};
+use super::ownership::{self, Claim, Ownership};
 use super::kind::ManagedKind;
 
 /// Errors that end a reconcile early; the controller's error policy requeues them. Platform
@@ -72,6 +73,10 @@ pub struct Engine<A: Adapter> {
     /// take the older status it then sees for the current one (it would write the same
     /// status again, with new transition times). Dropped once the watch has caught up.
     own_status: parking_lot::Mutex<std::collections::HashMap<String, OwnStatus<A>>>,
+    /// Which install claims which object, and whether the holder of a claim still runs.
+    ownership: Ownership,
+    /// Objects claimed by another install that this process has said so about once.
+    told_claimed: parking_lot::Mutex<std::collections::HashSet<String>>,
 }
 
 /// What a create was tried with: a different generation or key may succeed.
@@ -251,7 +256,14 @@ const LEGACY_ID_ANNOTATIONS: [&str; 2] = [ann::EXTERNAL_ID, ann::CREATE_SUCCEEDE
 impl<A: Adapter> Engine<A> {
     pub fn new(shared: Arc<Shared>, adapter: A) -> Self {
         let backoffs = Backoffs::new(shared.config.backoff);
+        let ownership = Ownership::new(
+            shared.kube.clone(),
+            shared.config.install.clone(),
+            shared.config.takeover_after,
+        );
         Self {
+            ownership,
+            told_claimed: Default::default(),
             shared,
             adapter,
             snapshots: Snapshots::new(),
@@ -306,6 +318,7 @@ impl<A: Adapter> Engine<A> {
         self.unsure_creates.lock().remove(key);
         self.refused_creates.lock().remove(key);
         self.own_status.lock().remove(key);
+        self.told_claimed.lock().remove(key);
         self.backoffs.succeed(&key.to_string());
         self.shared.metrics.set_ready(A::KIND, key, None);
         self.adapter.forget(key);
@@ -319,6 +332,11 @@ impl<A: Adapter> Engine<A> {
             self.shared.kube.clone(),
             &obj.namespace().unwrap_or_default(),
         );
+        let obj = match self.claim(&api, obj).await {
+            Ok(Some(obj)) => obj,
+            Ok(None) => return Ok(self.left_alone()),
+            Err(e) => return Err(e),
+        };
         let result = if obj.meta().deletion_timestamp.is_some() {
             if obj.finalizers().iter().any(|f| f == FINALIZER) {
                 self.cleanup(&api, obj).await
@@ -338,6 +356,79 @@ impl<A: Adapter> Engine<A> {
             self.shared.metrics.snapshot_age(A::KIND, age);
         }
         result
+    }
+
+    /// The object, if this install may act on it: claimed by it, by nobody yet (it claims
+    /// it with its first write), or by an install whose Lease expired long ago (claimed
+    /// here). `None`: another install holds it, and it is left alone.
+    async fn claim(
+        &self,
+        api: &Api<A::Kind>,
+        obj: Arc<A::Kind>,
+    ) -> Result<Option<Arc<A::Kind>>, EngineError> {
+        let claim = obj.annotations().get(ownership::OWNER).cloned();
+        match self.ownership.claim(claim.as_deref()).await {
+            Claim::Mine | Claim::Unclaimed => Ok(Some(obj)),
+            Claim::Theirs(holder) => {
+                let key = obj.key();
+                if self.told_claimed.lock().insert(key.clone()) {
+                    info!(kind = A::KIND, object = %key, holder = %holder, "claimed by another install; leaving it alone");
+                    self.shared.metrics.claimed_elsewhere(A::KIND);
+                    self.shared
+                        .event(
+                            obj.as_ref(),
+                            false,
+                            "ClaimedByAnotherInstall",
+                            "Claim",
+                            format!(
+                                "managed by install {holder} ({}); install {} leaves it alone",
+                                ownership::OWNER,
+                                self.ownership.me
+                            ),
+                        )
+                        .await;
+                }
+                Ok(None)
+            }
+            Claim::TakeOver(holder) => {
+                let me = Some(self.ownership.me.clone());
+                match self
+                    .patch_metadata(api, &obj, &[(ownership::OWNER, me)], None, true)
+                    .await
+                {
+                    Ok(updated) => {
+                        self.told_claimed.lock().remove(&obj.key());
+                        warn!(kind = A::KIND, object = %obj.key(), holder = %holder, "took over from an install whose Lease expired");
+                        self.shared
+                            .event(
+                                &updated,
+                                true,
+                                "TakenOver",
+                                "Claim",
+                                format!(
+                                    "install {holder} has not renewed its Lease for over {}s; install {} manages the object now",
+                                    self.ownership.takeover_after.as_secs(),
+                                    self.ownership.me
+                                ),
+                            )
+                            .await;
+                        Ok(Some(Arc::new(updated)))
+                    }
+                    // Someone moved first: the watch brings the object back.
+                    Err(kube::Error::Api(e)) if e.code == 409 => Ok(None),
+                    Err(e) => Err(e.into()),
+                }
+            }
+        }
+    }
+
+    /// When to look again at an object another install holds: in case its Lease expires.
+    fn left_alone(&self) -> Action {
+        let recheck = self
+            .ownership
+            .takeover_after
+            .clamp(Duration::from_secs(10), Duration::from_secs(300));
+        Action::requeue(jitter(recheck, 0.1))
     }
 
     /// What the controller does when `reconcile` returned an error (a Kubernetes write failed).
@@ -489,10 +580,13 @@ impl<A: Adapter> Engine<A> {
                 outcome.seen.creating = true;
                 Ok(outcome)
             }
-            Step::Observe(remote) => Ok(self.observed(obj, remote)),
+            Step::Observe(remote) => {
+                self.ensure_owned(api, obj, false).await?;
+                Ok(self.observed(obj, remote))
+            }
             Step::Adopt(remote, how) => {
                 let id = A::id(&remote).to_string();
-                self.ensure_finalizer(api, obj).await?;
+                self.ensure_owned(api, obj, !observe_only).await?;
                 self.unsure_creates.lock().remove(&key);
                 info!(kind = A::KIND, object = %key, id = %id, reason = how.reason(), "adopted");
                 self.shared
@@ -510,7 +604,7 @@ impl<A: Adapter> Engine<A> {
                 }
             }
             Step::Manage(remote) => {
-                self.ensure_finalizer(api, obj).await?;
+                self.ensure_owned(api, obj, true).await?;
                 self.manage(api, obj, pass, remote, last_ready).await
             }
             Step::Recreate => {
@@ -661,6 +755,7 @@ impl<A: Adapter> Engine<A> {
         };
         let marker = Timestamp::now();
         let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
+        changes.extend(self.claim_change(obj));
         if Annotations::read(obj.meta().annotations.as_ref())
             .external_id
             .is_some()
@@ -1050,13 +1145,29 @@ impl<A: Adapter> Engine<A> {
         Ok(())
     }
 
-    /// Puts the finalizer on an object the operator is about to own a remote object for,
-    /// if it is not there yet (the create's marker carries it; this is for adoptions).
-    async fn ensure_finalizer(&self, api: &Api<A::Kind>, obj: &A::Kind) -> Result<(), EngineError> {
-        if obj.finalizers().iter().any(|f| f == FINALIZER) {
+    /// The claim annotation to write with the next write, unless the object is claimed
+    /// by this install already.
+    fn claim_change(&self, obj: &A::Kind) -> Option<(&'static str, Option<String>)> {
+        let mine = obj.annotations().get(ownership::OWNER) == Some(&self.ownership.me);
+        (!mine).then(|| (ownership::OWNER, Some(self.ownership.me.clone())))
+    }
+
+    /// Claims the object and, with `finalizer`, puts the finalizer on it (an object whose
+    /// remote object the operator may delete), if either is missing. A create's marker
+    /// carries both; this is for adoptions and ObserveOnly.
+    async fn ensure_owned(
+        &self,
+        api: &Api<A::Kind>,
+        obj: &A::Kind,
+        finalizer: bool,
+    ) -> Result<(), EngineError> {
+        let has_finalizer = obj.finalizers().iter().any(|f| f == FINALIZER);
+        let claim: Vec<_> = self.claim_change(obj).into_iter().collect();
+        let add_finalizer = (finalizer && !has_finalizer).then_some(FINALIZER);
+        if claim.is_empty() && add_finalizer.is_none() {
             return Ok(());
         }
-        match self.patch_metadata(api, obj, &[], Some(FINALIZER), true).await {
+        match self.patch_metadata(api, obj, &claim, add_finalizer, true).await {
             Ok(_) => Ok(()),
             // Changed meanwhile: the next pass (the watch brings it) tries again.
             Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),

@@ -21,6 +21,7 @@ pub mod failure;
 pub mod kind;
 pub mod naming;
 pub mod network_volume;
+pub mod ownership;
 pub mod placement;
 pub mod pod;
 pub mod runner;

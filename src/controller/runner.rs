@@ -32,6 +32,14 @@ pub enum Namespaces {
     Only(Vec<String>),
 }
 
+/// What one install watches: namespaces, and optionally only objects with some labels.
+#[derive(Clone, Debug, Default)]
+pub struct Watched {
+    pub namespaces: Namespaces,
+    /// A label selector on the objects of every kind (not on Secrets).
+    pub selector: Option<String>,
+}
+
 impl Namespaces {
     fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
     where
@@ -67,11 +75,16 @@ fn change_hash<K: ManagedKind>(obj: &K) -> Option<u64> {
 /// (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 fn watch_kind<K: ManagedKind>(
     apis: Vec<Api<K>>,
+    selector: Option<String>,
     writer: reflector::store::Writer<K>,
     gone: impl Fn(&K) + Send + 'static,
 ) -> impl Stream<Item = Result<K, watcher::Error>> + Send {
+    let config = match &selector {
+        Some(s) => watcher::Config::default().labels(s),
+        None => watcher::Config::default(),
+    };
     let streams = apis.into_iter().map(|api| {
-        watcher(api, watcher::Config::default())
+        watcher(api, config.clone())
             .default_backoff()
             .boxed()
     });
@@ -194,7 +207,7 @@ fn waits_for_a_secret<K: ManagedKind>(obj: &K) -> bool {
 /// Runs the controller of one kind until `shutdown` resolves.
 pub async fn run_kind<A: Adapter>(
     engine: Arc<Engine<A>>,
-    namespaces: Namespaces,
+    watched: Watched,
     concurrency: u16,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
@@ -202,9 +215,13 @@ pub async fn run_kind<A: Adapter>(
     let client = engine.shared.kube.clone();
     let (reader, writer) = reflector::store::<A::Kind>();
     let forgetting = engine.clone();
-    let objects = watch_kind(namespaces.apis::<A::Kind>(&client), writer, move |obj| {
-        forgetting.forget(&obj.key())
-    });
+    let namespaces = &watched.namespaces;
+    let objects = watch_kind(
+        namespaces.apis::<A::Kind>(&client),
+        watched.selector.clone(),
+        writer,
+        move |obj| forgetting.forget(&obj.key()),
+    );
 
     let secret_streams = namespaces
         .apis::<PartialObjectMeta<Secret>>(&client)
