@@ -106,7 +106,9 @@ impl Metrics {
 
     /// An object found claimed by another install (counted once per object and process).
     pub fn claimed_elsewhere(&self, kind: &'static str) {
-        self.claimed_elsewhere.get_or_create(&KindLabels { kind }).inc();
+        self.claimed_elsewhere
+            .get_or_create(&KindLabels { kind })
+            .inc();
     }
 
     pub fn reconciled(&self, kind: &'static str, result: &'static str, took: Duration) {

@@ -486,7 +486,13 @@ async fn a_worker_change_rolls_out_before_ready() {
                         .is_some_and(|c| c.status == "True" && c.reason == "RollingOut")
             })
             .await;
-        let ready = condition(&rolling.status.unwrap().common.conditions, "Ready")
+        let status = rolling.status.unwrap();
+        let progress = status.rollout.clone().expect("status.rollout");
+        assert!(
+            progress.in_progress && progress.workers_total == 2,
+            "{progress:?}"
+        );
+        let ready = condition(&status.common.conditions, "Ready")
             .unwrap()
             .clone();
         assert_eq!(ready.status, "False", "not Ready while workers are stale");
@@ -494,8 +500,16 @@ async fn a_worker_change_rolls_out_before_ready() {
         // The emulator replaces one stale worker every 30 emulated seconds.
         admin.advance_clock(61_000).await.unwrap();
     }
-    env.wait_for("rolling", TIMEOUT, "Ready after the rollout", is_ready)
+    let done = env
+        .wait_for("rolling", TIMEOUT, "Ready after the rollout", is_ready)
         .await;
+    if common::backend::is_v2() {
+        let progress = done.status.and_then(|s| s.rollout).expect("status.rollout");
+        assert!(
+            !progress.in_progress && progress.workers_on_latest == 2,
+            "{progress:?}"
+        );
+    }
     let after_rollout = admin.call_count(RELEASES).await.unwrap();
     if common::backend::is_v2() {
         assert!(after_rollout >= 1, "the rollout was followed");

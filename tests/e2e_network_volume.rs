@@ -307,7 +307,10 @@ async fn kstatus_fields_and_events() {
             "watched",
             Duration::from_secs(10),
             "the create in flight",
-            |nv| nv.annotations().contains_key("gpucloud.io/external-create-pending"),
+            |nv| {
+                nv.annotations()
+                    .contains_key("gpucloud.io/external-create-pending")
+            },
         )
         .await;
     let status = early.status.as_ref().expect("the status default");

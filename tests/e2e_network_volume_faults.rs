@@ -593,7 +593,11 @@ async fn two_replicas_only_the_leader_acts_and_the_other_takes_over() {
     tokio::time::sleep(quiet).await;
     let untouched: NetworkVolume = api.get("after").await.unwrap();
     assert!(
-        untouched.finalizers().is_empty() && untouched.status.is_none(),
+        untouched.finalizers().is_empty()
+            && untouched
+                .status
+                .as_ref()
+                .is_none_or(|s| s.common.conditions.is_empty() && s.common.id.is_none()),
         "the follower acted while the dead leader's Lease was valid: {untouched:#?}"
     );
     let calls = env.calls().await;
@@ -698,5 +702,150 @@ async fn a_small_v2_quota_is_absorbed_without_429s() {
         refused, 0,
         "the operator waited for the quota, not for 429s"
     );
+    env.finish(op).await;
+}
+
+/// An install of the operator for the ownership tests: its own Lease (leader election in
+/// the test namespace) and its own name in claims.
+fn install(env: &Env, name: &str, port: u16) -> OperatorProcess {
+    let ns = env.ns.name().to_string();
+    env.operator_process(&[
+        "--leader-election",
+        &format!("--leader-election-namespace={ns}"),
+        &format!("--leader-election-lease={name}"),
+        &format!("--identity={name}-0"),
+        &format!("--metrics-addr=127.0.0.1:{port}"),
+        "--takeover-after=5s",
+    ])
+}
+
+fn owner(nv: &NetworkVolume) -> Option<String> {
+    nv.annotations().get("gpucloud.io/owner").cloned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn two_installs_on_one_namespace_give_each_object_one_owner() {
+    const OBJECTS: usize = 12;
+    let env = Env::start("nv-owners").await;
+    let api: Api<NetworkVolume> = env.api();
+    let admin = env.emulator.admin();
+    let ns = env.ns.name().to_string();
+    let (me_a, me_b) = (format!("{ns}/install-a"), format!("{ns}/install-b"));
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = install(&env, "install-a", port_a);
+    let b = install(&env, "install-b", port_b);
+    let names: Vec<String> = (0..OBJECTS).map(|i| format!("shared-{i:02}")).collect();
+    for name in &names {
+        let nv = volume(name, 10, json!({"deletionPolicy": "Delete"}));
+        api.create(&PostParams::default(), &nv).await.unwrap();
+    }
+    let mut ids = BTreeMap::new();
+    let mut remote_names = Vec::new();
+    for name in &names {
+        let nv = env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
+        let holder = owner(&nv).expect("claimed");
+        assert!(holder == me_a || holder == me_b, "{holder}");
+        ids.insert(name.clone(), assert_exactly_one_remote(&env, &nv).await);
+        remote_names.push(default_remote_name(&nv));
+    }
+    // Both installs acted, each on its own objects: one create per object in all, and the
+    // ids do not flip between the installs' passes.
+    assert_eq!(
+        admin.call_count(create_route()).await.unwrap(),
+        OBJECTS as u64,
+        "an object was created by both installs"
+    );
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    for name in &names {
+        let nv: NetworkVolume = api.get(name).await.unwrap();
+        assert_eq!(
+            nv.status.and_then(|s| s.common.id).as_ref(),
+            ids.get(name),
+            "{name}: the id changed"
+        );
+    }
+    // The install that does not hold an object says so once.
+    let left_alone = scrape(port_a).await;
+    let left_alone_b = scrape(port_b).await;
+    let told = metric_sum(&left_alone, "gpucloud_objects_claimed_elsewhere_total")
+        + metric_sum(&left_alone_b, "gpucloud_objects_claimed_elsewhere_total");
+    assert!(told >= 1.0, "no install said it left an object alone");
+
+    // Install A goes away for good: once its Lease has expired for the takeover time,
+    // B manages A's objects (a spec change of one of them goes through).
+    a.kill();
+    let mut of_a: Vec<String> = Vec::new();
+    for name in &names {
+        let nv: NetworkVolume = api.get(name).await.unwrap();
+        if owner(&nv).as_deref() == Some(me_a.as_str()) {
+            of_a.push(name.clone());
+        }
+    }
+    if let Some(name) = of_a.first() {
+        api.patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"sizeGb": 11}})),
+        )
+        .await
+        .unwrap();
+        let grown = env
+            .wait_for::<NetworkVolume, _>(name, Duration::from_secs(90), "grown by B", |nv| {
+                is_ready(nv) && nv.status.as_ref().and_then(|s| s.size_gb) == Some(11)
+            })
+            .await;
+        assert_eq!(owner(&grown).as_deref(), Some(me_b.as_str()));
+        assert!(has_reason_event(&env, name, "TakenOver").await);
+    }
+    println!(
+        "two installs: {} of {OBJECTS} objects claimed by A, taken over by B after A stopped",
+        of_a.len()
+    );
+
+    // Deleting the objects leaves nothing behind on the platform.
+    for name in &names {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    let gone = common::wait_until(Duration::from_secs(90), || async {
+        api.list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    assert!(gone, "objects still held by their finalizers");
+    for remote in &remote_names {
+        assert!(
+            env.remote_volumes(remote).await.is_empty(),
+            "{remote} left behind"
+        );
+    }
+    env.finish_process(b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_label_selector_splits_objects_between_installs() {
+    let env = Env::start("nv-selector").await;
+    let api: Api<NetworkVolume> = env.api();
+    let op = env.operator(&["--selector=tier=gold"]);
+    let mut gold = volume("gold", 10, json!({}));
+    gold.labels_mut().insert("tier".into(), "gold".into());
+    api.create(&PostParams::default(), &gold).await.unwrap();
+    api.create(&PostParams::default(), &volume("plain", 10, json!({})))
+        .await
+        .unwrap();
+    env.wait_for("gold", TIMEOUT, "Ready", is_ready).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let plain: NetworkVolume = api.get("plain").await.unwrap();
+    let status = plain.status.clone().unwrap_or_default();
+    assert!(
+        status.common.conditions.is_empty() && status.common.id.is_none(),
+        "an object outside the selector was touched: {status:#?}"
+    );
+    assert!(owner(&plain).is_none());
+    api.delete("plain", &DeleteParams::default()).await.unwrap();
     env.finish(op).await;
 }

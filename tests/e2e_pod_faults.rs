@@ -210,7 +210,12 @@ async fn kill_with_the_deploy_in_flight(prefix: &str, hold: Hold) -> AfterKill {
     admin.clear_faults().await.unwrap();
     let left = api.get("inflight").await.unwrap();
     assert!(left.annotations().contains_key(PENDING));
-    assert!(left.status.as_ref().and_then(|s| s.common.id.as_ref()).is_none());
+    assert!(
+        left.status
+            .as_ref()
+            .and_then(|s| s.common.id.as_ref())
+            .is_none()
+    );
 
     // The second process waits out the platform time limit (5 s from its start) before it
     // concludes that nothing was deployed, and a deploy still held by the emulator is

@@ -110,7 +110,8 @@ pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Step<R> {
             // One listing can miss an object made just before it: ask a newer one.
             return Step::Relist(Freshness::StartedAfter(f.listing_started));
         }
-        let report = f.observe_only || chosen_by == IdChosenBy::Person || f.when_gone == WhenGone::Report;
+        let report =
+            f.observe_only || chosen_by == IdChosenBy::Person || f.when_gone == WhenGone::Report;
         return match report {
             true => Step::Fail(gone(noun, id)),
             false => Step::Recreate,
@@ -142,7 +143,11 @@ fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Step<R> {
     let settled = marker.settles_at <= f.now;
     // Anything the create made is in a listing newer than the marker; only its absence
     // must wait until the create can no longer land.
-    let need_after = if settled { marker.settles_at } else { marker.at };
+    let need_after = if settled {
+        marker.settles_at
+    } else {
+        marker.at
+    };
     if f.listing_started <= need_after {
         return Step::Relist(Freshness::StartedAfter(need_after));
     }
@@ -292,7 +297,10 @@ mod tests {
             claimed: &claimed,
             ..facts(n)
         };
-        assert_eq!(decide(&f, NOUN), Step::Adopt(found.clone(), Adoption::Existing));
+        assert_eq!(
+            decide(&f, NOUN),
+            Step::Adopt(found.clone(), Adoption::Existing)
+        );
     }
 
     #[test]

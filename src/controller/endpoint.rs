@@ -291,7 +291,9 @@ impl Adapter for EndpointAdapter {
             .await
             .map_err(|e| Failure::from_platform("create the endpoint", &e))?;
         // REST v2 does not echo the template: status keeps the one the endpoint was made with.
-        record.template_id.get_or_insert_with(|| d.template_id.clone());
+        record
+            .template_id
+            .get_or_insert_with(|| d.template_id.clone());
         Ok(Created::quietly(RemoteEndpoint::listed(record)))
     }
 

@@ -37,8 +37,8 @@ use super::decide::{
     Cleanup, CleanupFacts, Facts, IdChosenBy, Marker, Step, decide, decide_cleanup,
 };
 use super::failure::{Applied, Failure, FailureClass};
-use super::ownership::{self, Claim, Ownership};
 use super::kind::ManagedKind;
+use super::ownership::{self, Claim, Ownership};
 
 /// Errors that end a reconcile early; the controller's error policy requeues them. Platform
 /// failures are not among them: they are reported in status and requeued by class.
@@ -230,9 +230,7 @@ impl<R> Outcome<R> {
 /// The id an object is managed by, and who chose it: the external-id annotation (a
 /// person's, or one written by an earlier version of the operator) wins over status.
 fn known_id<K: ManagedKind>(obj: &K, annotations: &Annotations) -> Option<(String, IdChosenBy)> {
-    let status_id = obj
-        .current_status()
-        .and_then(|s| K::common(s).id.clone());
+    let status_id = obj.current_status().and_then(|s| K::common(s).id.clone());
     match &annotations.external_id {
         Some(id) => {
             // Written by the operator after its own create, or already in status (managed
@@ -964,7 +962,10 @@ impl<A: Adapter> Engine<A> {
                     }
                 }
             }
-            self.release_finalizer(api, &obj).await?;
+            if !self.release_finalizer(api, &obj).await? {
+                debug!(kind = A::KIND, object = %key, "changed while deleting; looking again");
+                return Ok(Action::requeue(Duration::from_millis(200)));
+            }
             self.forget(&key);
             return Ok(Action::await_change());
         }
@@ -1167,7 +1168,10 @@ impl<A: Adapter> Engine<A> {
         if claim.is_empty() && add_finalizer.is_none() {
             return Ok(());
         }
-        match self.patch_metadata(api, obj, &claim, add_finalizer, true).await {
+        match self
+            .patch_metadata(api, obj, &claim, add_finalizer, true)
+            .await
+        {
             Ok(_) => Ok(()),
             // Changed meanwhile: the next pass (the watch brings it) tries again.
             Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
@@ -1175,10 +1179,19 @@ impl<A: Adapter> Engine<A> {
         }
     }
 
-    /// Removes the finalizer, checked against the version read: a 409 means the object
-    /// changed and the next pass decides again.
-    async fn release_finalizer(&self, api: &Api<A::Kind>, obj: &A::Kind) -> Result<(), EngineError> {
-        let remaining: Vec<&String> = obj.finalizers().iter().filter(|f| *f != FINALIZER).collect();
+    /// Removes the finalizer, checked against the version read. `false`: the object
+    /// changed since (a 409), and the caller looks again soon (the change may be one the
+    /// watch's filter lets pass without a reconcile, such as status).
+    async fn release_finalizer(
+        &self,
+        api: &Api<A::Kind>,
+        obj: &A::Kind,
+    ) -> Result<bool, EngineError> {
+        let remaining: Vec<&String> = obj
+            .finalizers()
+            .iter()
+            .filter(|f| *f != FINALIZER)
+            .collect();
         let patch = json!({
             "metadata": {
                 "resourceVersion": obj.resource_version(),
@@ -1186,11 +1199,16 @@ impl<A: Adapter> Engine<A> {
             }
         });
         match api
-            .patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(patch))
+            .patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(patch),
+            )
             .await
         {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => Ok(()),
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(e)) if e.code == 404 => Ok(true),
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
@@ -1220,7 +1238,10 @@ impl<A: Adapter> Engine<A> {
         if let Some(f) = finalizer
             && !obj.finalizers().iter().any(|have| have == f)
         {
-            debug_assert!(checked, "a finalizer list is only rewritten conflict-checked");
+            debug_assert!(
+                checked,
+                "a finalizer list is only rewritten conflict-checked"
+            );
             let mut list = obj.finalizers().to_vec();
             list.push(f.to_string());
             metadata["finalizers"] = json!(list);

@@ -1,10 +1,9 @@
 //! The NetworkVolume adapter: create, rename, grow (never shrink), delete by policy.
 
-
 use crate::crd::NetworkVolume;
 use crate::crd::network_volume::{NetworkVolumeStatus, VolumeClass};
-use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 use crate::platform::PlatformClient;
+use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 
 use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use super::failure::Failure;

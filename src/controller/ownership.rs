@@ -60,7 +60,11 @@ pub fn claim_of(claim: Option<&str>, me: &str, holder: Holder, takeover_after: D
 }
 
 /// Pure: the state of a holder from its Lease's last renewal and duration, at `now`.
-pub fn holder_from_lease(renewed: Option<Timestamp>, duration_s: Option<i32>, now: Timestamp) -> Holder {
+pub fn holder_from_lease(
+    renewed: Option<Timestamp>,
+    duration_s: Option<i32>,
+    now: Timestamp,
+) -> Holder {
     let Some(renewed) = renewed else {
         return Holder::Unknown;
     };
@@ -148,13 +152,22 @@ mod tests {
 
     #[test]
     fn an_unclaimed_object_is_claimed_by_whoever_writes_first() {
-        assert_eq!(claim_of(None, ME, Holder::Unknown, TAKEOVER), Claim::Unclaimed);
-        assert_eq!(claim_of(Some(" "), ME, Holder::Unknown, TAKEOVER), Claim::Unclaimed);
+        assert_eq!(
+            claim_of(None, ME, Holder::Unknown, TAKEOVER),
+            Claim::Unclaimed
+        );
+        assert_eq!(
+            claim_of(Some(" "), ME, Holder::Unknown, TAKEOVER),
+            Claim::Unclaimed
+        );
     }
 
     #[test]
     fn an_object_this_install_claimed_is_its_own() {
-        assert_eq!(claim_of(Some(ME), ME, Holder::Unknown, TAKEOVER), Claim::Mine);
+        assert_eq!(
+            claim_of(Some(ME), ME, Holder::Unknown, TAKEOVER),
+            Claim::Mine
+        );
     }
 
     #[test]

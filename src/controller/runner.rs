@@ -83,11 +83,9 @@ fn watch_kind<K: ManagedKind>(
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
-    let streams = apis.into_iter().map(|api| {
-        watcher(api, config.clone())
-            .default_backoff()
-            .boxed()
-    });
+    let streams = apis
+        .into_iter()
+        .map(|api| watcher(api, config.clone()).default_backoff().boxed());
     stream::select_all(streams)
         // managedFields are the bulk of a stored object and the operator never reads them:
         // dropped before the cache, they cost no memory per object.

@@ -44,9 +44,11 @@ fn with_unobserved_status(mut crd: CustomResourceDefinition) -> CustomResourceDe
             .and_then(|s| s.properties.as_mut())
             .and_then(|p| p.get_mut("status"));
         if let Some(status) = status {
-            status.default = Some(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
-                serde_json::json!({ "observedGeneration": 0 }),
-            ));
+            status.default = Some(
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSON(
+                    serde_json::json!({ "observedGeneration": 0 }),
+                ),
+            );
         }
     }
     crd
