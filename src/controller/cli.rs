@@ -21,11 +21,8 @@ use crate::telemetry::{self, LogFormat};
 use super::annotations::parse_duration;
 use super::context::{EngineConfig, Shared};
 use super::credentials::{CredentialResolver, DefaultKey};
-use super::endpoint::EndpointAdapter;
-use super::engine::Engine;
-use super::network_volume::NetworkVolumeAdapter;
-use super::pod::PodAdapter;
-use super::runner::{Namespaces, run_kind};
+use super::runner::Namespaces;
+use super::spawn::{Controllers, stopped as wait_for};
 
 /// Options of `run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -317,47 +314,23 @@ pub async fn run_with(
     } else {
         Namespaces::Only(args.namespaces.clone())
     };
-    let volumes = Arc::new(Engine::new(shared.clone(), NetworkVolumeAdapter));
-    let endpoints = Arc::new(Engine::new(shared.clone(), EndpointAdapter::default()));
-    let pods = Arc::new(Engine::new(
-        shared.clone(),
-        PodAdapter::new(shared.config.poll_interval).with_events(shared.clone()),
-    ));
-    // One task per kind, so the kinds reconcile in parallel on a multi-threaded runtime.
-    let kinds = [
-        tokio::spawn(run_kind(
-            volumes,
-            namespaces.clone(),
-            args.concurrency,
-            wait_for(stop_rx.clone()),
-        )),
-        tokio::spawn(run_kind(
-            endpoints,
-            namespaces.clone(),
-            args.concurrency,
-            wait_for(stop_rx.clone()),
-        )),
-        tokio::spawn(run_kind(
-            pods,
-            namespaces,
-            args.concurrency,
-            wait_for(stop_rx.clone()),
-        )),
-    ];
+    let controllers = Controllers {
+        shared,
+        namespaces,
+        concurrency: args.concurrency,
+        stop: stop_rx.clone(),
+    };
+    let kinds: Vec<_> = crate::kinds::KINDS
+        .iter()
+        .filter_map(|kind| kind.controller)
+        .map(|start| start(&controllers))
+        .collect();
     for kind in kinds {
         kind.await.context("a controller task failed")?;
     }
     ready.set(false);
     info!("stopped");
     Ok(())
-}
-
-async fn wait_for(mut stop: watch::Receiver<bool>) {
-    while !*stop.borrow_and_update() {
-        if stop.changed().await.is_err() {
-            return;
-        }
-    }
 }
 
 fn hostname() -> String {

@@ -7,7 +7,6 @@ pub mod network_volume;
 pub mod pod;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::CustomResourceExt;
 
 pub use common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, GROUP, LocalObjectReference,
@@ -22,9 +21,9 @@ pub fn api_version() -> String {
     format!("{GROUP}/{VERSION}")
 }
 
-/// Every CustomResourceDefinition of the operator, in a stable order.
+/// Every CustomResourceDefinition of the operator, in the order of `crate::kinds::KINDS`.
 pub fn all() -> Vec<CustomResourceDefinition> {
-    vec![NetworkVolume::crd(), Endpoint::crd(), Pod::crd()]
+    crate::kinds::crds()
 }
 
 /// The CRDs as one multi-document YAML stream, as committed under `crds/`.
