@@ -31,10 +31,16 @@ pub struct Need {
     pub verbs: &'static [&'static str],
 }
 
+impl Need {
+    /// What the need is about, without its verbs: `gpucloud.io networkvolumes/status`.
+    pub fn target(&self) -> String {
+        target(&self.group, &self.resource, self.name.as_deref())
+    }
+}
+
 impl fmt::Display for Need {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let target = target(&self.group, &self.resource, self.name.as_deref());
-        write!(f, "{} on {target}", self.verbs.join(", "))
+        write!(f, "{} on {}", self.verbs.join(", "), self.target())
     }
 }
 
