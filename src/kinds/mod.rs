@@ -34,8 +34,9 @@ pub type DemoRows = fn(kube::Client, String) -> BoxFuture<'static, kube::Result<
 pub struct RegisteredKind {
     /// The CustomResourceDefinition, as `CustomResourceExt::crd` generates it.
     pub crd: fn() -> CustomResourceDefinition,
-    /// How `run` starts the engine that manages the kind; `None` for a kind the operator
-    /// only reads (its RBAC then has no writes, see [`rbac::needs`]).
+    /// How `run` starts the kind's controller (the engine, for a kind that mirrors a
+    /// platform object); `None` for a kind the operator only reads (its RBAC then has no
+    /// writes, see [`rbac::needs`], and Argo CD no health check: nothing writes its status).
     pub controller: Option<StartController>,
     pub demo_rows: DemoRows,
 }
@@ -81,7 +82,7 @@ fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
 }
 
 impl RegisteredKind {
-    /// Whether an engine manages the kind (creates, changes and deletes what it describes).
+    /// Whether a controller of the operator writes to the kind's objects and their status.
     pub fn is_managed(&self) -> bool {
         self.controller.is_some()
     }
