@@ -6,6 +6,7 @@
 //! - [`emulator`]: a faithful local stand-in for the platform; knows nothing of the operator.
 //! - [`crd`]: the custom resources users apply.
 //! - [`controller`]: the managed-resource engine and one small adapter per kind.
+//! - [`kinds`]: the one list of kinds that the CRDs, `run`, the demo and the manifests follow.
 //! - [`demo`]: `gpucloud-operator demo`, and applying manifests the way the examples are.
 //! - [`observe`]: shared snapshots of remote state, one list call per kind per interval.
 
@@ -14,6 +15,7 @@ pub mod controller;
 pub mod crd;
 pub mod demo;
 pub mod emulator;
+pub mod kinds;
 pub mod metrics;
 pub mod observe;
 pub mod platform;

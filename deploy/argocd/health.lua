@@ -1,4 +1,4 @@
--- Argo CD health of gpucloud.io objects (Pod, Endpoint, NetworkVolume), from the
+-- Argo CD health of the objects of every gpucloud.io kind, from the
 -- kstatus-style conditions the operator writes. Argo CD runs it with `obj` set.
 local hs = { status = "Progressing", message = "Waiting for the operator" }
 

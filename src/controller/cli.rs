@@ -21,11 +21,8 @@ use crate::telemetry::{self, LogFormat};
 use super::annotations::parse_duration;
 use super::context::{EngineConfig, Shared};
 use super::credentials::{CredentialResolver, DefaultKey};
-use super::endpoint::EndpointAdapter;
-use super::engine::Engine;
-use super::network_volume::NetworkVolumeAdapter;
-use super::pod::PodAdapter;
-use super::runner::{Namespaces, Watched, run_kind};
+use super::runner::{Namespaces, Watched};
+use super::spawn::{Controllers, stopped as wait_for};
 
 /// Options of `run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -330,37 +327,21 @@ pub async fn run_with(
     } else {
         Namespaces::Only(args.namespaces.clone())
     };
-    let namespaces = Watched {
+    let watched = Watched {
         namespaces,
         selector: args.selector.clone(),
     };
-    let volumes = Arc::new(Engine::new(shared.clone(), NetworkVolumeAdapter));
-    let endpoints = Arc::new(Engine::new(shared.clone(), EndpointAdapter::default()));
-    let pods = Arc::new(Engine::new(
-        shared.clone(),
-        PodAdapter::new(shared.config.poll_interval),
-    ));
-    // One task per kind, so the kinds reconcile in parallel on a multi-threaded runtime.
-    let kinds = [
-        tokio::spawn(run_kind(
-            volumes,
-            namespaces.clone(),
-            args.concurrency,
-            wait_for(stop_rx.clone()),
-        )),
-        tokio::spawn(run_kind(
-            endpoints,
-            namespaces.clone(),
-            args.concurrency,
-            wait_for(stop_rx.clone()),
-        )),
-        tokio::spawn(run_kind(
-            pods,
-            namespaces,
-            args.concurrency,
-            wait_for(stop_rx.clone()),
-        )),
-    ];
+    let controllers = Controllers {
+        shared,
+        watched,
+        concurrency: args.concurrency,
+        stop: stop_rx.clone(),
+    };
+    let kinds: Vec<_> = crate::kinds::KINDS
+        .iter()
+        .filter_map(|kind| kind.controller)
+        .map(|start| start(&controllers))
+        .collect();
     for kind in kinds {
         kind.await.context("a controller task failed")?;
     }
@@ -379,14 +360,6 @@ fn lease_namespace(args: &RunArgs) -> String {
         })
         .map(|n| n.trim().to_string())
         .unwrap_or_else(|| "default".into())
-}
-
-async fn wait_for(mut stop: watch::Receiver<bool>) {
-    while !*stop.borrow_and_update() {
-        if stop.changed().await.is_err() {
-            return;
-        }
-    }
 }
 
 fn hostname() -> String {

@@ -8,10 +8,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::crd::{
-    CommonStatus, CredentialsSecretRef, DeletionPolicy, Endpoint, EndpointStatus, ManagementPolicy,
-    NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
-};
+use crate::crd::{CommonStatus, CredentialsSecretRef, DeletionPolicy, ManagementPolicy};
 
 /// A custom resource the engine manages.
 pub trait ManagedKind:
@@ -44,18 +41,21 @@ pub trait ManagedKind:
     }
 }
 
+/// Implements [`ManagedKind`] for a custom resource whose spec carries the common policy
+/// fields and whose status embeds [`CommonStatus`] as `common`. Invoked where the kind is
+/// registered (`crate::kinds`).
 macro_rules! managed_kind {
     ($kind:ty, $status:ty) => {
-        impl ManagedKind for $kind {
+        impl $crate::controller::kind::ManagedKind for $kind {
             type Status = $status;
 
-            fn deletion_policy(&self) -> DeletionPolicy {
+            fn deletion_policy(&self) -> $crate::crd::DeletionPolicy {
                 self.spec.deletion_policy
             }
-            fn management_policy(&self) -> ManagementPolicy {
+            fn management_policy(&self) -> $crate::crd::ManagementPolicy {
                 self.spec.management_policy
             }
-            fn credentials(&self) -> Option<&CredentialsSecretRef> {
+            fn credentials(&self) -> Option<&$crate::crd::CredentialsSecretRef> {
                 self.spec.credentials_secret_ref.as_ref()
             }
             fn current_status(&self) -> Option<&Self::Status> {
@@ -64,16 +64,13 @@ macro_rules! managed_kind {
             fn status_mut(&mut self) -> &mut Option<Self::Status> {
                 &mut self.status
             }
-            fn common(status: &Self::Status) -> &CommonStatus {
+            fn common(status: &Self::Status) -> &$crate::crd::CommonStatus {
                 &status.common
             }
-            fn common_mut(status: &mut Self::Status) -> &mut CommonStatus {
+            fn common_mut(status: &mut Self::Status) -> &mut $crate::crd::CommonStatus {
                 &mut status.common
             }
         }
     };
 }
-
-managed_kind!(NetworkVolume, NetworkVolumeStatus);
-managed_kind!(Endpoint, EndpointStatus);
-managed_kind!(Pod, PodStatus);
+pub(crate) use managed_kind;

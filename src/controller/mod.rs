@@ -4,7 +4,8 @@
 //!   crash-safe create, status, Events, backoff).
 //! - [`adapter`]: the small trait a kind implements; [`network_volume`] is one.
 //! - [`conditions`], [`failure`], [`backoff`], [`annotations`]: pure decisions.
-//! - [`runner`]: watches feeding the engine; [`cli`]: the `run` subcommand.
+//! - [`runner`]: watches feeding the engine; [`spawn`]: one kind's controller as a task;
+//!   [`cli`]: the `run` subcommand, which starts every kind of `crate::kinds`.
 
 pub mod adapter;
 pub mod annotations;
@@ -25,3 +26,4 @@ pub mod ownership;
 pub mod placement;
 pub mod pod;
 pub mod runner;
+pub mod spawn;

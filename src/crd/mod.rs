@@ -7,7 +7,6 @@ pub mod network_volume;
 pub mod pod;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::CustomResourceExt;
 
 pub use common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, GROUP, LocalObjectReference,
@@ -22,12 +21,9 @@ pub fn api_version() -> String {
     format!("{GROUP}/{VERSION}")
 }
 
-/// Every CustomResourceDefinition of the operator, in a stable order.
+/// Every CustomResourceDefinition of the operator, in the order of `crate::kinds::KINDS`.
 pub fn all() -> Vec<CustomResourceDefinition> {
-    vec![NetworkVolume::crd(), Endpoint::crd(), Pod::crd()]
-        .into_iter()
-        .map(with_unobserved_status)
-        .collect()
+    crate::kinds::crds()
 }
 
 /// Gives `status` the default `{observedGeneration: 0}`. The apiserver applies it to every
@@ -35,7 +31,7 @@ pub fn all() -> Vec<CustomResourceDefinition> {
 /// a generation not yet observed (in progress) instead of an object without conditions
 /// (which kstatus calls Current), and the operator needs no status write of its own
 /// before its first platform call.
-fn with_unobserved_status(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+pub(crate) fn with_unobserved_status(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
     for version in &mut crd.spec.versions {
         let status = version
             .schema

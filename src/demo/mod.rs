@@ -8,25 +8,30 @@ pub mod cluster;
 pub mod examples;
 pub mod table;
 
+use std::fmt::Debug;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
+use futures::FutureExt as _;
+use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::core::NamespaceResourceScope;
+use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use crate::controller::annotations::parse_duration;
 use crate::controller::cli::{RunArgs, run_with};
-use crate::crd::{Endpoint, NetworkVolume, Pod};
 use crate::emulator::{self, ApiKey, EmulatorConfig};
+use crate::kinds::KINDS;
 
 use self::apply::{apply_objects, parse_documents};
 use self::cluster::Cluster;
-use self::table::Row;
+use self::table::{Row, TableRow};
 
 const FIELD_MANAGER: &str = "gpucloud-operator-demo";
 /// The key the demo's emulator accepts; it guards nothing but the emulator in this process.
@@ -318,14 +323,10 @@ impl Session {
     }
 
     async fn rows(&self) -> anyhow::Result<Vec<Row>> {
-        let client = self.kube_client.clone();
-        let lp = ListParams::default();
-        let pods: Api<Pod> = Api::namespaced(client.clone(), &self.namespace);
-        let endpoints: Api<Endpoint> = Api::namespaced(client.clone(), &self.namespace);
-        let volumes: Api<NetworkVolume> = Api::namespaced(client, &self.namespace);
-        let mut rows: Vec<Row> = pods.list(&lp).await?.iter().map(table::pod_row).collect();
-        rows.extend(endpoints.list(&lp).await?.iter().map(table::endpoint_row));
-        rows.extend(volumes.list(&lp).await?.iter().map(table::volume_row));
+        let mut rows = Vec::new();
+        for kind in KINDS {
+            rows.extend((kind.demo_rows)(self.kube_client.clone(), self.namespace.clone()).await?);
+        }
         Ok(rows)
     }
 
@@ -357,6 +358,28 @@ impl Session {
         let _ = tokio::time::timeout(Duration::from_secs(20), self.operator).await;
         self.emulator.shutdown().await;
     }
+}
+
+/// The table's rows of every `K` in `namespace`; a kind's registration points here.
+pub fn rows_of<K>(
+    client: kube::Client,
+    namespace: String,
+) -> BoxFuture<'static, kube::Result<Vec<Row>>>
+where
+    K: TableRow
+        + kube::Resource<Scope = NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Send
+        + 'static,
+{
+    async move {
+        let objects: Api<K> = Api::namespaced(client, &namespace);
+        let listed = objects.list(&ListParams::default()).await?;
+        Ok(listed.iter().map(K::row).collect())
+    }
+    .boxed()
 }
 
 /// Applies the CRDs (server-side, idempotent) and waits until they are served.

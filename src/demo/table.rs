@@ -105,6 +105,29 @@ pub fn volume_row(volume: &NetworkVolume) -> Row {
     }
 }
 
+/// A kind with rows in the table; its registration (`crate::kinds`) lists them.
+pub trait TableRow {
+    fn row(&self) -> Row;
+}
+
+impl TableRow for Pod {
+    fn row(&self) -> Row {
+        pod_row(self)
+    }
+}
+
+impl TableRow for Endpoint {
+    fn row(&self) -> Row {
+        endpoint_row(self)
+    }
+}
+
+impl TableRow for NetworkVolume {
+    fn row(&self) -> Row {
+        volume_row(self)
+    }
+}
+
 /// `NVIDIA GeForce RTX 4090` reads as `RTX 4090`: the column stays narrow.
 fn short_gpu(id: &str) -> String {
     id.trim_start_matches("NVIDIA ")

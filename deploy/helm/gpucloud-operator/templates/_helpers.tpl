@@ -22,6 +22,8 @@ app.kubernetes.io/component: operator
 {{- if .Values.serviceAccount.create -}}{{ .Values.serviceAccount.name | default (include "gpucloud-operator.fullname" .) }}{{- else -}}{{ .Values.serviceAccount.name | default "default" }}{{- end -}}
 {{- end -}}
 
+{{/* The rules below name every kind of src/kinds/mod.rs; tests/manifests.rs checks them. */}}
+
 {{/* Rules on the watched objects; the same for the ClusterRole and each Role. */}}
 {{- define "gpucloud-operator.rules" -}}
 - apiGroups: ["gpucloud.io"]
@@ -39,4 +41,12 @@ app.kubernetes.io/component: operator
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- end -}}
+
+{{/* The ClusterRole only: each CRD is read once at start-up to check that it is installed. */}}
+{{- define "gpucloud-operator.crdRules" -}}
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  resourceNames: ["pods.gpucloud.io", "endpoints.gpucloud.io", "networkvolumes.gpucloud.io"]
+  verbs: ["get"]
 {{- end -}}

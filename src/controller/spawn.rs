@@ -1,0 +1,46 @@
+//! Starting one kind's controller as a task of its own: what every kind's start shares, so
+//! that the registration of a kind (`crate::kinds`) only says how to build its adapter.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::adapter::Adapter;
+use super::context::Shared;
+use super::engine::Engine;
+use super::runner::{Watched, run_kind};
+
+/// What `run` hands to every kind's start: built once, shared by all kinds.
+pub struct Controllers {
+    pub shared: Arc<Shared>,
+    /// The namespaces (and labels) every kind watches.
+    pub watched: Watched,
+    /// Reconciles running at once, per kind.
+    pub concurrency: u16,
+    /// Turns true when every controller must stop.
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Controllers {
+    /// Runs the engine of `adapter`'s kind until `stop` turns true. Each kind gets its own
+    /// task, so the kinds reconcile in parallel on a multi-threaded runtime.
+    pub fn spawn<A: Adapter>(&self, adapter: A) -> JoinHandle<()> {
+        let engine = Arc::new(Engine::new(self.shared.clone(), adapter));
+        tokio::spawn(run_kind(
+            engine,
+            self.watched.clone(),
+            self.concurrency,
+            stopped(self.stop.clone()),
+        ))
+    }
+}
+
+/// Resolves once `stop` is true, or once nobody can set it any more.
+pub async fn stopped(mut stop: watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            return;
+        }
+    }
+}

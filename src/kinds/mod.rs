@@ -1,0 +1,164 @@
+//! Every custom resource kind of the operator, registered once.
+//!
+//! [`KINDS`] is what everything that enumerates kinds reads: the CRDs that `crds` prints
+//! and `run` checks for, the controllers `run` starts, the demo's table, and the tests that
+//! hold the RBAC and Argo CD manifests under `deploy/` to the list ([`rbac`] says what each
+//! kind needs there). CONTRIBUTING.md walks through adding a kind.
+
+pub mod rbac;
+
+use futures::future::BoxFuture;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionNames,
+};
+use kube::CustomResourceExt;
+use tokio::task::JoinHandle;
+
+use crate::controller::endpoint::EndpointAdapter;
+use crate::controller::kind::managed_kind;
+use crate::controller::network_volume::NetworkVolumeAdapter;
+use crate::controller::pod::PodAdapter;
+use crate::controller::spawn::Controllers;
+use crate::crd::{Endpoint, EndpointStatus, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus};
+use crate::demo::rows_of;
+use crate::demo::table::Row;
+
+/// Starts a kind's controller as a task.
+pub type StartController = fn(&Controllers) -> JoinHandle<()>;
+/// Lists the demo table's rows of a kind in a namespace.
+pub type DemoRows = fn(kube::Client, String) -> BoxFuture<'static, kube::Result<Vec<Row>>>;
+
+/// One kind of the operator. Its names (kind, plural, short names, group) are read from
+/// its CRD, so the `#[kube(...)]` attribute of the type stays their only source.
+#[derive(Clone, Copy)]
+pub struct RegisteredKind {
+    /// The CustomResourceDefinition, as `CustomResourceExt::crd` generates it.
+    pub crd: fn() -> CustomResourceDefinition,
+    /// How `run` starts the kind's controller (the engine, for a kind that mirrors a
+    /// platform object); `None` for a kind the operator only reads (its RBAC then has no
+    /// writes, see [`rbac::needs`], and Argo CD no health check: nothing writes its status).
+    pub controller: Option<StartController>,
+    pub demo_rows: DemoRows,
+}
+
+/// Every kind, in the order of the CRD stream (`crds`, `crds/gpucloud.io.yaml`).
+pub const KINDS: &[RegisteredKind] = &[
+    RegisteredKind {
+        crd: NetworkVolume::crd,
+        controller: Some(start_network_volumes),
+        demo_rows: rows_of::<NetworkVolume>,
+    },
+    RegisteredKind {
+        crd: Endpoint::crd,
+        controller: Some(start_endpoints),
+        demo_rows: rows_of::<Endpoint>,
+    },
+    RegisteredKind {
+        crd: Pod::crd,
+        controller: Some(start_pods),
+        demo_rows: rows_of::<Pod>,
+    },
+];
+
+// What the engine reads of each managed kind's spec and status.
+managed_kind!(NetworkVolume, NetworkVolumeStatus);
+managed_kind!(Endpoint, EndpointStatus);
+managed_kind!(Pod, PodStatus);
+
+// One function per kind builds its adapter: the only place to touch when an adapter's
+// constructor changes.
+
+fn start_network_volumes(controllers: &Controllers) -> JoinHandle<()> {
+    controllers.spawn(NetworkVolumeAdapter)
+}
+
+fn start_endpoints(controllers: &Controllers) -> JoinHandle<()> {
+    controllers.spawn(EndpointAdapter::default())
+}
+
+fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
+    controllers.spawn(PodAdapter::new(controllers.shared.config.poll_interval))
+}
+
+impl RegisteredKind {
+    /// Whether a controller of the operator writes to the kind's objects and their status.
+    pub fn is_managed(&self) -> bool {
+        self.controller.is_some()
+    }
+
+    /// The names block of the CRD: `kind`, `plural`, `shortNames`, `categories`.
+    pub fn names(&self) -> CustomResourceDefinitionNames {
+        (self.crd)().spec.names
+    }
+
+    /// `NetworkVolume`.
+    pub fn kind(&self) -> String {
+        self.names().kind
+    }
+
+    /// `networkvolumes`: the resource in RBAC rules and the CRD's name.
+    pub fn plural(&self) -> String {
+        self.names().plural
+    }
+
+    pub fn short_names(&self) -> Vec<String> {
+        self.names().short_names.unwrap_or_default()
+    }
+
+    /// `gpucloud.io`.
+    pub fn group(&self) -> String {
+        (self.crd)().spec.group
+    }
+}
+
+/// Every CRD, in the order of [`KINDS`].
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    KINDS
+        .iter()
+        .map(|kind| crate::crd::with_unobserved_status((kind.crd)()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::crd::GROUP;
+
+    #[test]
+    fn kinds_plurals_and_short_names_are_unique() {
+        let mut seen = BTreeSet::new();
+        for kind in KINDS {
+            let names = [kind.kind(), kind.plural()]
+                .into_iter()
+                .chain(kind.short_names());
+            for name in names {
+                let name = name.to_lowercase();
+                assert!(seen.insert(name.clone()), "{name} names two kinds");
+            }
+        }
+    }
+
+    #[test]
+    fn every_kind_is_in_the_group_and_the_gpucloud_category() {
+        // `kubectl get gpucloud` (README, the demo's hint) lists the category.
+        for kind in KINDS {
+            let names = kind.names();
+            assert_eq!(kind.group(), GROUP, "{}", names.kind);
+            assert!(
+                names
+                    .categories
+                    .unwrap_or_default()
+                    .contains(&"gpucloud".into()),
+                "{} is not in the gpucloud category",
+                names.kind
+            );
+            assert!(
+                !kind.short_names().is_empty(),
+                "{} has no short name",
+                names.kind
+            );
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The RBAC each registered kind needs, and how a set of rules measures up to it. Pure:
+//! `tests/manifests.rs` reads the Roles under `deploy/` and asks these questions.
+//!
+//! The manifests stay hand-written and are checked, not generated: they carry comments,
+//! Helm templating and rules that have nothing to do with kinds (Secrets, Events, the
+//! Lease), which a generator would have to reproduce byte for byte; a check is a few
+//! functions here and names the file, the kind and the verb when something is missing.
+
+use std::fmt;
+
+use k8s_openapi::api::rbac::v1::PolicyRule;
+
+use super::RegisteredKind;
+
+/// Where a set of rules applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// A ClusterRole: the operator may also check at start-up that its CRDs exist.
+    Cluster,
+    /// A Role in one watched namespace: CRDs are cluster-scoped, so no CRD check (the
+    /// operator tolerates the 403).
+    Namespace,
+}
+
+/// `verbs` on `resource` of API group `group`: on every object, or only on `name`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Need {
+    pub group: String,
+    pub resource: String,
+    pub name: Option<String>,
+    pub verbs: &'static [&'static str],
+}
+
+impl Need {
+    /// What the need is about, without its verbs: `gpucloud.io networkvolumes/status`.
+    pub fn target(&self) -> String {
+        target(&self.group, &self.resource, self.name.as_deref())
+    }
+}
+
+impl fmt::Display for Need {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} on {}", self.verbs.join(", "), self.target())
+    }
+}
+
+/// `gpucloud.io networkvolumes`, `core secrets named x`.
+fn target(group: &str, resource: &str, name: Option<&str>) -> String {
+    let group = if group.is_empty() { "core" } else { group };
+    match name {
+        Some(name) => format!("{group} {resource} named {name}"),
+        None => format!("{group} {resource}"),
+    }
+}
+
+/// A managed kind's objects: list and watch feed the informer; get is how an Endpoint reads
+/// the NetworkVolume it names; patch adds and removes the finalizer and the engine's
+/// annotations (merge and JSON patches). Nothing is ever replaced with a PUT.
+const MANAGED: &[&str] = &["get", "list", "watch", "patch"];
+/// Status is written by server-side apply, which is a patch.
+const STATUS: &[&str] = &["patch"];
+/// A kind no engine manages is only read.
+const READ_ONLY: &[&str] = &["get", "list", "watch"];
+/// `run` reads each CRD once at start-up.
+const CRD_CHECK: &[&str] = &["get"];
+
+/// What `kind` needs in rules of `scope`.
+pub fn needs(kind: &RegisteredKind, scope: Scope) -> Vec<Need> {
+    needs_of(&kind.group(), &kind.plural(), kind.is_managed(), scope)
+}
+
+fn needs_of(group: &str, plural: &str, managed: bool, scope: Scope) -> Vec<Need> {
+    let need = |resource: String, name: Option<String>, verbs| Need {
+        group: group.into(),
+        resource,
+        name,
+        verbs,
+    };
+    let mut out = if managed {
+        vec![
+            need(plural.into(), None, MANAGED),
+            need(format!("{plural}/status"), None, STATUS),
+        ]
+    } else {
+        vec![need(plural.into(), None, READ_ONLY)]
+    };
+    if scope == Scope::Cluster {
+        out.push(Need {
+            group: "apiextensions.k8s.io".into(),
+            resource: "customresourcedefinitions".into(),
+            name: Some(format!("{plural}.{group}")),
+            verbs: CRD_CHECK,
+        });
+    }
+    out
+}
+
+fn lists(values: &Option<Vec<String>>, wanted: &str) -> bool {
+    values.iter().flatten().any(|v| v == wanted || v == "*")
+}
+
+fn grants(rule: &PolicyRule, need: &Need, verb: &str) -> bool {
+    let names = rule.resource_names.as_deref().unwrap_or_default();
+    lists(&rule.api_groups, &need.group)
+        && lists(&rule.resources, &need.resource)
+        && rule.verbs.iter().any(|v| v == verb || v == "*")
+        && (names.is_empty() || need.name.as_ref().is_some_and(|n| names.contains(n)))
+}
+
+/// The verbs of `need` that none of `rules` grants.
+pub fn missing_verbs(rules: &[PolicyRule], need: &Need) -> Vec<&'static str> {
+    need.verbs
+        .iter()
+        .copied()
+        .filter(|verb| !rules.iter().any(|rule| grants(rule, need, verb)))
+        .collect()
+}
+
+/// What `rules` grant beyond `needs` on the resources the needs are about, or on any
+/// resource of `group` (the operator's own API group): a verb the operator does not use,
+/// a kind no longer registered, a CRD name no kind has. The rules on other things
+/// (Secrets, Events) are not the kinds' business and are left alone.
+pub fn excess(rules: &[PolicyRule], needs: &[Need], group: &str) -> Vec<String> {
+    let about = |g: &str, r: &str| {
+        g == "*"
+            || g == group
+            || needs
+                .iter()
+                .any(|n| n.group == g && (r == "*" || n.resource == r))
+    };
+    let covered = |g: &str, r: &str, name: Option<&String>, verb: &str| {
+        needs.iter().any(|n| {
+            n.group == g && n.resource == r && n.name.as_ref() == name && n.verbs.contains(&verb)
+        })
+    };
+    let mut out = Vec::new();
+    for rule in rules {
+        let names: Vec<Option<&String>> = match rule.resource_names.as_deref() {
+            None | Some([]) => vec![None],
+            Some(names) => names.iter().map(Some).collect(),
+        };
+        for g in rule.api_groups.iter().flatten() {
+            for r in rule.resources.iter().flatten().filter(|r| about(g, r)) {
+                for name in &names {
+                    for verb in &rule.verbs {
+                        if !covered(g, r, *name, verb) {
+                            out.push(format!(
+                                "{verb} on {}",
+                                target(g, r, name.map(|n| n.as_str()))
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(groups: &[&str], resources: &[&str], names: &[&str], verbs: &[&str]) -> PolicyRule {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        PolicyRule {
+            api_groups: Some(strings(groups)),
+            resources: Some(strings(resources)),
+            resource_names: (!names.is_empty()).then(|| strings(names)),
+            verbs: strings(verbs),
+            non_resource_urls: None,
+        }
+    }
+
+    fn volumes(scope: Scope) -> Vec<Need> {
+        needs_of("gpucloud.io", "networkvolumes", true, scope)
+    }
+
+    /// Today's ClusterRole rules on the operator's kinds, for one kind.
+    fn complete() -> Vec<PolicyRule> {
+        vec![
+            rule(
+                &["gpucloud.io"],
+                &["networkvolumes"],
+                &[],
+                &["get", "list", "watch", "patch"],
+            ),
+            rule(
+                &["gpucloud.io"],
+                &["networkvolumes/status"],
+                &[],
+                &["patch"],
+            ),
+            rule(
+                &["apiextensions.k8s.io"],
+                &["customresourcedefinitions"],
+                &["networkvolumes.gpucloud.io"],
+                &["get"],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_managed_kind_needs_its_objects_its_status_and_in_a_cluster_its_crd() {
+        let cluster = volumes(Scope::Cluster);
+        let shown: Vec<String> = cluster.iter().map(Need::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "get, list, watch, patch on gpucloud.io networkvolumes",
+                "patch on gpucloud.io networkvolumes/status",
+                "get on apiextensions.k8s.io customresourcedefinitions named networkvolumes.gpucloud.io",
+            ]
+        );
+        assert_eq!(volumes(Scope::Namespace), cluster[..2]);
+    }
+
+    #[test]
+    fn a_read_only_kind_needs_no_writes() {
+        let needs = needs_of("gpucloud.io", "budgets", false, Scope::Namespace);
+        assert_eq!(needs.len(), 1);
+        assert_eq!(needs[0].verbs, ["get", "list", "watch"]);
+    }
+
+    #[test]
+    fn complete_rules_miss_nothing_and_grant_nothing_more() {
+        for need in volumes(Scope::Cluster) {
+            assert!(missing_verbs(&complete(), &need).is_empty(), "{need}");
+        }
+        assert!(excess(&complete(), &volumes(Scope::Cluster), "gpucloud.io").is_empty());
+    }
+
+    #[test]
+    fn a_missing_verb_is_named() {
+        let mut rules = complete();
+        rules[0].verbs.retain(|v| v != "watch");
+        let needs = volumes(Scope::Cluster);
+        assert_eq!(missing_verbs(&rules, &needs[0]), ["watch"]);
+        // Another kind's rule does not stand in for this one.
+        rules[1].resources = Some(vec!["pods/status".into()]);
+        assert_eq!(missing_verbs(&rules, &needs[1]), ["patch"]);
+    }
+
+    #[test]
+    fn rules_limited_to_names_grant_only_those_objects() {
+        let mut rules = complete();
+        rules[0].resource_names = Some(vec!["data".into()]);
+        let needs = volumes(Scope::Cluster);
+        assert_eq!(missing_verbs(&rules, &needs[0]).len(), 4);
+        rules[2].resource_names = Some(vec!["pods.gpucloud.io".into()]);
+        assert_eq!(missing_verbs(&rules, &needs[2]), ["get"]);
+    }
+
+    #[test]
+    fn wildcards_grant_everything() {
+        let rules = [rule(&["*"], &["*"], &[], &["*"])];
+        for need in volumes(Scope::Cluster) {
+            assert!(missing_verbs(&rules, &need).is_empty(), "{need}");
+        }
+        assert!(!excess(&rules, &volumes(Scope::Cluster), "gpucloud.io").is_empty());
+    }
+
+    #[test]
+    fn grants_beyond_the_needs_of_the_kinds_are_named() {
+        let mut rules = complete();
+        rules[0].verbs.push("delete".into());
+        rules[0].resources.as_mut().unwrap().push("oldkinds".into());
+        rules[2]
+            .resource_names
+            .as_mut()
+            .unwrap()
+            .push("oldkinds.gpucloud.io".into());
+        // Rules on what no kind is about are not judged here.
+        rules.push(rule(&[""], &["secrets"], &[], &["get", "list", "watch"]));
+        let found = excess(&rules, &volumes(Scope::Cluster), "gpucloud.io");
+        assert_eq!(
+            found,
+            [
+                "delete on gpucloud.io networkvolumes",
+                "get on gpucloud.io oldkinds",
+                "list on gpucloud.io oldkinds",
+                "watch on gpucloud.io oldkinds",
+                "patch on gpucloud.io oldkinds",
+                "delete on gpucloud.io oldkinds",
+                "get on apiextensions.k8s.io customresourcedefinitions named oldkinds.gpucloud.io",
+            ]
+        );
+    }
+}

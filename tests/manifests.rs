@@ -1,0 +1,190 @@
+//! The install manifests under `deploy/` follow the list of kinds (`src/kinds/mod.rs`):
+//! every Role and ClusterRole the project ships grants each kind what the operator does
+//! with it, and nothing more on its objects; the Argo CD snippet has a health check for
+//! each managed kind. A failure names the file, the kind and the verbs, so adding a kind
+//! is: register it, run this test, add what it asks for.
+//!
+//! The manifests are checked rather than generated; `src/kinds/rbac.rs` says why.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gpucloud_operator::kinds::KINDS;
+use gpucloud_operator::kinds::rbac::{self, Need, Scope};
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use serde::Deserialize;
+
+const BASE_RBAC: &str = "deploy/base/rbac.yaml";
+const SINGLE_NAMESPACE_ROLE: &str = "deploy/overlays/single-namespace/role.yaml";
+const HELM_HELPERS: &str = "deploy/helm/gpucloud-operator/templates/_helpers.tpl";
+const HELM_RBAC: &str = "deploy/helm/gpucloud-operator/templates/rbac.yaml";
+const ARGOCD_SNIPPET: &str = "deploy/argocd/argocd-cm-snippet.yaml";
+const ARGOCD_SCRIPT: &str = "deploy/argocd/health.lua";
+
+fn read(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    name: String,
+}
+
+/// Any document of an RBAC manifest; bindings have no rules.
+#[derive(Deserialize)]
+struct RbacDocument {
+    kind: String,
+    metadata: Metadata,
+    #[serde(default)]
+    rules: Vec<PolicyRule>,
+}
+
+/// The rules of the `kind` named `name` in the multi-document file at `path`.
+fn rules_of(path: &str, kind: &str, name: &str) -> Vec<PolicyRule> {
+    let documents: Vec<RbacDocument> = serde_saphyr::from_multiple(&read(path))
+        .unwrap_or_else(|e| panic!("{path} is not RBAC YAML: {e}"));
+    documents
+        .into_iter()
+        .find(|d| d.kind == kind && d.metadata.name == name)
+        .unwrap_or_else(|| panic!("{path} has no {kind} {name}"))
+        .rules
+}
+
+/// The rules in `{{- define "NAME" -}} ... {{- end -}}` of the Helm helpers: plain YAML.
+fn helm_define(name: &str) -> Vec<PolicyRule> {
+    let text = read(HELM_HELPERS);
+    let open = format!("{{{{- define \"{name}\" -}}}}");
+    let start = text
+        .find(&open)
+        .unwrap_or_else(|| panic!("{HELM_HELPERS} has no define {name:?}"))
+        + open.len();
+    let end = start
+        + text[start..]
+            .find("{{- end -}}")
+            .unwrap_or_else(|| panic!("{HELM_HELPERS}: define {name:?} has no end"));
+    serde_saphyr::from_str(&text[start..end])
+        .unwrap_or_else(|e| panic!("{HELM_HELPERS}: define {name:?} is not a list of rules: {e}"))
+}
+
+/// What `source` lacks for each kind in `scope`, and what it grants beyond all kinds' needs.
+fn problems(source: &str, rules: &[PolicyRule], scope: Scope) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut all_needs: Vec<Need> = Vec::new();
+    for kind in KINDS {
+        for need in rbac::needs(kind, scope) {
+            let missing = rbac::missing_verbs(rules, &need);
+            if !missing.is_empty() {
+                out.push(format!(
+                    "{source}: kind {} needs {} on {}",
+                    kind.kind(),
+                    missing.join(", "),
+                    need.target()
+                ));
+            }
+            all_needs.push(need);
+        }
+    }
+    let group = KINDS[0].group();
+    for grant in rbac::excess(rules, &all_needs, &group) {
+        out.push(format!(
+            "{source}: grants {grant}, which no kind of src/kinds/mod.rs needs"
+        ));
+    }
+    out
+}
+
+fn assert_none(problems: Vec<String>) {
+    assert!(
+        problems.is_empty(),
+        "the manifests do not match src/kinds/mod.rs:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn every_role_grants_each_kind_what_the_operator_does_with_it() {
+    let mut found = Vec::new();
+    found.extend(problems(
+        &format!("{BASE_RBAC} (ClusterRole gpucloud-operator)"),
+        &rules_of(BASE_RBAC, "ClusterRole", "gpucloud-operator"),
+        Scope::Cluster,
+    ));
+    found.extend(problems(
+        &format!("{SINGLE_NAMESPACE_ROLE} (Role gpucloud-operator)"),
+        &rules_of(SINGLE_NAMESPACE_ROLE, "Role", "gpucloud-operator"),
+        Scope::Namespace,
+    ));
+    // The chart's Roles (one per watched namespace) are the shared rules; its ClusterRole
+    // is the shared rules and the CRD check.
+    let shared = helm_define("gpucloud-operator.rules");
+    found.extend(problems(
+        &format!("{HELM_HELPERS} (define \"gpucloud-operator.rules\")"),
+        &shared,
+        Scope::Namespace,
+    ));
+    let cluster: Vec<PolicyRule> = shared
+        .into_iter()
+        .chain(helm_define("gpucloud-operator.crdRules"))
+        .collect();
+    found.extend(problems(
+        &format!("{HELM_HELPERS} (defines \"gpucloud-operator.rules\" and \"gpucloud-operator.crdRules\")"),
+        &cluster,
+        Scope::Cluster,
+    ));
+    assert_none(found);
+}
+
+#[test]
+fn the_helm_cluster_role_is_made_of_the_checked_rules() {
+    // The check above reads the helpers; this holds the template to using them.
+    let template = read(HELM_RBAC);
+    for define in ["gpucloud-operator.rules", "gpucloud-operator.crdRules"] {
+        assert!(
+            template.contains(&format!("include \"{define}\"")),
+            "{HELM_RBAC} no longer includes {define:?}"
+        );
+    }
+    assert!(
+        !template.contains("gpucloud.io\""),
+        "{HELM_RBAC} names a gpucloud.io resource itself; keep them in {HELM_HELPERS}, where they are checked"
+    );
+}
+
+#[derive(Deserialize)]
+struct ConfigMapPatch {
+    data: BTreeMap<String, String>,
+}
+
+#[test]
+fn argocd_has_the_health_check_of_every_managed_kind() {
+    let snippet: ConfigMapPatch = serde_saphyr::from_str(&read(ARGOCD_SNIPPET))
+        .unwrap_or_else(|e| panic!("{ARGOCD_SNIPPET}: {e}"));
+    let script = read(ARGOCD_SCRIPT);
+    let mut found = Vec::new();
+    let mut expected = Vec::new();
+    for kind in KINDS.iter().filter(|k| k.is_managed()) {
+        let key = format!(
+            "resource.customizations.health.{}_{}",
+            kind.group(),
+            kind.kind()
+        );
+        match snippet.data.get(&key) {
+            None => found.push(format!(
+                "{ARGOCD_SNIPPET}: kind {} has no key {key} (its value: {ARGOCD_SCRIPT}, indented)",
+                kind.kind()
+            )),
+            Some(value) if *value != script => found.push(format!(
+                "{ARGOCD_SNIPPET}: {key} differs from {ARGOCD_SCRIPT}"
+            )),
+            Some(_) => {}
+        }
+        expected.push(key);
+    }
+    for key in snippet.data.keys().filter(|k| !expected.contains(k)) {
+        found.push(format!(
+            "{ARGOCD_SNIPPET}: {key} is no managed kind of src/kinds/mod.rs"
+        ));
+    }
+    assert_none(found);
+}
