@@ -247,9 +247,13 @@ impl Env {
         }
     }
 
-    /// Deletes the namespace while `operator` still runs (its finalizers need it), then
-    /// stops the operator and the emulator.
+    /// Deletes the operator's objects, then the namespace, while `operator` still runs
+    /// (its finalizers need it), then stops the operator and the emulator. The objects go
+    /// first because the namespace's deletion removes the API key Secret too, in an order
+    /// of its own: an object whose key is gone cannot delete its remote object and keeps
+    /// its finalizer (as it must: letting go would leak the remote object).
     pub async fn finish(self, operator: Operator) {
+        self.delete_managed_objects().await;
         self.ns.delete_and_wait(&self.client).await;
         operator.stop().await;
         self.emulator.shutdown().await;
@@ -257,9 +261,31 @@ impl Env {
 
     /// [`Env::finish`] for an operator running as a child process.
     pub async fn finish_process(self, operator: OperatorProcess) {
+        self.delete_managed_objects().await;
         self.ns.delete_and_wait(&self.client).await;
         operator.terminate().await;
         self.emulator.shutdown().await;
+    }
+
+    /// Deletes every object of the operator's kinds in the namespace and waits (up to a
+    /// minute) until their finalizers have let them go.
+    async fn delete_managed_objects(&self) {
+        use gpucloud_operator::crd::{Endpoint, Pod};
+        let dp = kube::api::DeleteParams::default();
+        let lp = kube::api::ListParams::default();
+        let volumes: Api<NetworkVolume> = self.api();
+        let endpoints: Api<Endpoint> = self.api();
+        let pods: Api<Pod> = self.api();
+        let _ = endpoints.delete_collection(&dp, &lp).await;
+        let _ = pods.delete_collection(&dp, &lp).await;
+        let _ = volumes.delete_collection(&dp, &lp).await;
+        wait_until(Duration::from_secs(60), || async {
+            let none = |n: Result<usize, kube::Error>| n.is_ok_and(|n| n == 0);
+            none(volumes.list(&lp).await.map(|l| l.items.len()))
+                && none(endpoints.list(&lp).await.map(|l| l.items.len()))
+                && none(pods.list(&lp).await.map(|l| l.items.len()))
+        })
+        .await;
     }
 
     /// The calls the emulator counted, by route.
