@@ -651,3 +651,34 @@ async fn platform_calls_per_interval_do_not_grow_with_objects() {
     assert!(list.items.iter().all(is_ready));
     env.finish(op).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_volume_whose_key_secret_went_first_is_still_deleted() {
+    // Deleting a namespace takes the key Secret and the objects in an order of its own.
+    let env = Env::start("nv-key-first").await;
+    let op = env.operator(&[]);
+    let api: Api<NetworkVolume> = env.api();
+    let nv = volume("keyless", 10, json!({"deletionPolicy": "Delete"}));
+    api.create(&PostParams::default(), &nv).await.unwrap();
+    let ready = env.wait_for("keyless", TIMEOUT, "Ready", is_ready).await;
+    let remote_name = ready.status.unwrap().name.unwrap();
+    let secrets: Api<Secret> = env.api();
+    secrets
+        .delete(KEY_SECRET, &DeleteParams::default())
+        .await
+        .unwrap();
+    api.delete("keyless", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = common::wait_until(TIMEOUT, || async {
+        api.get_opt("keyless").await.unwrap().is_none()
+    })
+    .await;
+    assert!(gone, "the object is still held by its finalizer");
+    assert!(
+        env.remote_volumes(&remote_name).await.is_empty(),
+        "the remote volume was left behind"
+    );
+    env.finish(op).await;
+}

@@ -77,7 +77,15 @@ pub struct Engine<A: Adapter> {
     ownership: Ownership,
     /// Objects claimed by another install that this process has said so about once.
     told_claimed: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// The key last read through each credentials reference (`None`: the default key), so
+    /// that an object whose Secret went first (a namespace being deleted takes both) can
+    /// still delete its remote object instead of leaking it. One entry per Secret, not
+    /// per object.
+    last_keys: parking_lot::Mutex<std::collections::HashMap<Option<SecretKeyRef>, Credentials>>,
 }
+
+/// A credentials reference: namespace, Secret name and key.
+type SecretKeyRef = (String, String, String);
 
 /// What a create was tried with: a different generation or key may succeed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -262,6 +270,7 @@ impl<A: Adapter> Engine<A> {
         Self {
             ownership,
             told_claimed: Default::default(),
+            last_keys: Default::default(),
             shared,
             adapter,
             snapshots: Snapshots::new(),
@@ -460,6 +469,7 @@ impl<A: Adapter> Engine<A> {
             .await
         {
             Ok(creds) => {
+                self.remember_key(&obj, &creds);
                 let client = self.client_for(&creds);
                 let pass = PassContext {
                     shared: &self.shared,
@@ -979,13 +989,40 @@ impl<A: Adapter> Engine<A> {
         if let Some(c) = cache {
             return Ok(c.clone());
         }
-        let c = self
+        let c = match self
             .shared
             .credentials
             .resolve(&obj.namespace().unwrap_or_default(), obj.credentials())
-            .await?;
+            .await
+        {
+            Ok(c) => c,
+            // The Secret is gone (deleted with the namespace, say): the key it held last
+            // still deletes what the object made.
+            Err(f) if f.reason == "CredentialsNotFound" => {
+                match self.last_keys.lock().get(&key_ref(obj)).cloned() {
+                    Some(last) => {
+                        info!(kind = A::KIND, object = %obj.key(), source = %last.source, "the Secret is gone; deleting with the key last read from it");
+                        last
+                    }
+                    None => return Err(f),
+                }
+            }
+            Err(f) => return Err(f),
+        };
         *cache = Some(c.clone());
         Ok(c)
+    }
+
+    /// Keeps `creds` as the last key read through the object's credentials reference.
+    fn remember_key(&self, obj: &A::Kind, creds: &Credentials) {
+        let mut keys = self.last_keys.lock();
+        let reference = key_ref(obj);
+        if keys
+            .get(&reference)
+            .is_none_or(|k| k.account != creds.account)
+        {
+            keys.insert(reference, creds.clone());
+        }
     }
 
     /// A delete that could not finish keeps the finalizer; say why and retry with backoff.
@@ -1256,6 +1293,17 @@ impl<A: Adapter> Engine<A> {
         )
         .await
     }
+}
+
+/// The object's credentials reference, as a key of `Engine::last_keys`.
+fn key_ref<K: ManagedKind>(obj: &K) -> Option<SecretKeyRef> {
+    obj.credentials().map(|c| {
+        (
+            obj.namespace().unwrap_or_default(),
+            c.name.clone(),
+            c.key.clone(),
+        )
+    })
 }
 
 /// Removal of the annotations that record an id the operator chose in earlier versions.

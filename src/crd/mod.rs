@@ -31,7 +31,9 @@ pub fn all() -> Vec<CustomResourceDefinition> {
 /// a generation not yet observed (in progress) instead of an object without conditions
 /// (which kstatus calls Current), and the operator needs no status write of its own
 /// before its first platform call.
-pub(crate) fn with_unobserved_status(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+pub(crate) fn with_unobserved_status(
+    mut crd: CustomResourceDefinition,
+) -> CustomResourceDefinition {
     for version in &mut crd.spec.versions {
         let status = version
             .schema
