@@ -14,6 +14,7 @@ pub mod faults;
 pub mod fixtures;
 pub mod graphql;
 mod graphql_fast;
+mod graphql_pod;
 pub mod ids;
 pub mod jobs;
 pub mod model;
