@@ -18,6 +18,10 @@ use crate::platform::ApiKey;
 
 use super::failure::Failure;
 
+/// The reason of a failure for want of a Secret, or of the key inside it: the one failure
+/// a Secret that merely appears (in the watch's first listing) can end.
+pub const SECRET_NOT_FOUND: &str = "CredentialsNotFound";
+
 /// Where the operator's default key comes from.
 #[derive(Clone, Debug)]
 pub enum DefaultKey {
@@ -144,7 +148,7 @@ impl CredentialResolver {
             Ok(Some(secret)) => secret,
             Ok(None) => {
                 return Err(Failure::permanent(
-                    "CredentialsNotFound",
+                    SECRET_NOT_FOUND,
                     format!("Secret {namespace}/{name} named by {what} does not exist"),
                 ));
             }
@@ -168,7 +172,7 @@ impl CredentialResolver {
             .map(|v| v.0.clone());
         let Some(raw) = raw else {
             return Err(Failure::permanent(
-                "CredentialsNotFound",
+                SECRET_NOT_FOUND,
                 format!("Secret {namespace}/{name} named by {what} has no key {field:?}"),
             ));
         };

@@ -20,8 +20,8 @@ use tracing::{debug, warn};
 use super::adapter::Adapter;
 use super::annotations::triggers_reconcile;
 use super::conditions;
+use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
-use super::failure;
 use super::kind::ManagedKind;
 
 /// Which namespaces the operator watches.
@@ -107,7 +107,7 @@ const FIRST_LISTING: &str = "gpucloud.io/operator-first-listing";
 /// is not a change: every object is reconciled at start anyway, and treating it as one
 /// would give every object a second pass (and a Stalled object a second try of what it
 /// was refused). Its Secrets come out marked with [`FIRST_LISTING`], for the objects whose
-/// pass at start ran before the Secret existed. In a later relisting (after the watch fell
+/// pass at start ran before the Secret existed (see [`waits_for_a_missing_secret`]). In a later relisting (after the watch fell
 /// behind) a Secret counts as changed if it is new or its resourceVersion moved.
 #[derive(Default)]
 struct SecretChanges {
@@ -172,14 +172,14 @@ fn secret_changes<K: kube::Resource + Send + 'static>(
 }
 
 /// Objects in `store` that read their key from Secret `namespace/name` (all of them when
-/// it holds the operator's default key); with `only_waiting`, only those whose last pass
-/// failed for want of a usable Secret.
+/// it holds the operator's default key); with `only_missing_it`, only those whose last
+/// pass found no such Secret.
 fn users_of_secret<A: Adapter>(
     engine: &Engine<A>,
     store: &Store<A::Kind>,
     namespace: &str,
     name: &str,
-    only_waiting: bool,
+    only_missing_it: bool,
 ) -> Vec<ObjectRef<A::Kind>> {
     let default = engine.shared.credentials.is_default_secret(namespace, name);
     store
@@ -190,16 +190,20 @@ fn users_of_secret<A: Adapter>(
                 || (obj.namespace().as_deref() == Some(namespace)
                     && engine.adapter.secrets(obj).iter().any(|s| s == name))
         })
-        .filter(|obj| !only_waiting || waits_for_a_secret(obj.as_ref()))
+        .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj.as_ref()))
         .map(|obj| ObjectRef::from_obj(obj.as_ref()))
         .collect()
 }
 
-/// Whether the object's last pass ended for want of a usable Secret.
-fn waits_for_a_secret<K: ManagedKind>(obj: &K) -> bool {
+/// Whether the object's last pass ended because its Secret, or the key in it, was missing:
+/// the only failure a Secret showing up in the first listing can end. A refused key
+/// (`Unauthorized`, `Forbidden`) or an unreadable value came from a Secret that was read;
+/// its first listing says nothing new, and a pass for it would only repeat the refused call.
+/// A live change of the Secret re-triggers every user, whatever its failure.
+fn waits_for_a_missing_secret<K: ManagedKind>(obj: &K) -> bool {
     obj.current_status()
         .and_then(|s| conditions::find(&K::common(s).conditions, conditions::READY))
-        .is_some_and(|ready| ready.status != "True" && failure::is_about_a_secret(&ready.reason))
+        .is_some_and(|ready| ready.status != "True" && ready.reason == SECRET_NOT_FOUND)
 }
 
 /// Runs the controller of one kind until `shutdown` resolves.
@@ -337,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn only_objects_refused_for_their_secret_wait_for_one() {
+    fn only_objects_that_found_no_secret_wait_for_its_first_listing() {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
         let with_ready = |status: &str, reason: &str| {
             let mut nv = object(&[]);
@@ -353,14 +357,31 @@ mod tests {
             nv.status = Some(st);
             nv
         };
-        assert!(waits_for_a_secret(&with_ready(
+        assert!(waits_for_a_missing_secret(&with_ready(
             "False",
             "CredentialsNotFound"
         )));
-        assert!(waits_for_a_secret(&with_ready("False", "Unauthorized")));
-        assert!(!waits_for_a_secret(&with_ready("False", "InvalidSpec")));
-        assert!(!waits_for_a_secret(&with_ready("True", "Available")));
-        assert!(!waits_for_a_secret(&object(&[])));
+        // The Secret was read and its key refused or unusable: its first listing is no news.
+        for read_but_refused in [
+            "Unauthorized",
+            "Forbidden",
+            "CredentialsInvalid",
+            "CredentialsForbidden",
+        ] {
+            assert!(
+                !waits_for_a_missing_secret(&with_ready("False", read_but_refused)),
+                "{read_but_refused}"
+            );
+        }
+        assert!(!waits_for_a_missing_secret(&with_ready(
+            "False",
+            "InvalidSpec"
+        )));
+        assert!(!waits_for_a_missing_secret(&with_ready(
+            "True",
+            "Available"
+        )));
+        assert!(!waits_for_a_missing_secret(&object(&[])));
     }
 
     #[test]

@@ -100,6 +100,10 @@ pub struct EnvVar {
     pub value_from: Option<EnvVarSource>,
 }
 
+/// Every entry of `spec.ports` is a port from 1 to 65535 (no leading zero) and `http` or `tcp`.
+const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/(http|tcp)$'))";
+const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
+
 /// A GPU pod on the GPU cloud.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
@@ -139,9 +143,16 @@ pub struct PodSpec {
     /// Arguments given to the container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docker_args: Option<String>,
-    /// Ports to expose, each `<port>/<type>` with type `http` or `tcp`, such as `8888/http`.
+    /// Ports to expose, each `<port>/<type>` with a port from 1 to 65535 and type `http` or
+    /// `tcp`, such as `8888/http`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(inner(regex(pattern = r"^[0-9]{1,5}/(http|tcp)$")), length(max = 32))]
+    #[schemars(
+        inner(regex(pattern = r"^[0-9]{1,5}/(http|tcp)$"), length(max = 10)),
+        length(max = 32)
+    )]
+    // The pattern checks the shape; the range needs the rule, which also says in words
+    // what is wrong (a pattern failure only quotes the regex).
+    #[x_kube(validation = Rule::new(PORTS_RULE).message(PORTS_MESSAGE))]
     pub ports: Vec<String>,
     /// Environment variables of the container.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -159,6 +159,49 @@ fn pod_env_takes_value_or_secret() {
 }
 
 #[test]
+fn pod_ports_are_1_to_65535_over_http_or_tcp() {
+    let with_ports = |ports: Value| {
+        let mut spec = pod_spec();
+        spec["ports"] = ports;
+        violations::<Pod>("Pod", spec, None)
+    };
+    for ok in [
+        json!([]),
+        json!([
+            "1/tcp",
+            "22/tcp",
+            "8888/http",
+            "65535/tcp",
+            "9999/http",
+            "10000/tcp"
+        ]),
+        json!(["59999/http", "64999/tcp", "65499/tcp", "65529/http"]),
+    ] {
+        let errs = with_ports(ok.clone());
+        assert!(errs.is_empty(), "{ok}: {errs:?}");
+    }
+    for refused in [
+        "99999/tcp",
+        "65536/tcp",
+        "70000/http",
+        "0/tcp",
+        "00080/http",
+        "8888/udp",
+        "8888",
+        "/http",
+        "http/8888",
+    ] {
+        let errs = with_ports(json!(["8888/http", refused]));
+        assert_eq!(errs.len(), 1, "{refused}: {errs:?}");
+        assert!(
+            errs[0].contains("ports: each entry must be <port>/<type> with a port from 1 to 65535")
+                && errs[0].contains("http or tcp"),
+            "{refused}: {errs:?}"
+        );
+    }
+}
+
+#[test]
 fn pod_schema_rules() {
     let schema = schema_of::<Pod>();
     let spec = &schema["properties"]["spec"]["properties"];
@@ -173,6 +216,9 @@ fn pod_schema_rules() {
         json!(["ALL", "SECURE", "COMMUNITY"])
     );
     assert_eq!(spec["ports"]["items"]["pattern"], "^[0-9]{1,5}/(http|tcp)$");
+    // Bounded, so that the apiserver's cost estimate of the ports rule stays small.
+    assert_eq!(spec["ports"]["items"]["maxLength"], 10);
+    assert_eq!(spec["ports"]["maxItems"], 32);
     assert_eq!(
         spec["env"]["items"]["properties"]["name"]["pattern"],
         "^[A-Za-z_][A-Za-z0-9_]*$"

@@ -279,11 +279,10 @@ pub fn sync_bound_template(world: &mut World, e: &EndpointRecord) {
     }
 }
 
-/// Removes an endpoint record and the template made for it.
-pub fn remove(world: &mut World, id: &str) -> Option<EndpointRecord> {
-    let e = world.endpoints.remove(id)?;
-    release_bound_template(world, &e.template_id, id);
-    Some(e)
+/// The template made for the removed endpoint `e` goes with it (see
+/// [`release_bound_template`]).
+pub fn release_template_of(world: &mut World, e: &EndpointRecord) {
+    release_bound_template(world, &e.template_id, &e.id);
 }
 
 /// Endpoint `endpoint_id` no longer uses `template_id`: the template made for it goes, unless
@@ -367,6 +366,7 @@ pub fn update_runtime(app: &App, e: &EndpointRecord, released: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emulator::collection::ENDPOINTS;
     use crate::emulator::fixtures::Fixtures;
 
     fn world() -> World {
@@ -460,11 +460,11 @@ mod tests {
         e.container.image = "img:3".into();
         sync_bound_template(&mut w, &e);
         assert_eq!(w.templates[&t.id].image_name, "img:3");
-        remove(&mut w, "ep-new").unwrap();
+        ENDPOINTS.delete_unused(&mut w, "ep-new").unwrap();
         assert!(!w.templates.contains_key(&t.id));
         // A user's own template stays when its endpoint goes.
         let first = record(&w);
-        remove(&mut w, &first.id).unwrap();
+        ENDPOINTS.delete_unused(&mut w, &first.id).unwrap();
         assert!(w.templates.contains_key(&first.template_id));
     }
 
@@ -480,7 +480,7 @@ mod tests {
         w.templates.insert(t.id.clone(), t.clone());
         w.endpoints.insert(owner.id.clone(), owner.clone());
         w.endpoints.insert(other.id.clone(), other);
-        remove(&mut w, "ep-owner").unwrap();
+        ENDPOINTS.delete_unused(&mut w, "ep-owner").unwrap();
         assert_eq!(w.templates[&t.id].bound_endpoint, None);
         assert!(template_in_use(&w, &t.id).is_some());
     }

@@ -19,7 +19,7 @@ use async_graphql::{
 use parking_lot::Mutex;
 
 use super::clock::Millis;
-use super::graphql::{
+use super::graphql_pod::{
     POD_TYPE, Pod, PodMachineInfo, PodRuntime, PodStatus, last_status_change, machine_of,
     runtime_of, status_of, uptime_of,
 };

@@ -8,12 +8,14 @@ pub mod admin;
 pub mod auth;
 pub mod cli;
 pub mod clock;
+pub mod collection;
 pub mod endpoints;
 pub mod error;
 pub mod faults;
 pub mod fixtures;
 pub mod graphql;
 mod graphql_fast;
+mod graphql_pod;
 pub mod ids;
 pub mod jobs;
 pub mod model;
@@ -41,6 +43,7 @@ pub use auth::ApiKey;
 pub use fixtures::Fixtures;
 
 use error::ApiError;
+use model::{EndpointRecord, NetworkVolume, Template};
 use state::{App, Emulator};
 
 /// How the emulator behaves.
@@ -185,32 +188,32 @@ pub fn router(app: App) -> Router {
         // REST management API.
         .route(
             "/v1/endpoints",
-            get(rest::list_endpoints).post(rest::create_endpoint),
+            get(rest::list::<EndpointRecord>).post(rest::create_endpoint),
         )
         .route(
             "/v1/endpoints/{id}",
-            get(rest::get_endpoint)
+            get(rest::get_one::<EndpointRecord>)
                 .patch(rest::update_endpoint)
                 .delete(rest::delete_endpoint),
         )
         .route(
             "/v1/networkvolumes",
-            get(rest::list_volumes).post(rest::create_volume),
+            get(rest::list::<NetworkVolume>).post(rest::create_volume),
         )
         .route(
             "/v1/networkvolumes/{id}",
-            get(rest::get_volume)
+            get(rest::get_one::<NetworkVolume>)
                 .patch(rest::update_volume)
-                .delete(rest::delete_volume),
+                .delete(rest::delete_unused::<NetworkVolume>),
         )
         .route("/v1/networkvolumes/{id}/update", post(rest::update_volume))
         .route(
             "/v1/templates",
-            get(rest::list_templates).post(rest::create_template),
+            get(rest::list::<Template>).post(rest::create_template),
         )
         .route(
             "/v1/templates/{id}",
-            get(rest::get_template).delete(rest::delete_template),
+            get(rest::get_one::<Template>).delete(rest::delete_unused::<Template>),
         )
         // Registry delegation: a static segment, so it wins over `/v2/{endpoint_id}`.
         .route(

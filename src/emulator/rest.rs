@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::collection::{ENDPOINTS, Keyed, VOLUMES};
 use super::endpoints;
 use super::error::ApiError;
 use super::ids;
@@ -123,6 +124,63 @@ impl<'a> From<&'a Template> for V1Template<'a> {
     }
 }
 
+// ---------------------------------------------------------------- every collection
+
+/// A record as v1 shows it.
+pub trait V1Shown: Keyed {
+    fn v1(&self) -> impl Serialize + '_;
+}
+
+impl V1Shown for EndpointRecord {
+    fn v1(&self) -> impl Serialize + '_ {
+        V1Endpoint::from(self)
+    }
+}
+
+impl V1Shown for NetworkVolume {
+    fn v1(&self) -> impl Serialize + '_ {
+        V1Volume::from(self)
+    }
+}
+
+impl V1Shown for Template {
+    fn v1(&self) -> impl Serialize + '_ {
+        V1Template::from(self)
+    }
+}
+
+/// `GET` of a whole collection.
+pub async fn list<R: V1Shown>(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    let shown: Vec<_> = R::COLLECTION.all(&world).map(R::v1).collect();
+    Ok(Json(shown).into_response())
+}
+
+/// `GET` of one record.
+pub async fn get_one<R: V1Shown>(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    app.keys.bearer(&headers)?;
+    let world = app.world.lock();
+    Ok(Json(R::COLLECTION.find(&world, &id)?.v1()).into_response())
+}
+
+/// `DELETE` of a record nothing uses any more (endpoints have their own: their workers go
+/// too).
+pub async fn delete_unused<R: Keyed>(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let what = format!("delete {}s", R::COLLECTION.noun);
+    app.keys.bearer(&headers)?.require_write(&what)?;
+    R::COLLECTION.delete_unused(&mut app.world.lock(), &id)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
 // ---------------------------------------------------------------- endpoints
 
 /// Validates an endpoint create (`existing` = None) or update body against the world.
@@ -225,19 +283,6 @@ pub fn endpoint_from_body(
     Ok(record)
 }
 
-pub async fn list_endpoints(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
-    app.keys.bearer(&headers)?;
-    let world = app.world.lock();
-    Ok(Json(
-        world
-            .endpoints
-            .values()
-            .map(V1Endpoint::from)
-            .collect::<Vec<_>>(),
-    )
-    .into_response())
-}
-
 pub async fn create_endpoint(
     State(app): State<App>,
     headers: HeaderMap,
@@ -260,20 +305,6 @@ pub async fn create_endpoint(
     Ok(Json(V1Endpoint::from(&record)).into_response())
 }
 
-pub async fn get_endpoint(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response> {
-    app.keys.bearer(&headers)?;
-    let world = app.world.lock();
-    let e = world
-        .endpoints
-        .get(&id)
-        .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
-    Ok(Json(V1Endpoint::from(e)).into_response())
-}
-
 pub async fn update_endpoint(
     State(app): State<App>,
     headers: HeaderMap,
@@ -286,11 +317,7 @@ pub async fn update_endpoint(
     let now = app.clock.now();
     let (record, released) = {
         let mut world = app.world.lock();
-        let existing = world
-            .endpoints
-            .get(&id)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
+        let existing = ENDPOINTS.find(&world, &id)?.clone();
         let map = parse_object(&body, false)?;
         let mut record = endpoint_from_body(&map, Some(&existing), &world)?;
         endpoints::follow_v1_update(&existing, &mut record, &world);
@@ -309,8 +336,7 @@ pub async fn delete_endpoint(
     app.keys
         .bearer(&headers)?
         .require_write("delete endpoints")?;
-    let removed = endpoints::remove(&mut app.world.lock(), &id)
-        .ok_or_else(|| ApiError::not_found(format!("endpoint {id} not found")))?;
+    let removed = ENDPOINTS.delete_unused(&mut app.world.lock(), &id)?;
     app.retire_runtime(&removed);
     Ok(StatusCode::NO_CONTENT.into_response())
 }
@@ -376,19 +402,6 @@ pub fn volume_update(map: &Map<String, Value>, current: &NetworkVolume) -> Resul
     Ok(updated)
 }
 
-pub async fn list_volumes(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
-    app.keys.bearer(&headers)?;
-    let world = app.world.lock();
-    Ok(Json(
-        world
-            .volumes
-            .values()
-            .map(V1Volume::from)
-            .collect::<Vec<_>>(),
-    )
-    .into_response())
-}
-
 pub async fn create_volume(
     State(app): State<App>,
     headers: HeaderMap,
@@ -404,21 +417,6 @@ pub async fn create_volume(
     Ok(Json(V1Volume::from(&v)).into_response())
 }
 
-pub async fn get_volume(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response> {
-    app.keys.bearer(&headers)?;
-    let world = app.world.lock();
-    let v = world.volumes.get(&id).ok_or_else(|| volume_404(&id))?;
-    Ok(Json(V1Volume::from(v)).into_response())
-}
-
-fn volume_404(id: &str) -> ApiError {
-    ApiError::not_found(format!("network volume {id} not found"))
-}
-
 pub async fn update_volume(
     State(app): State<App>,
     headers: HeaderMap,
@@ -429,30 +427,11 @@ pub async fn update_volume(
         .bearer(&headers)?
         .require_write("update network volumes")?;
     let mut world = app.world.lock();
-    let current = world.volumes.get(&id).ok_or_else(|| volume_404(&id))?;
+    let current = VOLUMES.find(&world, &id)?;
     let map = parse_object(&body, false)?;
     let updated = volume_update(&map, current)?;
     world.volumes.insert(id, updated.clone());
     Ok(Json(V1Volume::from(&updated)).into_response())
-}
-
-pub async fn delete_volume(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("delete network volumes")?;
-    let mut world = app.world.lock();
-    if !world.volumes.contains_key(&id) {
-        return Err(volume_404(&id));
-    }
-    if let Some(why) = endpoints::volume_in_use(&world, &id) {
-        return Err(ApiError::bad_request(why));
-    }
-    world.volumes.remove(&id);
-    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 // ---------------------------------------------------------------- templates
@@ -510,19 +489,6 @@ pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<T
     })
 }
 
-pub async fn list_templates(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
-    app.keys.bearer(&headers)?;
-    let world = app.world.lock();
-    Ok(Json(
-        world
-            .templates
-            .values()
-            .map(V1Template::from)
-            .collect::<Vec<_>>(),
-    )
-    .into_response())
-}
-
 pub async fn create_template(
     State(app): State<App>,
     headers: HeaderMap,
@@ -536,39 +502,6 @@ pub async fn create_template(
     let t = template_from_create(&map, &world)?;
     world.templates.insert(t.id.clone(), t.clone());
     Ok(Json(V1Template::from(&t)).into_response())
-}
-
-pub async fn get_template(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response> {
-    app.keys.bearer(&headers)?;
-    let world = app.world.lock();
-    let t = world
-        .templates
-        .get(&id)
-        .ok_or_else(|| ApiError::not_found(format!("template {id} not found")))?;
-    Ok(Json(V1Template::from(t)).into_response())
-}
-
-pub async fn delete_template(
-    State(app): State<App>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("delete templates")?;
-    let mut world = app.world.lock();
-    if !world.templates.contains_key(&id) {
-        return Err(ApiError::not_found(format!("template {id} not found")));
-    }
-    if let Some(why) = endpoints::template_in_use(&world, &id) {
-        return Err(ApiError::bad_request(why));
-    }
-    world.templates.remove(&id);
-    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod integer;
 pub mod limits;
 pub mod pods;
 pub mod problem;
+pub mod records;
 pub mod registries;
 pub mod request;
 pub mod rules;

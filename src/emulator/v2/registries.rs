@@ -7,7 +7,7 @@
 //! lose the reference (`registry` becomes null).
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -15,6 +15,7 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
 use super::problem::{Problem, V2Result};
+use super::records::{self, V2Shown};
 use super::request::{Caller, Violations, parse_body};
 use super::rules::Rules;
 use crate::emulator::ids;
@@ -23,8 +24,14 @@ use crate::emulator::state::{App, World};
 
 pub fn routes() -> Router<App> {
     Router::new()
-        .route("/v2/registries", get(list).post(create))
-        .route("/v2/registries/{id}", get(get_one).delete(delete))
+        .route(
+            "/v2/registries",
+            get(records::list::<RegistryAuth>).post(create),
+        )
+        .route(
+            "/v2/registries/{id}",
+            get(records::get_one::<RegistryAuth>).delete(records::delete_unused::<RegistryAuth>),
+        )
 }
 
 /// The document's `Registry`: never the credentials.
@@ -32,6 +39,14 @@ pub fn routes() -> Router<App> {
 pub struct RegistryView<'a> {
     pub id: &'a str,
     pub name: &'a str,
+}
+
+impl V2Shown for RegistryAuth {
+    const LIST_FIELD: &'static str = "registries";
+
+    fn v2(&self) -> impl Serialize + '_ {
+        RegistryView::from(self)
+    }
 }
 
 impl<'a> From<&'a RegistryAuth> for RegistryView<'a> {
@@ -106,16 +121,6 @@ pub fn registry_in_use(world: &World, id: &str) -> Option<String> {
         .map(|e| format!("registry {id} is used by endpoint {}", e.id))
 }
 
-fn not_found(id: &str) -> Problem {
-    Problem::not_found(format!("container registry credential {id} not found"))
-}
-
-async fn list(State(app): State<App>, _caller: Caller) -> Json<serde_json::Value> {
-    let world = app.world.lock();
-    let registries: Vec<RegistryView> = world.registries.values().map(RegistryView::from).collect();
-    Json(serde_json::json!({ "registries": registries }))
-}
-
 async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
     caller.require_write()?;
     let mut world = app.world.lock();
@@ -123,38 +128,6 @@ async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result
     world.registries.insert(r.id.clone(), r.clone());
     tracing::info!(registry = %r.id, "container registry credential created");
     Ok((StatusCode::CREATED, Json(RegistryView::from(&r))).into_response())
-}
-
-async fn get_one(
-    State(app): State<App>,
-    _caller: Caller,
-    Path(id): Path<String>,
-) -> V2Result<Response> {
-    let world = app.world.lock();
-    let r = world.registries.get(&id).ok_or_else(|| not_found(&id))?;
-    Ok(Json(RegistryView::from(r)).into_response())
-}
-
-async fn delete(
-    State(app): State<App>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> V2Result<StatusCode> {
-    caller.require_write()?;
-    let mut world = app.world.lock();
-    if !world.registries.contains_key(&id) {
-        return Err(not_found(&id));
-    }
-    if let Some(why) = registry_in_use(&world, &id) {
-        return Err(Problem::bad_request(why));
-    }
-    world.registries.remove(&id);
-    for t in world.templates.values_mut() {
-        if t.registry.as_deref() == Some(id.as_str()) {
-            t.registry = None;
-        }
-    }
-    Ok(StatusCode::NO_CONTENT)
 }
 
 #[cfg(test)]

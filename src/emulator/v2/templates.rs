@@ -18,9 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use super::container::ContainerPatch;
 use super::integer::{integer, opt_integer};
-use super::problem::{Problem, V2Result};
+use super::problem::V2Result;
+use super::records::{self, V2Shown};
 use super::request::{Caller, Violations, not_null, nullable, parse_body};
 use super::rules::{self, Rules};
+use crate::emulator::collection::TEMPLATES;
 use crate::emulator::endpoints;
 use crate::emulator::ids;
 use crate::emulator::model::{PublicTemplate, Template, TemplateCategory};
@@ -29,10 +31,12 @@ use crate::emulator::state::{App, World};
 
 pub fn routes() -> Router<App> {
     Router::new()
-        .route("/v2/templates", get(list).post(create))
+        .route("/v2/templates", get(records::list::<Template>).post(create))
         .route(
             "/v2/templates/{id}",
-            get(get_one).patch(update).delete(delete),
+            get(get_one)
+                .patch(update)
+                .delete(records::delete_unused::<Template>),
         )
 }
 
@@ -77,6 +81,14 @@ fn mounts(volume_in_gb: u32, path: &str) -> MountsView {
             size: volume_in_gb,
             path: path.to_string(),
         }),
+    }
+}
+
+impl V2Shown for Template {
+    const LIST_FIELD: &'static str = "templates";
+
+    fn v2(&self) -> impl Serialize + '_ {
+        TemplateView::from(self)
     }
 }
 
@@ -323,17 +335,7 @@ pub fn template_update(bytes: &[u8], current: &Template, world: &World) -> V2Res
     Ok(t)
 }
 
-fn not_found(id: &str) -> Problem {
-    Problem::not_found(format!("template {id} not found"))
-}
-
 // ---------------------------------------------------------------- handlers
-
-async fn list(State(app): State<App>, _caller: Caller) -> Json<serde_json::Value> {
-    let world = app.world.lock();
-    let templates: Vec<TemplateView> = world.templates.values().map(TemplateView::from).collect();
-    Json(serde_json::json!({ "templates": templates }))
-}
 
 async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
     caller.require_write()?;
@@ -358,7 +360,7 @@ async fn get_one(
         .iter()
         .find(|t| t.id == id)
         .map(|t| Json(TemplateView::from(t)))
-        .ok_or_else(|| not_found(&id))
+        .ok_or_else(|| TEMPLATES.not_found(&id).into())
 }
 
 async fn update(
@@ -369,27 +371,10 @@ async fn update(
 ) -> V2Result<Json<TemplateView>> {
     caller.require_write()?;
     let mut world = app.world.lock();
-    let current = world.templates.get(&id).ok_or_else(|| not_found(&id))?;
+    let current = TEMPLATES.find(&world, &id)?;
     let t = template_update(&body, current, &world)?;
     world.templates.insert(id, t.clone());
     Ok(Json(TemplateView::from(&t)))
-}
-
-async fn delete(
-    State(app): State<App>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> V2Result<StatusCode> {
-    caller.require_write()?;
-    let mut world = app.world.lock();
-    if !world.templates.contains_key(&id) {
-        return Err(not_found(&id));
-    }
-    if let Some(why) = endpoints::template_in_use(&world, &id) {
-        return Err(Problem::bad_request(why));
-    }
-    world.templates.remove(&id);
-    Ok(StatusCode::NO_CONTENT)
 }
 
 #[cfg(test)]

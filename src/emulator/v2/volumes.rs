@@ -16,10 +16,11 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
 use super::integer::{integer, opt_integer};
-use super::problem::{Problem, V2Result};
+use super::problem::V2Result;
+use super::records::{self, V2Shown};
 use super::request::{Caller, Violations, not_null, parse_body};
 use super::rules::Rules;
-use crate::emulator::endpoints;
+use crate::emulator::collection::VOLUMES;
 use crate::emulator::ids;
 use crate::emulator::model::{NetworkVolume, VolumeType};
 use crate::emulator::rest::default_volume_type;
@@ -31,10 +32,15 @@ pub const MAX_SIZE_GB: i64 = 4096;
 
 pub fn routes() -> Router<App> {
     Router::new()
-        .route("/v2/network-volumes", get(list).post(create))
+        .route(
+            "/v2/network-volumes",
+            get(records::list::<NetworkVolume>).post(create),
+        )
         .route(
             "/v2/network-volumes/{id}",
-            get(get_one).patch(update).delete(delete),
+            get(records::get_one::<NetworkVolume>)
+                .patch(update)
+                .delete(records::delete_unused::<NetworkVolume>),
         )
 }
 
@@ -48,6 +54,14 @@ pub struct VolumeView<'a> {
     pub data_center: &'a str,
     #[serde(rename = "type")]
     pub volume_type: VolumeType,
+}
+
+impl V2Shown for NetworkVolume {
+    const LIST_FIELD: &'static str = "networkVolumes";
+
+    fn v2(&self) -> impl Serialize + '_ {
+        VolumeView::from(self)
+    }
 }
 
 impl<'a> From<&'a NetworkVolume> for VolumeView<'a> {
@@ -169,16 +183,6 @@ pub fn volume_update(bytes: &[u8], current: &NetworkVolume) -> V2Result<NetworkV
     Ok(updated)
 }
 
-fn not_found(id: &str) -> Problem {
-    Problem::not_found(format!("network volume {id} not found"))
-}
-
-async fn list(State(app): State<App>, _caller: Caller) -> Json<serde_json::Value> {
-    let world = app.world.lock();
-    let volumes: Vec<VolumeView> = world.volumes.values().map(VolumeView::from).collect();
-    Json(serde_json::json!({ "networkVolumes": volumes }))
-}
-
 async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
     caller.require_write()?;
     let mut world = app.world.lock();
@@ -186,16 +190,6 @@ async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result
     world.volumes.insert(v.id.clone(), v.clone());
     tracing::info!(volume = %v.id, "network volume created (v2)");
     Ok((StatusCode::CREATED, Json(VolumeView::from(&v))).into_response())
-}
-
-async fn get_one(
-    State(app): State<App>,
-    _caller: Caller,
-    Path(id): Path<String>,
-) -> V2Result<Response> {
-    let world = app.world.lock();
-    let v = world.volumes.get(&id).ok_or_else(|| not_found(&id))?;
-    Ok(Json(VolumeView::from(v)).into_response())
 }
 
 async fn update(
@@ -206,27 +200,10 @@ async fn update(
 ) -> V2Result<Response> {
     caller.require_write()?;
     let mut world = app.world.lock();
-    let current = world.volumes.get(&id).ok_or_else(|| not_found(&id))?;
+    let current = VOLUMES.find(&world, &id)?;
     let updated = volume_update(&body, current)?;
     world.volumes.insert(id, updated.clone());
     Ok(Json(VolumeView::from(&updated)).into_response())
-}
-
-async fn delete(
-    State(app): State<App>,
-    caller: Caller,
-    Path(id): Path<String>,
-) -> V2Result<StatusCode> {
-    caller.require_write()?;
-    let mut world = app.world.lock();
-    if !world.volumes.contains_key(&id) {
-        return Err(not_found(&id));
-    }
-    if let Some(why) = endpoints::volume_in_use(&world, &id) {
-        return Err(Problem::bad_request(why));
-    }
-    world.volumes.remove(&id);
-    Ok(StatusCode::NO_CONTENT)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use axum::{Json, Router};
 
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, V2Query, parse_body};
+use crate::emulator::collection::ENDPOINTS;
 use crate::emulator::endpoints;
 use crate::emulator::state::App;
 use body::EndpointBody;
@@ -136,7 +137,7 @@ async fn delete(
     Path(id): Path<String>,
 ) -> V2Result<StatusCode> {
     caller.require_write()?;
-    let removed = endpoints::remove(&mut app.world.lock(), &id).ok_or_else(|| not_found(&id))?;
+    let removed = ENDPOINTS.delete_unused(&mut app.world.lock(), &id)?;
     app.retire_runtime(&removed);
     Ok(StatusCode::NO_CONTENT)
 }

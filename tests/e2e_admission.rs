@@ -1,0 +1,77 @@
+//! The apiserver's admission of the operator's kinds with the committed CRDs: what the
+//! schema and its CEL rules refuse never reaches the operator. Needs `KUBECONFIG` pointing
+//! at the control plane, hence `#[ignore]` for a bare `cargo test`; `scripts/test.sh`
+//! runs it with `--include-ignored`.
+
+mod common;
+
+use gpucloud_operator::crd::Pod;
+use kube::Api;
+use kube::api::PostParams;
+use serde_json::json;
+
+use common::operator::install_crds;
+use common::{TestNamespace, kube_client};
+
+fn pod(name: &str, ports: &[&str]) -> Pod {
+    serde_json::from_value(json!({
+        "apiVersion": "gpucloud.io/v1alpha1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "image": "ghcr.io/example/app:1",
+            "gpu": {"types": ["NVIDIA A40"]},
+            "ports": ports,
+        }
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn pod_ports_outside_1_to_65535_or_http_tcp_are_refused() {
+    let client = kube_client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::create(&client, "admission").await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns.name());
+
+    pods.create(
+        &PostParams::default(),
+        &pod("fine", &["1/tcp", "8888/http", "65535/tcp"]),
+    )
+    .await
+    .expect("ports 1..65535 over http or tcp are admitted");
+
+    for (name, port) in [
+        ("above-range", "99999/tcp"),
+        ("just-above", "65536/http"),
+        ("zero", "0/tcp"),
+        ("udp", "8888/udp"),
+    ] {
+        let err = pods
+            .create(&PostParams::default(), &pod(name, &["22/tcp", port]))
+            .await
+            .expect_err(port);
+        let kube::Error::Api(status) = err else {
+            panic!("{port}: want a 422 from the apiserver, got {err}");
+        };
+        assert_eq!(status.code, 422, "{port}: {status:?}");
+        assert!(
+            status.message.contains("spec.ports"),
+            "{port}: the field must be named: {}",
+            status.message
+        );
+        if port.ends_with("/tcp") || port.ends_with("/http") {
+            assert!(
+                status.message.contains("a port from 1 to 65535"),
+                "{port}: the rule must be said: {}",
+                status.message
+            );
+        }
+        assert!(
+            pods.get_opt(name).await.unwrap().is_none(),
+            "{port} was stored"
+        );
+    }
+    ns.delete_and_wait(&client).await;
+}
