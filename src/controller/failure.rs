@@ -21,12 +21,6 @@ pub enum FailureClass {
     Conflict,
 }
 
-/// Whether a failure with this reason can be fixed by a change to a Secret (a missing or
-/// unusable Secret, a key the platform refuses).
-pub fn is_about_a_secret(reason: &str) -> bool {
-    reason.starts_with("Credentials") || matches!(reason, "Unauthorized" | "Forbidden")
-}
-
 const KEY_HINT: &str =
     "; check the API key (the operator's key or the object's credentialsSecretRef)";
 const PERMISSION_HINT: &str = "; the API key lacks the permission for this action";
