@@ -24,7 +24,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
-use support::{all_ready, apiserver_writes, mib, resident_kib};
+use support::{all_ready, apiserver_writes, mib, resident_kib, with_bench_quota};
 
 struct Options {
     objects: usize,
@@ -173,15 +173,7 @@ async fn run(opts: Options) {
     // The bare apiserver: the same N creates, one connection, nothing watching them.
     // BENCH_V2_QUOTA_PER_MINUTE lifts the emulator's REST v2 quota (default: the emulator's
     // own, as a real account has one), to measure the operator rather than the quota.
-    let mut config = gpucloud_operator::emulator::EmulatorConfig::default();
-    if let Some(per_minute) = std::env::var("BENCH_V2_QUOTA_PER_MINUTE")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        config.v2_quota.minute = per_minute;
-        config.v2_quota.hour = config.v2_quota.hour.max(per_minute * 60);
-        config.v2_quota.day = config.v2_quota.day.max(per_minute * 60 * 24);
-    }
+    let config = with_bench_quota(gpucloud_operator::emulator::EmulatorConfig::default());
     let env = Env::start_with("bench-nv", config).await;
     let bare_ns = TestNamespace::create(&env.client, "bench-bare").await;
     let bare_api: Api<NetworkVolume> = Api::namespaced(env.client.clone(), bare_ns.name());

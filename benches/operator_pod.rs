@@ -11,7 +11,8 @@
 //! means one pod listing per interval whatever N is, and no catalog read once nothing
 //! needs deploying), and the apiserver writes over the same intervals; the operator's
 //! resident memory at its peak and once steady.
-//! Environment: GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
+//! Environment: GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`),
+//! BENCH_V2_QUOTA_PER_MINUTE (the emulator's REST v2 quota per key and route group), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
 //! 10), BENCH_PROGRESS_SECONDS (look-again interval while a pod boots, default 1),
 //! BENCH_BOOT_MS (emulated boot time of a pod, default 500), BENCH_CONCURRENCY (operator
 //! reconciles at once, default the operator's own).
@@ -75,11 +76,11 @@ fn emulator_config(n: usize, boot_ms: u64) -> EmulatorConfig {
         machines: (n as u32).div_ceil(GPUS_PER_MACHINE) + 2,
         gpus_per_machine: GPUS_PER_MACHINE,
     }];
-    EmulatorConfig {
+    support::with_bench_quota(EmulatorConfig {
         fixtures: Some(fixtures),
         pod_boot_ms: boot_ms,
         ..EmulatorConfig::default()
-    }
+    })
 }
 
 fn pod(i: usize) -> Pod {

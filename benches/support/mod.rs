@@ -115,6 +115,24 @@ pub async fn apiserver_writes(
     Some(writes)
 }
 
+/// The emulator's configuration with its REST v2 quota lifted to
+/// `BENCH_V2_QUOTA_PER_MINUTE` calls per minute (and the hour and day windows to match),
+/// when set: to measure the operator rather than the quota. Unset, the emulator keeps its
+/// own quota, as a real account has one.
+pub fn with_bench_quota(
+    mut config: gpucloud_operator::emulator::EmulatorConfig,
+) -> gpucloud_operator::emulator::EmulatorConfig {
+    if let Some(per_minute) = std::env::var("BENCH_V2_QUOTA_PER_MINUTE")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        config.v2_quota.minute = per_minute;
+        config.v2_quota.hour = config.v2_quota.hour.max(per_minute * 60);
+        config.v2_quota.day = config.v2_quota.day.max(per_minute * 60 * 24);
+    }
+    config
+}
+
 /// Runs benchmark `name` on a multi-threaded runtime, or says how to start the control
 /// plane it needs and skips.
 pub fn main_with_control_plane<F, Fut>(name: &str, run: F)
