@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::jiff::Timestamp;
 use kube::Resource;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use tracing::warn;
 
 use crate::metrics::Metrics;
@@ -14,6 +14,7 @@ use crate::platform::PlatformClient;
 
 use super::backoff::BackoffPolicy;
 use super::credentials::CredentialResolver;
+use super::events::{self, EventLog, EventSpec};
 
 /// The field manager of every write the operator makes.
 pub const FIELD_MANAGER: &str = "gpucloud-operator";
@@ -58,17 +59,15 @@ pub struct Shared {
     pub credentials: CredentialResolver,
     pub config: EngineConfig,
     pub metrics: Arc<Metrics>,
-    reporter: Reporter,
-    /// kube's Recorder keeps every Event it published (to count repeats into a series) and
-    /// prunes that cache only when it publishes again: after a burst (10,000 objects
-    /// created) it would hold thousands of Events for good. Replaced by a fresh one once
-    /// its entries are past the Recorder's own six-minute window, so the cache stays small;
-    /// a repeat after the swap starts a new Event instead of extending the series.
-    recorder: parking_lot::Mutex<(Instant, Recorder)>,
+    /// The `reportingInstance` of Events.
+    instance: Option<String>,
+    /// The Events published lately, so that a repeat extends its series; with when they
+    /// were last let go of.
+    events: parking_lot::Mutex<(Instant, EventLog)>,
 }
 
-/// How long kube's Recorder keeps an Event to count repeats into its series.
-const RECORDER_WINDOW: Duration = Duration::from_secs(6 * 60);
+/// How often the Event log is swept of what no repeat can extend any more.
+const EVENT_SWEEP: Duration = Duration::from_secs(10);
 
 impl Shared {
     pub fn new(
@@ -79,38 +78,26 @@ impl Shared {
         metrics: Arc<Metrics>,
         instance: Option<String>,
     ) -> Self {
-        let reporter = Reporter {
-            controller: FIELD_MANAGER.to_string(),
-            instance,
-        };
-        let recorder = Recorder::new(kube.clone(), reporter.clone());
         Self {
             kube,
             platform,
             credentials,
             config,
             metrics,
-            reporter,
-            recorder: parking_lot::Mutex::new((Instant::now(), recorder)),
+            instance,
+            events: parking_lot::Mutex::new((Instant::now(), EventLog::default())),
         }
     }
 
-    /// Replaces the Event recorder when its cache has outlived its window. Cheap (a lock
-    /// and a clock read); every reconcile calls it, so a cache is let go of even when no
-    /// Event follows.
+    /// Lets go of the Events that a repeat can no longer extend, at most every
+    /// [`EVENT_SWEEP`]. Cheap (a lock and a clock read) between sweeps; every reconcile
+    /// calls it, so the log shrinks even when no Event follows.
     pub fn expire_event_cache(&self) {
-        let mut current = self.recorder.lock();
-        if current.0.elapsed() > RECORDER_WINDOW {
-            *current = (
-                Instant::now(),
-                Recorder::new(self.kube.clone(), self.reporter.clone()),
-            );
+        let mut events = self.events.lock();
+        if events.0.elapsed() > EVENT_SWEEP {
+            events.0 = Instant::now();
+            events.1.expire(Timestamp::now());
         }
-    }
-
-    fn recorder(&self) -> Recorder {
-        self.expire_event_cache();
-        self.recorder.lock().1.clone()
     }
 
     /// Publishes an Event about `obj`. Best effort: a failed Event is logged, not fatal.
@@ -123,18 +110,25 @@ impl Shared {
         note: String,
     ) {
         let reference: ObjectReference = obj.object_ref(&());
-        let event = Event {
-            type_: if warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            },
-            reason: reason.to_string(),
-            note: Some(note),
-            action: action.to_string(),
-            secondary: None,
+        let event = EventSpec {
+            warning,
+            reason,
+            action,
+            note,
         };
-        if let Err(err) = self.recorder().publish(&event, &reference).await {
+        let now = Timestamp::now();
+        let publish = self.events.lock().1.decide(&event, &reference, now);
+        if let Err(err) = events::send(
+            &self.kube,
+            FIELD_MANAGER,
+            self.instance.as_deref(),
+            &event,
+            &reference,
+            now,
+            publish,
+        )
+        .await
+        {
             warn!(reason, error = %err, "could not publish an Event");
         }
     }

@@ -16,6 +16,7 @@ pub mod credentials;
 pub mod dependency;
 pub mod endpoint;
 pub mod engine;
+pub mod events;
 pub mod failure;
 pub mod kind;
 pub mod network_volume;
