@@ -29,6 +29,48 @@ struct ReadyLabels {
     ready: &'static str,
 }
 
+/// Ready by object, and the counts by kind kept along: every reconcile records its
+/// object's Ready, so neither a recount of every object nor a copy of every object's name
+/// per call (both grow with the number of objects) is affordable.
+#[derive(Debug, Default)]
+struct ReadyTally {
+    /// Ready by kind and hash of the object's key: the key itself is in the watch cache
+    /// already; a second copy here would cost its length again for every object.
+    by_object: HashMap<(&'static str, u64), bool>,
+    /// (Ready, not Ready) by kind.
+    counts: HashMap<&'static str, (i64, i64)>,
+}
+
+impl ReadyTally {
+    fn key_hash(key: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        // DefaultHasher::new() has fixed keys: a key maps to the same entry every time.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        h.finish()
+    }
+
+    /// Records `ready` (`None`: gone) and returns the kind's (Ready, not Ready) counts.
+    fn set(&mut self, kind: &'static str, key: &str, ready: Option<bool>) -> (i64, i64) {
+        let entry = (kind, Self::key_hash(key));
+        let before = match ready {
+            Some(r) => self.by_object.insert(entry, r),
+            None => self.by_object.remove(&entry),
+        };
+        let counts = self.counts.entry(kind).or_default();
+        let mut count = |r: bool, by: i64| {
+            if r { counts.0 += by } else { counts.1 += by }
+        };
+        if let Some(r) = before {
+            count(r, -1);
+        }
+        if let Some(r) = ready {
+            count(r, 1);
+        }
+        *counts
+    }
+}
+
 fn duration_histogram() -> Histogram {
     // 1 ms .. ~33 s.
     Histogram::new(exponential_buckets(0.001, 2.0, 16))
@@ -43,7 +85,7 @@ pub struct Metrics {
     snapshot_age: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     claimed_elsewhere: Family<KindLabels, Counter>,
     /// Ready state by kind and object, to keep the managed-objects gauge exact.
-    ready_by_object: parking_lot::Mutex<HashMap<(&'static str, String), bool>>,
+    ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
 }
 
@@ -99,7 +141,7 @@ impl Metrics {
             managed,
             snapshot_age,
             claimed_elsewhere,
-            ready_by_object: parking_lot::Mutex::new(HashMap::new()),
+            ready_by_object: parking_lot::Mutex::new(ReadyTally::default()),
             platform,
         }
     }
@@ -122,21 +164,7 @@ impl Metrics {
 
     /// Records whether an object is Ready (`None`: it is gone).
     pub fn set_ready(&self, kind: &'static str, key: &str, ready: Option<bool>) {
-        let mut map = self.ready_by_object.lock();
-        match ready {
-            Some(r) => {
-                map.insert((kind, key.to_string()), r);
-            }
-            None => {
-                map.remove(&(kind, key.to_string()));
-            }
-        }
-        let (mut yes, mut no) = (0i64, 0i64);
-        for ((k, _), r) in map.iter() {
-            if *k == kind {
-                if *r { yes += 1 } else { no += 1 }
-            }
-        }
+        let (yes, no) = self.ready_by_object.lock().set(kind, key, ready);
         self.managed
             .get_or_create(&ReadyLabels {
                 kind,
@@ -199,6 +227,23 @@ mod tests {
             text.contains(r#"gpucloud_managed_objects{kind="Pod",ready="false"} 1"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_tally_counts_each_object_once() {
+        let mut t = ReadyTally::default();
+        assert_eq!(t.set("Pod", "a/p", Some(false)), (0, 1));
+        assert_eq!(t.set("Pod", "a/p", Some(false)), (0, 1), "same state again");
+        assert_eq!(t.set("Pod", "a/p", Some(true)), (1, 0));
+        assert_eq!(t.set("Pod", "a/q", Some(true)), (2, 0));
+        assert_eq!(
+            t.set("NetworkVolume", "a/p", Some(false)),
+            (0, 1),
+            "kinds apart"
+        );
+        assert_eq!(t.set("Pod", "a/p", None), (1, 0));
+        assert_eq!(t.set("Pod", "a/p", None), (1, 0), "gone twice");
+        assert_eq!(t.set("Pod", "a/q", None), (0, 0));
     }
 
     #[test]

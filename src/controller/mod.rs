@@ -18,6 +18,7 @@ pub mod decide;
 pub mod dependency;
 pub mod endpoint;
 pub mod engine;
+pub mod events;
 pub mod failure;
 pub mod kind;
 pub mod naming;

@@ -71,6 +71,21 @@ fn change_hash<K: ManagedKind>(obj: &K) -> Option<u64> {
     Some(h.finish())
 }
 
+/// The annotation `kubectl apply` keeps a whole copy of the object in (its last applied
+/// configuration): as large as the spec and metadata together, never read here.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Drops what the operator never reads from an object before the watch cache keeps it:
+/// managedFields (the bulk of a stored object) and kubectl's copy of the last applied
+/// configuration. Both would otherwise cost their size again for every object watched.
+fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
+    let meta = obj.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+}
+
 /// `gone` hears of every object deleted from the cluster, so that what is kept about it
 /// (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 fn watch_kind<K: ManagedKind>(
@@ -87,9 +102,7 @@ fn watch_kind<K: ManagedKind>(
         .into_iter()
         .map(|api| watcher(api, config.clone()).default_backoff().boxed());
     stream::select_all(streams)
-        // managedFields are the bulk of a stored object and the operator never reads them:
-        // dropped before the cache, they cost no memory per object.
-        .modify(|obj: &mut K| obj.managed_fields_mut().clear())
+        .modify(trim_for_cache::<K>)
         .inspect_ok(move |event| {
             if let watcher::Event::Delete(obj) = event {
                 gone(obj);
@@ -276,6 +289,25 @@ mod tests {
             nv.annotations_mut().insert(k.to_string(), v.to_string());
         }
         nv
+    }
+
+    #[test]
+    fn the_cache_keeps_no_managed_fields_nor_kubectls_copy() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+        let mut nv = object(&[(LAST_APPLIED, "{\"spec\":{}}"), (ann::EXTERNAL_ID, "v1")]);
+        nv.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some("kubectl".into()),
+            ..Default::default()
+        }]);
+        trim_for_cache(&mut nv);
+        assert!(nv.metadata.managed_fields.is_none());
+        assert!(!nv.annotations().contains_key(LAST_APPLIED));
+        assert_eq!(
+            nv.annotations().get(ann::EXTERNAL_ID).map(String::as_str),
+            Some("v1"),
+            "what the operator reads stays"
+        );
+        assert_eq!(nv.spec.size_gb, 10);
     }
 
     #[test]

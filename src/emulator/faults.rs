@@ -86,9 +86,32 @@ pub struct Action {
     pub error: Option<ApiError>,
 }
 
+/// One call as the emulator received it, with the real instant it arrived: lets an
+/// in-process caller (a benchmark) measure how soon a call follows what it did.
+#[derive(Clone, Debug)]
+pub struct CallSeen {
+    /// `METHOD /route/pattern`, as counted.
+    pub route: String,
+    /// The real path, with ids.
+    pub path: String,
+    pub at: std::time::Instant,
+}
+
+/// Announces calls to in-process subscribers; costs nothing while there are none.
+#[derive(Debug)]
+struct CallFeed(tokio::sync::broadcast::Sender<CallSeen>);
+
+impl Default for CallFeed {
+    fn default() -> Self {
+        // A subscriber that falls this far behind misses calls (and is told so).
+        Self(tokio::sync::broadcast::channel(4096).0)
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Faults {
     inner: Mutex<Inner>,
+    feed: CallFeed,
 }
 
 impl Faults {
@@ -139,6 +162,11 @@ impl Faults {
         self.inner.lock().calls.clear();
     }
 
+    /// Every call received from now on, as it arrives.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<CallSeen> {
+        self.feed.0.subscribe()
+    }
+
     pub fn dump(&self) -> serde_json::Value {
         let inner = self.inner.lock();
         serde_json::json!({
@@ -150,6 +178,13 @@ impl Faults {
 
     /// Counts a call to `route` (whose real path is `path`) and decides its fate.
     pub fn on_call(&self, route: &str, path: &str, now: Millis) -> Action {
+        if self.feed.0.receiver_count() > 0 {
+            let _ = self.feed.0.send(CallSeen {
+                route: route.to_string(),
+                path: path.to_string(),
+                at: std::time::Instant::now(),
+            });
+        }
         let mut inner = self.inner.lock();
         *inner.calls.entry(route.to_string()).or_default() += 1;
         let mut action = Action::default();
@@ -305,6 +340,27 @@ mod tests {
                 answer_latency_ms: 0,
             })
             .is_err()
+        );
+    }
+
+    #[test]
+    fn subscribers_see_each_call_with_its_arrival() {
+        let f = Faults::default();
+        f.on_call("GET /v1/endpoints", "/v1/endpoints", 0);
+        let mut seen = f.subscribe();
+        let before = std::time::Instant::now();
+        f.on_call(
+            "PATCH /v2/network-volumes/{id}",
+            "/v2/network-volumes/v1",
+            0,
+        );
+        let call = seen.try_recv().expect("the call after subscribing");
+        assert_eq!(call.route, "PATCH /v2/network-volumes/{id}");
+        assert_eq!(call.path, "/v2/network-volumes/v1");
+        assert!(call.at >= before && call.at <= std::time::Instant::now());
+        assert!(
+            seen.try_recv().is_err(),
+            "calls before subscribing are not replayed"
         );
     }
 

@@ -128,6 +128,11 @@ impl RunningEmulator {
         AdminClient::new(self.base_url(), self.app.config.admin_token.clone())
     }
 
+    /// Every call received from now on, with the real instant it arrived.
+    pub fn subscribe_calls(&self) -> tokio::sync::broadcast::Receiver<faults::CallSeen> {
+        self.app.faults.subscribe()
+    }
+
     /// The emulator's clock (emulated milliseconds since start).
     pub fn now_ms(&self) -> u64 {
         self.app.clock.now()
