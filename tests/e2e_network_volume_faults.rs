@@ -705,20 +705,6 @@ async fn a_small_v2_quota_is_absorbed_without_429s() {
     env.finish(op).await;
 }
 
-/// An install of the operator for the ownership tests: its own Lease (leader election in
-/// the test namespace) and its own name in claims.
-fn install(env: &Env, name: &str, port: u16) -> OperatorProcess {
-    let ns = env.ns.name().to_string();
-    env.operator_process(&[
-        "--leader-election",
-        &format!("--leader-election-namespace={ns}"),
-        &format!("--leader-election-lease={name}"),
-        &format!("--identity={name}-0"),
-        &format!("--metrics-addr=127.0.0.1:{port}"),
-        "--takeover-after=5s",
-    ])
-}
-
 fn owner(nv: &NetworkVolume) -> Option<String> {
     nv.annotations().get("gpucloud.io/owner").cloned()
 }
@@ -731,10 +717,16 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
     let api: Api<NetworkVolume> = env.api();
     let admin = env.emulator.admin();
     let ns = env.ns.name().to_string();
-    let (me_a, me_b) = (format!("{ns}/install-a"), format!("{ns}/install-b"));
+    // Install A runs leader election (its Lease says whether it is alive); install B is a
+    // second install on the same namespace, ready to take over once A's Lease expires.
+    let (me_a, me_b) = (format!("{ns}/gpucloud-operator"), format!("{ns}/install-b"));
     let (port_a, port_b) = (free_port(), free_port());
-    let a = install(&env, "install-a", port_a);
-    let b = install(&env, "install-b", port_b);
+    let a = env.operator_process(&[
+        "--leader-election",
+        &format!("--leader-election-namespace={ns}"),
+        "--identity=install-a-0",
+        &format!("--metrics-addr=127.0.0.1:{port_a}"),
+    ]);
     let names: Vec<String> = (0..OBJECTS).map(|i| format!("shared-{i:02}")).collect();
     for name in &names {
         let nv = volume(name, 10, json!({"deletionPolicy": "Delete"}));
@@ -744,64 +736,58 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
     let mut remote_names = Vec::new();
     for name in &names {
         let nv = env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
-        let holder = owner(&nv).expect("claimed");
-        assert!(holder == me_a || holder == me_b, "{holder}");
+        assert_eq!(owner(&nv).as_deref(), Some(me_a.as_str()), "{name}");
         ids.insert(name.clone(), assert_exactly_one_remote(&env, &nv).await);
         remote_names.push(default_remote_name(&nv));
     }
-    // Both installs acted, each on its own objects: one create per object in all, and the
-    // ids do not flip between the installs' passes.
-    assert_eq!(
-        admin.call_count(create_route()).await.unwrap(),
-        OBJECTS as u64,
-        "an object was created by both installs"
-    );
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    let b = env.operator_process(&[
+        &format!("--install={me_b}"),
+        "--takeover-after=5s",
+        &format!("--metrics-addr=127.0.0.1:{port_b}"),
+    ]);
+    // B leaves every object alone and says so once per object.
+    let told = common::wait_until(TIMEOUT, || async {
+        metric_sum(
+            &scrape(port_b).await,
+            "gpucloud_objects_claimed_elsewhere_total",
+        ) == OBJECTS as f64
+    })
+    .await;
+    assert!(told, "install B did not report the objects it leaves alone");
+    tokio::time::sleep(Duration::from_secs(5)).await;
     for name in &names {
         let nv: NetworkVolume = api.get(name).await.unwrap();
+        assert_eq!(owner(&nv).as_deref(), Some(me_a.as_str()), "{name}");
         assert_eq!(
             nv.status.and_then(|s| s.common.id).as_ref(),
             ids.get(name),
             "{name}: the id changed"
         );
     }
-    // The install that does not hold an object says so once.
-    let left_alone = scrape(port_a).await;
-    let left_alone_b = scrape(port_b).await;
-    let told = metric_sum(&left_alone, "gpucloud_objects_claimed_elsewhere_total")
-        + metric_sum(&left_alone_b, "gpucloud_objects_claimed_elsewhere_total");
-    assert!(told >= 1.0, "no install said it left an object alone");
-
-    // Install A goes away for good: once its Lease has expired for the takeover time,
-    // B manages A's objects (a spec change of one of them goes through).
-    a.kill();
-    let mut of_a: Vec<String> = Vec::new();
-    for name in &names {
-        let nv: NetworkVolume = api.get(name).await.unwrap();
-        if owner(&nv).as_deref() == Some(me_a.as_str()) {
-            of_a.push(name.clone());
-        }
-    }
-    if let Some(name) = of_a.first() {
-        api.patch(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"sizeGb": 11}})),
-        )
-        .await
-        .unwrap();
-        let grown = env
-            .wait_for::<NetworkVolume, _>(name, Duration::from_secs(90), "grown by B", |nv| {
-                is_ready(nv) && nv.status.as_ref().and_then(|s| s.size_gb) == Some(11)
-            })
-            .await;
-        assert_eq!(owner(&grown).as_deref(), Some(me_b.as_str()));
-        assert!(has_reason_event(&env, name, "TakenOver").await);
-    }
-    println!(
-        "two installs: {} of {OBJECTS} objects claimed by A, taken over by B after A stopped",
-        of_a.len()
+    assert_eq!(
+        admin.call_count(create_route()).await.unwrap(),
+        OBJECTS as u64,
+        "an object was created by both installs"
     );
+    assert!(has_reason_event(&env, "shared-00", "ClaimedByAnotherInstall").await);
+
+    // Install A goes away for good: once its Lease has expired for the takeover time, B
+    // manages A's objects (a spec change goes through).
+    a.kill();
+    api.patch(
+        "shared-00",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"sizeGb": 11}})),
+    )
+    .await
+    .unwrap();
+    let grown = env
+        .wait_for::<NetworkVolume, _>("shared-00", Duration::from_secs(90), "grown by B", |nv| {
+            is_ready(nv) && nv.status.as_ref().and_then(|s| s.size_gb) == Some(11)
+        })
+        .await;
+    assert_eq!(owner(&grown).as_deref(), Some(me_b.as_str()));
+    assert!(has_reason_event(&env, "shared-00", "TakenOver").await);
 
     // Deleting the objects leaves nothing behind on the platform.
     for name in &names {
