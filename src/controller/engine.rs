@@ -543,11 +543,17 @@ impl<A: Adapter> Engine<A> {
             let by_id = known
                 .as_ref()
                 .and_then(|(id, _)| listing.items.iter().find(|r| A::id(r) == id));
-            let claimed: Vec<&A::Remote> = listing
-                .items
-                .iter()
-                .filter(|r| self.adapter.claims(obj, r))
-                .collect();
+            // Looking for the object by name or tag costs a pass over the whole listing:
+            // only when its id is not known or not found (on every pass it would make a
+            // resync of N objects cost N x N comparisons).
+            let claimed: Vec<&A::Remote> = match by_id {
+                Some(_) => Vec::new(),
+                None => listing
+                    .items
+                    .iter()
+                    .filter(|r| self.adapter.claims(obj, r))
+                    .collect(),
+            };
             let facts = Facts {
                 now: Instant::now(),
                 observe_only,
