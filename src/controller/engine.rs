@@ -614,12 +614,16 @@ impl<A: Adapter> Engine<A> {
                     .await;
                 match observe_only {
                     true => Ok(self.observed(obj, remote)),
-                    false => self.manage(api, obj, pass, remote, last_ready).await,
+                    false => {
+                        self.manage(api, obj, annotations, pass, remote, last_ready)
+                            .await
+                    }
                 }
             }
             Step::Manage(remote) => {
                 self.ensure_owned(api, obj, true).await?;
-                self.manage(api, obj, pass, remote, last_ready).await
+                self.manage(api, obj, annotations, pass, remote, last_ready)
+                    .await
             }
             Step::Recreate => {
                 let id = known.map(|(id, _)| id).unwrap_or_default();
@@ -631,9 +635,13 @@ impl<A: Adapter> Engine<A> {
                 self.shared
                     .event(obj, true, "ExternalDeleted", "Create", message)
                     .await;
-                self.create(api, obj, pass, last_ready, attempt).await
+                self.create(api, obj, annotations, pass, last_ready, attempt)
+                    .await
             }
-            Step::Create => self.create(api, obj, pass, last_ready, attempt).await,
+            Step::Create => {
+                self.create(api, obj, annotations, pass, last_ready, attempt)
+                    .await
+            }
         }
     }
 
@@ -642,6 +650,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
+        annotations: &Annotations,
         pass: &PassContext<'_>,
         mut remote: A::Remote,
         last_ready: Verdict,
@@ -705,8 +714,7 @@ impl<A: Adapter> Engine<A> {
                 self.wrote(obj);
                 // An id the operator chose and recorded in an annotation (earlier versions)
                 // must go with the object; one in status goes with the status below.
-                let legacy = Annotations::read(obj.meta().annotations.as_ref());
-                if legacy.external_id.is_some() {
+                if annotations.external_id.is_some() {
                     self.patch_metadata(api, obj, &legacy_id_removal(), None, false)
                         .await?;
                 }
@@ -754,6 +762,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
+        annotations: &Annotations,
         pass: &PassContext<'_>,
         last_ready: Verdict,
         attempt: CreateAttempt,
@@ -770,10 +779,7 @@ impl<A: Adapter> Engine<A> {
         let marker = Timestamp::now();
         let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
         changes.extend(self.claim_change(obj));
-        if Annotations::read(obj.meta().annotations.as_ref())
-            .external_id
-            .is_some()
-        {
+        if annotations.external_id.is_some() {
             // Only reached when that id is gone and was the operator's (see `known_id`).
             changes.extend(legacy_id_removal());
         }
