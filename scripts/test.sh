@@ -37,6 +37,9 @@ for tool in cargo go python3 openssl curl; do
     command -v "$tool" >/dev/null || { echo "error: $tool is required" >&2; exit 1; }
 done
 
+# What the run has to work with, for when a build stops on a full disk.
+df -h "$root" "${TMPDIR:-/tmp}" 2>/dev/null || true
+
 phase "control plane: build (cached)"
 tests/control-plane/cp.sh build
 
