@@ -4,7 +4,7 @@
 //!   crash-safe create, status, Events, backoff).
 //! - [`adapter`]: the small trait a kind implements; [`network_volume`] is one.
 //! - [`conditions`], [`failure`], [`backoff`], [`annotations`]: pure decisions.
-//! - [`runner`]: watches feeding the engine; [`spawn`]: one kind's controller as a task;
+//! - [`runner`]: watches feeding the engine ([`triggers`]: which of their events count); [`spawn`]: one kind's controller as a task;
 //!   [`cli`]: the `run` subcommand, which starts every kind of `crate::kinds`.
 
 pub mod adapter;
@@ -28,3 +28,4 @@ pub mod placement;
 pub mod pod;
 pub mod runner;
 pub mod spawn;
+pub mod triggers;

@@ -13,16 +13,16 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Config as ControllerConfig;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::utils::WatchStreamExt;
-use kube::runtime::{Controller, PredicateConfig, watcher};
+use kube::runtime::{Controller, watcher};
 use kube::{Api, Client, ResourceExt};
 use tracing::{debug, warn};
 
 use super::adapter::Adapter;
-use super::annotations::triggers_reconcile;
 use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::kind::ManagedKind;
+use super::triggers::Triggers;
 
 /// Which namespaces the operator watches.
 #[derive(Clone, Debug, Default)]
@@ -55,22 +55,6 @@ impl Namespaces {
     }
 }
 
-/// A hash of everything in an object that should trigger a reconcile: the spec
-/// (generation), annotations, finalizers and deletion. Status writes and the engine's own
-/// bookkeeping annotations (the create markers) are left out so they do not loop back.
-fn change_hash<K: ManagedKind>(obj: &K) -> Option<u64> {
-    let mut h = DefaultHasher::new();
-    obj.meta().generation.hash(&mut h);
-    for (key, value) in obj.annotations() {
-        if triggers_reconcile(key) {
-            (key, value).hash(&mut h);
-        }
-    }
-    obj.finalizers().hash(&mut h);
-    obj.meta().deletion_timestamp.is_some().hash(&mut h);
-    Some(h.finish())
-}
-
 /// The annotation `kubectl apply` keeps a whole copy of the object in (its last applied
 /// configuration): as large as the spec and metadata together, never read here.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -86,18 +70,21 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
     }
 }
 
-/// `gone` hears of every object deleted from the cluster, so that what is kept about it
-/// (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
+/// The objects of one kind whose change should trigger a reconcile, as the store holds
+/// them (see [`Triggers`]). `gone` hears of every object deleted from the cluster, so that
+/// what is kept about it (backoff, caches) goes with it even when no reconcile follows (no
+/// finalizer of ours).
 fn watch_kind<K: ManagedKind>(
     apis: Vec<Api<K>>,
     selector: Option<String>,
     writer: reflector::store::Writer<K>,
     gone: impl Fn(&K) + Send + 'static,
-) -> impl Stream<Item = Result<K, watcher::Error>> + Send {
+) -> impl Stream<Item = Arc<K>> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
+    let store = writer.as_reader();
     let streams = apis
         .into_iter()
         .map(|api| watcher(api, config.clone()).default_backoff().boxed());
@@ -109,8 +96,24 @@ fn watch_kind<K: ManagedKind>(
             }
         })
         .reflect(writer)
-        .applied_objects()
-        .predicate_filter(change_hash::<K>, PredicateConfig::default())
+        .scan(Triggers::<K>::default(), move |triggers, event| {
+            let objects: Vec<Arc<K>> = match event {
+                // The reflector has applied the event: a listing's objects are in the store.
+                Ok(event) => triggers
+                    .on(&event)
+                    .iter()
+                    .filter_map(|key| store.get(key))
+                    .collect(),
+                Err(err) => {
+                    // The watcher backs off and watches again; its relisting triggers what
+                    // changed meanwhile.
+                    warn!(kind = %K::kind(&()), error = %err, "watch");
+                    Vec::new()
+                }
+            };
+            futures::future::ready(Some(stream::iter(objects)))
+        })
+        .flatten()
 }
 
 /// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.
@@ -247,7 +250,7 @@ pub async fn run_kind<A: Adapter>(
     let secrets = stream::select_all(secret_streams);
     let (secret_engine, secret_store) = (engine.clone(), reader.clone());
 
-    Controller::for_stream(objects, reader)
+    Controller::for_shared_stream(objects, reader)
         .watches_stream(secrets, move |secret| {
             let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
             let first_listing = secret.annotations().contains_key(FIRST_LISTING);
@@ -308,15 +311,6 @@ mod tests {
             "what the operator reads stays"
         );
         assert_eq!(nv.spec.size_gb, 10);
-    }
-
-    #[test]
-    fn the_engines_own_markers_do_not_trigger_a_reconcile() {
-        let plain = change_hash(&object(&[]));
-        let pending = change_hash(&object(&[(ann::CREATE_PENDING, "2026-01-01T00:00:00Z")]));
-        let succeeded = change_hash(&object(&[(ann::CREATE_SUCCEEDED, "2026-01-01T00:00:00Z")]));
-        assert_eq!(plain, pending);
-        assert_eq!(plain, succeeded);
     }
 
     fn secret(name: &str, version: &str) -> PartialObjectMeta<Secret> {
@@ -414,27 +408,5 @@ mod tests {
             "Available"
         )));
         assert!(!waits_for_a_missing_secret(&object(&[])));
-    }
-
-    #[test]
-    fn user_facing_annotations_and_spec_do_trigger() {
-        let plain = change_hash(&object(&[]));
-        for key in [
-            ann::EXTERNAL_ID,
-            ann::PAUSED,
-            ann::POLL_INTERVAL,
-            ann::RECONCILE_REQUESTED_AT,
-            "example.com/anything",
-        ] {
-            assert_ne!(plain, change_hash(&object(&[(key, "x")])), "{key}");
-        }
-        let mut newer = object(&[]);
-        newer.metadata.generation = Some(2);
-        assert_ne!(plain, change_hash(&newer));
-        let mut finalized = object(&[]);
-        finalized
-            .finalizers_mut()
-            .push("gpucloud.io/finalizer".into());
-        assert_ne!(plain, change_hash(&finalized));
     }
 }

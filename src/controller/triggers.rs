@@ -1,0 +1,284 @@
+//! Which watch events of a kind trigger a reconcile, and when.
+//!
+//! Two rules, both pure (the runner feeds the events and looks the objects up):
+//!
+//! - **Only changes count.** A reconcile follows a change of what the user (or a
+//!   deletion) can change: generation, the annotations that mean something, finalizers,
+//!   deletion. Status writes and the engine's own bookkeeping do not loop back.
+//! - **A listing triggers at its end.** While the watch lists (at start, and again when it
+//!   fell behind and the apiserver answered 410 Gone), kube's reflector keeps the listed
+//!   objects aside and swaps them into its store only when the listing is done. A reconcile
+//!   asked for mid-listing finds no object in the store (kube drops it as `ObjectNotFound`),
+//!   and since the object's hash is then known, nothing asks again: an object created while
+//!   the watch was behind was never reconciled (seen as 215 of 10,000 volumes). So objects
+//!   that changed during a listing are handed on at its end, from the swapped-in store.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+
+use kube::ResourceExt;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+
+use super::annotations::triggers_reconcile;
+use super::kind::ManagedKind;
+
+/// A hash of everything in an object that should trigger a reconcile: the spec
+/// (generation), annotations, finalizers and deletion. Status writes and the engine's own
+/// bookkeeping annotations (the create markers) are left out so they do not loop back.
+pub fn change_hash<K: ManagedKind>(obj: &K) -> u64 {
+    let mut h = DefaultHasher::new();
+    obj.meta().generation.hash(&mut h);
+    for (key, value) in obj.annotations() {
+        if triggers_reconcile(key) {
+            (key, value).hash(&mut h);
+        }
+    }
+    obj.finalizers().hash(&mut h);
+    obj.meta().deletion_timestamp.is_some().hash(&mut h);
+    h.finish()
+}
+
+/// What is remembered of one object: its UID (an object deleted and made again under the
+/// same name is a new object) and the hash of its last change.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    uid: u64,
+    hash: u64,
+}
+
+impl Seen {
+    fn of<K: ManagedKind>(obj: &K) -> Self {
+        let mut h = DefaultHasher::new();
+        obj.uid().hash(&mut h);
+        Self {
+            uid: h.finish(),
+            hash: change_hash(obj),
+        }
+    }
+}
+
+/// A listing under way: what it listed, and what changed in it.
+struct Listing<K: ManagedKind> {
+    listed: HashSet<ObjectRef<K>>,
+    changed: Vec<ObjectRef<K>>,
+}
+
+/// The objects whose events should trigger a reconcile (see the module's doc).
+pub struct Triggers<K: ManagedKind> {
+    seen: HashMap<ObjectRef<K>, Seen>,
+    listing: Option<Listing<K>>,
+}
+
+impl<K: ManagedKind> Default for Triggers<K> {
+    fn default() -> Self {
+        Self {
+            seen: HashMap::new(),
+            listing: None,
+        }
+    }
+}
+
+impl<K: ManagedKind> Triggers<K> {
+    /// Whether `obj` changed since it was last seen; remembers it either way.
+    fn changed(&mut self, key: &ObjectRef<K>, obj: &K) -> bool {
+        let now = Seen::of(obj);
+        self.seen.insert(key.clone(), now) != Some(now)
+    }
+
+    /// The objects to reconcile after `event`, to be looked up in the reflector's store
+    /// once the event has been applied to it.
+    pub fn on(&mut self, event: &watcher::Event<K>) -> Vec<ObjectRef<K>> {
+        match event {
+            watcher::Event::Apply(obj) => {
+                let key = ObjectRef::from_obj(obj);
+                match self.changed(&key, obj) {
+                    true => vec![key],
+                    false => Vec::new(),
+                }
+            }
+            watcher::Event::Delete(obj) => {
+                self.seen.remove(&ObjectRef::from_obj(obj));
+                Vec::new()
+            }
+            watcher::Event::Init => {
+                self.listing = Some(Listing {
+                    listed: HashSet::new(),
+                    changed: Vec::new(),
+                });
+                Vec::new()
+            }
+            watcher::Event::InitApply(obj) => {
+                let key = ObjectRef::from_obj(obj);
+                let changed = self.changed(&key, obj);
+                if let Some(listing) = self.listing.as_mut() {
+                    if changed {
+                        listing.changed.push(key.clone());
+                    }
+                    listing.listed.insert(key);
+                    Vec::new()
+                } else {
+                    // A listed object with no listing begun: kube's watcher always sends
+                    // Init first, but if it did not, the object is not held back forever.
+                    if changed { vec![key] } else { Vec::new() }
+                }
+            }
+            watcher::Event::InitDone => match self.listing.take() {
+                Some(listing) => {
+                    // What the listing did not show was deleted while the watch was
+                    // behind: nothing of it is kept.
+                    self.seen.retain(|key, _| listing.listed.contains(key));
+                    listing.changed
+                }
+                None => Vec::new(),
+            },
+        }
+    }
+
+    /// How many objects are remembered (for tests and the memory budget).
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::annotations as ann;
+    use crate::crd::{NetworkVolume, NetworkVolumeSpec};
+    use watcher::Event;
+
+    fn volume(name: &str, uid: &str, generation: i64) -> NetworkVolume {
+        let spec: NetworkVolumeSpec =
+            serde_json::from_value(serde_json::json!({"sizeGb": 10, "dataCenterId": "EU-RO-1"}))
+                .unwrap();
+        let mut nv = NetworkVolume::new(name, spec);
+        nv.metadata.namespace = Some("ns".into());
+        nv.metadata.uid = Some(uid.into());
+        nv.metadata.generation = Some(generation);
+        nv
+    }
+
+    fn names(refs: Vec<ObjectRef<NetworkVolume>>) -> Vec<String> {
+        refs.into_iter().map(|r| r.name).collect()
+    }
+
+    /// The watch's first listing, as kube's watcher sends it.
+    fn list(t: &mut Triggers<NetworkVolume>, objects: &[NetworkVolume]) -> Vec<String> {
+        assert!(t.on(&Event::Init).is_empty());
+        for obj in objects {
+            assert!(
+                t.on(&Event::InitApply(obj.clone())).is_empty(),
+                "nothing is handed on while the store does not hold the listing yet"
+            );
+        }
+        names(t.on(&Event::InitDone))
+    }
+
+    #[test]
+    fn the_first_listing_triggers_every_object_once_it_is_done() {
+        let mut t = Triggers::default();
+        let listed = list(&mut t, &[volume("a", "1", 1), volume("b", "2", 1)]);
+        assert_eq!(listed, ["a", "b"]);
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn a_relisting_triggers_what_appeared_or_changed_while_the_watch_was_behind() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1), volume("b", "2", 1)]);
+        let relisted = list(
+            &mut t,
+            &[
+                volume("a", "1", 1),
+                volume("b", "2", 2),
+                volume("new", "3", 1),
+            ],
+        );
+        assert_eq!(relisted, ["b", "new"], "a did not change");
+    }
+
+    #[test]
+    fn a_relisting_forgets_what_it_no_longer_shows() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1), volume("gone", "2", 1)]);
+        list(&mut t, &[volume("a", "1", 1)]);
+        assert_eq!(t.len(), 1);
+        // Made again later with the same content: a new object, so a change.
+        assert_eq!(names(t.on(&Event::Apply(volume("gone", "2", 1)))), ["gone"]);
+    }
+
+    #[test]
+    fn live_events_trigger_at_once_and_only_on_a_change() {
+        let mut t = Triggers::default();
+        list(&mut t, &[]);
+        assert_eq!(names(t.on(&Event::Apply(volume("a", "1", 1)))), ["a"]);
+        assert!(
+            t.on(&Event::Apply(volume("a", "1", 1))).is_empty(),
+            "a status write"
+        );
+        let mut marked = volume("a", "1", 1);
+        marked
+            .annotations_mut()
+            .insert(ann::CREATE_PENDING.into(), "2026-01-01T00:00:00Z".into());
+        assert!(
+            t.on(&Event::Apply(marked)).is_empty(),
+            "the engine's own marker"
+        );
+        assert_eq!(names(t.on(&Event::Apply(volume("a", "1", 2)))), ["a"]);
+    }
+
+    #[test]
+    fn the_same_name_under_a_new_uid_is_a_new_object() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1)]);
+        assert_eq!(names(t.on(&Event::Apply(volume("a", "9", 1)))), ["a"]);
+    }
+
+    #[test]
+    fn a_deleted_object_is_forgotten() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1)]);
+        assert!(t.on(&Event::Delete(volume("a", "1", 1))).is_empty());
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn the_engines_own_markers_do_not_change_the_hash() {
+        let plain = change_hash(&volume("a", "1", 1));
+        for key in [ann::CREATE_PENDING, ann::CREATE_SUCCEEDED] {
+            let mut marked = volume("a", "1", 1);
+            marked
+                .annotations_mut()
+                .insert(key.into(), "2026-01-01T00:00:00Z".into());
+            assert_eq!(plain, change_hash(&marked), "{key}");
+        }
+    }
+
+    #[test]
+    fn user_facing_annotations_spec_and_finalizers_change_the_hash() {
+        let plain = change_hash(&volume("a", "1", 1));
+        for key in [
+            ann::EXTERNAL_ID,
+            ann::PAUSED,
+            ann::POLL_INTERVAL,
+            ann::RECONCILE_REQUESTED_AT,
+            "example.com/anything",
+        ] {
+            let mut annotated = volume("a", "1", 1);
+            annotated.annotations_mut().insert(key.into(), "x".into());
+            assert_ne!(plain, change_hash(&annotated), "{key}");
+        }
+        assert_ne!(plain, change_hash(&volume("a", "1", 2)));
+        let mut finalized = volume("a", "1", 1);
+        finalized
+            .finalizers_mut()
+            .push("gpucloud.io/finalizer".into());
+        assert_ne!(plain, change_hash(&finalized));
+    }
+}
