@@ -7,6 +7,14 @@
 //! 1,000 callers costs one call, not 1,000. That holds for a refresh that fails too: the
 //! callers that waited for it get its error instead of each trying again in turn, so an
 //! outage or a refused key costs one call per burst, not one per object.
+//!
+//! Refreshes are also spaced by their own cost. While objects are being created one after
+//! another, every pass after a create asks for a listing newer than its create, so without
+//! spacing the listing is refreshed back to back: 5,312 listings of up to 10,000 volumes
+//! while 10,000 were created. A refresh now starts no sooner than
+//! [`REST_PER_LISTING_TIME`] times the previous one's duration after it ended: listing
+//! takes at most a fifth of the time, and the callers that arrive meanwhile share the next
+//! refresh. A small listing (a few ms) is hardly delayed; a large one is batched.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -54,6 +62,23 @@ impl Freshness {
     }
 }
 
+/// How long a slot rests after a refresh, as a multiple of that refresh's duration.
+pub const REST_PER_LISTING_TIME: u32 = 4;
+
+/// The last refresh's call, for spacing the next one.
+#[derive(Clone, Copy)]
+struct LastCall {
+    finished_at: Instant,
+    took: Duration,
+}
+
+impl LastCall {
+    /// When the next refresh may start.
+    fn next_at(&self) -> Instant {
+        self.finished_at + self.took * REST_PER_LISTING_TIME
+    }
+}
+
 /// A refresh that failed.
 struct Failed<E> {
     started_at: Instant,
@@ -68,6 +93,7 @@ struct Slot<T, E> {
     current: parking_lot::Mutex<Option<Arc<Listing<T>>>>,
     /// The last refresh, if it failed.
     failed: parking_lot::Mutex<Option<Failed<E>>>,
+    last_call: parking_lot::Mutex<Option<LastCall>>,
 }
 
 impl<T, E> Default for Slot<T, E> {
@@ -76,6 +102,7 @@ impl<T, E> Default for Slot<T, E> {
             refresh: AsyncMutex::new(()),
             current: parking_lot::Mutex::new(None),
             failed: parking_lot::Mutex::new(None),
+            last_call: parking_lot::Mutex::new(None),
         }
     }
 }
@@ -138,8 +165,19 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
         {
             return Err(failed.error.clone());
         }
+        // Rest after the previous refresh (holding the refresh lock, so that whoever
+        // comes meanwhile waits for this refresh and shares it).
+        let next_at = slot.last_call.lock().map(|c| c.next_at());
+        if let Some(at) = next_at.filter(|at| *at > Instant::now()) {
+            tokio::time::sleep_until(at).await;
+        }
         let started_at = Instant::now();
-        match fetch().await {
+        let result = fetch().await;
+        *slot.last_call.lock() = Some(LastCall {
+            finished_at: Instant::now(),
+            took: started_at.elapsed(),
+        });
+        match result {
             Ok(items) => {
                 let listing = Arc::new(Listing { items, started_at });
                 *slot.current.lock() = Some(listing.clone());
@@ -227,6 +265,47 @@ mod tests {
             .unwrap();
         assert_eq!(newer.items, vec![1, 2]);
         assert!(newer.started_at > first.started_at);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_rests_four_times_the_previous_ones_duration() {
+        let snapshots: Arc<Snapshots<u8, u32, ()>> = Arc::new(Snapshots::new());
+        let starts = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let slow_fetch = |starts: Arc<parking_lot::Mutex<Vec<Instant>>>| async move {
+            starts.lock().push(Instant::now());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok::<_, ()>(vec![1])
+        };
+        let begin = Instant::now();
+        snapshots
+            .get(&1, Freshness::StartedAfter(begin), || {
+                slow_fetch(starts.clone())
+            })
+            .await
+            .unwrap();
+        // Ten passes that each need a listing newer than their own write, at once.
+        let written = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..10 {
+            let (snapshots, starts) = (snapshots.clone(), starts.clone());
+            tasks.push(tokio::spawn(async move {
+                snapshots
+                    .get(&1, Freshness::StartedAfter(written), || slow_fetch(starts))
+                    .await
+                    .unwrap()
+                    .started_at
+            }));
+        }
+        for t in tasks {
+            assert!(t.await.unwrap() > written);
+        }
+        let starts = starts.lock().clone();
+        assert_eq!(starts.len(), 2, "the ten share one refresh");
+        assert!(
+            starts[1] - starts[0] >= Duration::from_millis(100 + 400),
+            "the second starts after the first ended and rested 4 x 100 ms, not after {:?}",
+            starts[1] - starts[0]
+        );
     }
 
     #[tokio::test]
