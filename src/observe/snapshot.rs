@@ -12,9 +12,11 @@
 //! another, every pass after a create asks for a listing newer than its create, so without
 //! spacing the listing is refreshed back to back: 5,312 listings of up to 10,000 volumes
 //! while 10,000 were created. A refresh now starts no sooner than
-//! [`REST_PER_LISTING_TIME`] times the previous one's duration after it ended: listing
-//! takes at most a fifth of the time, and the callers that arrive meanwhile share the next
-//! refresh. A small listing (a few ms) is hardly delayed; a large one is batched.
+//! [`REST_PER_LISTING_TIME`] times the previous one's duration after it ended (at most
+//! [`MAX_REST`]): listing takes at most a fifth of the time, and the callers that arrive
+//! meanwhile share the next refresh. A small listing (a few ms) is hardly delayed; a large
+//! one is batched. Only a refresh that succeeded sets a rest: a failed one's time is mostly
+//! the client's retry waits, and what follows a failure is the engine's backoff.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -64,6 +66,9 @@ impl Freshness {
 
 /// How long a slot rests after a refresh, as a multiple of that refresh's duration.
 pub const REST_PER_LISTING_TIME: u32 = 4;
+/// The longest rest: a listing slowed by the client's retries (a 429 answered after a
+/// wait) says nothing of the cost of the next.
+pub const MAX_REST: Duration = Duration::from_secs(1);
 
 /// The last refresh's call, for spacing the next one.
 #[derive(Clone, Copy)]
@@ -75,7 +80,7 @@ struct LastCall {
 impl LastCall {
     /// When the next refresh may start.
     fn next_at(&self) -> Instant {
-        self.finished_at + self.took * REST_PER_LISTING_TIME
+        self.finished_at + (self.took * REST_PER_LISTING_TIME).min(MAX_REST)
     }
 }
 
@@ -172,19 +177,19 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
             tokio::time::sleep_until(at).await;
         }
         let started_at = Instant::now();
-        let result = fetch().await;
-        *slot.last_call.lock() = Some(LastCall {
-            finished_at: Instant::now(),
-            took: started_at.elapsed(),
-        });
-        match result {
+        match fetch().await {
             Ok(items) => {
+                *slot.last_call.lock() = Some(LastCall {
+                    finished_at: Instant::now(),
+                    took: started_at.elapsed(),
+                });
                 let listing = Arc::new(Listing { items, started_at });
                 *slot.current.lock() = Some(listing.clone());
                 *slot.failed.lock() = None;
                 Ok(listing)
             }
             Err(error) => {
+                *slot.last_call.lock() = None;
                 *slot.failed.lock() = Some(Failed {
                     started_at,
                     finished_at: Instant::now(),
@@ -306,6 +311,40 @@ mod tests {
             "the second starts after the first ended and rested 4 x 100 ms, not after {:?}",
             starts[1] - starts[0]
         );
+    }
+
+    #[tokio::test]
+    async fn a_failed_refresh_sets_no_rest() {
+        let snapshots: Snapshots<u8, u32, ()> = Snapshots::new();
+        assert!(
+            snapshots
+                .get(&1, Freshness::StartedAfter(Instant::now()), || async {
+                    tokio::time::sleep(Duration::from_millis(400)).await;
+                    Err(())
+                })
+                .await
+                .is_err()
+        );
+        let asked = Instant::now();
+        snapshots
+            .get(&1, Freshness::StartedAfter(asked), || async { Ok(vec![1]) })
+            .await
+            .unwrap();
+        // After a success of 400 ms the rest would be a whole second.
+        assert!(
+            asked.elapsed() < MAX_REST,
+            "rested {:?} after a failure",
+            asked.elapsed()
+        );
+    }
+
+    #[test]
+    fn a_slow_refresh_rests_at_most_a_second() {
+        let finished_at = Instant::now();
+        let rest = |took| LastCall { finished_at, took }.next_at() - finished_at;
+        assert_eq!(rest(Duration::from_millis(20)), Duration::from_millis(80));
+        assert_eq!(rest(Duration::from_millis(400)), MAX_REST);
+        assert_eq!(rest(Duration::from_secs(12)), MAX_REST);
     }
 
     #[tokio::test]
