@@ -82,6 +82,10 @@ pub struct Engine<A: Adapter> {
     /// still delete its remote object instead of leaking it. One entry per Secret, not
     /// per object.
     last_keys: parking_lot::Mutex<std::collections::HashMap<Option<SecretKeyRef>, Credentials>>,
+    /// The resourceVersion of this process's last metadata patch of each object (the create
+    /// marker with the finalizer and the claim, an adoption's claim) until the watch brings
+    /// it back: that echo is not a reason for another pass (see [`Engine::is_echo`]).
+    own_writes: parking_lot::Mutex<std::collections::HashMap<String, String>>,
 }
 
 /// A credentials reference: namespace, Secret name and key.
@@ -270,6 +274,7 @@ impl<A: Adapter> Engine<A> {
         Self {
             ownership,
             told_claimed: Default::default(),
+            own_writes: Default::default(),
             last_keys: Default::default(),
             shared,
             adapter,
@@ -326,9 +331,27 @@ impl<A: Adapter> Engine<A> {
         self.refused_creates.lock().remove(key);
         self.own_status.lock().remove(key);
         self.told_claimed.lock().remove(key);
+        self.own_writes.lock().remove(key);
         self.backoffs.succeed(&key.to_string());
         self.shared.metrics.set_ready(A::KIND, key, None);
         self.adapter.forget(key);
+    }
+
+    /// Whether `obj`, as the watch delivers it, is this process's own metadata patch coming
+    /// back. The pass that wrote it has already decided what comes next; a pass for the echo
+    /// (its finalizer and claim change the watch's hash) would only ask for a listing newer
+    /// than the create, for every object created: while 10,000 volumes were created, a
+    /// listing of up to 10,000 volumes back to back. The entry goes with its echo.
+    pub fn is_echo(&self, obj: &A::Kind) -> bool {
+        let key = obj.key();
+        let mut own = self.own_writes.lock();
+        let echo = own
+            .get(&key)
+            .is_some_and(|rv| obj.resource_version().as_ref() == Some(rv));
+        if echo {
+            own.remove(&key);
+        }
+        echo
     }
 
     /// The entry point the controller runs for every object.
@@ -1298,12 +1321,17 @@ impl<A: Adapter> Engine<A> {
         if checked {
             metadata["resourceVersion"] = json!(obj.resource_version());
         }
-        api.patch(
-            &obj.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "metadata": metadata })),
-        )
-        .await
+        let patched = api
+            .patch(
+                &obj.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "metadata": metadata })),
+            )
+            .await?;
+        if let Some(rv) = patched.resource_version() {
+            self.own_writes.lock().insert(obj.key(), rv);
+        }
+        Ok(patched)
     }
 }
 

@@ -74,11 +74,13 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 /// them (see [`Triggers`]). `gone` hears of every object deleted from the cluster, so that
 /// what is kept about it (backoff, caches) goes with it even when no reconcile follows (no
 /// finalizer of ours).
+/// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]).
 fn watch_kind<K: ManagedKind>(
     apis: Vec<Api<K>>,
     selector: Option<String>,
     writer: reflector::store::Writer<K>,
     gone: impl Fn(&K) + Send + 'static,
+    echo: impl Fn(&K) -> bool + Send + 'static,
 ) -> impl Stream<Item = Arc<K>> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
@@ -100,7 +102,7 @@ fn watch_kind<K: ManagedKind>(
             let objects: Vec<Arc<K>> = match event {
                 // The reflector has applied the event: a listing's objects are in the store.
                 Ok(event) => triggers
-                    .on(&event)
+                    .on(&event, &echo)
                     .iter()
                     .filter_map(|key| store.get(key))
                     .collect(),
@@ -239,6 +241,10 @@ pub async fn run_kind<A: Adapter>(
         watched.selector.clone(),
         writer,
         move |obj| forgetting.forget(&obj.key()),
+        {
+            let engine = engine.clone();
+            move |obj| engine.is_echo(obj)
+        },
     );
 
     let secret_streams = namespaces

@@ -88,12 +88,19 @@ impl<K: ManagedKind> Triggers<K> {
     }
 
     /// The objects to reconcile after `event`, to be looked up in the reflector's store
-    /// once the event has been applied to it.
-    pub fn on(&mut self, event: &watcher::Event<K>) -> Vec<ObjectRef<K>> {
+    /// once the event has been applied to it. `echo` tells a live change that is the
+    /// operator's own write coming back: it is remembered, and triggers nothing. (A
+    /// relisting is not asked: an object listed after the watch fell behind may hold other
+    /// changes besides the operator's own.)
+    pub fn on(
+        &mut self,
+        event: &watcher::Event<K>,
+        echo: impl Fn(&K) -> bool,
+    ) -> Vec<ObjectRef<K>> {
         match event {
             watcher::Event::Apply(obj) => {
                 let key = ObjectRef::from_obj(obj);
-                match self.changed(&key, obj) {
+                match self.changed(&key, obj) && !echo(obj) {
                     true => vec![key],
                     false => Vec::new(),
                 }
@@ -164,20 +171,24 @@ mod tests {
         nv
     }
 
+    fn no_echo(_: &NetworkVolume) -> bool {
+        false
+    }
+
     fn names(refs: Vec<ObjectRef<NetworkVolume>>) -> Vec<String> {
         refs.into_iter().map(|r| r.name).collect()
     }
 
     /// The watch's first listing, as kube's watcher sends it.
     fn list(t: &mut Triggers<NetworkVolume>, objects: &[NetworkVolume]) -> Vec<String> {
-        assert!(t.on(&Event::Init).is_empty());
+        assert!(t.on(&Event::Init, no_echo).is_empty());
         for obj in objects {
             assert!(
-                t.on(&Event::InitApply(obj.clone())).is_empty(),
+                t.on(&Event::InitApply(obj.clone()), no_echo).is_empty(),
                 "nothing is handed on while the store does not hold the listing yet"
             );
         }
-        names(t.on(&Event::InitDone))
+        names(t.on(&Event::InitDone, no_echo))
     }
 
     #[test]
@@ -210,16 +221,22 @@ mod tests {
         list(&mut t, &[volume("a", "1", 1)]);
         assert_eq!(t.len(), 1);
         // Made again later with the same content: a new object, so a change.
-        assert_eq!(names(t.on(&Event::Apply(volume("gone", "2", 1)))), ["gone"]);
+        assert_eq!(
+            names(t.on(&Event::Apply(volume("gone", "2", 1)), no_echo)),
+            ["gone"]
+        );
     }
 
     #[test]
     fn live_events_trigger_at_once_and_only_on_a_change() {
         let mut t = Triggers::default();
         list(&mut t, &[]);
-        assert_eq!(names(t.on(&Event::Apply(volume("a", "1", 1)))), ["a"]);
+        assert_eq!(
+            names(t.on(&Event::Apply(volume("a", "1", 1)), no_echo)),
+            ["a"]
+        );
         assert!(
-            t.on(&Event::Apply(volume("a", "1", 1))).is_empty(),
+            t.on(&Event::Apply(volume("a", "1", 1)), no_echo).is_empty(),
             "a status write"
         );
         let mut marked = volume("a", "1", 1);
@@ -227,24 +244,60 @@ mod tests {
             .annotations_mut()
             .insert(ann::CREATE_PENDING.into(), "2026-01-01T00:00:00Z".into());
         assert!(
-            t.on(&Event::Apply(marked)).is_empty(),
+            t.on(&Event::Apply(marked), no_echo).is_empty(),
             "the engine's own marker"
         );
-        assert_eq!(names(t.on(&Event::Apply(volume("a", "1", 2)))), ["a"]);
+        assert_eq!(
+            names(t.on(&Event::Apply(volume("a", "1", 2)), no_echo)),
+            ["a"]
+        );
+    }
+
+    #[test]
+    fn the_operators_own_write_coming_back_triggers_nothing() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1)]);
+        let mut claimed = volume("a", "1", 1);
+        claimed
+            .finalizers_mut()
+            .push("gpucloud.io/finalizer".into());
+        assert!(t.on(&Event::Apply(claimed.clone()), |_| true).is_empty());
+        // Remembered as seen: the same object again is no change either.
+        assert!(t.on(&Event::Apply(claimed), no_echo).is_empty());
+        // Someone else's change still counts.
+        assert_eq!(
+            names(t.on(&Event::Apply(volume("a", "1", 2)), |_| false)),
+            ["a"]
+        );
+    }
+
+    #[test]
+    fn a_relisting_does_not_take_changes_for_echoes() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1)]);
+        t.on(&Event::Init, no_echo);
+        t.on(&Event::InitApply(volume("a", "1", 2)), |_| true);
+        assert_eq!(names(t.on(&Event::InitDone, no_echo)), ["a"]);
     }
 
     #[test]
     fn the_same_name_under_a_new_uid_is_a_new_object() {
         let mut t = Triggers::default();
         list(&mut t, &[volume("a", "1", 1)]);
-        assert_eq!(names(t.on(&Event::Apply(volume("a", "9", 1)))), ["a"]);
+        assert_eq!(
+            names(t.on(&Event::Apply(volume("a", "9", 1)), no_echo)),
+            ["a"]
+        );
     }
 
     #[test]
     fn a_deleted_object_is_forgotten() {
         let mut t = Triggers::default();
         list(&mut t, &[volume("a", "1", 1)]);
-        assert!(t.on(&Event::Delete(volume("a", "1", 1))).is_empty());
+        assert!(
+            t.on(&Event::Delete(volume("a", "1", 1)), no_echo)
+                .is_empty()
+        );
         assert!(t.is_empty());
     }
 
