@@ -448,6 +448,22 @@ impl PodAdapter {
     /// The cost guardrails' decision for `obj` now, with `remote` as listed. A spec whose
     /// guardrails do not parse has none here: `desired` reports it.
     fn guardrails(&self, obj: &Pod, remote: Option<&RemotePod>) -> Decision {
+        let previous = obj.status.as_ref().and_then(|s| s.guardrails.as_ref());
+        let spec = &obj.spec;
+        if spec.schedule.is_none()
+            && spec.max_runtime.is_none()
+            && spec.idle_stop.is_none()
+            && previous.is_none()
+        {
+            // No guardrail and nothing held: the spec's state, as `evaluate` would say,
+            // without parsing or allocating on every call of every pass.
+            return Decision {
+                state: spec.desired_state,
+                stop: None,
+                status: None,
+                due_in: None,
+            };
+        }
         let rules = guardrails::rules_of(&obj.spec).unwrap_or_default();
         let runtime = remote
             .filter(|r| r.desired_status == RUNNING)
@@ -458,7 +474,7 @@ impl PodAdapter {
         let facts = guardrails::Facts {
             spec_state: obj.spec.desired_state,
             generation: obj.metadata.generation,
-            previous: obj.status.as_ref().and_then(|s| s.guardrails.as_ref()),
+            previous,
             running: runtime.map(|r| guardrails::Running {
                 uptime_seconds: r.uptime_in_seconds,
                 gpu_util_percent: &utils,
