@@ -24,6 +24,11 @@ struct KindLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GuardrailLabels {
+    guardrail: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReadyLabels {
     kind: &'static str,
     ready: &'static str,
@@ -84,6 +89,8 @@ pub struct Metrics {
     managed: Family<ReadyLabels, Gauge>,
     snapshot_age: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     claimed_elsewhere: Family<KindLabels, Counter>,
+    /// Pods stopped by a cost guardrail (schedule, maxRuntime, idleStop).
+    guardrail_stops: Family<GuardrailLabels, Counter>,
     /// Ready state by kind and object, to keep the managed-objects gauge exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
@@ -133,6 +140,12 @@ impl Metrics {
             "Objects this install left alone because another install claims them",
             claimed_elsewhere.clone(),
         );
+        let guardrail_stops = Family::<GuardrailLabels, Counter>::default();
+        registry.register(
+            "pod_guardrail_stops",
+            "Pods stopped by a cost guardrail, by guardrail (schedule, maxRuntime, idleStop)",
+            guardrail_stops.clone(),
+        );
         platform.register(&mut registry);
         Self {
             registry: parking_lot::Mutex::new(registry),
@@ -141,9 +154,17 @@ impl Metrics {
             managed,
             snapshot_age,
             claimed_elsewhere,
+            guardrail_stops,
             ready_by_object: parking_lot::Mutex::new(ReadyTally::default()),
             platform,
         }
+    }
+
+    /// A pod was stopped by the guardrail `guardrail` (`schedule`, `maxRuntime`, `idleStop`).
+    pub fn guardrail_stop(&self, guardrail: &'static str) {
+        self.guardrail_stops
+            .get_or_create(&GuardrailLabels { guardrail })
+            .inc();
     }
 
     /// An object found claimed by another install (counted once per object and process).

@@ -75,3 +75,103 @@ async fn pod_ports_outside_1_to_65535_or_http_tcp_are_refused() {
     }
     ns.delete_and_wait(&client).await;
 }
+
+/// The guardrail fields' shapes are refused by the apiserver, naming the field: days,
+/// `HH:MM`, time zone shape, durations, threshold range. (A well-shaped but unknown time
+/// zone is the operator's to report, in a condition: see `e2e_guardrails`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn pod_guardrail_fields_are_checked_at_admission() {
+    use kube::api::{ApiResource, DynamicObject};
+    let client = kube_client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::create(&client, "admission-guardrails").await;
+    let resource = ApiResource::erase::<Pod>(&());
+    let pods: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
+    let object = |name: &str, extra: serde_json::Value| -> DynamicObject {
+        let mut spec = json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"]}});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(json!({
+            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
+            "metadata": {"name": name}, "spec": spec,
+        }))
+        .unwrap()
+    };
+    let window = |days: serde_json::Value, from: &str, to: &str| json!({"schedule": {"timeZone": "Europe/Paris", "windows": [{"days": days, "from": from, "to": to}]}});
+    pods.create(
+        &PostParams::default(),
+        &object(
+            "fine",
+            json!({"maxRuntime": "8h", "idleStop": {"thresholdPercent": 5, "duration": "30m"},
+                "schedule": {"timeZone": "America/New_York", "windows": [
+                    {"days": ["Mon", "Fri"], "from": "22:00", "to": "06:00"},
+                    {"from": "00:00", "to": "24:00", "days": ["Sat"]}]}}),
+        ),
+    )
+    .await
+    .expect("well-formed guardrails are admitted");
+    for (name, extra, field) in [
+        (
+            "day",
+            window(json!(["Funday"]), "08:00", "18:00"),
+            "spec.schedule.windows[0].days[0]",
+        ),
+        (
+            "from",
+            window(json!([]), "8:00", "18:00"),
+            "spec.schedule.windows[0].from",
+        ),
+        (
+            "to",
+            window(json!([]), "08:00", "24:30"),
+            "spec.schedule.windows[0].to",
+        ),
+        (
+            "zone",
+            json!({"schedule": {"timeZone": "Europe Paris", "windows": [{"from": "08:00", "to": "18:00"}]}}),
+            "spec.schedule.timeZone",
+        ),
+        (
+            "nowindow",
+            json!({"schedule": {"windows": []}}),
+            "spec.schedule.windows",
+        ),
+        (
+            "runtime",
+            json!({"maxRuntime": "8 hours"}),
+            "spec.maxRuntime",
+        ),
+        (
+            "zeroruntime",
+            json!({"maxRuntime": "0m"}),
+            "spec.maxRuntime",
+        ),
+        (
+            "threshold",
+            json!({"idleStop": {"thresholdPercent": 120, "duration": "30m"}}),
+            "spec.idleStop.thresholdPercent",
+        ),
+        (
+            "idleduration",
+            json!({"idleStop": {"thresholdPercent": 5, "duration": "30"}}),
+            "spec.idleStop.duration",
+        ),
+    ] {
+        let err = pods
+            .create(&PostParams::default(), &object(name, extra))
+            .await
+            .expect_err(name);
+        let kube::Error::Api(status) = err else {
+            panic!("{name}: want a 422 from the apiserver, got {err}");
+        };
+        assert_eq!(status.code, 422, "{name}: {status:?}");
+        assert!(
+            status.message.contains(field),
+            "{name}: the field {field} must be named: {}",
+            status.message
+        );
+    }
+    ns.delete_and_wait(&client).await;
+}

@@ -6,17 +6,19 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::Duration;
 
+use gpucloud_operator::crd::guardrails::WindowPhase;
 use gpucloud_operator::crd::pod::PodPhase;
 use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod};
 use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
 use gpucloud_operator::demo::examples::{ADOPTED_POD_ID, EXAMPLES, fixtures};
 use gpucloud_operator::emulator::EmulatorConfig;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::batch::v1::CronJob;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::jiff::civil::{Date, Weekday};
+use k8s_openapi::jiff::tz::TimeZone;
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::json;
@@ -85,84 +87,6 @@ async fn gpu_pod_fallback_skips_the_type_over_the_cap() {
     env.finish(operator).await;
 }
 
-/// A kubeconfig for `service_account` of the test namespace, with a token from the
-/// TokenRequest API; the current namespace is the test's, as it is inside a CronJob's pod.
-fn service_account_kubeconfig(env: &Env, service_account: &str, dir: &std::path::Path) -> String {
-    let kubectl = |args: &[&str]| {
-        let out = Command::new("kubectl")
-            .args(args)
-            .output()
-            .expect("kubectl");
-        assert!(
-            out.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
-    let token = kubectl(&["-n", env.ns.name(), "create", "token", service_account]);
-    let server = kubectl(&[
-        "config",
-        "view",
-        "--minify",
-        "--raw",
-        "-o",
-        "jsonpath={.clusters[0].cluster.server}",
-    ]);
-    let ca = kubectl(&[
-        "config",
-        "view",
-        "--minify",
-        "--raw",
-        "-o",
-        "jsonpath={.clusters[0].cluster.certificate-authority-data}",
-    ]);
-    let path = dir.join("kubeconfig");
-    let config = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "cp", "cluster": {"server": server, "certificate-authority-data": ca}}],
-        "users": [{"name": service_account, "user": {"token": token}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "cp", "user": service_account, "namespace": env.ns.name()}}],
-        "current-context": "sa",
-    });
-    std::fs::write(&path, serde_json::to_string(&config).unwrap()).unwrap();
-    path.display().to_string()
-}
-
-/// Runs the CronJob's container command as its pod would: `sh -c SCRIPT` as the CronJob's
-/// ServiceAccount.
-fn run_cron_job(cron: &CronJob, kubeconfig: &str) {
-    let pod = cron
-        .spec
-        .job_template
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap();
-    let container = &pod.containers[0];
-    assert_eq!(
-        container.command.as_deref(),
-        Some(&["/bin/sh".to_string(), "-c".to_string()][..])
-    );
-    let script = &container.args.as_ref().unwrap()[0];
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .expect("sh");
-    assert!(
-        out.status.success(),
-        "{} failed: {}{}",
-        cron.metadata.name.as_deref().unwrap_or_default(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 async fn phases(env: &Env) -> BTreeMap<String, (Option<PodPhase>, bool, Option<String>)> {
     let pods: Api<Pod> = env.api();
     pods.list(&Default::default())
@@ -196,47 +120,74 @@ async fn wait_phases(env: &Env, want: PodPhase) -> BTreeMap<String, String> {
     }
 }
 
+/// Advances the emulator's clock (the operator's, in this test) to `target`.
+async fn advance_to(env: &Env, target: Timestamp) {
+    let ms = target.duration_since(env.emulated_now()).as_millis();
+    let ms = u64::try_from(ms).expect("the target is ahead of the emulated clock");
+    env.emulator.admin().advance_clock(ms).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn office_hours_cron_jobs_stop_and_start_the_labelled_pods() {
+async fn office_hours_pods_run_in_their_schedule_window_only() {
     let env = start("ex-office").await;
-    let operator = env.operator(&[]);
+    let operator = env.operator_on_emulator_clock(&[]);
+    // Next Monday, 10:00 in Berlin, on the emulator's clock (which the operator reads).
+    let berlin = TimeZone::get("Europe/Berlin").unwrap();
+    let mut day = env
+        .emulated_now()
+        .to_zoned(berlin.clone())
+        .date()
+        .tomorrow()
+        .unwrap();
+    while day.weekday() != Weekday::Monday {
+        day = day.tomorrow().unwrap();
+    }
+    let at = |date: Date, h: i8, m: i8| {
+        date.at(h, m, 0, 0)
+            .to_zoned(berlin.clone())
+            .unwrap()
+            .timestamp()
+    };
+    advance_to(&env, at(day, 10, 0)).await;
     apply_example(&env, "office-hours.yaml").await;
     let running = wait_phases(&env, PodPhase::Running).await;
-
-    let crons: Api<CronJob> = env.api();
-    let stop = crons.get("office-hours-stop").await.unwrap();
-    let start_job = crons.get("office-hours-start").await.unwrap();
-    assert_eq!(stop.spec.schedule, "0 19 * * 1-5");
-    assert_eq!(start_job.spec.schedule, "0 7 * * 1-5");
-
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = service_account_kubeconfig(&env, "office-hours", dir.path());
-    // The CronJobs' ServiceAccount may patch these Pods and nothing more.
-    let can_i = |verb: &str, what: &str| {
-        Command::new("kubectl")
-            .args(["auth", "can-i", verb, what])
-            .env("KUBECONFIG", &kubeconfig)
-            .output()
-            .unwrap()
-            .status
-            .success()
-    };
-    assert!(can_i("patch", "pods.gpucloud.io"));
-    assert!(!can_i("delete", "pods.gpucloud.io"));
-    assert!(!can_i("patch", "networkvolumes.gpucloud.io"));
+    let pods: Api<Pod> = env.api();
+    let closes = at(day, 19, 0);
+    for name in running.keys() {
+        let p = pods.get(name).await.unwrap();
+        let schedule = p.status.unwrap().guardrails.unwrap().schedule.unwrap();
+        assert_eq!(schedule.window, WindowPhase::Open, "{name}");
+        assert_eq!(
+            schedule.next_transition.map(|t| t.0),
+            Some(closes),
+            "{name}"
+        );
+    }
 
     // Evening: both stop on the platform (EXITED), keeping their ids.
-    run_cron_job(&stop, &kubeconfig);
+    advance_to(&env, at(day, 19, 1)).await;
     let stopped = wait_phases(&env, PodPhase::Stopped).await;
     assert_eq!(stopped, running);
-    for id in stopped.values() {
+    let tuesday = day.tomorrow().unwrap();
+    for (name, id) in &stopped {
         let remote = env.platform.graphql().my_pods().await.unwrap();
         let pod = remote.iter().find(|p| &p.id == id).expect("still there");
         assert_eq!(pod.desired_status, "EXITED");
+        let p = pods.get(name).await.unwrap();
+        let status = p.status.clone().unwrap();
+        let stopped_by = condition(&status.common.conditions, "GuardrailStopped").unwrap();
+        assert_eq!(stopped_by.reason, "StoppedBySchedule", "{name}");
+        let schedule = status.guardrails.unwrap().schedule.unwrap();
+        assert_eq!(schedule.window, WindowPhase::Closed, "{name}");
+        assert_eq!(
+            schedule.next_transition.map(|t| t.0),
+            Some(at(tuesday, 7, 0)),
+            "{name}"
+        );
     }
     // Morning: both resume, on the same pods.
-    run_cron_job(&start_job, &kubeconfig);
+    advance_to(&env, at(tuesday, 7, 1)).await;
     let resumed = wait_phases(&env, PodPhase::Running).await;
     assert_eq!(resumed, running);
     env.finish(operator).await;

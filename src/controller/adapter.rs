@@ -17,9 +17,11 @@
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::time::Duration;
 
 use crate::platform::PlatformClient;
 
+use super::conditions::Verdict;
 use super::context::Shared;
 use super::credentials::Credentials;
 use super::failure::Failure;
@@ -208,5 +210,34 @@ pub trait Adapter: Send + Sync + Sized + 'static {
 
     fn when_gone(&self, _obj: &Self::Kind) -> WhenGone {
         WhenGone::Recreate
+    }
+
+    // --- Time-driven decisions (a Pod's cost guardrails use them; defaults do nothing). ---
+
+    /// Pure: why the remote object must not be created now although none exists (a Pod
+    /// outside its schedule windows). The pass then reports this, Ready, and creates
+    /// nothing; the object stays un-created until this says `None`.
+    fn hold_create(&self, _obj: &Self::Kind, _desired: &Self::Desired) -> Option<String> {
+        None
+    }
+
+    /// The longest the next pass may wait (a schedule boundary is due then): the engine
+    /// requeues no later than this, instead of waiting for the poll interval.
+    fn due_in(&self, _obj: &Self::Kind, _remote: Option<&Self::Remote>) -> Option<Duration> {
+        None
+    }
+
+    /// The reason of the Event that reports `change`.
+    fn change_reason(&self, _change: &Self::Change) -> &'static str {
+        "Updated"
+    }
+
+    /// Pure: conditions of the kind's own, besides the four the engine writes.
+    fn extra_conditions(
+        &self,
+        _obj: &Self::Kind,
+        _remote: Option<&Self::Remote>,
+    ) -> Vec<(&'static str, Verdict)> {
+        Vec::new()
     }
 }

@@ -21,6 +21,7 @@ use crate::telemetry::{self, LogFormat};
 use super::annotations::parse_duration;
 use super::context::{EngineConfig, Shared};
 use super::credentials::{CredentialResolver, DefaultKey};
+use super::guardrails::clock::Clock;
 use super::runner::{Namespaces, Watched};
 use super::spawn::{Controllers, stopped as wait_for};
 
@@ -232,6 +233,17 @@ pub async fn run_with(
     kube: kube::Client,
     stop_rx: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
+    run_with_clock(args, kube, stop_rx, Clock::default()).await
+}
+
+/// [`run_with`] on a given clock for time-driven decisions (a Pod's schedule): the
+/// end-to-end tests pass the emulator's fast clock.
+pub async fn run_with_clock(
+    args: RunArgs,
+    kube: kube::Client,
+    stop_rx: watch::Receiver<bool>,
+    clock: Clock,
+) -> anyhow::Result<()> {
     check_crds(&kube).await?;
     let metrics = Arc::new(Metrics::new());
     let urls = base_urls(&args)?;
@@ -260,6 +272,7 @@ pub async fn run_with(
         create_timeout: args.platform_timeout,
         install,
         takeover_after: args.takeover_after,
+        clock,
         ..EngineConfig::default()
     };
     let identity = args.identity.clone().unwrap_or_else(hostname);

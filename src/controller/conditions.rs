@@ -128,23 +128,33 @@ pub fn apply(
     verdicts
         .iter()
         .into_iter()
-        .map(|(type_, verdict)| {
-            let status = status_word(verdict.status);
-            let last_transition_time = previous
-                .iter()
-                .find(|c| c.type_ == type_ && c.status == status)
-                .map(|c| c.last_transition_time.clone())
-                .unwrap_or_else(|| now.clone());
-            Condition {
-                type_: type_.to_string(),
-                status: status.to_string(),
-                reason: verdict.reason.clone(),
-                message: verdict.message.clone(),
-                observed_generation: generation,
-                last_transition_time,
-            }
-        })
+        .map(|(type_, verdict)| one(previous, type_, verdict, generation, now))
         .collect()
+}
+
+/// One condition from its verdict, with the transition time kept from `previous` while
+/// its status does not flip.
+pub fn one(
+    previous: &[Condition],
+    type_: &str,
+    verdict: &Verdict,
+    generation: Option<i64>,
+    now: &Time,
+) -> Condition {
+    let status = status_word(verdict.status);
+    let last_transition_time = previous
+        .iter()
+        .find(|c| c.type_ == type_ && c.status == status)
+        .map(|c| c.last_transition_time.clone())
+        .unwrap_or_else(|| now.clone());
+    Condition {
+        type_: type_.to_string(),
+        status: status.to_string(),
+        reason: verdict.reason.clone(),
+        message: verdict.message.clone(),
+        observed_generation: generation,
+        last_transition_time,
+    }
 }
 
 /// The condition of the given type, if present.

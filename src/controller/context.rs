@@ -41,6 +41,8 @@ pub struct EngineConfig {
     /// How long the Lease of an install holding a claim must have been expired before
     /// this install takes the object over.
     pub takeover_after: Duration,
+    /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
+    pub clock: super::guardrails::clock::Clock,
 }
 
 impl Default for EngineConfig {
@@ -53,6 +55,7 @@ impl Default for EngineConfig {
             backoff: BackoffPolicy::default(),
             install: "default/gpucloud-operator".to_string(),
             takeover_after: Duration::from_secs(600),
+            clock: Default::default(),
         }
     }
 }

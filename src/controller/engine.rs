@@ -705,9 +705,8 @@ impl<A: Adapter> Engine<A> {
                     }
                     let note = self.adapter.describe(change);
                     info!(kind = A::KIND, object = %obj.key(), id = A::id(&remote), change = %note, "updated");
-                    self.shared
-                        .event(obj, false, "Updated", "Update", note)
-                        .await;
+                    let reason = self.adapter.change_reason(change);
+                    self.shared.event(obj, false, reason, "Update", note).await;
                 }
                 self.wrote(obj);
                 // The listing predates the change: show the change as under way and
@@ -799,6 +798,14 @@ impl<A: Adapter> Engine<A> {
                 return Ok(outcome);
             }
         };
+        // Nothing to create yet (a Pod outside its schedule): no marker, no call.
+        if let Some(message) = self.adapter.hold_create(obj, &desired) {
+            return Ok(Outcome::new(
+                None,
+                Verdicts::converged(message),
+                Requeue::Poll,
+            ));
+        }
         let marker = Timestamp::now();
         let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
         changes.extend(self.claim_change(obj));
@@ -1119,14 +1126,22 @@ impl<A: Adapter> Engine<A> {
             _ => self.shared.config.poll_interval,
         };
         let policy = self.shared.config.backoff;
+        // A time-driven change (a schedule boundary) due before the next regular pass.
+        let due = |d: Duration| match self.adapter.due_in(obj, outcome.remote.as_ref()) {
+            Some(due) => d.min(due),
+            None => d,
+        };
         let action = match outcome.requeue {
             Requeue::Poll => {
                 self.backoffs.succeed(&key);
-                Action::requeue(jitter(poll, 0.1))
+                Action::requeue(due(jitter(poll, 0.1)))
             }
             Requeue::Progress => {
                 self.backoffs.succeed(&key);
-                Action::requeue(jitter(self.shared.config.progress_interval.min(poll), 0.1))
+                Action::requeue(due(jitter(
+                    self.shared.config.progress_interval.min(poll),
+                    0.1,
+                )))
             }
             Requeue::Now => Action::requeue(Duration::from_millis(10)),
             Requeue::After(delay) => Action::requeue(delay),
@@ -1170,6 +1185,10 @@ impl<A: Adapter> Engine<A> {
         let common = A::Kind::common_mut(&mut status);
         common.observed_generation = generation;
         common.conditions = conditions::apply(&previous, verdicts, generation, &now);
+        for (type_, verdict) in self.adapter.extra_conditions(obj, remote) {
+            let condition = conditions::one(&previous, type_, &verdict, generation, &now);
+            common.conditions.push(condition);
+        }
         if let Some(r) = remote {
             common.id = Some(A::id(r).to_string());
         } else if forget_id {

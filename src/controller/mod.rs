@@ -20,6 +20,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod events;
 pub mod failure;
+pub mod guardrails;
 pub mod kind;
 pub mod naming;
 pub mod network_volume;

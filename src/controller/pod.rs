@@ -24,6 +24,7 @@
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -42,11 +43,15 @@ use crate::platform::domain::{
 use crate::platform::{ErrorClass, PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone};
+use super::conditions::Verdict;
 use super::context::Shared;
 use super::credentials::AccountId;
 use super::dependency;
 use super::failure::Failure;
+use super::guardrails::{self, Decision, clock::Clock};
 use super::placement::{self, Candidate, PlacementRules};
+use crate::crd::guardrails::Guardrail;
+use crate::metrics::Metrics;
 
 /// Env variable on every deployed pod carrying the UID of the object that deployed it.
 pub const TAG_ENV: &str = "GPUCLOUD_OBJECT_UID";
@@ -75,10 +80,12 @@ pub struct ResolvedPod {
 }
 
 /// An in-place change of a live pod.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PodChange {
     Resume,
     Stop,
+    /// A stop decided by a cost guardrail, with why (see [`super::guardrails`]).
+    StopBy(Guardrail, String),
 }
 
 /// The remote name: namespace, name and the first 8 hex digits of the UID.
@@ -408,7 +415,14 @@ pub struct PodAdapter {
     /// Placements the platform answered with the capacity error, until when to skip them.
     exhausted: parking_lot::Mutex<HashMap<ExhaustedKey, Instant>>,
     cooldown: Duration,
+    /// "Now" of the cost guardrails, and where their stops are counted.
+    clock: Clock,
+    metrics: Option<Arc<Metrics>>,
 }
+
+/// The condition that says whether a cost guardrail holds the pod stopped (only on pods
+/// with a guardrail).
+pub const GUARDRAIL_CONDITION: &str = "GuardrailStopped";
 
 impl PodAdapter {
     /// `interval`: how old the GPU catalog may be, and how long a type that answered the
@@ -419,7 +433,55 @@ impl PodAdapter {
             catalog_max_age: interval,
             exhausted: parking_lot::Mutex::new(HashMap::new()),
             cooldown: interval,
+            clock: Clock::default(),
+            metrics: None,
         }
+    }
+
+    /// The clock the guardrails read "now" from, and the metrics their stops count in.
+    pub fn with_guardrails(mut self, clock: Clock, metrics: Arc<Metrics>) -> Self {
+        self.clock = clock;
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The cost guardrails' decision for `obj` now, with `remote` as listed. A spec whose
+    /// guardrails do not parse has none here: `desired` reports it.
+    fn guardrails(&self, obj: &Pod, remote: Option<&RemotePod>) -> Decision {
+        let previous = obj.status.as_ref().and_then(|s| s.guardrails.as_ref());
+        let spec = &obj.spec;
+        if spec.schedule.is_none()
+            && spec.max_runtime.is_none()
+            && spec.idle_stop.is_none()
+            && previous.is_none()
+        {
+            // No guardrail and nothing held: the spec's state, as `evaluate` would say,
+            // without parsing or allocating on every call of every pass.
+            return Decision {
+                state: spec.desired_state,
+                stop: None,
+                status: None,
+                due_in: None,
+            };
+        }
+        let rules = guardrails::rules_of(&obj.spec).unwrap_or_default();
+        let runtime = remote
+            .filter(|r| r.desired_status == RUNNING)
+            .and_then(|r| r.runtime.as_ref());
+        let utils: Vec<f64> = runtime
+            .map(|r| r.gpus.iter().map(|g| g.gpu_util_percent).collect())
+            .unwrap_or_default();
+        let facts = guardrails::Facts {
+            spec_state: obj.spec.desired_state,
+            generation: obj.metadata.generation,
+            previous,
+            running: runtime.map(|r| guardrails::Running {
+                uptime_seconds: r.uptime_in_seconds,
+                gpu_util_percent: &utils,
+            }),
+            now: self.clock.now(),
+        };
+        guardrails::evaluate(&rules, &facts)
     }
 
     fn exhausted_placements(&self, count: i32) -> HashSet<Placement> {
@@ -531,6 +593,9 @@ impl Adapter for PodAdapter {
 
     async fn desired(&self, pass: &PassContext<'_>, obj: &Pod) -> Result<ResolvedPod, Failure> {
         let shared = pass.shared;
+        // What the schema could not check (an unknown time zone): a condition and an
+        // Event naming the field, no retry.
+        guardrails::rules_of(&obj.spec)?;
         let volume = dependency::network_volume_id(
             shared,
             &obj.namespace().unwrap_or_default(),
@@ -641,8 +706,21 @@ impl Adapter for PodAdapter {
         Err(failure)
     }
 
-    fn plan(&self, _obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
-        plan_pod(&desired.pod, remote)
+    fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
+        let decision = self.guardrails(obj, Some(remote));
+        if decision.state == desired.pod.desired_state {
+            return plan_pod(&desired.pod, remote);
+        }
+        let want = DesiredPod {
+            desired_state: decision.state,
+            ..desired.pod.clone()
+        };
+        match (plan_pod(&want, remote), decision.stop) {
+            (Plan::Update(changes), Some(stop)) if changes == [PodChange::Stop] => {
+                Plan::Update(vec![PodChange::StopBy(stop.guardrail, stop.message)])
+            }
+            (plan, _) => plan,
+        }
     }
 
     async fn apply(
@@ -665,6 +743,17 @@ impl Adapter for PodAdapter {
                 .stop(&remote.id)
                 .await
                 .map_err(|e| Failure::from_platform("stop the pod", &e)),
+            PodChange::StopBy(guardrail, _) => {
+                client
+                    .pods()
+                    .stop(&remote.id)
+                    .await
+                    .map_err(|e| Failure::from_platform("stop the pod", &e))?;
+                if let Some(m) = &self.metrics {
+                    m.guardrail_stop(guardrails::label_of(*guardrail));
+                }
+                Ok(())
+            }
         }
     }
 
@@ -677,7 +766,13 @@ impl Adapter for PodAdapter {
     }
 
     fn readiness(&self, obj: &Pod, remote: &RemotePod) -> Readiness {
-        readiness_of(obj.spec.desired_state, remote)
+        let decision = self.guardrails(obj, Some(remote));
+        match (readiness_of(decision.state, remote), decision.stop) {
+            (Readiness::Ready { message }, Some(stop)) => Readiness::Ready {
+                message: format!("{message}: {}", stop.message),
+            },
+            (readiness, _) => readiness,
+        }
     }
 
     fn status(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> PodStatus {
@@ -695,13 +790,16 @@ impl Adapter for PodAdapter {
             return PodStatus {
                 common: current.common,
                 phase: Some(phase),
+                guardrails: self.guardrails(obj, None).status,
                 ..PodStatus::default()
             };
         };
         let written_ago = current.common.last_sync_time.as_ref().map(|t| {
             Duration::try_from(Timestamp::now().duration_since(t.0)).unwrap_or(Duration::ZERO)
         });
-        let mut status = status_of(current.clone(), obj.spec.desired_state, remote);
+        let decision = self.guardrails(obj, Some(remote));
+        let mut status = status_of(current.clone(), decision.state, remote);
+        status.guardrails = decision.status;
         if seen.blocked {
             status.phase = Some(PodPhase::Failed);
         }
@@ -712,7 +810,42 @@ impl Adapter for PodAdapter {
         match change {
             PodChange::Resume => "resumed the pod".into(),
             PodChange::Stop => "stopped the pod".into(),
+            PodChange::StopBy(_, why) => format!("stopped the pod: {why}"),
         }
+    }
+
+    fn change_reason(&self, change: &PodChange) -> &'static str {
+        match change {
+            PodChange::StopBy(guardrail, _) => guardrails::reason_of(*guardrail),
+            _ => "Updated",
+        }
+    }
+
+    fn hold_create(&self, obj: &Pod, _desired: &ResolvedPod) -> Option<String> {
+        let stop = self.guardrails(obj, None).stop?;
+        Some(format!("not deployed: {}", stop.message))
+    }
+
+    fn due_in(&self, obj: &Pod, remote: Option<&RemotePod>) -> Option<Duration> {
+        // A little past the boundary, so that the pass lands on the new side of it.
+        let due = self.guardrails(obj, remote).due_in?;
+        Some(self.clock.real(due) + Duration::from_millis(250))
+    }
+
+    fn extra_conditions(
+        &self,
+        obj: &Pod,
+        remote: Option<&RemotePod>,
+    ) -> Vec<(&'static str, Verdict)> {
+        let decision = self.guardrails(obj, remote);
+        if decision.status.is_none() {
+            return Vec::new();
+        }
+        let verdict = match decision.stop {
+            Some(stop) => Verdict::yes(stop.reason(), stop.message),
+            None => Verdict::no("NotStopped", "no cost guardrail holds the pod stopped"),
+        };
+        vec![(GUARDRAIL_CONDITION, verdict)]
     }
 
     fn secrets(&self, obj: &Pod) -> Vec<String> {
@@ -1015,6 +1148,83 @@ mod tests {
         let settled = settle_live_figures(&written, stopped, minute, LIVE_FIGURES_REFRESH);
         assert_eq!(settled.uptime_seconds, None);
         assert!(settled.gpus.is_empty());
+    }
+
+    /// A clock stopped at one instant: the guardrails read no machine clock in tests.
+    struct Fixed(Timestamp);
+
+    impl guardrails::clock::WallClock for Fixed {
+        fn now(&self) -> Timestamp {
+            self.0
+        }
+    }
+
+    fn adapter_at(now: &str) -> PodAdapter {
+        PodAdapter::new(Duration::from_secs(1)).with_guardrails(
+            Clock::new(Fixed(now.parse().unwrap())),
+            Arc::new(Metrics::new()),
+        )
+    }
+
+    #[test]
+    fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
+        let o = obj(json!({"schedule": {"timeZone": "UTC",
+            "windows": [{"days": ["Mon", "Tue", "Wed", "Thu", "Fri"], "from": "08:00", "to": "18:00"}]}}));
+        // Wednesday 2026-01-14, 20:00 UTC: closed until Thursday 08:00.
+        let a = adapter_at("2026-01-14T20:00:00Z");
+        let resolved = ResolvedPod {
+            account: AccountId::any(),
+            pod: desired(json!({})),
+        };
+        let stop = match a.plan(&o, &resolved, &remote(json!({}))) {
+            Plan::Update(changes) => match changes.as_slice() {
+                [c @ PodChange::StopBy(Guardrail::Schedule, why)] => {
+                    assert!(why.contains("2026-01-15T08:00:00Z"), "{why}");
+                    c.clone()
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(a.change_reason(&stop), "StoppedBySchedule");
+        assert!(
+            a.describe(&stop)
+                .starts_with("stopped the pod: outside its schedule")
+        );
+        // Stopped where the schedule wants it: Ready, phase Stopped, the window in status.
+        let exited = remote(json!({"desiredStatus": "EXITED", "runtime": null}));
+        assert_eq!(
+            a.plan(&o, &resolved, &exited),
+            Plan::UpToDate,
+            "no resume outside the window"
+        );
+        assert!(
+            matches!(a.readiness(&o, &exited), Readiness::Ready { message } if message.contains("outside its schedule"))
+        );
+        let status = a.status(&o, Some(&exited), Seen::default());
+        assert_eq!(status.phase, Some(PodPhase::Stopped));
+        let window = status.guardrails.unwrap().schedule.unwrap();
+        assert_eq!(window.window, crate::crd::guardrails::WindowPhase::Closed);
+        let conditions = a.extra_conditions(&o, Some(&exited));
+        assert_eq!(conditions.len(), 1);
+        assert_eq!(conditions[0].0, GUARDRAIL_CONDITION);
+        assert_eq!(conditions[0].1.reason, "StoppedBySchedule");
+        // Not deployed before the window, and looked at again when it opens.
+        assert!(a.hold_create(&o, &resolved).is_some());
+        assert_eq!(
+            a.due_in(&o, Some(&exited)),
+            Some(Duration::from_secs(12 * 3600) + Duration::from_millis(250))
+        );
+        // Inside the window the same spec runs, and a pod without guardrails is untouched.
+        let open = adapter_at("2026-01-14T10:00:00Z");
+        assert_eq!(
+            open.plan(&o, &resolved, &exited),
+            Plan::Update(vec![PodChange::Resume])
+        );
+        assert!(open.hold_create(&o, &resolved).is_none());
+        let plain = obj(json!({}));
+        assert!(a.extra_conditions(&plain, Some(&exited)).is_empty());
+        assert_eq!(a.due_in(&plain, Some(&exited)), None);
     }
 
     #[test]

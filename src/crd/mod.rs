@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod common;
 pub mod endpoint;
+pub mod guardrails;
 pub mod network_volume;
 pub mod pod;
 

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, LocalObjectReference, ManagementPolicy,
 };
+pub use super::guardrails::{
+    DURATION_MESSAGE, DURATION_RULE, GuardrailStatus, IdleStop, PodSchedule, ScheduleWindow,
+};
 
 /// Whether the pod should be running or stopped.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -206,6 +209,22 @@ pub struct PodSpec {
     /// Secret holding the API key for this object, instead of the operator's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
+    // --- Cost guardrails (issue #16); types in `super::guardrails`. ---
+    /// Weekly windows in which the pod runs; outside them it is stopped.
+    /// `desiredState: Stopped` always wins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<PodSchedule>,
+    /// Stop the pod once it has run this long since its last start, such as `8h` or
+    /// `1h30m` (units `h`, `m`, `s`). It stays stopped until `desiredState` is toggled,
+    /// the spec is edited, or the next schedule window opens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
+    #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
+    pub max_runtime: Option<String>,
+    /// Stop the pod once every GPU's utilisation stayed below a threshold for a duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_stop: Option<IdleStop>,
+    // --- End of cost guardrails. ---
 }
 
 fn default_container_disk() -> i32 {
@@ -288,4 +307,7 @@ pub struct PodStatus {
     pub ports: Vec<PodPortStatus>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuUtilisation>,
+    /// What the cost guardrails (schedule, maxRuntime, idleStop) see and hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guardrails: Option<GuardrailStatus>,
 }

@@ -239,3 +239,50 @@ fn conditions_are_a_list_map_keyed_by_type() {
         assert_eq!(conditions["x-kubernetes-list-map-keys"], json!(["type"]));
     }
 }
+
+#[test]
+fn pod_guardrail_durations_and_threshold_are_checked_by_cel() {
+    let with = |extra: Value| {
+        let mut spec = pod_spec();
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        violations::<Pod>("Pod", spec, None)
+    };
+    let ok = with(json!({"maxRuntime": "1h30m",
+        "idleStop": {"thresholdPercent": 5.5, "duration": "45m"}}));
+    assert!(ok.is_empty(), "{ok:?}");
+    let errs = with(json!({"maxRuntime": "0h"}));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].contains("longer than zero"), "{errs:?}");
+    let errs = with(json!({"idleStop": {"thresholdPercent": 0, "duration": "0s"}}));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("thresholdPercent must be above 0")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn pod_schedule_schema_rules() {
+    let schema = schema_of::<Pod>();
+    let spec = &schema["properties"]["spec"]["properties"];
+    let schedule = &spec["schedule"]["properties"];
+    let window = &schedule["windows"]["items"]["properties"];
+    assert_eq!(
+        window["days"]["items"]["enum"],
+        json!(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+    );
+    assert_eq!(window["from"]["pattern"], "^([01][0-9]|2[0-3]):[0-5][0-9]$");
+    assert_eq!(
+        window["to"]["pattern"],
+        "^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"
+    );
+    assert_eq!(schedule["windows"]["minItems"], 1);
+    assert_eq!(schedule["timeZone"]["default"], "UTC");
+    assert_eq!(spec["maxRuntime"]["pattern"], "^([0-9]+[hms])+$");
+    let idle = &spec["idleStop"]["properties"];
+    assert_eq!(idle["thresholdPercent"]["maximum"].as_f64(), Some(100.0));
+    assert_eq!(idle["duration"]["pattern"], "^([0-9]+[hms])+$");
+}

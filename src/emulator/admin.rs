@@ -168,6 +168,32 @@ pub async fn create_500(State(app): State<App>, body: Bytes) -> Result<StatusCod
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GpuUtilisationRequest {
+    pub pod_id: String,
+    /// Utilisation every GPU of the pod reports from now on, 0 to 100; absent: back to
+    /// the usual figures.
+    #[serde(default)]
+    pub percent: Option<f64>,
+}
+
+/// Sets the GPU utilisation a pod reports on both surfaces (a pod's `idleStop` is
+/// tested with it).
+pub async fn gpu_utilisation(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let r: GpuUtilisationRequest = parse(&body)?;
+    if r.percent.is_some_and(|p| !(0.0..=100.0).contains(&p)) {
+        return Err(ApiError::bad_request("percent: must be from 0 to 100"));
+    }
+    let mut world = app.world.lock();
+    let pod = world
+        .cloud
+        .pod_mut(&r.pod_id)
+        .map_err(|e| ApiError::not_found(e.to_string()))?;
+    pod.gpu_util_percent = r.percent;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdvanceRequest {
     pub ms: u64,
@@ -367,6 +393,20 @@ impl AdminClient {
         self.send(reqwest::Method::DELETE, "calls", None)
             .await
             .map(|_| ())
+    }
+
+    /// Makes every GPU of pod `pod_id` report `percent` utilisation (`None`: the usual
+    /// figures again).
+    pub async fn set_gpu_utilisation(
+        &self,
+        pod_id: &str,
+        percent: Option<f64>,
+    ) -> Result<(), AdminError> {
+        self.post(
+            "gpu-utilisation",
+            json!({"podId": pod_id, "percent": percent}),
+        )
+        .await
     }
 
     /// Moves the emulator's clock forward by `ms` emulated milliseconds.

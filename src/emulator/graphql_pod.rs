@@ -156,7 +156,7 @@ pub fn runtime_of(p: &pods::Pod, cloud: &pods::Cloud, uptime: i32) -> PodRuntime
         gpus: (0..p.gpu_count)
             .map(|i| PodRuntimeGpu {
                 id: format!("GPU-{}-{i}", p.id),
-                gpu_util_percent: 0.0,
+                gpu_util_percent: p.gpu_util_percent.unwrap_or(0.0),
                 memory_util_percent: 0.0,
             })
             .collect(),

@@ -138,6 +138,12 @@ impl RunningEmulator {
         self.app.clock.now()
     }
 
+    /// The emulator's clock itself, for an in-process operator to run on (see
+    /// `controller::guardrails::clock`).
+    pub fn clock(&self) -> clock::Clock {
+        self.app.clock.clone()
+    }
+
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(());
         self.sweeper.abort();
@@ -263,6 +269,7 @@ pub fn router(app: App) -> Router {
         .route("/_emulator/create-500", post(admin::create_500))
         .route("/_emulator/clock", get(admin::clock))
         .route("/_emulator/clock/advance", post(admin::advance))
+        .route("/_emulator/gpu-utilisation", post(admin::gpu_utilisation))
         .route("/_emulator/reset", post(admin::reset))
         .route_layer(middleware::from_fn_with_state(app.clone(), admin::guard));
     api.merge(admin_routes)

@@ -139,6 +139,9 @@ pub struct Pod {
     /// When the pod was last started (deploy or resume); `None` while stopped.
     pub started_at: Option<Millis>,
     pub last_status_change_at: Millis,
+    /// Utilisation every GPU of the pod reports, in percent, as a test set it
+    /// (`/_emulator/gpu-utilisation`); `None`: each surface's usual figures.
+    pub gpu_util_percent: Option<f64>,
     /// (private port, public port, type) for every requested port.
     pub port_map: Vec<(u32, u32, String)>,
 }
@@ -520,6 +523,7 @@ impl Cloud {
             template_id: (!template.id.is_empty()).then(|| template.id.clone()),
             support_public_ip: req.support_public_ip.unwrap_or(true),
             started_at: Some(now),
+            gpu_util_percent: None,
             last_status_change_at: now,
             port_map: assign_ports(&port_specs),
         };

@@ -77,7 +77,11 @@ fn start_endpoints(controllers: &Controllers) -> JoinHandle<()> {
 }
 
 fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
-    controllers.spawn(PodAdapter::new(controllers.shared.config.poll_interval))
+    let shared = &controllers.shared;
+    controllers.spawn(
+        PodAdapter::new(shared.config.poll_interval)
+            .with_guardrails(shared.config.clock.clone(), shared.metrics.clone()),
+    )
 }
 
 impl RegisteredKind {

@@ -8,7 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
-use gpucloud_operator::controller::cli::{RunArgs, run_with};
+use gpucloud_operator::controller::cli::{RunArgs, run_with, run_with_clock};
+use gpucloud_operator::controller::guardrails::clock::{Clock, WallClock};
 use gpucloud_operator::controller::kind::ManagedKind;
 use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
 use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
@@ -81,6 +82,21 @@ pub async fn install_crds(client: &Client) {
     gpucloud_operator::demo::install_crds(client)
         .await
         .expect("install the CRDs");
+}
+
+/// The emulator's clock as the operator's wall clock.
+pub struct EmulatorWallClock(pub emulator::clock::Clock);
+
+impl WallClock for EmulatorWallClock {
+    fn now(&self) -> k8s_openapi::jiff::Timestamp {
+        let ms = self.0.wall().timestamp_millis();
+        k8s_openapi::jiff::Timestamp::from_millisecond(ms).expect("an emulated time in range")
+    }
+
+    fn real(&self, d: Duration) -> Duration {
+        self.0
+            .real_duration(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
 }
 
 pub struct Operator {
@@ -204,6 +220,22 @@ impl Env {
         let client = self.operator_client.clone();
         let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
         Operator { stop, task }
+    }
+
+    /// Starts the operator in-process on the emulator's clock: schedules then follow the
+    /// emulator's `--time-scale` and `/_emulator/clock/advance`.
+    pub fn operator_on_emulator_clock(&self, extra: &[&str]) -> Operator {
+        let args = self.args(extra);
+        let (stop, stop_rx) = watch::channel(false);
+        let client = self.operator_client.clone();
+        let clock = Clock::new(EmulatorWallClock(self.emulator.clock()));
+        let task = tokio::spawn(async move { run_with_clock(args, client, stop_rx, clock).await });
+        Operator { stop, task }
+    }
+
+    /// The emulator's wall-clock time now.
+    pub fn emulated_now(&self) -> k8s_openapi::jiff::Timestamp {
+        EmulatorWallClock(self.emulator.clock()).now()
     }
 
     pub fn api<K>(&self) -> Api<K>

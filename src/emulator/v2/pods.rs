@@ -137,7 +137,10 @@ pub fn pod_json(app: &App, world: &World, p: &Pod, now: Millis) -> Value {
         let uptime = booted_at.map_or(0, |b| now.saturating_sub(b) / 1000);
         json!({
             "uptime": uptime,
-            "gpus": (0..p.gpu_count).map(|i| json!({"util": (37 + 11 * i) % 100, "memoryUtil": (21 + 7 * i) % 100})).collect::<Vec<_>>(),
+            "gpus": (0..p.gpu_count).map(|i| json!({
+                "util": p.gpu_util_percent.map_or((37 + 11 * i) % 100, |u| u.round() as u32),
+                "memoryUtil": (21 + 7 * i) % 100,
+            })).collect::<Vec<_>>(),
             "cpu": {"util": 12},
             "memory": {"util": 34},
             "ports": p.port_map.iter().map(|(private, public, kind)| json!({
