@@ -19,6 +19,7 @@ use crate::server::{self, Readiness};
 use crate::telemetry::{self, LogFormat};
 
 use super::annotations::parse_duration;
+use super::budget::BudgetLedger;
 use super::context::{EngineConfig, Shared};
 use super::credentials::{CredentialResolver, DefaultKey};
 use super::runner::{Namespaces, Watched};
@@ -331,11 +332,13 @@ pub async fn run_with(
         namespaces,
         selector: args.selector.clone(),
     };
+    let budgets = Arc::new(BudgetLedger::new(&shared.metrics));
     let controllers = Controllers {
         shared,
         watched,
         concurrency: args.concurrency,
         stop: stop_rx.clone(),
+        budgets,
     };
     let kinds: Vec<_> = crate::kinds::KINDS
         .iter()

@@ -205,8 +205,11 @@ impl<R> Outcome<R> {
         let requeue = match failure.class {
             FailureClass::Permanent => Requeue::Stalled,
             FailureClass::Retryable => Requeue::Backoff(failure.retry_after),
-            // Waiting on another object in the cluster costs no platform call: look often.
-            FailureClass::Waiting => Requeue::Progress,
+            // Waiting on another object in the cluster costs no platform call: look often,
+            // unless whatever it waits for wakes it and asked for a later safety net.
+            FailureClass::Waiting => failure
+                .retry_after
+                .map_or(Requeue::Progress, Requeue::After),
             FailureClass::Conflict => Requeue::Now,
         };
         let warning = failure.class != FailureClass::Waiting;
@@ -672,6 +675,13 @@ impl<A: Adapter> Engine<A> {
                 Ok(outcome)
             }
             Plan::Update(changes) => {
+                if let Err(f) = self
+                    .adapter
+                    .admit(pass, obj, &desired, Some(&remote), &changes)
+                    .await
+                {
+                    return Ok(Outcome::failed(f, Some(remote), last_ready));
+                }
                 for change in &changes {
                     if let Err(f) = self.adapter.apply(pass.client, &mut remote, change).await {
                         // The remote object is known not to match the spec (a pod stopped
@@ -776,6 +786,12 @@ impl<A: Adapter> Engine<A> {
                 return Ok(outcome);
             }
         };
+        // A hold is decided before the marker: it costs no write at all.
+        if let Err(f) = self.adapter.admit(pass, obj, &desired, None, &[]).await {
+            let mut outcome = Outcome::failed(f, None, last_ready);
+            outcome.forget_id = true;
+            return Ok(outcome);
+        }
         let marker = Timestamp::now();
         let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
         changes.extend(self.claim_change(obj));
