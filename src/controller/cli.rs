@@ -260,6 +260,7 @@ pub async fn run_with(
         progress_interval: args.progress_interval,
         create_timeout: args.platform_timeout,
         install,
+        operator_namespace: lease_namespace.clone(),
         takeover_after: args.takeover_after,
         ..EngineConfig::default()
     };

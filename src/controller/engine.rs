@@ -928,6 +928,21 @@ impl<A: Adapter> Engine<A> {
             let ids = match decide_cleanup(&facts) {
                 Cleanup::Release => {
                     if let Some(id) = &known {
+                        // So that the orphan sweep leaves it alone. Best effort: a failed
+                        // record must not keep the object (the sweep lists, it does not
+                        // delete without a person's word).
+                        if let Err(err) = crate::orphans::released::record(
+                            &self.shared.kube,
+                            &self.shared.config.operator_namespace,
+                            FIELD_MANAGER,
+                            A::KIND,
+                            id,
+                            &key,
+                        )
+                        .await
+                        {
+                            warn!(kind = A::KIND, object = %key, id = %id, error = %err, "could not record the release for the orphan sweep");
+                        }
                         self.shared
                             .event(
                                 obj.as_ref(),
