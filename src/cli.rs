@@ -23,6 +23,9 @@ pub enum Command {
     /// Start a local control plane (or use KUBECONFIG), the emulator and the operator, apply
     /// examples/ and show them converge until Ctrl-C.
     Demo(crate::demo::DemoArgs),
+    /// List the remote pods the operator deployed whose Pod object is gone (with what they
+    /// cost per hour); with --delete, terminate them.
+    Orphans(crate::orphans::cli::OrphansArgs),
 }
 
 /// Runs the chosen subcommand to completion.
@@ -33,5 +36,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Emulator(args) => crate::emulator::cli::run(args).await,
         Command::Platform(args) => crate::platform::cli::run(args).await,
         Command::Demo(args) => crate::demo::run(args).await,
+        Command::Orphans(args) => crate::orphans::cli::run(args).await,
     }
 }

@@ -9,6 +9,7 @@
 //! - [`kinds`]: the one list of kinds that the CRDs, `run`, the demo and the manifests follow.
 //! - [`demo`]: `gpucloud-operator demo`, and applying manifests the way the examples are.
 //! - [`observe`]: shared snapshots of remote state, one list call per kind per interval.
+//! - [`orphans`]: the sweep of remote pods with the operator's marker and no object.
 
 pub mod cli;
 pub mod controller;
@@ -18,6 +19,7 @@ pub mod emulator;
 pub mod kinds;
 pub mod metrics;
 pub mod observe;
+pub mod orphans;
 pub mod platform;
 pub mod server;
 pub mod telemetry;

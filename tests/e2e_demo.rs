@@ -93,8 +93,33 @@ fn watch_ready(client: &kube::Client, namespace: &str) -> mpsc::UnboundedReceive
     let (tx, rx) = mpsc::unbounded_channel();
     watch_kind::<Pod>(client, namespace, tx.clone());
     watch_kind::<Endpoint>(client, namespace, tx.clone());
-    watch_kind::<NetworkVolume>(client, namespace, tx);
+    watch_kind::<NetworkVolume>(client, namespace, tx.clone());
+    watch_budgets(client, namespace, tx);
     rx
+}
+
+/// Sends Budget/NAME of every Budget seen Ready (enforced) for its generation. A Budget is
+/// no platform object, so it has no engine status of its own.
+fn watch_budgets(client: &kube::Client, namespace: &str, tx: mpsc::UnboundedSender<String>) {
+    use gpucloud_operator::crd::Budget;
+    let api: Api<Budget> = Api::namespaced(client.clone(), namespace);
+    tokio::spawn(async move {
+        let mut objects = watcher(api, watcher::Config::default())
+            .applied_objects()
+            .boxed();
+        while let Some(next) = objects.next().await {
+            let Ok(b) = next else { continue };
+            let enforced = b.status.as_ref().is_some_and(|s| {
+                s.observed_generation == b.metadata.generation
+                    && s.conditions
+                        .iter()
+                        .any(|c| c.type_ == "Ready" && c.status == "True")
+            });
+            if enforced && tx.send(format!("Budget/{}", b.name_any())).is_err() {
+                return;
+            }
+        }
+    });
 }
 
 /// Sends KIND/NAME of every object of kind `K` seen Ready, until the receiver is gone.

@@ -357,3 +357,66 @@ async fn adopt_pod_takes_over_the_running_pod_and_orphans_it_on_delete() {
     assert_eq!(remote[0].desired_status, "RUNNING");
     env.finish(operator).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn team_budget_runs_what_fits_and_holds_a_third_pod_until_room_appears() {
+    use gpucloud_operator::crd::budget::Budget;
+    let env = start("ex-budget").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "team-budget.yaml").await;
+    let running = |p: &Pod| {
+        ready_now(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+    };
+    for name in ["notebook-1", "notebook-2"] {
+        env.wait_for(name, TIMEOUT, "Running", running).await;
+    }
+    let budget: Budget = env
+        .wait_for("team-a", TIMEOUT, "both pods counted", |b: &Budget| {
+            b.status.as_ref().is_some_and(|s| s.running_count == 2)
+        })
+        .await;
+    let status = budget.status.unwrap();
+    assert!((status.cost_per_hour - 1.38).abs() < 1e-6, "{status:?}");
+    assert_eq!(status.held_count, 0);
+
+    // A third notebook with the label does not fit: held, with no deploy.
+    let api: Api<Pod> = env.api();
+    let mut third = api.get("notebook-2").await.unwrap();
+    third.metadata = kube::api::ObjectMeta {
+        name: Some("notebook-3".into()),
+        labels: third.metadata.labels.clone(),
+        ..Default::default()
+    };
+    third.status = None;
+    api.create(&kube::api::PostParams::default(), &third)
+        .await
+        .unwrap();
+    env.wait_for("notebook-3", TIMEOUT, "held by the budget", |p: &Pod| {
+        p.status
+            .as_ref()
+            .and_then(|s| condition(&s.common.conditions, "Ready"))
+            .is_some_and(|c| c.reason == "BudgetExceeded")
+    })
+    .await;
+    env.wait_for("team-a", TIMEOUT, "one held", |b: &Budget| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held == vec!["notebook-3".to_string()])
+    })
+    .await;
+    let third_prefix = format!("{}-notebook-3-", env.ns.name());
+    let deployed = env.platform.graphql().my_pods().await.unwrap();
+    assert!(
+        !deployed.iter().any(|p| p.name.starts_with(&third_prefix)),
+        "the held notebook was deployed"
+    );
+
+    // Room appears (a notebook goes): the held one deploys by itself.
+    api.delete("notebook-1", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.wait_for("notebook-3", TIMEOUT, "Running", running)
+        .await;
+    env.finish(operator).await;
+}

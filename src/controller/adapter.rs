@@ -143,6 +143,21 @@ pub trait Adapter: Send + Sync + Sized + 'static {
         desired: &Self::Desired,
     ) -> impl Future<Output = Result<Created<Self::Remote>, Failure>> + Send;
 
+    /// Admission before a create (`remote` is `None`) or before `changes` to `remote`: a
+    /// guardrail the platform knows nothing of (a Budget) may hold it. Called before any
+    /// write for it, Kubernetes or platform; a refusal is reported like any failure (a
+    /// `Waiting` one holds the object without an error).
+    fn admit(
+        &self,
+        _pass: &PassContext<'_>,
+        _obj: &Self::Kind,
+        _desired: &Self::Desired,
+        _remote: Option<&Self::Remote>,
+        _changes: &[Self::Change],
+    ) -> impl Future<Output = Result<(), Failure>> + Send {
+        async { Ok(()) }
+    }
+
     /// Pure: compares the remote object with the desired state.
     fn plan(
         &self,

@@ -19,6 +19,7 @@ use crate::server::{self, Readiness};
 use crate::telemetry::{self, LogFormat};
 
 use super::annotations::parse_duration;
+use super::budget::BudgetLedger;
 use super::context::{EngineConfig, Shared};
 use super::credentials::{CredentialResolver, DefaultKey};
 use super::guardrails::clock::Clock;
@@ -271,6 +272,7 @@ pub async fn run_with_clock(
         progress_interval: args.progress_interval,
         create_timeout: args.platform_timeout,
         install,
+        operator_namespace: lease_namespace.clone(),
         takeover_after: args.takeover_after,
         clock,
         ..EngineConfig::default()
@@ -344,11 +346,13 @@ pub async fn run_with_clock(
         namespaces,
         selector: args.selector.clone(),
     };
+    let budgets = Arc::new(BudgetLedger::new(&shared.metrics));
     let controllers = Controllers {
         shared,
         watched,
         concurrency: args.concurrency,
         stop: stop_rx.clone(),
+        budgets,
     };
     let kinds: Vec<_> = crate::kinds::KINDS
         .iter()

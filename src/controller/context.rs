@@ -38,6 +38,9 @@ pub struct EngineConfig {
     pub backoff: BackoffPolicy,
     /// This install's name in the claims it writes (`namespace/name` of its Lease).
     pub install: String,
+    /// The operator's own namespace (its Lease's), where it records the remote objects it
+    /// released on purpose (`crate::orphans::released`).
+    pub operator_namespace: String,
     /// How long the Lease of an install holding a claim must have been expired before
     /// this install takes the object over.
     pub takeover_after: Duration,
@@ -54,6 +57,7 @@ impl Default for EngineConfig {
             create_timeout: Duration::from_secs(30),
             backoff: BackoffPolicy::default(),
             install: "default/gpucloud-operator".to_string(),
+            operator_namespace: "default".to_string(),
             takeover_after: Duration::from_secs(600),
             clock: Default::default(),
         }

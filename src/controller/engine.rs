@@ -209,8 +209,11 @@ impl<R> Outcome<R> {
         let requeue = match failure.class {
             FailureClass::Permanent => Requeue::Stalled,
             FailureClass::Retryable => Requeue::Backoff(failure.retry_after),
-            // Waiting on another object in the cluster costs no platform call: look often.
-            FailureClass::Waiting => Requeue::Progress,
+            // Waiting on another object in the cluster costs no platform call: look often,
+            // unless whatever it waits for wakes it and asked for a later safety net.
+            FailureClass::Waiting => failure
+                .retry_after
+                .map_or(Requeue::Progress, Requeue::After),
             FailureClass::Conflict => Requeue::Now,
         };
         let warning = failure.class != FailureClass::Waiting;
@@ -695,6 +698,13 @@ impl<A: Adapter> Engine<A> {
                 Ok(outcome)
             }
             Plan::Update(changes) => {
+                if let Err(f) = self
+                    .adapter
+                    .admit(pass, obj, &desired, Some(&remote), &changes)
+                    .await
+                {
+                    return Ok(Outcome::failed(f, Some(remote), last_ready));
+                }
                 for change in &changes {
                     if let Err(f) = self.adapter.apply(pass.client, &mut remote, change).await {
                         // The remote object is known not to match the spec (a pod stopped
@@ -805,6 +815,12 @@ impl<A: Adapter> Engine<A> {
                 Verdicts::converged(message),
                 Requeue::Poll,
             ));
+        }
+        // A hold is decided before the marker: it costs no write at all.
+        if let Err(f) = self.adapter.admit(pass, obj, &desired, None, &[]).await {
+            let mut outcome = Outcome::failed(f, None, last_ready);
+            outcome.forget_id = true;
+            return Ok(outcome);
         }
         let marker = Timestamp::now();
         let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
@@ -942,6 +958,21 @@ impl<A: Adapter> Engine<A> {
             let ids = match decide_cleanup(&facts) {
                 Cleanup::Release => {
                     if let Some(id) = &known {
+                        // So that the orphan sweep leaves it alone. Best effort: a failed
+                        // record must not keep the object (the sweep lists, it does not
+                        // delete without a person's word).
+                        if let Err(err) = crate::orphans::released::record(
+                            &self.shared.kube,
+                            &self.shared.config.operator_namespace,
+                            FIELD_MANAGER,
+                            A::KIND,
+                            id,
+                            &key,
+                        )
+                        .await
+                        {
+                            warn!(kind = A::KIND, object = %key, id = %id, error = %err, "could not record the release for the orphan sweep");
+                        }
                         self.shared
                             .event(
                                 obj.as_ref(),

@@ -10,6 +10,7 @@
 pub mod adapter;
 pub mod annotations;
 pub mod backoff;
+pub mod budget;
 pub mod cli;
 pub mod conditions;
 pub mod context;

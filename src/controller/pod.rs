@@ -33,6 +33,7 @@ use kube::{Api, ResourceExt};
 use tokio::time::Instant;
 
 use crate::crd::Pod;
+use crate::crd::budget::BUDGET_EXCEEDED;
 use crate::crd::pod::{
     CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
 };
@@ -43,11 +44,12 @@ use crate::platform::domain::{
 use crate::platform::{ErrorClass, PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone};
+use super::budget::BudgetLedger;
 use super::conditions::Verdict;
 use super::context::Shared;
 use super::credentials::AccountId;
 use super::dependency;
-use super::failure::Failure;
+use super::failure::{Applied, Failure};
 use super::guardrails::{self, Decision, clock::Clock};
 use super::placement::{self, Candidate, PlacementRules};
 use crate::crd::guardrails::Guardrail;
@@ -400,6 +402,9 @@ pub fn settle_live_figures(
     next
 }
 
+/// How long an admission waits for the Budget controller's first listing (at start).
+const BUDGETS_LISTING_WAIT: Duration = Duration::from_secs(30);
+
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
 
@@ -418,6 +423,11 @@ pub struct PodAdapter {
     /// "Now" of the cost guardrails, and where their stops are counted.
     clock: Clock,
     metrics: Option<Arc<Metrics>>,
+    /// The Budgets' ledger: deploys and resumes are admitted against it (see
+    /// `super::budget`). `None`: no Budget is enforced.
+    budgets: Option<Arc<BudgetLedger>>,
+    /// How long a held pod waits before it looks again by itself, should no wake-up come.
+    held_recheck: Duration,
 }
 
 /// The condition that says whether a cost guardrail holds the pod stopped (only on pods
@@ -435,6 +445,8 @@ impl PodAdapter {
             cooldown: interval,
             clock: Clock::default(),
             metrics: None,
+            budgets: None,
+            held_recheck: interval,
         }
     }
 
@@ -482,6 +494,29 @@ impl PodAdapter {
             now: self.clock.now(),
         };
         guardrails::evaluate(&rules, &facts)
+    }
+
+    /// Admits deploys and resumes against `budgets`.
+    pub fn with_budgets(mut self, budgets: Arc<BudgetLedger>) -> Self {
+        self.budgets = Some(budgets);
+        self
+    }
+
+    /// Takes (or moves) the pod's Budget reservation to `price` per hour, or holds it:
+    /// a `Waiting` failure named `BudgetExceeded` with the figures, looked at again when
+    /// the ledger finds room (or after `held_recheck`).
+    fn reserve(&self, obj: &Pod, price: f64) -> Result<(), Failure> {
+        let Some(budgets) = &self.budgets else {
+            return Ok(());
+        };
+        let ns = obj.namespace().unwrap_or_default();
+        budgets
+            .reserve(&ns, &obj.name_any(), obj.labels(), price)
+            .map_err(|exceeded| {
+                let mut f = Failure::waiting(BUDGET_EXCEEDED, exceeded.message());
+                f.retry_after = Some(self.held_recheck);
+                f
+            })
     }
 
     fn exhausted_placements(&self, count: i32) -> HashSet<Placement> {
@@ -561,61 +596,14 @@ impl PodAdapter {
         }
         Ok(env)
     }
-}
 
-impl Adapter for PodAdapter {
-    type Kind = Pod;
-    type Remote = RemotePod;
-    type Desired = ResolvedPod;
-    type Change = PodChange;
-
-    const KIND: &'static str = "Pod";
-    const NOUN: &'static str = "pod";
-
-    fn id(remote: &RemotePod) -> &str {
-        &remote.id
-    }
-
-    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, Failure> {
-        client
-            .pods()
-            .list()
-            .await
-            .map_err(|e| Failure::from_platform("list pods", &e))
-    }
-
-    fn claims(&self, obj: &Pod, remote: &RemotePod) -> bool {
-        match remote.env_value(TAG_ENV) {
-            Some(uid) => obj.uid().as_deref() == Some(uid),
-            None => remote.name == remote_name(obj),
-        }
-    }
-
-    async fn desired(&self, pass: &PassContext<'_>, obj: &Pod) -> Result<ResolvedPod, Failure> {
-        let shared = pass.shared;
-        // What the schema could not check (an unknown time zone): a condition and an
-        // Event naming the field, no retry.
-        guardrails::rules_of(&obj.spec)?;
-        let volume = dependency::network_volume_id(
-            shared,
-            &obj.namespace().unwrap_or_default(),
-            obj.spec.network_volume_id.as_deref(),
-            obj.spec.network_volume_ref.as_ref(),
-        )
-        .await?;
-        let env = self.env(shared, obj).await?;
-        Ok(ResolvedPod {
-            account: pass.credentials.account,
-            pod: desired_of(obj, env, volume),
-        })
-    }
-
-    async fn create(
+    /// Where the pod may go, in order of preference, from the GPU catalog (read at most
+    /// once per interval per account, count and cloud).
+    async fn candidates(
         &self,
         pass: &PassContext<'_>,
-        _obj: &Pod,
         resolved: &ResolvedPod,
-    ) -> Result<Created<RemotePod>, Failure> {
+    ) -> Result<Vec<Candidate>, Failure> {
         let client = pass.client;
         let d = &resolved.pod;
         let cloud = secure_cloud(d.cloud_type);
@@ -648,15 +636,34 @@ impl Adapter for PodAdapter {
             // type and cloud, not one per data center.
             candidates = placement::pinned_by_volume(candidates);
         }
+        Ok(candidates)
+    }
+
+    /// Deploys on the first of `candidates` the platform accepts. Each candidate dearer
+    /// than the one admitted is admitted again first (a fallback to a dearer type must fit
+    /// the Budget too).
+    async fn deploy(
+        &self,
+        client: &PlatformClient,
+        obj: &Pod,
+        resolved: &ResolvedPod,
+        candidates: &[Candidate],
+    ) -> Result<Created<RemotePod>, Failure> {
+        let d = &resolved.pod;
         let request = &d.request;
+        let mut admitted_price = candidates.first().map_or(0.0, |c| c.price_per_hour);
         // Placements refused for capacity in this pass, and the last refusal.
         let mut refused_at: Vec<String> = Vec::new();
         let mut refused: Option<PlatformError> = None;
-        for candidate in &candidates {
+        for candidate in candidates {
             let Candidate {
                 placement: at,
                 price_per_hour,
             } = candidate;
+            if *price_per_hour > admitted_price {
+                self.reserve(obj, *price_per_hour)?;
+                admitted_price = *price_per_hour;
+            }
             match client.pods().deploy(request, at).await {
                 Ok(mut pod) => {
                     pod.cost_per_hr.get_or_insert(*price_per_hour);
@@ -704,6 +711,132 @@ impl Adapter for PodAdapter {
             None => placement::no_capacity(&d.gpu_types, d.request.gpu_count),
         };
         Err(failure)
+    }
+}
+
+impl Adapter for PodAdapter {
+    type Kind = Pod;
+    type Remote = RemotePod;
+    type Desired = ResolvedPod;
+    type Change = PodChange;
+
+    const KIND: &'static str = "Pod";
+    const NOUN: &'static str = "pod";
+
+    fn id(remote: &RemotePod) -> &str {
+        &remote.id
+    }
+
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, Failure> {
+        client
+            .pods()
+            .list()
+            .await
+            .map_err(|e| Failure::from_platform("list pods", &e))
+    }
+
+    fn claims(&self, obj: &Pod, remote: &RemotePod) -> bool {
+        match remote.env_value(TAG_ENV) {
+            Some(uid) => obj.uid().as_deref() == Some(uid),
+            None => remote.name == remote_name(obj),
+        }
+    }
+
+    async fn desired(&self, pass: &PassContext<'_>, obj: &Pod) -> Result<ResolvedPod, Failure> {
+        let shared = pass.shared;
+        // What the schema could not check (an unknown time zone): a condition and an
+        // Event naming the field, no retry.
+        guardrails::rules_of(&obj.spec)?;
+        let volume = dependency::network_volume_id(
+            shared,
+            &obj.namespace().unwrap_or_default(),
+            obj.spec.network_volume_id.as_deref(),
+            obj.spec.network_volume_ref.as_ref(),
+        )
+        .await?;
+        let env = self.env(shared, obj).await?;
+        let mut pod = desired_of(obj, env, volume);
+        // Budget (StopNewest): the pod is stopped while the running total is over.
+        let ns = obj.namespace().unwrap_or_default();
+        if let Some(budgets) = &self.budgets
+            && budgets.must_stop(&ns, &obj.name_any())
+        {
+            pod.desired_state = DesiredState::Stopped;
+        }
+        Ok(ResolvedPod {
+            account: pass.credentials.account,
+            pod,
+        })
+    }
+
+    async fn admit(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Pod,
+        resolved: &ResolvedPod,
+        remote: Option<&RemotePod>,
+        changes: &[PodChange],
+    ) -> Result<(), Failure> {
+        let Some(budgets) = &self.budgets else {
+            return Ok(());
+        };
+        let price = match remote {
+            // A deploy: the price of the first placement it will try. Without one the
+            // create fails on its own, with the reason.
+            None => match self.candidates(pass, resolved).await {
+                Ok(candidates) => match candidates.first() {
+                    Some(c) => c.price_per_hour,
+                    None => return Ok(()),
+                },
+                Err(_) => return Ok(()),
+            },
+            // A resume: a stopped pod's listing says it costs 0; the price it last ran at,
+            // else the catalog's.
+            Some(remote) if changes.contains(&PodChange::Resume) => {
+                let ns = obj.namespace().unwrap_or_default();
+                let known = remote
+                    .cost_per_hr
+                    .filter(|c| *c > 0.0)
+                    .or_else(|| budgets.last_price(&ns, &obj.name_any()));
+                match known {
+                    Some(price) => price,
+                    None => match self.candidates(pass, resolved).await {
+                        Ok(candidates) => candidates.first().map_or(0.0, |c| c.price_per_hour),
+                        Err(_) => 0.0,
+                    },
+                }
+            }
+            Some(_) => return Ok(()),
+        };
+        if !budgets.wait_synced(BUDGETS_LISTING_WAIT).await {
+            let mut f = Failure::waiting(
+                "BudgetsNotListed",
+                "the operator has not listed the Budgets and Pods yet; the deploy waits for it",
+            );
+            f.retry_after = Some(self.held_recheck);
+            return Err(f);
+        }
+        self.reserve(obj, price)
+    }
+
+    async fn create(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Pod,
+        resolved: &ResolvedPod,
+    ) -> Result<Created<RemotePod>, Failure> {
+        let candidates = self.candidates(pass, resolved).await;
+        let created = match candidates {
+            Ok(candidates) => self.deploy(pass.client, obj, resolved, &candidates).await,
+            Err(f) => Err(f),
+        };
+        // Budget: a deploy that did not happen gives its reservation back at once.
+        if let (Err(f), Some(budgets)) = (&created, &self.budgets)
+            && f.applied == Applied::No
+        {
+            budgets.release(&obj.namespace().unwrap_or_default(), &obj.name_any());
+        }
+        created
     }
 
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
@@ -865,6 +998,12 @@ impl Adapter for PodAdapter {
         names.sort();
         names.dedup();
         names
+    }
+
+    fn forget(&self, key: &str) {
+        if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
+            budgets.forget(ns, name);
+        }
     }
 
     fn when_gone(&self, obj: &Pod) -> WhenGone {

@@ -41,7 +41,7 @@ pub struct Watched {
 }
 
 impl Namespaces {
-    fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
+    pub(crate) fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
     where
         K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
     {
@@ -229,6 +229,7 @@ pub async fn run_kind<A: Adapter>(
     engine: Arc<Engine<A>>,
     watched: Watched,
     concurrency: u16,
+    wakes: impl Stream<Item = ObjectRef<A::Kind>> + Send + 'static,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     tracing::info!(kind = A::KIND, "starting controller");
@@ -265,6 +266,7 @@ pub async fn run_kind<A: Adapter>(
             }
             users_of_secret(&secret_engine, &secret_store, &ns, &name, first_listing)
         })
+        .reconcile_on(wakes)
         .with_config(ControllerConfig::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
         .run(

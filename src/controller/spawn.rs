@@ -3,10 +3,13 @@
 
 use std::sync::Arc;
 
+use futures::Stream;
+use kube::runtime::reflector::ObjectRef;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::adapter::Adapter;
+use super::budget::BudgetLedger;
 use super::context::Shared;
 use super::engine::Engine;
 use super::runner::{Watched, run_kind};
@@ -20,17 +23,30 @@ pub struct Controllers {
     pub concurrency: u16,
     /// Turns true when every controller must stop.
     pub stop: watch::Receiver<bool>,
+    /// The Budgets' ledger, shared by the Pod adapter and the Budget controller.
+    pub budgets: Arc<BudgetLedger>,
 }
 
 impl Controllers {
     /// Runs the engine of `adapter`'s kind until `stop` turns true. Each kind gets its own
     /// task, so the kinds reconcile in parallel on a multi-threaded runtime.
     pub fn spawn<A: Adapter>(&self, adapter: A) -> JoinHandle<()> {
+        self.spawn_with_wakes(adapter, futures::stream::empty())
+    }
+
+    /// As [`Self::spawn`], and also reconciles the objects `wakes` names (a Pod held by a
+    /// Budget, when room appears).
+    pub fn spawn_with_wakes<A: Adapter>(
+        &self,
+        adapter: A,
+        wakes: impl Stream<Item = ObjectRef<A::Kind>> + Send + 'static,
+    ) -> JoinHandle<()> {
         let engine = Arc::new(Engine::new(self.shared.clone(), adapter));
         tokio::spawn(run_kind(
             engine,
             self.watched.clone(),
             self.concurrency,
+            wakes,
             stopped(self.stop.clone()),
         ))
     }

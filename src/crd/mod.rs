@@ -1,5 +1,6 @@
 //! The custom resources: `Pod`, `Endpoint` and `NetworkVolume` in `gpucloud.io/v1alpha1`.
 
+pub mod budget;
 pub mod cli;
 pub mod common;
 pub mod endpoint;
@@ -9,6 +10,7 @@ pub mod pod;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+pub use budget::{Budget, BudgetSpec, BudgetStatus};
 pub use common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, GROUP, LocalObjectReference,
     ManagementPolicy, VERSION,

@@ -26,6 +26,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "adopt-pod.yaml",
         include_str!("../../examples/adopt-pod.yaml"),
     ),
+    (
+        "team-budget.yaml",
+        include_str!("../../examples/team-budget.yaml"),
+    ),
 ];
 
 /// Id of the pod that `examples/adopt-pod.yaml` adopts.

@@ -2,7 +2,7 @@
 //! Pure, so its content is tested without a cluster.
 
 use crate::crd::common::CommonStatus;
-use crate::crd::{Endpoint, NetworkVolume, Pod};
+use crate::crd::{Budget, Endpoint, NetworkVolume, Pod};
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +57,23 @@ pub fn pod_row(pod: &Pod) -> Row {
         cost_per_hour: status.and_then(|s| s.cost_per_hour),
         ready,
         is_ready,
+    }
+}
+
+/// A Budget's row: its cost against its cap, and how many pods it holds. It is "ready"
+/// once its status is computed for the current spec.
+pub fn budget_row(budget: &Budget) -> Row {
+    let status = budget.status.as_ref();
+    let current = status.is_some_and(|s| s.observed_generation == budget.metadata.generation);
+    let held = status.map_or(0, |s| s.held_count);
+    Row {
+        kind: "Budget",
+        name: budget.metadata.name.clone().unwrap_or_default(),
+        state: format!("max {:.2}/h, {held} held", budget.spec.max_cost_per_hour),
+        gpu: "-".into(),
+        cost_per_hour: status.map(|s| s.cost_per_hour),
+        ready: if current { "True".into() } else { "-".into() },
+        is_ready: current,
     }
 }
 
@@ -119,6 +136,12 @@ impl TableRow for Pod {
 impl TableRow for Endpoint {
     fn row(&self) -> Row {
         endpoint_row(self)
+    }
+}
+
+impl TableRow for Budget {
+    fn row(&self) -> Row {
+        budget_row(self)
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod rbac;
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames,
@@ -14,12 +15,15 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::CustomResourceExt;
 use tokio::task::JoinHandle;
 
+use crate::controller::budget::controller as budget_controller;
 use crate::controller::endpoint::EndpointAdapter;
 use crate::controller::kind::managed_kind;
 use crate::controller::network_volume::NetworkVolumeAdapter;
 use crate::controller::pod::PodAdapter;
-use crate::controller::spawn::Controllers;
-use crate::crd::{Endpoint, EndpointStatus, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus};
+use crate::controller::spawn::{Controllers, stopped};
+use crate::crd::{
+    Budget, Endpoint, EndpointStatus, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
+};
 use crate::demo::rows_of;
 use crate::demo::table::Row;
 
@@ -58,6 +62,11 @@ pub const KINDS: &[RegisteredKind] = &[
         controller: Some(start_pods),
         demo_rows: rows_of::<Pod>,
     },
+    RegisteredKind {
+        crd: Budget::crd,
+        controller: Some(start_budgets),
+        demo_rows: rows_of::<Budget>,
+    },
 ];
 
 // What the engine reads of each managed kind's spec and status.
@@ -78,10 +87,33 @@ fn start_endpoints(controllers: &Controllers) -> JoinHandle<()> {
 
 fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
     let shared = &controllers.shared;
-    controllers.spawn(
-        PodAdapter::new(shared.config.poll_interval)
-            .with_guardrails(shared.config.clock.clone(), shared.metrics.clone()),
-    )
+    let adapter = PodAdapter::new(shared.config.poll_interval)
+        .with_guardrails(shared.config.clock.clone(), shared.metrics.clone())
+        .with_budgets(controllers.budgets.clone());
+    // Held pods are reconciled again when the Budgets' ledger finds room for them.
+    let wakes = controllers
+        .budgets
+        .take_wakes()
+        .map(tokio_stream_of)
+        .unwrap_or_else(|| futures::stream::empty().boxed());
+    controllers.spawn_with_wakes(adapter, wakes)
+}
+
+fn tokio_stream_of<T: Send + 'static>(
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<T>,
+) -> futures::stream::BoxStream<'static, T> {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+}
+
+/// The Budget kind has no engine (it is no platform object): its own controller feeds
+/// the ledger the Pod adapter admits against.
+fn start_budgets(controllers: &Controllers) -> JoinHandle<()> {
+    tokio::spawn(budget_controller::run(
+        controllers.shared.kube.clone(),
+        controllers.budgets.clone(),
+        controllers.watched.clone(),
+        stopped(controllers.stop.clone()),
+    ))
 }
 
 impl RegisteredKind {

@@ -26,7 +26,7 @@ pub mod operation;
 pub mod ratelimit;
 pub mod registry;
 pub mod rest;
-mod table;
+pub(crate) mod table;
 mod transport;
 pub mod types;
 pub mod v2;

@@ -1,0 +1,378 @@
+//! The Budget kind's controller. A Budget is not a platform object, so it has no engine
+//! pass: its watches feed the shared [`BudgetLedger`] (every Budget and every gpucloud Pod
+//! of the watched namespaces), and each reconcile computes the Budget's status from the
+//! ledger, writes it only when it changed, and with `StopNewest` marks the Pods to stop.
+//! No platform call is made here.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt, stream};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::core::Selector;
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::utils::WatchStreamExt;
+use kube::runtime::{Controller, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde_json::json;
+use tracing::{debug, info, warn};
+
+use crate::crd::Pod;
+use crate::crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
+
+use super::super::context::FIELD_MANAGER;
+use super::super::runner::Watched;
+use super::BudgetLedger;
+use super::ledger::{BudgetRule, Figures};
+
+/// How many held Pod names a Budget's status lists.
+const HELD_NAMES: usize = 50;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BudgetError {
+    #[error("Kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+}
+
+/// Pure: the ledger's rule for `budget`, or why its selector cannot be used.
+pub fn rule_of(budget: &Budget) -> Result<BudgetRule, String> {
+    let selector = match &budget.spec.selector {
+        Some(s) => Some(
+            Selector::try_from(s.clone()).map_err(|e| format!("spec.selector is invalid: {e}"))?,
+        ),
+        None => None,
+    };
+    Ok(BudgetRule {
+        max_cost_per_hour: budget.spec.max_cost_per_hour,
+        selector,
+        action: budget.spec.action,
+    })
+}
+
+/// Pure: the status of `budget` given its figures (`Err`: its rule is unusable). The
+/// condition keeps its transition time while its status does not change, so an unchanged
+/// situation gives an equal status and no write.
+pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestamp) -> BudgetStatus {
+    let previous = budget.status.clone().unwrap_or_default();
+    let round = |v: f64| (v * 1e6).round() / 1e6;
+    let (status, reason, message, mut out) = match figures {
+        Ok(f) => {
+            let exceeded = !f.held.is_empty() || !f.stopping.is_empty();
+            let (reason, message) = if !f.stopping.is_empty() {
+                (
+                    "StoppingNewest",
+                    format!(
+                        "running {:.4}/h is over maxCostPerHour {:.4}: stopping {}",
+                        f.cost_per_hour,
+                        budget.spec.max_cost_per_hour,
+                        f.stopping.join(", ")
+                    ),
+                )
+            } else if exceeded {
+                (
+                    "PodsHeld",
+                    format!(
+                        "{} pod(s) held: running {:.4}/h + reserved {:.4}/h of maxCostPerHour {:.4}",
+                        f.held.len(),
+                        f.cost_per_hour,
+                        f.reserved_per_hour,
+                        budget.spec.max_cost_per_hour
+                    ),
+                )
+            } else {
+                (
+                    "WithinBudget",
+                    format!(
+                        "running {:.4}/h + reserved {:.4}/h of maxCostPerHour {:.4}",
+                        f.cost_per_hour, f.reserved_per_hour, budget.spec.max_cost_per_hour
+                    ),
+                )
+            };
+            let out = BudgetStatus {
+                cost_per_hour: round(f.cost_per_hour),
+                reserved_per_hour: round(f.reserved_per_hour),
+                headroom_per_hour: round(f.headroom_per_hour),
+                running_count: i32::try_from(f.running_count).unwrap_or(i32::MAX),
+                held_count: i32::try_from(f.held.len()).unwrap_or(i32::MAX),
+                held: f.held.iter().take(HELD_NAMES).cloned().collect(),
+                stopping: f.stopping.clone(),
+                ..BudgetStatus::default()
+            };
+            (exceeded, reason, message, out)
+        }
+        Err(why) => (
+            false,
+            "InvalidSelector",
+            why.to_string(),
+            BudgetStatus::default(),
+        ),
+    };
+    out.observed_generation = budget.meta().generation;
+    let generation = budget.meta().generation;
+    // A condition keeps its transition time while its status stays.
+    let condition = |type_: &str, status: bool, reason: &str, message: String| {
+        let word = if status { "True" } else { "False" };
+        let transition = previous
+            .conditions
+            .iter()
+            .find(|c| c.type_ == type_ && c.status == word)
+            .map(|c| c.last_transition_time.clone())
+            .unwrap_or(Time(now));
+        Condition {
+            type_: type_.into(),
+            status: word.into(),
+            reason: reason.into(),
+            message,
+            observed_generation: generation,
+            last_transition_time: transition,
+        }
+    };
+    let valid = figures.is_ok();
+    out.conditions = vec![
+        condition(
+            "Ready",
+            valid,
+            if valid { "Enforced" } else { reason },
+            message.clone(),
+        ),
+        condition(
+            "Stalled",
+            !valid,
+            if valid { "Enforced" } else { reason },
+            message.clone(),
+        ),
+        condition(BUDGET_EXCEEDED, status, reason, message),
+    ];
+    out
+}
+
+fn apis<K>(watched: &Watched, client: &Client) -> Vec<Api<K>>
+where
+    K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
+{
+    watched.namespaces.apis(client)
+}
+
+struct Context {
+    client: Client,
+    ledger: Arc<BudgetLedger>,
+}
+
+async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, BudgetError> {
+    let ns = budget.namespace().unwrap_or_default();
+    let name = budget.name_any();
+    let rule = rule_of(&budget);
+    let stopped = match &rule {
+        Ok(_) => ctx.ledger.enforce(&ns, &name),
+        Err(_) => Vec::new(),
+    };
+    if !stopped.is_empty() {
+        info!(budget = %format!("{ns}/{name}"), pods = ?stopped, "over budget: stopping the newest pods");
+    }
+    let figures = ctx.ledger.figures(&ns, &name);
+    let status = match (&rule, &figures) {
+        (Ok(_), Some(f)) => status_of(&budget, Ok(f), Timestamp::now()),
+        (Ok(_), None) => status_of(&budget, Ok(&Figures::default()), Timestamp::now()),
+        (Err(why), _) => status_of(&budget, Err(why), Timestamp::now()),
+    };
+    if budget.status.as_ref() != Some(&status) {
+        let api: Api<Budget> = Api::namespaced(ctx.client.clone(), &ns);
+        let patch = json!({
+            "apiVersion": crate::crd::api_version(),
+            "kind": "Budget",
+            "status": status,
+        });
+        api.patch_status(
+            &name,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&patch),
+        )
+        .await?;
+        debug!(budget = %format!("{ns}/{name}"), "status written");
+    }
+    // Reservations expire without an event of their own: look again once they have.
+    Ok(match figures {
+        Some(f) if f.reserved_per_hour > 0.0 => {
+            Action::requeue(super::RESERVATION_LIFETIME + Duration::from_secs(1))
+        }
+        _ => Action::await_change(),
+    })
+}
+
+fn error_policy(budget: Arc<Budget>, err: &BudgetError, _ctx: Arc<Context>) -> Action {
+    warn!(budget = %budget.name_any(), error = %err, "reconcile failed");
+    Action::requeue(Duration::from_secs(5))
+}
+
+/// Runs the Budget controller until `shutdown` resolves.
+pub async fn run(
+    client: Client,
+    ledger: Arc<BudgetLedger>,
+    watched: Watched,
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    info!(kind = "Budget", "starting controller");
+    let config = match &watched.selector {
+        Some(s) => watcher::Config::default().labels(s),
+        None => watcher::Config::default(),
+    };
+    let budget_apis = apis::<Budget>(&watched, &client);
+    let pod_apis = apis::<Pod>(&watched, &client);
+    // Every watch's first listing must be in the ledger before a Pod is admitted.
+    let listings = Arc::new(AtomicUsize::new(budget_apis.len() + pod_apis.len()));
+    let listed = {
+        let (listings, ledger) = (listings.clone(), ledger.clone());
+        move || {
+            if listings.fetch_sub(1, Ordering::SeqCst) == 1 {
+                ledger.mark_synced();
+            }
+        }
+    };
+
+    let (reader, writer) = reflector::store::<Budget>();
+    let budget_ledger = ledger.clone();
+    let budget_listed = listed.clone();
+    let budgets = stream::select_all(
+        budget_apis
+            .into_iter()
+            .map(|api| watcher(api, config.clone()).default_backoff().boxed()),
+    )
+    .inspect_ok(move |event| match event {
+        watcher::Event::Apply(b) | watcher::Event::InitApply(b) => {
+            let ns = b.namespace().unwrap_or_default();
+            match rule_of(b) {
+                Ok(rule) => budget_ledger.set_budget(&ns, &b.name_any(), rule),
+                Err(_) => budget_ledger.remove_budget(&ns, &b.name_any()),
+            }
+        }
+        watcher::Event::Delete(b) => {
+            budget_ledger.remove_budget(&b.namespace().unwrap_or_default(), &b.name_any())
+        }
+        watcher::Event::InitDone => budget_listed(),
+        watcher::Event::Init => {}
+    })
+    .reflect(writer)
+    .applied_objects();
+
+    let pod_ledger = ledger.clone();
+    let pods = stream::select_all(
+        pod_apis
+            .into_iter()
+            .map(|api| watcher(api, config.clone()).default_backoff().boxed()),
+    )
+    .inspect_ok(move |event| match event {
+        watcher::Event::Apply(p) | watcher::Event::InitApply(p) => pod_ledger.observe(p),
+        watcher::Event::Delete(p) => {
+            pod_ledger.forget(&p.namespace().unwrap_or_default(), &p.name_any())
+        }
+        watcher::Event::InitDone => listed(),
+        watcher::Event::Init => {}
+    })
+    .touched_objects();
+    let store = reader.clone();
+    Controller::for_stream(budgets, reader)
+        .watches_stream(pods, move |pod: Pod| {
+            // Every Budget of the Pod's namespace: its figures may have moved.
+            let ns = pod.namespace();
+            store
+                .state()
+                .into_iter()
+                .filter(|b| b.namespace() == ns)
+                .map(|b| ObjectRef::from_obj(b.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .graceful_shutdown_on(shutdown)
+        .run(
+            reconcile,
+            error_policy,
+            Arc::new(Context { client, ledger }),
+        )
+        .for_each(|result| async move {
+            match result {
+                Ok((obj, _)) => debug!(kind = "Budget", object = %obj, "reconciled"),
+                Err(err) => warn!(kind = "Budget", error = %err, "controller"),
+            }
+        })
+        .await;
+    info!(kind = "Budget", "controller stopped");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::budget::{BudgetAction, BudgetSpec};
+
+    fn budget(selector: Option<serde_json::Value>) -> Budget {
+        let mut spec = json!({"maxCostPerHour": 1.0});
+        if let Some(s) = selector {
+            spec["selector"] = s;
+        }
+        let spec: BudgetSpec = serde_json::from_value(spec).unwrap();
+        let mut b = Budget::new("team", spec);
+        b.metadata.namespace = Some("ns".into());
+        b.metadata.generation = Some(3);
+        b
+    }
+
+    #[test]
+    fn the_rule_follows_the_spec_and_refuses_a_bad_selector() {
+        let rule = rule_of(&budget(Some(json!({"matchLabels": {"team": "ml"}})))).unwrap();
+        assert_eq!(rule.action, BudgetAction::Deny);
+        assert!(rule.matches(&[("team".to_string(), "ml".to_string())].into()));
+        assert!(!rule.matches(&Default::default()));
+        let bad = budget(Some(
+            json!({"matchExpressions": [{"key": "a", "operator": "Near", "values": ["b"]}]}),
+        ));
+        assert!(rule_of(&bad).unwrap_err().contains("spec.selector"));
+    }
+
+    #[test]
+    fn status_reports_the_figures_and_keeps_its_transition_time() {
+        let b = budget(None);
+        let f = Figures {
+            cost_per_hour: 0.6,
+            reserved_per_hour: 0.4,
+            headroom_per_hour: 0.0,
+            running_count: 5,
+            held: vec!["p7".into(), "p8".into()],
+            stopping: vec![],
+        };
+        let t0 = Timestamp::from_second(100).unwrap();
+        let s = status_of(&b, Ok(&f), t0);
+        assert_eq!(s.observed_generation, Some(3));
+        assert_eq!(s.held_count, 2);
+        assert_eq!(s.held, vec!["p7".to_string(), "p8".to_string()]);
+        assert_eq!(s.running_count, 5);
+        let c = &s.conditions[2];
+        assert_eq!(c.type_, BUDGET_EXCEEDED);
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("True", "PodsHeld"));
+        assert_eq!(s.conditions[0].type_, "Ready");
+        assert_eq!(s.conditions[0].status, "True");
+        assert!(c.message.contains("2 pod(s) held"), "{}", c.message);
+        // The same figures later: an equal status, so no write.
+        let mut written = b.clone();
+        written.status = Some(s.clone());
+        assert_eq!(
+            status_of(&written, Ok(&f), Timestamp::from_second(500).unwrap()),
+            s
+        );
+        // Room again: False, with a new transition time.
+        let ok = Figures { held: vec![], ..f };
+        let s2 = status_of(&written, Ok(&ok), Timestamp::from_second(500).unwrap());
+        assert_eq!(s2.conditions[2].status, "False");
+        assert_eq!(s2.conditions[2].last_transition_time.0.as_second(), 500);
+        assert_eq!(s2.conditions[0].last_transition_time.0.as_second(), 100);
+        let bad = status_of(&b, Err("spec.selector is invalid"), t0);
+        assert_eq!(bad.conditions[0].reason, "InvalidSelector");
+        assert_eq!(bad.conditions[0].status, "False");
+        assert_eq!(
+            bad.conditions[1].status, "True",
+            "Stalled: only a spec change helps"
+        );
+    }
+}

@@ -1,0 +1,624 @@
+//! The ledger of one namespace: its Budgets, what its Pods cost, the reservations of the
+//! deploys and resumes admitted and not yet seen running, and the Pods held for want of
+//! room. Pure: no I/O, no clock (callers pass `now`), so every decision is unit tested.
+//!
+//! What a Pod costs (its charge):
+//! - seen running (its status says it runs, with a price): that price, and any reservation
+//!   it held is dropped, the platform's figure replaces the estimate;
+//! - otherwise its reservation, while it is younger than the reservation lifetime (a
+//!   create that never reported back must not hold room for ever);
+//! - otherwise nothing.
+//!
+//! A reservation is taken, all Budgets that match the Pod checked and the charge recorded
+//! under one lock, so Pods admitted at the same time cannot together overshoot.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use kube::core::{Selector, SelectorExt};
+use tokio::time::Instant;
+
+use crate::crd::budget::BudgetAction;
+
+/// Rounding slack on sums of prices: a total equal to the cap fits.
+const EPSILON: f64 = 1e-9;
+
+/// A Budget as the ledger needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetRule {
+    pub max_cost_per_hour: f64,
+    /// `None`: every Pod of the namespace.
+    pub selector: Option<Selector>,
+    pub action: BudgetAction,
+}
+
+impl BudgetRule {
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.selector.as_ref().is_none_or(|s| s.matches(labels))
+    }
+}
+
+/// What the cluster says of a Pod (its labels and status).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodFacts {
+    pub labels: BTreeMap<String, String>,
+    /// Deploying, starting, running or stopping: billed.
+    pub running: bool,
+    /// The price the platform reports (or the placement's, right after the deploy).
+    pub cost_per_hour: Option<f64>,
+    /// When the pod last started, to find the newest.
+    pub started: Option<Timestamp>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Reservation {
+    cost: f64,
+    at: Instant,
+    /// The Pod's labels when it asked: it may not have been seen yet.
+    labels: BTreeMap<String, String>,
+}
+
+/// Why a Pod cannot have its reservation: the first Budget it would overshoot, and the
+/// figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exceeded {
+    pub budget: String,
+    pub max_cost_per_hour: f64,
+    /// Matched Pods seen running.
+    pub running_per_hour: f64,
+    /// Matched reservations of other Pods.
+    pub reserved_per_hour: f64,
+    /// What this Pod asked for.
+    pub asked_per_hour: f64,
+}
+
+impl Exceeded {
+    /// The message of the held Pod's condition.
+    pub fn message(&self) -> String {
+        format!(
+            "Budget {}: running {:.4}/h + reserved {:.4}/h + this pod {:.4}/h would exceed maxCostPerHour {:.4}; held until there is room",
+            self.budget,
+            self.running_per_hour,
+            self.reserved_per_hour,
+            self.asked_per_hour,
+            self.max_cost_per_hour
+        )
+    }
+}
+
+/// What a Budget's status reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures {
+    pub cost_per_hour: f64,
+    pub reserved_per_hour: f64,
+    pub headroom_per_hour: f64,
+    pub running_count: usize,
+    /// Held Pods matched by the Budget, sorted.
+    pub held: Vec<String>,
+    /// Pods being stopped for the Budget, sorted.
+    pub stopping: Vec<String>,
+}
+
+/// The ledger of one namespace.
+#[derive(Clone, Debug, Default)]
+pub struct NamespaceLedger {
+    budgets: BTreeMap<String, BudgetRule>,
+    pods: BTreeMap<String, PodFacts>,
+    reservations: BTreeMap<String, Reservation>,
+    /// Held Pods, with the labels and price they asked with (a held Pod may not be in
+    /// `pods` yet).
+    held: BTreeMap<String, (BTreeMap<String, String>, f64)>,
+    /// Pods to stop (`StopNewest`) until they are seen stopped.
+    stopping: BTreeSet<String>,
+    /// The last price each Pod was seen running at: a stopped pod's listing says 0, and
+    /// its resume needs the price it will cost again.
+    last_prices: BTreeMap<String, f64>,
+}
+
+impl NamespaceLedger {
+    pub fn is_empty(&self) -> bool {
+        self.budgets.is_empty()
+            && self.pods.is_empty()
+            && self.reservations.is_empty()
+            && self.held.is_empty()
+    }
+
+    pub fn has_budgets(&self) -> bool {
+        !self.budgets.is_empty()
+    }
+
+    pub fn set_budget(&mut self, name: &str, rule: BudgetRule) {
+        self.budgets.insert(name.to_string(), rule);
+    }
+
+    pub fn remove_budget(&mut self, name: &str) {
+        self.budgets.remove(name);
+        if self.budgets.is_empty() {
+            self.stopping.clear();
+        }
+    }
+
+    pub fn budget(&self, name: &str) -> Option<&BudgetRule> {
+        self.budgets.get(name)
+    }
+
+    /// Records what the cluster says of `pod`. Seen running with a price, its reservation
+    /// has done its job; seen not running, it is no longer to be stopped.
+    pub fn observe(&mut self, pod: &str, facts: PodFacts) {
+        if facts.running && facts.cost_per_hour.is_some() {
+            self.reservations.remove(pod);
+        }
+        if !facts.running {
+            self.stopping.remove(pod);
+        }
+        if let Some(cost) = facts.cost_per_hour.filter(|c| *c > 0.0) {
+            self.last_prices.insert(pod.to_string(), cost);
+        }
+        self.pods.insert(pod.to_string(), facts);
+    }
+
+    /// The Pod is gone from the cluster.
+    pub fn forget(&mut self, pod: &str) {
+        self.pods.remove(pod);
+        self.last_prices.remove(pod);
+        self.reservations.remove(pod);
+        self.held.remove(pod);
+        self.stopping.remove(pod);
+    }
+
+    /// Drops reservations older than `lifetime`.
+    pub fn expire(&mut self, now: Instant, lifetime: Duration) {
+        self.reservations
+            .retain(|_, r| now.saturating_duration_since(r.at) < lifetime);
+    }
+
+    /// What `pod` costs now.
+    fn charge(&self, pod: &str) -> (f64, bool) {
+        if let Some(f) = self.pods.get(pod)
+            && f.running
+            && let Some(cost) = f.cost_per_hour
+        {
+            return (cost, false);
+        }
+        match self.reservations.get(pod) {
+            Some(r) => (r.cost, true),
+            None => (0.0, false),
+        }
+    }
+
+    fn labels_of<'a>(&'a self, pod: &str) -> Option<&'a BTreeMap<String, String>> {
+        self.pods
+            .get(pod)
+            .map(|f| &f.labels)
+            .or_else(|| self.reservations.get(pod).map(|r| &r.labels))
+            .or_else(|| self.held.get(pod).map(|(l, _)| l))
+    }
+
+    /// Every Pod with a charge: seen or reserved.
+    fn charged_pods(&self) -> BTreeSet<&str> {
+        self.pods
+            .keys()
+            .chain(self.reservations.keys())
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// (running, reserved, running count) of the Pods `rule` matches, without `except`.
+    fn totals(&self, rule: &BudgetRule, except: Option<&str>) -> (f64, f64, usize) {
+        let (mut running, mut reserved, mut count) = (0.0, 0.0, 0);
+        for pod in self.charged_pods() {
+            if Some(pod) == except {
+                continue;
+            }
+            if !self.labels_of(pod).is_some_and(|l| rule.matches(l)) {
+                continue;
+            }
+            let (cost, is_reservation) = self.charge(pod);
+            if is_reservation {
+                reserved += cost;
+            } else {
+                running += cost;
+            }
+            if cost > 0.0 || self.pods.get(pod).is_some_and(|f| f.running) {
+                count += 1;
+            }
+        }
+        (running, reserved, count)
+    }
+
+    /// The first Budget that `cost` more for `pod` (with `labels`) would overshoot.
+    pub fn check(
+        &self,
+        pod: &str,
+        labels: &BTreeMap<String, String>,
+        cost: f64,
+    ) -> Result<(), Exceeded> {
+        for (name, rule) in &self.budgets {
+            if !rule.matches(labels) {
+                continue;
+            }
+            let (running, reserved, _) = self.totals(rule, Some(pod));
+            if running + reserved + cost > rule.max_cost_per_hour + EPSILON {
+                return Err(Exceeded {
+                    budget: name.clone(),
+                    max_cost_per_hour: rule.max_cost_per_hour,
+                    running_per_hour: running,
+                    reserved_per_hour: reserved,
+                    asked_per_hour: cost,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Admits `pod` at `cost` per hour, or holds it. Admitted, the Pod's charge is at
+    /// least `cost` until it is seen running (its reservation); held, it is remembered
+    /// so that room appearing wakes it. A Pod already running is charged its own price
+    /// once, not twice: the check leaves it out of the totals.
+    pub fn reserve(
+        &mut self,
+        pod: &str,
+        labels: &BTreeMap<String, String>,
+        cost: f64,
+        now: Instant,
+    ) -> Result<(), Exceeded> {
+        match self.check(pod, labels, cost) {
+            Ok(()) => {
+                self.held.remove(pod);
+                let reservation = Reservation {
+                    cost,
+                    at: now,
+                    labels: labels.clone(),
+                };
+                self.reservations.insert(pod.to_string(), reservation);
+                Ok(())
+            }
+            Err(e) => {
+                self.held.insert(pod.to_string(), (labels.clone(), cost));
+                Err(e)
+            }
+        }
+    }
+
+    /// A deploy or resume that did not happen: its reservation goes.
+    pub fn release(&mut self, pod: &str) {
+        self.reservations.remove(pod);
+    }
+
+    /// Held Pods that would fit now, each on its own (several may not fit together; the
+    /// ones that do not are held again when they ask).
+    pub fn fitting_held(&self) -> Vec<String> {
+        self.held
+            .iter()
+            .filter(|(pod, (labels, cost))| self.check(pod, labels, *cost).is_ok())
+            .map(|(pod, _)| pod.clone())
+            .collect()
+    }
+
+    /// The last price `pod` was seen running at.
+    pub fn last_price(&self, pod: &str) -> Option<f64> {
+        self.last_prices.get(pod).copied()
+    }
+
+    pub fn is_held(&self, pod: &str) -> bool {
+        self.held.contains_key(pod)
+    }
+
+    pub fn held_count(&self) -> usize {
+        self.held.len()
+    }
+
+    pub fn must_stop(&self, pod: &str) -> bool {
+        self.stopping.contains(pod)
+    }
+
+    /// `StopNewest`: the Pods to stop so that `budget`'s running total fits, newest first
+    /// (by when they started; a Pod with no start time yet counts as the newest). Pods
+    /// already being stopped count as stopped. Marks them, and returns the ones newly
+    /// marked.
+    pub fn mark_stops(&mut self, budget: &str) -> Vec<String> {
+        let Some(rule) = self.budgets.get(budget) else {
+            return Vec::new();
+        };
+        if rule.action != BudgetAction::StopNewest {
+            return Vec::new();
+        }
+        let mut running: Vec<(&str, f64, Option<Timestamp>)> = self
+            .pods
+            .iter()
+            .filter(|(pod, f)| {
+                f.running && rule.matches(&f.labels) && !self.stopping.contains(*pod)
+            })
+            .map(|(pod, f)| (pod.as_str(), self.charge(pod).0, f.started))
+            .collect();
+        let (cost, reserved, _) = self.totals(rule, None);
+        let already: f64 = self.stopping.iter().map(|p| self.charge(p).0).sum();
+        let mut total = cost + reserved - already;
+        // Newest first: no start time (just deployed) before any start time.
+        running.sort_by(|a, b| match (a.2, b.2) {
+            (None, None) => a.0.cmp(b.0),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) => y.cmp(&x).then(a.0.cmp(b.0)),
+        });
+        let max = rule.max_cost_per_hour;
+        let mut chosen = Vec::new();
+        for (pod, cost, _) in running {
+            if total <= max + EPSILON {
+                break;
+            }
+            if cost <= 0.0 {
+                continue;
+            }
+            total -= cost;
+            chosen.push(pod.to_string());
+        }
+        self.stopping.extend(chosen.iter().cloned());
+        chosen
+    }
+
+    /// The figures of `budget`'s status.
+    pub fn figures(&self, budget: &str) -> Option<Figures> {
+        let rule = self.budgets.get(budget)?;
+        let (cost, reserved, running_count) = self.totals(rule, None);
+        let held = self
+            .held
+            .iter()
+            .filter(|(_, (labels, _))| rule.matches(labels))
+            .map(|(pod, _)| pod.clone())
+            .collect();
+        let stopping = self
+            .stopping
+            .iter()
+            .filter(|p| self.labels_of(p).is_some_and(|l| rule.matches(l)))
+            .cloned()
+            .collect();
+        Some(Figures {
+            cost_per_hour: cost,
+            reserved_per_hour: reserved,
+            headroom_per_hour: rule.max_cost_per_hour - cost - reserved,
+            running_count,
+            held,
+            stopping,
+        })
+    }
+
+    /// What every Pod of the namespace costs per hour (Budgets or not), reservations
+    /// left out: the figure of the cost metric.
+    pub fn running_cost(&self) -> f64 {
+        self.pods
+            .keys()
+            .map(|p| self.charge(p))
+            .filter(|(_, reserved)| !reserved)
+            .map(|(c, _)| c)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn rule(max: f64, action: BudgetAction) -> BudgetRule {
+        BudgetRule {
+            max_cost_per_hour: max,
+            selector: None,
+            action,
+        }
+    }
+
+    fn running(cost: f64, started_secs: i64) -> PodFacts {
+        PodFacts {
+            labels: BTreeMap::new(),
+            running: true,
+            cost_per_hour: Some(cost),
+            started: Some(Timestamp::from_second(started_secs).unwrap()),
+        }
+    }
+
+    #[test]
+    fn reservations_stop_a_burst_at_the_cap() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(1.0, BudgetAction::Deny));
+        let now = Instant::now();
+        let none = BTreeMap::new();
+        let admitted: Vec<usize> = (0..50)
+            .filter(|i| l.reserve(&format!("p{i}"), &none, 0.1, now).is_ok())
+            .collect();
+        assert_eq!(admitted.len(), 10, "a budget of 1.0 fits ten pods at 0.1");
+        assert_eq!(l.held_count(), 40);
+        let err = l.reserve("p49", &none, 0.1, now).unwrap_err();
+        assert_eq!(err.budget, "team");
+        assert!((err.reserved_per_hour - 1.0).abs() < 1e-9, "{err:?}");
+        assert!(
+            err.message().contains("maxCostPerHour 1.0000"),
+            "{}",
+            err.message()
+        );
+        // Asking again for an admitted pod charges it once, not twice.
+        assert!(l.reserve("p0", &none, 0.1, now).is_ok());
+    }
+
+    #[test]
+    fn a_pod_seen_running_replaces_its_reservation_with_the_platform_price() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(1.0, BudgetAction::Deny));
+        let now = Instant::now();
+        l.reserve("a", &BTreeMap::new(), 0.5, now).unwrap();
+        l.observe("a", running(0.3, 10));
+        let f = l.figures("team").unwrap();
+        assert_eq!(f.reserved_per_hour, 0.0);
+        assert!((f.cost_per_hour - 0.3).abs() < 1e-9);
+        assert!((f.headroom_per_hour - 0.7).abs() < 1e-9);
+        assert_eq!(f.running_count, 1);
+        // Seen starting without a price yet: the reservation still stands.
+        l.reserve("b", &BTreeMap::new(), 0.2, now).unwrap();
+        l.observe(
+            "b",
+            PodFacts {
+                running: true,
+                ..Default::default()
+            },
+        );
+        assert!((l.figures("team").unwrap().reserved_per_hour - 0.2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn release_and_stop_make_room_for_held_pods() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(0.5, BudgetAction::Deny));
+        let now = Instant::now();
+        let none = BTreeMap::new();
+        l.reserve("a", &none, 0.4, now).unwrap();
+        assert!(l.reserve("b", &none, 0.3, now).is_err());
+        assert!(l.is_held("b"));
+        assert!(l.fitting_held().is_empty());
+        // The create of a did not happen.
+        l.release("a");
+        assert_eq!(l.fitting_held(), vec!["b".to_string()]);
+        l.reserve("b", &none, 0.3, now).unwrap();
+        assert!(!l.is_held("b"));
+        // b runs, then stops: its charge goes.
+        l.observe("b", running(0.3, 1));
+        assert!(l.reserve("c", &none, 0.3, now).is_err());
+        l.observe(
+            "b",
+            PodFacts {
+                running: false,
+                cost_per_hour: Some(0.3),
+                ..Default::default()
+            },
+        );
+        assert_eq!(l.fitting_held(), vec!["c".to_string()]);
+        // A deleted pod takes its charge and its hold with it.
+        l.forget("c");
+        assert_eq!(l.held_count(), 0);
+    }
+
+    #[test]
+    fn old_reservations_expire() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(0.5, BudgetAction::Deny));
+        let then = Instant::now();
+        l.reserve("a", &BTreeMap::new(), 0.5, then).unwrap();
+        l.expire(then + Duration::from_secs(30), Duration::from_secs(60));
+        assert!(l.check("b", &BTreeMap::new(), 0.1).is_err());
+        l.expire(then + Duration::from_secs(61), Duration::from_secs(60));
+        assert!(l.check("b", &BTreeMap::new(), 0.1).is_ok());
+    }
+
+    #[test]
+    fn a_selector_narrows_the_budget_and_every_matching_budget_must_fit() {
+        let mut l = NamespaceLedger::default();
+        let gpu: Selector = Selector::from_iter([("team", "ml")]);
+        l.set_budget(
+            "ml",
+            BudgetRule {
+                max_cost_per_hour: 0.5,
+                selector: Some(gpu),
+                action: BudgetAction::Deny,
+            },
+        );
+        l.set_budget("all", rule(1.0, BudgetAction::Deny));
+        let now = Instant::now();
+        let ml = labels(&[("team", "ml")]);
+        let web = labels(&[("team", "web")]);
+        l.reserve("m1", &ml, 0.5, now).unwrap();
+        // ml is full; web only answers to the namespace-wide budget.
+        assert_eq!(l.reserve("m2", &ml, 0.1, now).unwrap_err().budget, "ml");
+        l.reserve("w1", &web, 0.5, now).unwrap();
+        assert_eq!(l.reserve("w2", &web, 0.1, now).unwrap_err().budget, "all");
+        let f = l.figures("ml").unwrap();
+        assert!((f.reserved_per_hour - 0.5).abs() < 1e-9);
+        assert_eq!(f.held, vec!["m2".to_string()]);
+        assert_eq!(l.figures("all").unwrap().held.len(), 2);
+    }
+
+    #[test]
+    fn no_budget_admits_everything() {
+        let mut l = NamespaceLedger::default();
+        assert!(
+            l.reserve("a", &BTreeMap::new(), 100.0, Instant::now())
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn stop_newest_stops_the_most_recently_started_until_it_fits() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(1.0, BudgetAction::StopNewest));
+        l.observe("old", running(0.4, 100));
+        l.observe("mid", running(0.4, 200));
+        l.observe("new", running(0.4, 300));
+        l.observe(
+            "idle",
+            PodFacts {
+                running: false,
+                cost_per_hour: Some(0.4),
+                ..Default::default()
+            },
+        );
+        // 1.2 over 1.0: stopping the newest (0.4) is enough.
+        assert_eq!(l.mark_stops("team"), vec!["new".to_string()]);
+        assert!(l.must_stop("new"));
+        // Asked again while it stops: nothing more.
+        assert!(l.mark_stops("team").is_empty());
+        // A price rise: the next newest goes too.
+        l.observe("mid", running(0.9, 200));
+        assert_eq!(l.mark_stops("team"), vec!["mid".to_string()]);
+        assert_eq!(
+            l.figures("team").unwrap().stopping,
+            vec!["mid".to_string(), "new".to_string()]
+        );
+        // Seen stopped: no longer to stop (a resume then asks for room like any other,
+        // at the price it ran at: a stopped pod's listing says 0).
+        l.observe(
+            "new",
+            PodFacts {
+                running: false,
+                cost_per_hour: Some(0.0),
+                ..Default::default()
+            },
+        );
+        assert!(!l.must_stop("new"));
+        assert_eq!(l.last_price("new"), Some(0.4));
+    }
+
+    #[test]
+    fn stop_newest_takes_a_pod_without_start_time_first_and_deny_stops_nothing() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(0.5, BudgetAction::StopNewest));
+        l.observe("old", running(0.4, 100));
+        l.observe(
+            "fresh",
+            PodFacts {
+                running: true,
+                cost_per_hour: Some(0.2),
+                ..Default::default()
+            },
+        );
+        assert_eq!(l.mark_stops("team"), vec!["fresh".to_string()]);
+        let mut deny = NamespaceLedger::default();
+        deny.set_budget("team", rule(0.1, BudgetAction::Deny));
+        deny.observe("old", running(0.4, 100));
+        assert!(deny.mark_stops("team").is_empty());
+    }
+
+    #[test]
+    fn running_cost_counts_every_pod_seen_running() {
+        let mut l = NamespaceLedger::default();
+        l.observe("a", running(0.25, 1));
+        l.observe("b", running(0.5, 2));
+        l.reserve("c", &BTreeMap::new(), 9.0, Instant::now())
+            .unwrap();
+        assert!((l.running_cost() - 0.75).abs() < 1e-9);
+    }
+}

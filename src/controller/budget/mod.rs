@@ -1,0 +1,319 @@
+//! Budgets: the ledger every namespace's Pods are admitted against, shared by the Pod
+//! adapter (which reserves before each deploy and resume) and the Budget controller
+//! (which feeds it what the cluster says and reports it in each Budget's status).
+//!
+//! - [`ledger`]: the pure decisions (admit or hold, what a Pod costs, which Pods to stop).
+//! - [`BudgetLedger`]: the ledgers of every namespace behind one lock, the metrics, and
+//!   the wake-up channel: a held Pod is reconciled again when room appears (a release, a
+//!   Pod stopping or going, a Budget raised), not on a timer.
+//! - [`controller`]: the Budget kind's controller.
+
+pub mod controller;
+pub mod ledger;
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use kube::ResourceExt;
+use kube::runtime::reflector::ObjectRef;
+use parking_lot::Mutex;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::crd::Pod;
+use crate::crd::pod::PodPhase;
+use crate::metrics::Metrics;
+use crate::platform::domain::RUNNING;
+
+use self::ledger::{BudgetRule, Exceeded, Figures, NamespaceLedger, PodFacts};
+
+/// How long a reservation stands without its Pod being seen running: longer than a
+/// deploy takes to be answered and its status written, short enough that a create that
+/// never reported back does not hold room for long.
+pub const RESERVATION_LIFETIME: Duration = Duration::from_secs(120);
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NamespaceLabels {
+    namespace: String,
+}
+
+/// The ledgers of every watched namespace.
+pub struct BudgetLedger {
+    namespaces: Mutex<HashMap<String, NamespaceLedger>>,
+    wake: mpsc::UnboundedSender<ObjectRef<Pod>>,
+    wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Pod>>>>,
+    /// Turns true once the Budget controller has listed every Budget and Pod: before
+    /// that, an admission could miss a Budget.
+    synced: watch::Sender<bool>,
+    held_pods: Family<NamespaceLabels, Gauge>,
+    cost_per_hour: Family<NamespaceLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+}
+
+impl BudgetLedger {
+    /// A ledger whose metrics are registered in `metrics`.
+    pub fn new(metrics: &Metrics) -> Self {
+        let ledger = Self::unregistered();
+        let mut registry = metrics.registry.lock();
+        registry.register(
+            "budget_held_pods",
+            "Pods whose deploy or resume is held by a Budget, by namespace",
+            ledger.held_pods.clone(),
+        );
+        registry.register(
+            "namespace_cost_per_hour",
+            "What the running gpucloud Pods of a namespace cost per hour, as the platform reports it",
+            ledger.cost_per_hour.clone(),
+        );
+        ledger
+    }
+
+    fn unregistered() -> Self {
+        let (wake, wakes) = mpsc::unbounded_channel();
+        Self {
+            namespaces: Mutex::new(HashMap::new()),
+            wake,
+            wakes: Mutex::new(Some(wakes)),
+            synced: watch::Sender::new(false),
+            held_pods: Family::default(),
+            cost_per_hour: Family::default(),
+        }
+    }
+
+    /// The Pods to reconcile again, for the Pod controller; `None` after the first call.
+    pub fn take_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Pod>>> {
+        self.wakes.lock().take()
+    }
+
+    pub fn mark_synced(&self) {
+        self.synced.send_replace(true);
+    }
+
+    /// Waits until the Budgets and Pods have been listed once, at most `limit`.
+    pub async fn wait_synced(&self, limit: Duration) -> bool {
+        let mut rx = self.synced.subscribe();
+        tokio::time::timeout(limit, rx.wait_for(|s| *s))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    fn with<T>(&self, namespace: &str, f: impl FnOnce(&mut NamespaceLedger) -> T) -> T {
+        let mut all = self.namespaces.lock();
+        let ledger = all.entry(namespace.to_string()).or_default();
+        ledger.expire(Instant::now(), RESERVATION_LIFETIME);
+        let out = f(ledger);
+        let (held, cost) = (ledger.held_count(), ledger.running_cost());
+        let fitting = ledger.fitting_held();
+        if ledger.is_empty() {
+            all.remove(namespace);
+        }
+        drop(all);
+        let labels = NamespaceLabels {
+            namespace: namespace.to_string(),
+        };
+        self.held_pods
+            .get_or_create(&labels)
+            .set(i64::try_from(held).unwrap_or(i64::MAX));
+        self.cost_per_hour.get_or_create(&labels).set(cost);
+        for pod in fitting {
+            // The receiver lives as long as the Pod controller; without it, nobody waits.
+            let _ = self.wake.send(ObjectRef::new(&pod).within(namespace));
+        }
+        out
+    }
+
+    /// Admits `pod` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
+    pub fn reserve(
+        &self,
+        namespace: &str,
+        pod: &str,
+        labels: &BTreeMap<String, String>,
+        cost: f64,
+    ) -> Result<(), Exceeded> {
+        self.with(namespace, |l| l.reserve(pod, labels, cost, Instant::now()))
+    }
+
+    pub fn release(&self, namespace: &str, pod: &str) {
+        self.with(namespace, |l| l.release(pod));
+    }
+
+    pub fn last_price(&self, namespace: &str, pod: &str) -> Option<f64> {
+        self.namespaces
+            .lock()
+            .get(namespace)
+            .and_then(|l| l.last_price(pod))
+    }
+
+    pub fn must_stop(&self, namespace: &str, pod: &str) -> bool {
+        self.namespaces
+            .lock()
+            .get(namespace)
+            .is_some_and(|l| l.must_stop(pod))
+    }
+
+    pub fn observe(&self, pod: &Pod) {
+        let namespace = pod.namespace().unwrap_or_default();
+        let facts = facts_of(pod);
+        self.with(&namespace, |l| l.observe(&pod.name_any(), facts));
+    }
+
+    pub fn forget(&self, namespace: &str, pod: &str) {
+        self.with(namespace, |l| l.forget(pod));
+    }
+
+    pub fn set_budget(&self, namespace: &str, name: &str, rule: BudgetRule) {
+        self.with(namespace, |l| l.set_budget(name, rule));
+    }
+
+    pub fn remove_budget(&self, namespace: &str, name: &str) {
+        self.with(namespace, |l| l.remove_budget(name));
+    }
+
+    /// `StopNewest`: marks the Pods to stop for `budget` and wakes them.
+    pub fn enforce(&self, namespace: &str, budget: &str) -> Vec<String> {
+        let chosen = self.with(namespace, |l| l.mark_stops(budget));
+        for pod in &chosen {
+            let _ = self.wake.send(ObjectRef::new(pod).within(namespace));
+        }
+        chosen
+    }
+
+    pub fn figures(&self, namespace: &str, budget: &str) -> Option<Figures> {
+        self.with(namespace, |l| l.figures(budget))
+    }
+
+    /// Whether `namespace` has a Budget.
+    pub fn has_budgets(&self, namespace: &str) -> bool {
+        self.namespaces
+            .lock()
+            .get(namespace)
+            .is_some_and(NamespaceLedger::has_budgets)
+    }
+}
+
+/// Pure: what the ledger needs of a Pod object. A Pod being deployed, or one the platform
+/// reports running (deploying, starting, running or stopping before it knows), is billed; its start is when it last started (its uptime before its last
+/// status write), else when the object was made.
+pub fn facts_of(pod: &Pod) -> PodFacts {
+    let status = pod.status.as_ref();
+    // The platform's own state decides when it is known: the phase follows the spec's
+    // desired state, which says `Starting` for a pod a Budget stopped.
+    let phase = status.and_then(|s| s.phase);
+    let running = match (phase, status.and_then(|s| s.desired_status.as_deref())) {
+        (Some(PodPhase::Deploying), _) => true,
+        (_, Some(platform_state)) => platform_state == RUNNING,
+        (phase, None) => matches!(
+            phase,
+            Some(PodPhase::Starting | PodPhase::Running | PodPhase::Stopping)
+        ),
+    };
+    let started = status
+        .and_then(|s| {
+            let synced = s.common.last_sync_time.as_ref()?.0;
+            let uptime = s.uptime_seconds?;
+            synced
+                .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(uptime))
+                .ok()
+        })
+        .or_else(|| pod.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    PodFacts {
+        labels: pod.labels().clone(),
+        running,
+        cost_per_hour: status.and_then(|s| s.cost_per_hour),
+        started,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crd::PodSpec;
+    use crate::crd::pod::PodStatus;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+
+    fn pod(phase: Option<PodPhase>, cost: Option<f64>) -> Pod {
+        let spec: PodSpec =
+            serde_json::from_value(serde_json::json!({"image": "i", "gpu": {"types": ["A"]}}))
+                .unwrap();
+        let mut p = Pod::new("p", spec);
+        p.metadata.namespace = Some("team".into());
+        p.status = Some(PodStatus {
+            phase,
+            cost_per_hour: cost,
+            uptime_seconds: Some(60),
+            common: crate::crd::CommonStatus {
+                last_sync_time: Some(Time(Timestamp::from_second(1000).unwrap())),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        p
+    }
+
+    #[test]
+    fn facts_say_whether_a_pod_is_billed_and_when_it_started() {
+        let f = facts_of(&pod(Some(PodPhase::Running), Some(0.3)));
+        assert!(f.running);
+        assert_eq!(f.cost_per_hour, Some(0.3));
+        assert_eq!(f.started, Some(Timestamp::from_second(940).unwrap()));
+        for billed in [PodPhase::Deploying, PodPhase::Starting, PodPhase::Stopping] {
+            assert!(facts_of(&pod(Some(billed), None)).running, "{billed:?}");
+        }
+        for idle in [PodPhase::Pending, PodPhase::Stopped, PodPhase::Failed] {
+            assert!(!facts_of(&pod(Some(idle), None)).running, "{idle:?}");
+        }
+        // The platform's state wins over the phase: a pod a Budget stopped reads
+        // `Starting` (its spec wants it running) but is EXITED.
+        let mut stopped = pod(Some(PodPhase::Starting), Some(0.3));
+        stopped.status.as_mut().unwrap().desired_status = Some("EXITED".into());
+        assert!(!facts_of(&stopped).running);
+        stopped.status.as_mut().unwrap().desired_status = Some("RUNNING".into());
+        assert!(facts_of(&stopped).running);
+        assert!(!facts_of(&pod(None, None)).running);
+    }
+
+    #[tokio::test]
+    async fn room_appearing_wakes_the_held_pods_that_fit() {
+        let ledger = BudgetLedger::unregistered();
+        let mut wakes = ledger.take_wakes().unwrap();
+        assert!(ledger.take_wakes().is_none());
+        ledger.set_budget(
+            "team",
+            "b",
+            BudgetRule {
+                max_cost_per_hour: 0.5,
+                selector: None,
+                action: crate::crd::budget::BudgetAction::Deny,
+            },
+        );
+        let none = BTreeMap::new();
+        ledger.reserve("team", "a", &none, 0.5).unwrap();
+        assert!(ledger.reserve("team", "b", &none, 0.5).is_err());
+        assert!(wakes.try_recv().is_err(), "no room yet: nobody is woken");
+        ledger.release("team", "a");
+        let woken = wakes.try_recv().unwrap();
+        assert_eq!(woken, ObjectRef::<Pod>::new("b").within("team"));
+        let text = {
+            let metrics = Metrics::new();
+            let registered = BudgetLedger::new(&metrics);
+            registered.set_budget(
+                "ns",
+                "b",
+                BudgetRule {
+                    max_cost_per_hour: 0.0,
+                    selector: None,
+                    action: crate::crd::budget::BudgetAction::Deny,
+                },
+            );
+            let _ = registered.reserve("ns", "p", &none, 0.1);
+            metrics.encode()
+        };
+        assert!(
+            text.contains("gpucloud_budget_held_pods{namespace=\"ns\"} 1"),
+            "{text}"
+        );
+    }
+}

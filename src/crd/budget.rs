@@ -1,0 +1,103 @@
+//! `Budget`: a cap on what the GPU pods of a namespace may cost per hour.
+//!
+//! A Budget is not a platform object: the operator enforces it before its own platform
+//! calls (a deploy or resume that would go over is held) and, with `StopNewest`, by
+//! stopping the most recently started pods when the running total goes over.
+
+// Each `printcolumn(...)` repeats the same keys, which clippy takes for duplicates.
+#![allow(clippy::duplicated_attributes)]
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The condition a Budget reports: `True` while a pod is held or being stopped for it.
+pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
+
+/// A cap on the hourly cost of the gpucloud Pods of a namespace.
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
+#[kube(
+    group = "gpucloud.io",
+    version = "v1alpha1",
+    kind = "Budget",
+    namespaced,
+    status = "BudgetStatus",
+    shortname = "gbud",
+    category = "gpucloud",
+    doc = "A cap on what the gpucloud Pods of a namespace may cost per hour: deploys and resumes that would go over are held.",
+    printcolumn(name = "MAX/HR", type_ = "number", json_path = ".spec.maxCostPerHour"),
+    printcolumn(name = "COST/HR", type_ = "number", json_path = ".status.costPerHour"),
+    printcolumn(
+        name = "HEADROOM",
+        type_ = "number",
+        json_path = ".status.headroomPerHour"
+    ),
+    printcolumn(name = "HELD", type_ = "integer", json_path = ".status.heldCount"),
+    printcolumn(name = "ACTION", type_ = "string", json_path = ".spec.action"),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetSpec {
+    /// The most the matched Pods may cost together, per hour, in the platform's currency
+    /// (the `costPerHour` the platform reports for a pod).
+    #[schemars(range(min = 0.0, max = 1000000.0))]
+    pub max_cost_per_hour: f64,
+    /// Which Pods of the namespace count (all of them when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+    /// What happens when the running total would go over.
+    #[serde(default)]
+    pub action: BudgetAction,
+}
+
+/// What a Budget does when its Pods would cost more than `maxCostPerHour`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub enum BudgetAction {
+    /// Hold deploys and resumes that would go over until there is room; running pods are
+    /// left alone.
+    #[default]
+    Deny,
+    /// Hold as `Deny` does, and when the running total goes over anyway (a price change,
+    /// a pod resumed outside the operator) stop the most recently started pods until it
+    /// fits.
+    StopNewest,
+}
+
+/// What the Budget's Pods cost, and who waits for room.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetStatus {
+    /// The `metadata.generation` this status was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// What the matched Pods that run cost per hour, as the platform reports it.
+    #[serde(default)]
+    pub cost_per_hour: f64,
+    /// Deploys and resumes admitted and not yet seen running, at their expected price.
+    #[serde(default)]
+    pub reserved_per_hour: f64,
+    /// `maxCostPerHour` minus the cost and the reservations (negative when over).
+    #[serde(default)]
+    pub headroom_per_hour: f64,
+    /// Matched Pods that run or are about to.
+    #[serde(default)]
+    pub running_count: i32,
+    /// How many Pods are held for this Budget.
+    #[serde(default)]
+    pub held_count: i32,
+    /// The names of the held Pods (the first 50, sorted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<String>,
+    /// Pods being stopped to bring the total under the cap (`StopNewest`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopping: Vec<String>,
+    /// `Ready` (the Budget is enforced), `Stalled` (its selector is invalid) and
+    /// `BudgetExceeded` (`True` while a Pod is held or stopped for this Budget).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}

@@ -1,0 +1,227 @@
+//! Budget end to end: a real kube-apiserver, the emulator over real HTTP, the operator
+//! in-process. Run through `scripts/test.sh`.
+
+mod common;
+
+use std::time::Duration;
+
+use gpucloud_operator::crd::budget::Budget;
+use gpucloud_operator::crd::pod::PodPhase;
+use gpucloud_operator::crd::{BudgetSpec, Pod};
+use kube::Api;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use common::operator::{Env, condition};
+use common::pods::{RTX4090, config, deploy, pod, remote_pods};
+
+const TIMEOUT: Duration = Duration::from_secs(90);
+/// The emulator's secure-cloud price of one RTX 4090 per hour.
+const PRICE: f64 = 0.69;
+
+fn budget(name: &str, max: f64) -> Budget {
+    let spec: BudgetSpec = serde_json::from_value(json!({"maxCostPerHour": max})).unwrap();
+    Budget::new(name, spec)
+}
+
+/// A Pod that can only go on a secure-cloud RTX 4090, so that every pod costs [`PRICE`].
+fn priced_pod(name: &str) -> Pod {
+    pod(
+        name,
+        json!({"gpu": {"types": [RTX4090], "count": 1}, "cloudType": "SECURE"}),
+    )
+}
+
+fn ready_reason(p: &Pod) -> Option<String> {
+    let s = p.status.as_ref()?;
+    condition(&s.common.conditions, "Ready").map(|c| format!("{}/{}", c.status, c.reason))
+}
+
+/// (running, held) among the namespace's Pods.
+async fn tally(api: &Api<Pod>) -> (usize, usize) {
+    let pods = api.list(&ListParams::default()).await.unwrap().items;
+    let running = pods
+        .iter()
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running))
+        .count();
+    let held = pods
+        .iter()
+        .filter(|p| ready_reason(p).as_deref() == Some("False/BudgetExceeded"))
+        .count();
+    (running, held)
+}
+
+async fn wait_tally(api: &Api<Pod>, want: (usize, usize)) {
+    let reached = common::wait_until(TIMEOUT, || async { tally(api).await == want }).await;
+    let last = tally(api).await;
+    assert!(
+        reached,
+        "wanted (running, held) = {want:?}, last seen {last:?}"
+    );
+}
+
+async fn wait_budget_status(env: &Env, name: &str, check: impl Fn(&Budget) -> bool) -> Budget {
+    env.wait_for(name, TIMEOUT, "Budget status", |b: &Budget| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.observed_generation == b.metadata.generation)
+            && check(b)
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
+    let env = Env::start_with("budget-burst", config()).await;
+    let op = env.operator(&[]);
+    let budgets: Api<Budget> = env.api();
+    // Room for 10 pods at 0.69 (6.90), not for 11 (7.59).
+    budgets
+        .create(&PostParams::default(), &budget("team", 7.0))
+        .await
+        .unwrap();
+    wait_budget_status(&env, "team", |_| true).await;
+
+    let pods: Api<Pod> = env.api();
+    let creates = (0..50).map(|i| {
+        let pods = pods.clone();
+        async move {
+            pods.create(&PostParams::default(), &priced_pod(&format!("p{i:02}")))
+                .await
+                .unwrap()
+        }
+    });
+    futures::future::join_all(creates).await;
+
+    wait_tally(&pods, (10, 40)).await;
+    // The held ones stay held: no deploy beyond the ten, on the platform or in the calls.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(tally(&pods).await, (10, 40));
+    assert_eq!(remote_pods(&env).await.len(), 10);
+    assert_eq!(env.calls().await.get(deploy()).copied(), Some(10));
+    let held = pods.get("p00").await.unwrap();
+    let b = wait_budget_status(&env, "team", |b| {
+        b.status.as_ref().is_some_and(|s| s.held_count == 40)
+    })
+    .await;
+    let s = b.status.unwrap();
+    assert!((s.cost_per_hour - 10.0 * PRICE).abs() < 1e-6, "{s:?}");
+    assert_eq!(s.running_count, 10);
+    assert!(
+        (s.headroom_per_hour - (7.0 - 10.0 * PRICE)).abs() < 1e-6,
+        "{s:?}"
+    );
+    let exceeded = condition(&s.conditions, "BudgetExceeded").unwrap();
+    assert_eq!(exceeded.status, "True");
+    // A held Pod says why, with the figures.
+    let any_held = pods
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|p| ready_reason(p).as_deref() == Some("False/BudgetExceeded"))
+        .unwrap_or(held);
+    let message = condition(&any_held.status.unwrap().common.conditions, "Ready")
+        .unwrap()
+        .message
+        .clone();
+    assert!(
+        message.contains("Budget team") && message.contains("maxCostPerHour 7.0000"),
+        "{message}"
+    );
+
+    // Room for 15 (10.35 of 10.5): five more run, by themselves.
+    budgets
+        .patch(
+            "team",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"maxCostPerHour": 10.5}})),
+        )
+        .await
+        .unwrap();
+    wait_tally(&pods, (15, 35)).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(remote_pods(&env).await.len(), 15);
+    wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held_count == 35 && s.running_count == 15)
+    })
+    .await;
+
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
+    let env = Env::start_with("budget-stop", config()).await;
+    let op = env.operator(&[]);
+    let budgets: Api<Budget> = env.api();
+    let mut b = budget("team", 3.0);
+    b.spec.action = gpucloud_operator::crd::budget::BudgetAction::StopNewest;
+    budgets.create(&PostParams::default(), &b).await.unwrap();
+    wait_budget_status(&env, "team", |_| true).await;
+    let pods: Api<Pod> = env.api();
+    for name in ["first", "second", "third"] {
+        pods.create(&PostParams::default(), &priced_pod(name))
+            .await
+            .unwrap();
+        env.wait_for(name, TIMEOUT, "Running", |p: &Pod| {
+            p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+        })
+        .await;
+        // Distinct start times.
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+    }
+    // Room for two: the newest is stopped, the two older ones run on.
+    budgets
+        .patch(
+            "team",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"maxCostPerHour": 1.5}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("third", TIMEOUT, "stopped by the budget", |p: &Pod| {
+        p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Stopped)
+            || ready_reason(p).as_deref() == Some("False/BudgetExceeded")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for name in ["first", "second"] {
+        let p = pods.get(name).await.unwrap();
+        assert_eq!(
+            p.status.as_ref().and_then(|s| s.phase),
+            Some(PodPhase::Running),
+            "{name}"
+        );
+    }
+    let third = pods.get("third").await.unwrap();
+    assert_ne!(
+        third.status.as_ref().and_then(|s| s.phase),
+        Some(PodPhase::Running)
+    );
+    let running_remote = remote_pods(&env)
+        .await
+        .into_iter()
+        .filter(|p| p.desired_status == "RUNNING")
+        .count();
+    assert_eq!(running_remote, 2);
+    // Raised again: the stopped pod resumes by itself.
+    budgets
+        .patch(
+            "team",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"maxCostPerHour": 3.0}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("third", TIMEOUT, "Running again", |p: &Pod| {
+        p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+    })
+    .await;
+    env.finish(op).await;
+}
