@@ -26,6 +26,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "adopt-pod.yaml",
         include_str!("../../examples/adopt-pod.yaml"),
     ),
+    (
+        "private-image-endpoint.yaml",
+        include_str!("../../examples/private-image-endpoint.yaml"),
+    ),
 ];
 
 /// Id of the pod that `examples/adopt-pod.yaml` adopts.
