@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use gpucloud_operator::crd::{Endpoint, RegistryCredential, Template};
+use gpucloud_operator::crd::{Endpoint, Pod, RegistryCredential, Template};
 use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
 use gpucloud_operator::demo::examples::EXAMPLES;
 use k8s_openapi::api::core::v1::Secret;
@@ -23,6 +23,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use common::backend::is_v2;
 use common::operator::{Env, condition, ready_now};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -623,6 +624,101 @@ async fn bad_manifests_are_refused_or_reported_naming_the_field() {
         );
     }
     assert!(ids(&platform(&env).await, "registries").is_empty());
+    assert_no_secret_anywhere(&env, &[PASSWORD, USERNAME]).await;
+    env.finish(operator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_pod_deploys_from_its_template_and_credential() {
+    capture_logs();
+    let env = Env::start_with("tpl-pod", common::pods::config()).await;
+    let operator = env.operator(&[]);
+    put_secret(
+        &env,
+        "login",
+        "kubernetes.io/dockerconfigjson",
+        ".dockerconfigjson",
+        &docker_config("ghcr.io", USERNAME, PASSWORD),
+    )
+    .await;
+    let mut spec = json!({"templateRef": {"name": "notebook"}});
+    if is_v2() {
+        // The seed API has no pod-level credential (a Template's is the way there).
+        spec["registryCredentialRef"] = json!({"name": "ghcr"});
+    }
+    // The Pod first: it waits for what it refers to.
+    env.api::<Pod>()
+        .create(&PostParams::default(), &common::pods::pod("train", spec))
+        .await
+        .unwrap();
+    let waiting: Pod = env
+        .wait_for("train", TIMEOUT, "waiting for its template", |p: &Pod| {
+            p.status.as_ref().is_some_and(|s| {
+                condition(&s.common.conditions, "Ready")
+                    .is_some_and(|c| c.reason == "DependencyNotReady")
+            })
+        })
+        .await;
+    assert!(waiting.status.as_ref().unwrap().common.id.is_none());
+    create::<RegistryCredential>(&env, registry_credential("ghcr", "login", "ghcr.io"))
+        .await
+        .unwrap();
+    create::<Template>(
+        &env,
+        template(
+            "notebook",
+            json!({
+                "serverless": false, "image": "ghcr.io/acme/train:1",
+                "registryCredentialRef": {"name": "ghcr"},
+                "env": [{"name": "MODE", "value": "from-template"}],
+            }),
+        ),
+    )
+    .await
+    .unwrap();
+    let pod: Pod = env.wait_for("train", TIMEOUT, "Ready", ready_now).await;
+    let template: Template = env.wait_for("notebook", TIMEOUT, "Ready", ready_now).await;
+    let credential: RegistryCredential = env.wait_for("ghcr", TIMEOUT, "Ready", ready_now).await;
+    let pod_id = common::pods::id_of(&pod);
+    let pods = env
+        .platform
+        .v2()
+        .list_pods(&Default::default())
+        .await
+        .unwrap();
+    let remote = pods
+        .iter()
+        .find(|p| p.id == pod_id)
+        .expect("the pod on the platform");
+    // The template's env reached the pod, under the Pod's own.
+    assert_eq!(
+        remote.env.get("MODE").map(String::as_str),
+        Some("from-template")
+    );
+    if is_v2() {
+        assert_eq!(
+            remote.registry.as_deref(),
+            Some(id_of(&credential).as_str())
+        );
+    } else {
+        // The seed API links the pod to its template (REST v2 resolves it at create time).
+        let seed = common::pods::remote_pods(&env).await;
+        let seed = seed.iter().find(|p| p.id == pod_id).unwrap();
+        assert_eq!(seed.template_id.as_deref(), Some(id_of(&template).as_str()));
+        let _ = credential;
+    }
+    // Converged: the merged settings do not look like a change to the live pod.
+    let calls = env.calls().await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let later = env.calls().await;
+    let deploys = common::pods::deploy();
+    assert_eq!(
+        calls.get(deploys),
+        later.get(deploys),
+        "the pod was deployed again"
+    );
+    assert!(ready_now(&env.api::<Pod>().get("train").await.unwrap()));
     assert_no_secret_anywhere(&env, &[PASSWORD, USERNAME]).await;
     env.finish(operator).await;
 }

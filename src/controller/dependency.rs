@@ -64,6 +64,18 @@ pub async fn ready_id<K: ManagedKind>(
     name: &str,
     field: &str,
 ) -> Result<String, Failure> {
+    ready_object::<K>(shared, namespace, name, field)
+        .await
+        .map(|(_, id)| id)
+}
+
+/// [`ready_id`] with the object itself, for a referrer that also reads its spec.
+pub async fn ready_object<K: ManagedKind>(
+    shared: &Shared,
+    namespace: &str,
+    name: &str,
+    field: &str,
+) -> Result<(K, String), Failure> {
     let kind = K::kind(&());
     let api: Api<K> = Api::namespaced(shared.kube.clone(), namespace);
     let obj = api.get_opt(name).await.map_err(|e| {
@@ -84,7 +96,7 @@ pub async fn ready_id<K: ManagedKind>(
     let common = obj.current_status().map(K::common);
     let ready = common.is_some_and(|c| conditions::is_true(&c.conditions, conditions::READY));
     match common.and_then(|c| c.id.clone()).filter(|_| ready) {
-        Some(id) => Ok(id),
+        Some(id) => Ok((obj, id)),
         None => Err(not_ready("is not Ready yet")),
     }
 }

@@ -27,6 +27,7 @@ pub mod network_volume;
 pub mod ownership;
 pub mod placement;
 pub mod pod;
+pub mod references;
 pub mod registry_credential;
 pub mod runner;
 pub mod secret_env;

@@ -132,6 +132,9 @@ pub fn desired_of(
             allowed_cuda_versions: s.allowed_cuda_versions.clone(),
             gpu_count: s.gpu.count,
             network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
+            // Resolved from spec.templateRef / spec.registryCredentialRef by `desired`.
+            template_id: None,
+            registry_id: None,
         },
         cloud_type: s.cloud_type,
         data_center_id: s.data_center_id.clone(),
@@ -147,6 +150,11 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
     let mut changed = Vec::new();
     if remote.image_name != desired.request.image {
         changed.push("image");
+    }
+    if let (Some(want), Some(have)) = (&desired.request.template_id, &remote.template_id)
+        && want != have
+    {
+        changed.push("templateRef");
     }
     let have_args = remote.docker_args.clone().filter(|a| !a.is_empty());
     if have_args != desired.request.docker_args {
@@ -481,9 +489,11 @@ impl Adapter for PodAdapter {
         )
         .await?;
         let env = self.env(shared, obj).await?;
+        let mut pod = desired_of(obj, env, volume);
+        super::references::resolve_pod_references(shared, obj, &mut pod.request).await?;
         Ok(ResolvedPod {
             account: pass.credentials.account,
-            pod: desired_of(obj, env, volume),
+            pod,
         })
     }
 
