@@ -240,7 +240,6 @@ async fn the_private_image_example_becomes_ready_in_dependency_order() {
 
     // The first instant each object was Ready, seen by polling all three.
     let mut ready_at: [Option<Instant>; 3] = [None; 3];
-    let mut endpoint_waited = false;
     let deadline = Instant::now() + TIMEOUT;
     while ready_at.iter().any(Option::is_none) {
         assert!(Instant::now() < deadline, "not all Ready: {ready_at:?}");
@@ -260,23 +259,12 @@ async fn the_private_image_example_becomes_ready_in_dependency_order() {
                 *slot = Some(now);
             }
         }
-        endpoint_waited |= e
-            .status
-            .as_ref()
-            .and_then(|s| condition(&s.common.conditions, "Ready"))
-            .is_some_and(|c| {
-                c.reason == "DependencyNotReady" && c.message.contains("spec.templateRef")
-            });
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let [c, t, e] = ready_at.map(Option::unwrap);
     assert!(
         c <= t && t <= e,
         "Ready out of order: credential {c:?}, template {t:?}, endpoint {e:?}"
-    );
-    assert!(
-        endpoint_waited,
-        "the Endpoint never said it waits for its template"
     );
 
     let credential = env
@@ -466,15 +454,31 @@ async fn a_rotated_login_replaces_the_credential_without_a_gap() {
 async fn a_template_in_use_is_deleted_after_its_users() {
     let env = start("tpl-in-use").await;
     let operator = env.operator(&[]);
-    create::<Template>(&env, template("worker", json!({})))
-        .await
-        .unwrap();
+    // The Endpoint first: it waits, naming the field, and makes nothing.
     create::<Endpoint>(
         &env,
         endpoint("infer", json!({"templateRef": {"name": "worker"}})),
     )
     .await
     .unwrap();
+    let waiting: Endpoint = env
+        .wait_for(
+            "infer",
+            TIMEOUT,
+            "waiting for its Template",
+            |e: &Endpoint| {
+                e.status.as_ref().is_some_and(|s| {
+                    condition(&s.common.conditions, "Ready").is_some_and(|c| {
+                        c.reason == "DependencyNotReady" && c.message.contains("spec.templateRef")
+                    })
+                })
+            },
+        )
+        .await;
+    assert!(waiting.status.as_ref().unwrap().common.id.is_none());
+    create::<Template>(&env, template("worker", json!({})))
+        .await
+        .unwrap();
     let template: Template = env.wait_for("worker", TIMEOUT, "Ready", ready_now).await;
     let endpoint: Endpoint = env.wait_for("infer", TIMEOUT, "Ready", ready_now).await;
     let template_id = id_of(&template);
