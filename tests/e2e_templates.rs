@@ -726,3 +726,97 @@ async fn a_pod_deploys_from_its_template_and_credential() {
     assert_no_secret_anywhere(&env, &[PASSWORD, USERNAME]).await;
     env.finish(operator).await;
 }
+
+/// The emulator's route names of the template and registry credential listings on this
+/// run's backend.
+fn list_routes() -> [&'static str; 2] {
+    if is_v2() {
+        ["GET /v2/templates", "GET /v2/registries"]
+    } else {
+        ["GET /v1/templates", "GET /v1/containerregistryauth"]
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn one_listing_per_kind_per_interval_whatever_the_number_of_objects() {
+    const TEMPLATES: usize = 20;
+    const CREDENTIALS: usize = 4;
+    const POLL: Duration = Duration::from_secs(2);
+    const INTERVALS: u32 = 3;
+    let env = start("tpl-batch").await;
+    let op = env.operator(&["--poll-interval=2s", "--concurrency=16"]);
+    for i in 0..CREDENTIALS {
+        let secret = format!("login-{i}");
+        put_secret(
+            &env,
+            &secret,
+            "kubernetes.io/dockerconfigjson",
+            ".dockerconfigjson",
+            &docker_config("ghcr.io", USERNAME, &format!("{PASSWORD}-{i}")),
+        )
+        .await;
+        create::<RegistryCredential>(
+            &env,
+            registry_credential(&format!("cred-{i}"), &secret, "ghcr.io"),
+        )
+        .await
+        .unwrap();
+    }
+    for i in 0..TEMPLATES {
+        let credential = format!("cred-{}", i % CREDENTIALS);
+        create::<Template>(
+            &env,
+            template(
+                &format!("tpl-{i:02}"),
+                json!({"registryCredentialRef": {"name": credential}}),
+            ),
+        )
+        .await
+        .unwrap();
+    }
+    let all_ready = common::wait_until(TIMEOUT, || async {
+        let t = env
+            .api::<Template>()
+            .list(&Default::default())
+            .await
+            .unwrap();
+        let c = env
+            .api::<RegistryCredential>()
+            .list(&Default::default())
+            .await
+            .unwrap();
+        t.items.len() == TEMPLATES
+            && c.items.len() == CREDENTIALS
+            && t.items.iter().all(ready_now)
+            && c.items.iter().all(ready_now)
+    })
+    .await;
+    assert!(
+        all_ready,
+        "not every Template and RegistryCredential became Ready"
+    );
+    tokio::time::sleep(POLL).await;
+
+    let before = env.calls().await;
+    tokio::time::sleep(POLL * INTERVALS).await;
+    let calls = common::operator::calls_since(&before, &env.calls().await);
+    println!(
+        "platform calls over {INTERVALS} resync intervals with {TEMPLATES} Templates and {CREDENTIALS} RegistryCredentials Ready: {calls:?}"
+    );
+    let mut lists = 0;
+    for route in list_routes() {
+        let n = calls.get(route).copied().unwrap_or(0);
+        assert!(
+            (1..=u64::from(INTERVALS) + 2).contains(&n),
+            "{n} calls of {route} in {INTERVALS} intervals: {calls:?}"
+        );
+        lists += n;
+    }
+    assert_eq!(
+        common::operator::total_calls(&calls),
+        lists,
+        "nothing but listings once converged: {calls:?}"
+    );
+    env.finish(op).await;
+}
