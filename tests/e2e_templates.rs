@@ -723,6 +723,36 @@ async fn a_pod_deploys_from_its_template_and_credential() {
         "the pod was deployed again"
     );
     assert!(ready_now(&env.api::<Pod>().get("train").await.unwrap()));
+
+    // The Template is not deleted while the Pod uses it (on REST v2 the platform would
+    // allow it: the pod keeps no link), and goes with its last user.
+    env.api::<Template>()
+        .delete("notebook", &DeleteParams::default())
+        .await
+        .unwrap();
+    let pod_user = format!("Pod {}/train", env.ns.name());
+    env.wait_for("notebook", TIMEOUT, "held for its Pod", |t: &Template| {
+        t.status.as_ref().is_some_and(|s| {
+            condition(&s.common.conditions, "Ready")
+                .is_some_and(|c| c.reason == "DeleteTemplateInUse" && c.message.contains(&pod_user))
+        })
+    })
+    .await;
+    assert!(record(&platform(&env).await, "templates", &id_of(&template)).is_some());
+    env.api::<Pod>()
+        .delete("train", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = common::wait_until(TIMEOUT, || async {
+        env.api::<Template>()
+            .get_opt("notebook")
+            .await
+            .unwrap()
+            .is_none()
+    })
+    .await;
+    assert!(gone, "the Template stayed after its Pod went");
+    assert!(record(&platform(&env).await, "templates", &id_of(&template)).is_none());
     assert_no_secret_anywhere(&env, &[PASSWORD, USERNAME]).await;
     env.finish(operator).await;
 }

@@ -4,8 +4,13 @@
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
 use crate::crd::template::TemplateStatus;
-use crate::crd::{Endpoint, RegistryCredential, Template};
+use crate::crd::{Endpoint, LocalObjectReference, Pod, RegistryCredential, Template};
 use crate::platform::PlatformClient;
 use crate::platform::domain::{NewTemplate, Template as Remote, TemplateChange};
 
@@ -175,14 +180,37 @@ fn applied(remote: &mut Remote, c: &TemplateChange) {
     }
 }
 
-/// Pure: the Endpoints (as `namespace/name`) that use template `id`.
-pub fn users_of(id: &str, endpoints: &[Endpoint]) -> Vec<String> {
-    let mut users: Vec<String> = endpoints
-        .iter()
-        .filter(|e| {
-            e.spec.template_id.as_deref() == Some(id)
-                || e.status.as_ref().and_then(|s| s.template_id.as_deref()) == Some(id)
+/// The Template a platform template belongs to, when this process has seen it Ready.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Pure: the Endpoints and Pods (as `Kind namespace/name`) that use template `id`: by id
+/// (an Endpoint's `templateId`, or the id it was last made with), or by a `templateRef` to
+/// `owner` in its namespace.
+pub fn users_of(
+    id: &str,
+    owner: Option<&Owner>,
+    endpoints: &[Endpoint],
+    pods: &[Pod],
+) -> Vec<String> {
+    let refers = |ns: Option<String>, reference: Option<&LocalObjectReference>| {
+        owner.is_some_and(|o| {
+            ns.as_deref() == Some(o.namespace.as_str())
+                && reference.is_some_and(|r| r.name == o.name)
         })
+    };
+    let endpoint_users = endpoints.iter().filter(|e| {
+        e.spec.template_id.as_deref() == Some(id)
+            || e.status.as_ref().and_then(|s| s.template_id.as_deref()) == Some(id)
+            || refers(e.namespace(), e.spec.template_ref.as_ref())
+    });
+    let pod_users = pods
+        .iter()
+        .filter(|p| refers(p.namespace(), p.spec.template_ref.as_ref()));
+    let mut users: Vec<String> = endpoint_users
         .map(|e| {
             format!(
                 "Endpoint {}/{}",
@@ -190,6 +218,10 @@ pub fn users_of(id: &str, endpoints: &[Endpoint]) -> Vec<String> {
                 e.name_any()
             )
         })
+        .chain(
+            pod_users
+                .map(|p| format!("Pod {}/{}", p.namespace().unwrap_or_default(), p.name_any())),
+        )
         .collect();
     users.sort();
     users
@@ -204,11 +236,46 @@ pub fn describe_change(change: &TemplateChange) -> String {
 #[derive(Clone)]
 pub struct TemplateAdapter {
     kube: kube::Client,
+    /// Platform id -> its Template, recorded once Ready, so that a delete (which gets the
+    /// id only) can look for users in that namespace, which a namespaced Role allows.
+    owners: Arc<Mutex<HashMap<String, Owner>>>,
 }
 
 impl TemplateAdapter {
     pub fn new(kube: kube::Client) -> Self {
-        Self { kube }
+        Self {
+            kube,
+            owners: Default::default(),
+        }
+    }
+
+    /// The cluster's users of template `id`: in its Template's namespace when known, else
+    /// the Endpoints of every namespace. `None` when they cannot be listed (the platform's
+    /// own refusal is the check then).
+    async fn users(&self, id: &str) -> Option<Vec<String>> {
+        let owner = self.owners.lock().get(id).cloned();
+        let lp = ListParams::default();
+        let listed = match &owner {
+            Some(o) => {
+                let endpoints: Api<Endpoint> = Api::namespaced(self.kube.clone(), &o.namespace);
+                let pods: Api<Pod> = Api::namespaced(self.kube.clone(), &o.namespace);
+                match (endpoints.list(&lp).await, pods.list(&lp).await) {
+                    (Ok(e), Ok(p)) => Ok((e.items, p.items)),
+                    (Err(err), _) | (_, Err(err)) => Err(err),
+                }
+            }
+            None => Api::<Endpoint>::all(self.kube.clone())
+                .list(&lp)
+                .await
+                .map(|e| (e.items, Vec::new())),
+        };
+        match listed {
+            Ok((endpoints, pods)) => Some(users_of(id, owner.as_ref(), &endpoints, &pods)),
+            Err(err) => {
+                tracing::debug!(error = %err, template = %id, "could not list a template's users");
+                None
+            }
+        }
     }
 
     async fn desired_template(
@@ -307,25 +374,17 @@ impl Adapter for TemplateAdapter {
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
         // The cluster's users are named in the condition; the platform refuses too, but by
-        // its own ids. Without the right to list Endpoints everywhere (a single-namespace
-        // install), the platform's refusal is the check.
-        let endpoints: Api<Endpoint> = Api::all(self.kube.clone());
-        match endpoints.list(&ListParams::default()).await {
-            Ok(list) => {
-                let users = users_of(id, &list.items);
-                if !users.is_empty() {
-                    return Err(Failure::waiting(
-                        "TemplateInUse",
-                        format!(
-                            "template {id} is still used by {}; it is deleted from the platform once they are gone",
-                            users.join(", ")
-                        ),
-                    ));
-                }
-            }
-            Err(e) => {
-                tracing::debug!(error = %e, "could not list Endpoints to find a template's users")
-            }
+        // its own ids, and not for a REST v2 pod (resolved at create time).
+        if let Some(users) = self.users(id).await
+            && !users.is_empty()
+        {
+            return Err(Failure::waiting(
+                "TemplateInUse",
+                format!(
+                    "template {id} is still used by {}; it is deleted from the platform once they are gone",
+                    users.join(", ")
+                ),
+            ));
         }
         client
             .templates()
@@ -352,6 +411,26 @@ impl Adapter for TemplateAdapter {
 
     fn describe(&self, change: &TemplateChange) -> String {
         describe_change(change)
+    }
+
+    async fn after_sync(
+        &self,
+        _pass: &PassContext<'_>,
+        obj: &Template,
+        remote: &mut Self::Remote,
+    ) -> Result<(), Failure> {
+        let owner = Owner {
+            namespace: obj.namespace().unwrap_or_default(),
+            name: obj.name_any(),
+        };
+        self.owners.lock().insert(remote.id.clone(), owner);
+        Ok(())
+    }
+
+    fn forget(&self, key: &str) {
+        self.owners
+            .lock()
+            .retain(|_, o| format!("{}/{}", o.namespace, o.name) != key);
     }
 
     fn secrets(&self, obj: &Template) -> Vec<String> {
@@ -539,16 +618,19 @@ mod tests {
     }
 
     #[test]
-    fn users_are_the_endpoints_naming_the_id() {
-        let endpoint = |name: &str, spec_id: Option<&str>, status_id: Option<&str>| {
+    fn users_are_the_endpoints_and_pods_naming_it() {
+        let endpoint = |ns: &str, name: &str, spec: serde_json::Value, status_id: Option<&str>| {
+            let mut base = serde_json::json!({"gpuTypeIds": ["NVIDIA A40"]});
+            base.as_object_mut()
+                .unwrap()
+                .extend(spec.as_object().unwrap().clone());
             let mut e: Endpoint = serde_json::from_value(serde_json::json!({
                 "apiVersion": "gpucloud.io/v1alpha1",
                 "kind": "Endpoint",
-                "metadata": {"name": name, "namespace": "team-a"},
-                "spec": {"gpuTypeIds": ["NVIDIA A40"]},
+                "metadata": {"name": name, "namespace": ns},
+                "spec": base,
             }))
             .unwrap();
-            e.spec.template_id = spec_id.map(str::to_string);
             if let Some(id) = status_id {
                 e.status = Some(crate::crd::EndpointStatus {
                     template_id: Some(id.into()),
@@ -557,19 +639,70 @@ mod tests {
             }
             e
         };
-        let list = [
-            endpoint("b", Some("tpl-1"), None),
-            endpoint("a", None, Some("tpl-1")),
-            endpoint("c", Some("tpl-2"), Some("tpl-2")),
+        let pod = |ns: &str, name: &str, template: &str| -> Pod {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "gpucloud.io/v1alpha1",
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"image": "i", "gpu": {"types": ["A"]}, "templateRef": {"name": template}},
+            }))
+            .unwrap()
+        };
+        let endpoints = [
+            endpoint(
+                "team-a",
+                "b",
+                serde_json::json!({"templateId": "tpl-1"}),
+                None,
+            ),
+            endpoint(
+                "team-a",
+                "a",
+                serde_json::json!({"templateId": "x"}),
+                Some("tpl-1"),
+            ),
+            endpoint(
+                "team-a",
+                "r",
+                serde_json::json!({"templateRef": {"name": "worker"}}),
+                None,
+            ),
+            endpoint(
+                "team-b",
+                "r",
+                serde_json::json!({"templateRef": {"name": "worker"}}),
+                None,
+            ),
+            endpoint(
+                "team-a",
+                "c",
+                serde_json::json!({"templateId": "tpl-2"}),
+                Some("tpl-2"),
+            ),
         ];
+        let pods = [pod("team-a", "p", "worker"), pod("team-a", "q", "other")];
+        let owner = Owner {
+            namespace: "team-a".into(),
+            name: "worker".into(),
+        };
         assert_eq!(
-            users_of("tpl-1", &list),
+            users_of("tpl-1", Some(&owner), &endpoints, &pods),
+            vec![
+                "Endpoint team-a/a".to_string(),
+                "Endpoint team-a/b".to_string(),
+                "Endpoint team-a/r".to_string(),
+                "Pod team-a/p".to_string(),
+            ]
+        );
+        // Without knowing its Template, only the ids tell.
+        assert_eq!(
+            users_of("tpl-1", None, &endpoints, &pods),
             vec![
                 "Endpoint team-a/a".to_string(),
                 "Endpoint team-a/b".to_string()
             ]
         );
-        assert!(users_of("tpl-3", &list).is_empty());
+        assert!(users_of("tpl-3", None, &endpoints, &pods).is_empty());
     }
 
     #[test]
