@@ -850,3 +850,63 @@ async fn one_listing_per_kind_per_interval_whatever_the_number_of_objects() {
     );
     env.finish(op).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn an_existing_template_is_adopted_by_id_and_changed_in_place() {
+    let env = start("tpl-adopt").await;
+    let operator = env.operator(&[]);
+    let existing = env
+        .platform
+        .templates()
+        .create(&gpucloud_operator::platform::domain::NewTemplate {
+            name: "made-elsewhere".into(),
+            image: "registry.example.com/acme/worker:1".into(),
+            serverless: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut manifest = template(
+        "adopted",
+        json!({"name": "made-elsewhere", "image": "registry.example.com/acme/worker:2"}),
+    );
+    manifest["metadata"]["annotations"] = json!({"gpucloud.io/external-id": existing.id});
+    let creates_before = env.calls().await;
+    create::<Template>(&env, manifest).await.unwrap();
+    let adopted: Template = env
+        .wait_for(
+            "adopted",
+            TIMEOUT,
+            "Ready on the new image",
+            |t: &Template| {
+                ready_now(t)
+                    && t.status.as_ref().unwrap().image.as_deref()
+                        == Some("registry.example.com/acme/worker:2")
+            },
+        )
+        .await;
+    assert_eq!(id_of(&adopted), existing.id);
+    let calls = common::operator::calls_since(&creates_before, &env.calls().await);
+    let create_route = if is_v2() {
+        "POST /v2/templates"
+    } else {
+        "POST /v1/templates"
+    };
+    assert_eq!(
+        calls.get(create_route),
+        None,
+        "adopted, not created: {calls:?}"
+    );
+    let state = platform(&env).await;
+    let remote = record(&state, "templates", &existing.id).unwrap();
+    assert_eq!(remote["imageName"], "registry.example.com/acme/worker:2");
+    let events = env.events_about("Template", "adopted").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Updated")),
+        "{events:?}"
+    );
+    env.finish(operator).await;
+}
