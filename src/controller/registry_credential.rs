@@ -305,7 +305,8 @@ impl Adapter for RegistryCredentialAdapter {
                 match client.registries().delete(&old.id).await {
                     Ok(()) => {}
                     Err(e) => {
-                        let f = Failure::from_platform("delete a replaced registry credential", &e);
+                        let f = Failure::from_platform("delete a replaced registry credential", &e)
+                            .in_use_on_delete("RegistryCredentialInUse");
                         if !f.is_not_found() {
                             return Err(f);
                         }
@@ -313,11 +314,10 @@ impl Adapter for RegistryCredentialAdapter {
                 }
             }
         }
-        client
-            .registries()
-            .delete(id)
-            .await
-            .map_err(|e| Failure::from_platform("delete the registry credential", &e))
+        client.registries().delete(id).await.map_err(|e| {
+            Failure::from_platform("delete the registry credential", &e)
+                .in_use_on_delete("RegistryCredentialInUse")
+        })
     }
 
     fn readiness(&self, obj: &RegistryCredential, remote: &Self::Remote) -> Readiness {

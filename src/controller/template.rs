@@ -386,11 +386,9 @@ impl Adapter for TemplateAdapter {
                 ),
             ));
         }
-        client
-            .templates()
-            .delete(id)
-            .await
-            .map_err(|e| Failure::from_platform("delete the template", &e))
+        client.templates().delete(id).await.map_err(|e| {
+            Failure::from_platform("delete the template", &e).in_use_on_delete("TemplateInUse")
+        })
     }
 
     fn readiness(&self, _obj: &Template, remote: &Self::Remote) -> Readiness {
