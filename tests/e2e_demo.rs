@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gpucloud_operator::controller::kind::ManagedKind;
-use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod};
+use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use gpucloud_operator::demo::apply::parse_documents;
 use gpucloud_operator::demo::examples::EXAMPLES;
 use k8s_openapi::api::core::v1::Namespace;
@@ -94,7 +94,9 @@ fn watch_ready(client: &kube::Client, namespace: &str) -> mpsc::UnboundedReceive
     watch_kind::<Pod>(client, namespace, tx.clone());
     watch_kind::<Endpoint>(client, namespace, tx.clone());
     watch_kind::<NetworkVolume>(client, namespace, tx.clone());
-    watch_budgets(client, namespace, tx);
+    watch_budgets(client, namespace, tx.clone());
+    watch_kind::<Template>(client, namespace, tx.clone());
+    watch_kind::<RegistryCredential>(client, namespace, tx);
     rx
 }
 

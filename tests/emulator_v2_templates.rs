@@ -123,7 +123,8 @@ async fn v1_and_v2_share_templates_in_their_own_shapes() {
         json!({"persistent": {"size": 50, "path": "/workspace"}})
     );
     assert_eq!(r.body["serverless"], false);
-    // Created over v1, patched over v2, read over v1: v1's answer has exactly v1's fields.
+    // Created over v1, patched over v2, read over v1: v1's answer has exactly v1's fields
+    // (`containerRegistryAuthId` too, when the template has a credential).
     let r = e
         .rest(
             Method::POST,
@@ -147,11 +148,13 @@ async fn v1_and_v2_share_templates_in_their_own_shapes() {
     assert_eq!(
         keys,
         vec![
+            "category",
             "containerDiskInGb",
             "dockerStartCmd",
             "env",
             "id",
             "imageName",
+            "isPublic",
             "isServerless",
             "name",
             "ports",

@@ -52,13 +52,17 @@ fn remote_name(obj: &Endpoint) -> String {
         .unwrap_or_else(|| default_remote_name(obj))
 }
 
-/// Pure: the desired endpoint, given the network volume id already resolved.
-pub fn desired_of(obj: &Endpoint, network_volume_id: Option<String>) -> DesiredEndpoint {
+/// Pure: the desired endpoint, given the template and network volume ids already resolved.
+pub fn desired_of(
+    obj: &Endpoint,
+    template_id: String,
+    network_volume_id: Option<String>,
+) -> DesiredEndpoint {
     let s = &obj.spec;
     let scaler_value = i64::from(s.scaler_value);
     EndpointSpec {
         name: remote_name(obj),
-        template_id: s.template_id.clone(),
+        template_id,
         gpu_type_ids: s.gpu_type_ids.clone(),
         gpu_count: i64::from(s.gpu_count),
         workers_min: i64::from(s.workers_min),
@@ -275,7 +279,26 @@ impl Adapter for EndpointAdapter {
             obj.spec.network_volume_ref.as_ref(),
         )
         .await?;
-        Ok(desired_of(obj, volume))
+        // Exactly one of the two is set (a CEL rule of the CRD).
+        let template = match (&obj.spec.template_id, &obj.spec.template_ref) {
+            (Some(id), _) => id.clone(),
+            (None, Some(r)) => {
+                dependency::ready_id::<crate::crd::Template>(
+                    pass.shared,
+                    &obj.namespace().unwrap_or_default(),
+                    &r.name,
+                    "spec.templateRef",
+                )
+                .await?
+            }
+            (None, None) => {
+                return Err(Failure::permanent(
+                    "InvalidSpec",
+                    "spec: set exactly one of templateId and templateRef",
+                ));
+            }
+        };
+        Ok(desired_of(obj, template, volume))
     }
 
     async fn create(

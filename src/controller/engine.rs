@@ -992,7 +992,7 @@ impl<A: Adapter> Engine<A> {
                 Cleanup::Relist(need) => {
                     let creds = match self.cleanup_credentials(&obj, &mut creds).await {
                         Ok(c) => c,
-                        Err(f) => return self.cleanup_failed(&obj, f).await,
+                        Err(f) => return self.cleanup_failed(api, &obj, f).await,
                     };
                     let client = self.client_for(&creds);
                     let pass = PassContext {
@@ -1004,7 +1004,7 @@ impl<A: Adapter> Engine<A> {
                         Ok(l) => listing = Some(l),
                         Err(f) => {
                             let f = f.with_credentials(&creds.source);
-                            return self.cleanup_failed(&obj, f).await;
+                            return self.cleanup_failed(api, &obj, f).await;
                         }
                     }
                     continue;
@@ -1014,7 +1014,7 @@ impl<A: Adapter> Engine<A> {
             if !ids.is_empty() {
                 let creds = match self.cleanup_credentials(&obj, &mut creds).await {
                     Ok(c) => c,
-                    Err(f) => return self.cleanup_failed(&obj, f).await,
+                    Err(f) => return self.cleanup_failed(api, &obj, f).await,
                 };
                 let client = self.client_for(&creds);
                 for id in ids {
@@ -1040,7 +1040,7 @@ impl<A: Adapter> Engine<A> {
                                 ..f
                             }
                             .with_credentials(&creds.source);
-                            return self.cleanup_failed(&obj, f).await;
+                            return self.cleanup_failed(api, &obj, f).await;
                         }
                     }
                 }
@@ -1098,12 +1098,28 @@ impl<A: Adapter> Engine<A> {
         }
     }
 
-    /// A delete that could not finish keeps the finalizer; say why and retry with backoff.
-    async fn cleanup_failed(&self, obj: &A::Kind, failure: Failure) -> Result<Action, EngineError> {
+    /// A delete that could not finish keeps the finalizer; say why (an Event, and the
+    /// conditions, so that `kubectl get` shows what holds the object) and retry with backoff.
+    async fn cleanup_failed(
+        &self,
+        api: &Api<A::Kind>,
+        obj: &A::Kind,
+        failure: Failure,
+    ) -> Result<Action, EngineError> {
         let reason = format!("Delete{}", failure.reason);
         self.shared
             .event(obj, true, &reason, "Delete", failure.message.clone())
             .await;
+        let told = Failure {
+            reason: reason.clone(),
+            ..failure.clone()
+        };
+        let verdicts = told.verdicts(self.last_ready(obj));
+        let status = self.status_with(obj, None, &verdicts, Seen::default(), false);
+        if let Err(err) = self.write_status(api, obj, status).await {
+            // The Event said it already; the retry below writes again.
+            debug!(kind = A::KIND, object = %obj.key(), error = %err, "could not write the delete's conditions");
+        }
         // A Stalled delete still retries slowly so that a fixed key unblocks it without
         // anyone touching the object.
         let delay = if failure.is_permanent() {

@@ -108,6 +108,21 @@ impl Failure {
         }
     }
 
+    /// A refused delete of something the platform says is still in use (its 400 on a
+    /// template or a registry credential a pod or an endpoint needs) is a wait for those
+    /// users to go, retried with backoff, not a spec to fix: reason `reason`.
+    pub fn in_use_on_delete(self, reason: &str) -> Self {
+        if self.reason == "InvalidSpec" {
+            Self {
+                class: FailureClass::Waiting,
+                reason: reason.to_string(),
+                ..self
+            }
+        } else {
+            self
+        }
+    }
+
     /// Whether the platform said the object does not exist.
     pub fn is_not_found(&self) -> bool {
         self.reason == "NotFound"
@@ -164,6 +179,17 @@ mod tests {
         let v = f.verdicts(Verdict::no("Pending", ""));
         assert!(v.stalled.status && !v.ready.status && !v.reconciling.status);
         assert_eq!(v.ready.reason, "InvalidSpec");
+    }
+
+    #[test]
+    fn a_delete_refused_for_users_waits_instead_of_stalling() {
+        let refused = Failure::permanent("InvalidSpec", "registry r1 is used by endpoint e1")
+            .in_use_on_delete("RegistryCredentialInUse");
+        assert!(!refused.is_permanent());
+        assert_eq!(refused.reason, "RegistryCredentialInUse");
+        assert_eq!(refused.message, "registry r1 is used by endpoint e1");
+        let other = Failure::permanent("Unauthorized", "401").in_use_on_delete("X");
+        assert!(other.is_permanent() && other.reason == "Unauthorized");
     }
 
     #[test]

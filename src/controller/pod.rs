@@ -27,9 +27,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use tokio::time::Instant;
 
 use crate::crd::Pod;
@@ -142,6 +141,9 @@ pub fn desired_of(
             allowed_cuda_versions: s.allowed_cuda_versions.clone(),
             gpu_count: s.gpu.count,
             network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
+            // Resolved from spec.templateRef / spec.registryCredentialRef by `desired`.
+            template_id: None,
+            registry_id: None,
         },
         cloud_type: s.cloud_type,
         data_center_id: s.data_center_id.clone(),
@@ -157,6 +159,11 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
     let mut changed = Vec::new();
     if remote.image_name != desired.request.image {
         changed.push("image");
+    }
+    if let (Some(want), Some(have)) = (&desired.request.template_id, &remote.template_id)
+        && want != have
+    {
+        changed.push("templateRef");
     }
     let have_args = remote.docker_args.clone().filter(|a| !a.is_empty());
     if have_args != desired.request.docker_args {
@@ -537,64 +544,7 @@ impl PodAdapter {
 
     async fn env(&self, shared: &Shared, obj: &Pod) -> Result<Vec<(String, String)>, Failure> {
         let ns = obj.namespace().unwrap_or_default();
-        let secrets: Api<Secret> = Api::namespaced(shared.kube.clone(), &ns);
-        let mut read: HashMap<String, Option<Secret>> = HashMap::new();
-        let mut env = Vec::new();
-        for (i, var) in obj.spec.env.iter().enumerate() {
-            if let Some(v) = &var.value {
-                env.push((var.name.clone(), v.clone()));
-                continue;
-            }
-            let Some(from) = &var.value_from else {
-                env.push((var.name.clone(), String::new()));
-                continue;
-            };
-            let r = &from.secret_key_ref;
-            if !read.contains_key(&r.name) {
-                let secret = secrets.get_opt(&r.name).await.map_err(|e| {
-                    Failure::retryable(
-                        "KubernetesUnavailable",
-                        format!("could not read Secret {}: {e}", r.name),
-                    )
-                })?;
-                read.insert(r.name.clone(), secret);
-            }
-            let field = format!("spec.env[{i}] ({})", var.name);
-            let Some(secret) = read.get(&r.name).and_then(Option::as_ref) else {
-                return Err(Failure::permanent(
-                    "SecretNotFound",
-                    format!("{field}: Secret {} does not exist in {ns}", r.name),
-                ));
-            };
-            let value = secret
-                .data
-                .as_ref()
-                .and_then(|d| d.get(&r.key))
-                .map(|b| String::from_utf8(b.0.clone()))
-                .or_else(|| {
-                    secret
-                        .string_data
-                        .as_ref()
-                        .and_then(|d| d.get(&r.key))
-                        .map(|s| Ok(s.clone()))
-                });
-            match value {
-                Some(Ok(v)) => env.push((var.name.clone(), v)),
-                Some(Err(_)) => {
-                    return Err(Failure::permanent(
-                        "InvalidSecretValue",
-                        format!("{field}: key {} of Secret {} is not UTF-8", r.key, r.name),
-                    ));
-                }
-                None => {
-                    return Err(Failure::permanent(
-                        "SecretKeyNotFound",
-                        format!("{field}: Secret {} has no key {}", r.name, r.key),
-                    ));
-                }
-            }
-        }
-        Ok(env)
+        super::secret_env::resolve(shared, &ns, &obj.spec.env).await
     }
 
     /// Where the pod may go, in order of preference, from the GPU catalog (read at most
@@ -756,6 +706,7 @@ impl Adapter for PodAdapter {
         .await?;
         let env = self.env(shared, obj).await?;
         let mut pod = desired_of(obj, env, volume);
+        super::references::resolve_pod_references(shared, obj, &mut pod.request).await?;
         // Budget (StopNewest): the pod is stopped while the running total is over.
         let ns = obj.namespace().unwrap_or_default();
         if let Some(budgets) = &self.budgets

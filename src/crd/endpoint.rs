@@ -60,7 +60,8 @@ pub enum ScalerType {
 )]
 #[x_kube(
     validation = Rule::new("self.workersMin <= self.workersMax").message("workersMin must not exceed workersMax").field_path(".workersMin"),
-    validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both")
+    validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both"),
+    validation = Rule::new("has(self.templateId) != has(self.templateRef)").message("set exactly one of templateId and templateRef")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSpec {
@@ -69,9 +70,15 @@ pub struct EndpointSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
-    /// Template to deploy on the workers.
+    /// Id of a platform template to deploy on the workers. Exactly one of `templateId` and
+    /// `templateRef`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
-    pub template_id: String,
+    pub template_id: Option<String>,
+    /// A `Template` in this namespace to deploy on the workers: the endpoint waits until it
+    /// is Ready and follows it when it is replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_ref: Option<LocalObjectReference>,
     /// GPU type ids in priority order: the first available one is allocated, otherwise the
     /// next.
     #[schemars(length(min = 1, max = 32))]

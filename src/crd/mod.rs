@@ -1,4 +1,5 @@
-//! The custom resources: `Pod`, `Endpoint` and `NetworkVolume` in `gpucloud.io/v1alpha1`.
+//! The custom resources: `Pod`, `Endpoint`, `NetworkVolume`, `RegistryCredential` and
+//! `Template` in `gpucloud.io/v1alpha1`.
 
 pub mod budget;
 pub mod cli;
@@ -7,6 +8,8 @@ pub mod endpoint;
 pub mod guardrails;
 pub mod network_volume;
 pub mod pod;
+pub mod registry_credential;
+pub mod template;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -18,6 +21,10 @@ pub use common::{
 pub use endpoint::{Endpoint, EndpointSpec, EndpointStatus};
 pub use network_volume::{NetworkVolume, NetworkVolumeSpec, NetworkVolumeStatus};
 pub use pod::{Pod, PodSpec, PodStatus};
+pub use registry_credential::{
+    RegistryCredential, RegistryCredentialSpec, RegistryCredentialStatus,
+};
+pub use template::{Template, TemplateSpec, TemplateStatus};
 
 /// `gpucloud.io/v1alpha1`.
 pub fn api_version() -> String {

@@ -197,6 +197,17 @@ pub struct PodSpec {
     /// Id of a network volume on the platform to attach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_id: Option<String>,
+    // --- issue #15: references to a Template and a RegistryCredential ---
+    /// A `Template` in this namespace to deploy from (its image and settings, with `image`
+    /// and the fields here on top); the pod waits until it is Ready. A change of its id (the
+    /// Template replaced) is applied as `updateStrategy` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_ref: Option<LocalObjectReference>,
+    /// A `RegistryCredential` in this namespace to pull a private `image` with (REST v2;
+    /// with the seed API, pull through a Template's `registryCredentialRef`); the pod waits
+    /// until it is Ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_credential_ref: Option<LocalObjectReference>,
     /// What to do when a field changes that the platform cannot edit on a live pod.
     #[serde(default)]
     pub update_strategy: UpdateStrategy,

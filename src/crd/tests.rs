@@ -4,7 +4,7 @@ use kube::CustomResourceExt;
 use kube::core::cel::Validator;
 use serde_json::{Value, json};
 
-use super::{Endpoint, NetworkVolume, Pod};
+use super::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 
 fn schema_of<K: CustomResourceExt>() -> Value {
     let crd = K::crd();
@@ -285,4 +285,83 @@ fn pod_schedule_schema_rules() {
     let idle = &spec["idleStop"]["properties"];
     assert_eq!(idle["thresholdPercent"]["maximum"].as_f64(), Some(100.0));
     assert_eq!(idle["duration"]["pattern"], "^([0-9]+[hms])+$");
+}
+
+#[test]
+fn endpoint_takes_exactly_one_template_source() {
+    let mut both = endpoint(0, 1);
+    both["templateRef"] = json!({"name": "worker"});
+    let errs = violations::<Endpoint>("Endpoint", both, None);
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("set exactly one of templateId and templateRef")),
+        "{errs:?}"
+    );
+    let mut neither = endpoint(0, 1);
+    neither.as_object_mut().unwrap().remove("templateId");
+    let errs = violations::<Endpoint>("Endpoint", neither.clone(), None);
+    assert!(errs.iter().any(|e| e.contains("exactly one")), "{errs:?}");
+    neither["templateRef"] = json!({"name": "worker"});
+    assert!(violations::<Endpoint>("Endpoint", neither, None).is_empty());
+}
+
+#[test]
+fn template_mount_path_needs_a_volume_and_ports_are_checked() {
+    let ok = json!({"image": "img:1", "volumeGb": 10, "volumeMountPath": "/data", "ports": ["8000/http"]});
+    assert!(violations::<Template>("Template", ok, None).is_empty());
+    let errs = violations::<Template>(
+        "Template",
+        json!({"image": "img:1", "volumeMountPath": "/data"}),
+        None,
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("volumeMountPath needs volumeGb")),
+        "{errs:?}"
+    );
+    let errs = violations::<Template>(
+        "Template",
+        json!({"image": "img:1", "ports": ["70000/http"]}),
+        None,
+    );
+    assert!(
+        errs.iter().any(|e| e.contains("ports: each entry")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn template_and_registry_credential_schema() {
+    let schema = schema_of::<Template>();
+    let spec = &schema["properties"]["spec"];
+    assert_eq!(spec["required"], json!(["image"]));
+    // An optional enum also admits null (the field left out).
+    let categories: Vec<&Value> = spec["properties"]["category"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| !v.is_null())
+        .collect();
+    assert_eq!(categories, [&json!("NVIDIA"), &json!("AMD"), &json!("CPU")]);
+    let schema = schema_of::<RegistryCredential>();
+    let spec = &schema["properties"]["spec"];
+    assert_eq!(spec["required"], json!(["registry", "secretRef"]));
+    let pattern = spec["properties"]["registry"]["pattern"].as_str().unwrap();
+    let host = regex_lite_match(pattern);
+    assert!(host("ghcr.io") && host("registry.example.com:5000"));
+    assert!(!host("https://ghcr.io") && !host("ghcr.io/acme") && !host(""));
+}
+
+/// The registry pattern, checked by the same rule the apiserver applies (a CEL `matches`).
+fn regex_lite_match(pattern: &str) -> impl Fn(&str) -> bool + '_ {
+    move |value: &str| {
+        let schema = json!({
+            "type": "object",
+            "properties": {"v": {"type": "string"}},
+            "x-kubernetes-validations": [{"rule": format!("self.v.matches('{pattern}')"), "message": "no"}],
+        });
+        Validator::new()
+            .validate(&schema, &json!({"v": value}), None)
+            .is_ok()
+    }
 }

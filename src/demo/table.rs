@@ -2,7 +2,7 @@
 //! Pure, so its content is tested without a cluster.
 
 use crate::crd::common::CommonStatus;
-use crate::crd::{Budget, Endpoint, NetworkVolume, Pod};
+use crate::crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -122,6 +122,36 @@ pub fn volume_row(volume: &NetworkVolume) -> Row {
     }
 }
 
+pub fn template_row(template: &Template) -> Row {
+    let status = template.status.as_ref();
+    let (ready, is_ready) = ready_of(template.metadata.generation, status.map(|s| &s.common));
+    Row {
+        kind: "Template",
+        name: template.metadata.name.clone().unwrap_or_default(),
+        state: status
+            .and_then(|s| s.image.clone())
+            .unwrap_or_else(|| "-".into()),
+        gpu: "-".into(),
+        cost_per_hour: None,
+        ready,
+        is_ready,
+    }
+}
+
+pub fn registry_credential_row(credential: &RegistryCredential) -> Row {
+    let status = credential.status.as_ref();
+    let (ready, is_ready) = ready_of(credential.metadata.generation, status.map(|s| &s.common));
+    Row {
+        kind: "RegistryCredential",
+        name: credential.metadata.name.clone().unwrap_or_default(),
+        state: credential.spec.registry.clone(),
+        gpu: "-".into(),
+        cost_per_hour: None,
+        ready,
+        is_ready,
+    }
+}
+
 /// A kind with rows in the table; its registration (`crate::kinds`) lists them.
 pub trait TableRow {
     fn row(&self) -> Row;
@@ -148,6 +178,18 @@ impl TableRow for Budget {
 impl TableRow for NetworkVolume {
     fn row(&self) -> Row {
         volume_row(self)
+    }
+}
+
+impl TableRow for Template {
+    fn row(&self) -> Row {
+        template_row(self)
+    }
+}
+
+impl TableRow for RegistryCredential {
+    fn row(&self) -> Row {
+        registry_credential_row(self)
     }
 }
 

@@ -62,6 +62,7 @@ pub const CREATE_ROUTES: &[&str] = &[
     "POST /v1/endpoints",
     "POST /v1/networkvolumes",
     "POST /v1/templates",
+    "POST /v1/containerregistryauth",
     "graphql:podFindAndDeployOnDemand",
     "POST /v2/pods",
     "POST /v2/serverless",

@@ -23,6 +23,7 @@ pub mod pods;
 pub mod ratelimit;
 pub mod registry;
 pub mod rest;
+pub mod rest_registries;
 pub mod state;
 pub mod usage;
 pub mod v2;
@@ -43,7 +44,7 @@ pub use auth::ApiKey;
 pub use fixtures::Fixtures;
 
 use error::ApiError;
-use model::{EndpointRecord, NetworkVolume, Template};
+use model::{EndpointRecord, NetworkVolume, RegistryAuth, Template};
 use state::{App, Emulator};
 
 /// How the emulator behaves.
@@ -224,7 +225,18 @@ pub fn router(app: App) -> Router {
         )
         .route(
             "/v1/templates/{id}",
-            get(rest::get_one::<Template>).delete(rest::delete_unused::<Template>),
+            get(rest::get_one::<Template>)
+                .patch(rest::update_template)
+                .delete(rest::delete_unused::<Template>),
+        )
+        .route("/v1/templates/{id}/update", post(rest::update_template))
+        .route(
+            "/v1/containerregistryauth",
+            get(rest::list::<RegistryAuth>).post(rest_registries::create),
+        )
+        .route(
+            "/v1/containerregistryauth/{id}",
+            get(rest::get_one::<RegistryAuth>).delete(rest::delete_unused::<RegistryAuth>),
         )
         // Registry delegation: a static segment, so it wins over `/v2/{endpoint_id}`.
         .route(

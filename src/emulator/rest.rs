@@ -1,4 +1,5 @@
-//! The REST management API under `/v1` (bearer auth): endpoints, network volumes, templates.
+//! The REST management API under `/v1` (bearer auth): endpoints, network volumes, templates
+//! (container registry credentials are in `rest_registries`).
 //!
 //! Every write is validated in full before anything changes; a refused request leaves the
 //! state exactly as it was.
@@ -11,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::collection::{ENDPOINTS, Keyed, VOLUMES};
+use super::collection::{ENDPOINTS, Keyed, TEMPLATES, VOLUMES};
 use super::endpoints;
 use super::error::ApiError;
 use super::ids;
@@ -105,6 +106,10 @@ pub struct V1Template<'a> {
     ports: &'a [String],
     env: &'a std::collections::BTreeMap<String, String>,
     docker_start_cmd: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    container_registry_auth_id: Option<&'a str>,
+    is_public: bool,
+    category: TemplateCategory,
 }
 
 impl<'a> From<&'a Template> for V1Template<'a> {
@@ -120,6 +125,9 @@ impl<'a> From<&'a Template> for V1Template<'a> {
             ports: &t.ports,
             env: &t.env,
             docker_start_cmd: &t.docker_start_cmd,
+            container_registry_auth_id: t.registry.as_deref(),
+            is_public: t.public,
+            category: t.category,
         }
     }
 }
@@ -455,18 +463,11 @@ pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<T
     {
         f.fail("ports", e.to_string().trim_start_matches("ports: "));
     }
-    let mut env = std::collections::BTreeMap::new();
-    if let Some(obj) = f.opt_object("env") {
-        for (k, v) in obj {
-            match v.as_str() {
-                Some(s) => {
-                    env.insert(k.clone(), s.to_string());
-                }
-                None => f.fail("env", format!("value of {k:?} must be a string")),
-            }
-        }
-    }
+    let env = template_env(&mut f).unwrap_or_default();
     let start_cmd = f.opt_strings("dockerStartCmd");
+    let registry = template_registry(&mut f, world);
+    let public = f.opt_bool("isPublic");
+    let category = template_category(&mut f);
     check(f.finish())?;
     Ok(Template {
         id: ids::short(10),
@@ -479,9 +480,9 @@ pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<T
         ports: ports.unwrap_or_default(),
         env,
         docker_start_cmd: start_cmd.unwrap_or_default(),
-        registry: None,
-        public: false,
-        category: TemplateCategory::default(),
+        registry,
+        public: public.unwrap_or(false),
+        category: category.unwrap_or_default(),
         start_ssh: true,
         start_jupyter: true,
         allowed_cuda_versions: Vec::new(),
@@ -502,6 +503,142 @@ pub async fn create_template(
     let t = template_from_create(&map, &world)?;
     world.templates.insert(t.id.clone(), t.clone());
     Ok(Json(V1Template::from(&t)).into_response())
+}
+
+/// `containerRegistryAuthId`, which must name a credential of the account (empty: none).
+fn template_registry(f: &mut Fields<'_>, world: &World) -> Option<String> {
+    let id = f.opt_string("containerRegistryAuthId")?;
+    if id.is_empty() {
+        // An update's way to say "no credential".
+        return None;
+    }
+    if world.registries.contains_key(&id) {
+        Some(id)
+    } else {
+        f.fail(
+            "containerRegistryAuthId",
+            format!("unknown container registry auth {id:?}"),
+        );
+        None
+    }
+}
+
+/// `category`: `NVIDIA`, `AMD` or `CPU`.
+fn template_category(f: &mut Fields<'_>) -> Option<TemplateCategory> {
+    match f.opt_string("category")?.as_str() {
+        "NVIDIA" => Some(TemplateCategory::Nvidia),
+        "AMD" => Some(TemplateCategory::Amd),
+        "CPU" => Some(TemplateCategory::Cpu),
+        other => {
+            f.fail(
+                "category",
+                format!("{other:?} is not one of NVIDIA, AMD, CPU"),
+            );
+            None
+        }
+    }
+}
+
+/// Validates a `TemplateUpdateInput` against the world and applies it to a copy of
+/// `current`. The document's update takes neither `isServerless` nor `category`: those
+/// stay as they were made.
+pub fn template_update(
+    map: &Map<String, Value>,
+    current: &Template,
+    world: &World,
+) -> Result<Template> {
+    let mut f = Fields::new(map);
+    let name = f.opt_string("name");
+    if let Some(n) = &name
+        && world
+            .templates
+            .values()
+            .any(|t| &t.name == n && t.id != current.id)
+    {
+        f.fail("name", format!("a template named {n:?} already exists"));
+    }
+    let image_name = f.opt_string("imageName");
+    let container_disk = f.opt_int("containerDiskInGb", 1, 1000);
+    let volume = f.opt_int("volumeInGb", 0, MAX_VOLUME_GB);
+    let mount = f.opt_string("volumeMountPath");
+    let ports = f.opt_strings("ports");
+    if let Some(ports) = &ports
+        && !ports.is_empty()
+        && let Err(e) = parse_ports(&ports.join(","))
+    {
+        f.fail("ports", e.to_string().trim_start_matches("ports: "));
+    }
+    let env = template_env(&mut f);
+    let start_cmd = f.opt_strings("dockerStartCmd");
+    let registry = template_registry(&mut f, world);
+    let registry_present = f.present("containerRegistryAuthId");
+    let public = f.opt_bool("isPublic");
+    check(f.finish())?;
+    let mut t = current.clone();
+    if let Some(v) = name {
+        t.name = v;
+    }
+    if let Some(v) = image_name {
+        t.image_name = v;
+    }
+    if let Some(v) = container_disk {
+        t.container_disk_in_gb = v as u32;
+    }
+    if let Some(v) = volume {
+        t.volume_in_gb = v as u32;
+    }
+    if let Some(v) = mount {
+        t.volume_mount_path = v;
+    }
+    if let Some(v) = ports {
+        t.ports = v;
+    }
+    if let Some(v) = env {
+        t.env = v;
+    }
+    if let Some(v) = start_cmd {
+        t.docker_start_cmd = v;
+    }
+    if registry_present {
+        t.registry = registry;
+    }
+    if let Some(v) = public {
+        t.public = v;
+    }
+    Ok(t)
+}
+
+/// `env`: an object of string values.
+fn template_env(f: &mut Fields<'_>) -> Option<std::collections::BTreeMap<String, String>> {
+    let obj = f.opt_object("env")?;
+    let mut env = std::collections::BTreeMap::new();
+    for (k, v) in obj {
+        match v.as_str() {
+            Some(s) => {
+                env.insert(k.clone(), s.to_string());
+            }
+            None => f.fail("env", format!("value of {k:?} must be a string")),
+        }
+    }
+    Some(env)
+}
+
+/// `PATCH /templates/{id}` and its synonym `POST /templates/{id}/update`.
+pub async fn update_template(
+    State(app): State<App>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    app.keys
+        .bearer(&headers)?
+        .require_write("update templates")?;
+    let map = parse_object(&body, false)?;
+    let mut world = app.world.lock();
+    let current = TEMPLATES.find(&world, &id)?;
+    let updated = template_update(&map, current, &world)?;
+    world.templates.insert(id, updated.clone());
+    Ok(Json(V1Template::from(&updated)).into_response())
 }
 
 #[cfg(test)]

@@ -20,9 +20,12 @@ use crate::controller::endpoint::EndpointAdapter;
 use crate::controller::kind::managed_kind;
 use crate::controller::network_volume::NetworkVolumeAdapter;
 use crate::controller::pod::PodAdapter;
+use crate::controller::registry_credential::RegistryCredentialAdapter;
 use crate::controller::spawn::{Controllers, stopped};
+use crate::controller::template::TemplateAdapter;
 use crate::crd::{
     Budget, Endpoint, EndpointStatus, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
+    RegistryCredential, RegistryCredentialStatus, Template, TemplateStatus,
 };
 use crate::demo::rows_of;
 use crate::demo::table::Row;
@@ -67,12 +70,25 @@ pub const KINDS: &[RegisteredKind] = &[
         controller: Some(start_budgets),
         demo_rows: rows_of::<Budget>,
     },
+    // --- issue #15: Template and RegistryCredential ---
+    RegisteredKind {
+        crd: RegistryCredential::crd,
+        controller: Some(start_registry_credentials),
+        demo_rows: rows_of::<RegistryCredential>,
+    },
+    RegisteredKind {
+        crd: Template::crd,
+        controller: Some(start_templates),
+        demo_rows: rows_of::<Template>,
+    },
 ];
 
 // What the engine reads of each managed kind's spec and status.
 managed_kind!(NetworkVolume, NetworkVolumeStatus);
 managed_kind!(Endpoint, EndpointStatus);
 managed_kind!(Pod, PodStatus);
+managed_kind!(RegistryCredential, RegistryCredentialStatus);
+managed_kind!(Template, TemplateStatus);
 
 // One function per kind builds its adapter: the only place to touch when an adapter's
 // constructor changes.
@@ -114,6 +130,14 @@ fn start_budgets(controllers: &Controllers) -> JoinHandle<()> {
         controllers.watched.clone(),
         stopped(controllers.stop.clone()),
     ))
+}
+
+fn start_registry_credentials(controllers: &Controllers) -> JoinHandle<()> {
+    controllers.spawn(RegistryCredentialAdapter)
+}
+
+fn start_templates(controllers: &Controllers) -> JoinHandle<()> {
+    controllers.spawn(TemplateAdapter::new(controllers.shared.kube.clone()))
 }
 
 impl RegisteredKind {

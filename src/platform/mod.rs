@@ -100,6 +100,16 @@ impl PlatformClient {
         domain::Pods::new(self.clone())
     }
 
+    /// Templates, on whichever backend the configuration chose.
+    pub fn templates(&self) -> domain::Templates {
+        domain::Templates::new(self.clone())
+    }
+
+    /// Container registry credentials, on whichever backend the configuration chose.
+    pub fn registries(&self) -> domain::RegistryCredentials {
+        domain::RegistryCredentials::new(self.clone())
+    }
+
     /// The GPU catalog as the facades need it.
     pub fn catalog(&self) -> domain::Catalog {
         domain::Catalog::new(self.clone())

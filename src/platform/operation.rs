@@ -112,6 +112,9 @@ operations! {
     RestCreateTemplate => (Rest, "rest.create_template", OnlyUnprocessed, Rest),
     RestUpdateTemplate => (Rest, "rest.update_template", Safe, Rest),
     RestDeleteTemplate => (Rest, "rest.delete_template", Safe, Rest),
+    RestListContainerRegistryAuths => (Rest, "rest.list_container_registry_auths", Safe, Rest),
+    RestCreateContainerRegistryAuth => (Rest, "rest.create_container_registry_auth", OnlyUnprocessed, Rest),
+    RestDeleteContainerRegistryAuth => (Rest, "rest.delete_container_registry_auth", Safe, Rest),
 
     RegistryListDelegations => (Registry, "registry.list_delegations", Safe, Registry),
 
@@ -190,6 +193,7 @@ impl Operation {
                 | Operation::RestCreateEndpoint
                 | Operation::RestCreateNetworkVolume
                 | Operation::RestCreateTemplate
+                | Operation::RestCreateContainerRegistryAuth
                 | Operation::GraphqlDeployPod
                 | Operation::V2CreatePod
                 | Operation::V2CreateEndpoint

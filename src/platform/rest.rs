@@ -1,5 +1,5 @@
-//! The REST management API under `{rest}` (which ends in `/v1`): endpoints, network volumes
-//! and templates. Bearer auth.
+//! The REST management API under `{rest}` (which ends in `/v1`): endpoints, network volumes,
+//! templates and container registry credentials. Bearer auth.
 
 use reqwest::Method;
 use serde::Serialize;
@@ -10,8 +10,9 @@ use super::error::PlatformError;
 use super::operation::Operation;
 use super::transport::{Auth, Call, Transport};
 use super::types::{
-    Endpoint, EndpointCreate, EndpointUpdate, Listing, NetworkVolume, NetworkVolumeCreate,
-    NetworkVolumeUpdate, Template, TemplateCreate, TemplateUpdate,
+    ContainerRegistryAuth, ContainerRegistryAuthCreate, Endpoint, EndpointCreate, EndpointUpdate,
+    Listing, NetworkVolume, NetworkVolumeCreate, NetworkVolumeUpdate, Template, TemplateCreate,
+    TemplateUpdate,
 };
 use super::validate;
 
@@ -259,6 +260,41 @@ impl Rest {
             "templates",
             template_id,
             "templateId",
+        )
+        .await
+    }
+
+    // --- container registry credentials ------------------------------------------------
+
+    /// `GET /containerregistryauth`.
+    pub async fn list_container_registry_auths(&self) -> Result<Vec<ContainerRegistryAuth>> {
+        self.list(
+            Operation::RestListContainerRegistryAuths,
+            "containerregistryauth",
+        )
+        .await
+    }
+
+    /// `POST /containerregistryauth`. Not retried after a 5xx or timeout. The username and
+    /// password are sent once and never answered back.
+    pub async fn create_container_registry_auth(
+        &self,
+        input: &ContainerRegistryAuthCreate,
+    ) -> Result<ContainerRegistryAuth> {
+        let op = Operation::RestCreateContainerRegistryAuth;
+        validate::name("name", &input.name).map_err(|e| e.in_operation(op.name()))?;
+        self.send_body(op, Method::POST, &["containerregistryauth"], input)
+            .await
+    }
+
+    /// `DELETE /containerregistryauth/{id}`; refused (400) while a pod or endpoint pulls
+    /// with it.
+    pub async fn delete_container_registry_auth(&self, id: &str) -> Result<()> {
+        self.delete(
+            Operation::RestDeleteContainerRegistryAuth,
+            "containerregistryauth",
+            id,
+            "containerRegistryAuthId",
         )
         .await
     }

@@ -393,8 +393,9 @@ pub struct Endpoint {
     pub extra: Map<String, Value>,
 }
 
-/// A template record (public platform fields; unknown ones kept in `extra`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A template record (public platform fields; unknown ones kept in `extra`). `Debug`
+/// shows the env keys only: values may be secrets.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Template {
     pub id: String,
@@ -404,12 +405,44 @@ pub struct Template {
     pub image_name: Option<String>,
     #[serde(default)]
     pub is_serverless: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_disk_in_gb: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_in_gb: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_mount_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker_start_cmd: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_registry_auth_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
-/// Creation of a template.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+impl std::fmt::Debug for Template {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Template")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("image_name", &self.image_name)
+            .field("env_keys", &env_keys(self.env.as_ref()))
+            .finish_non_exhaustive()
+    }
+}
+
+fn env_keys(env: Option<&Map<String, Value>>) -> Vec<&str> {
+    env.map(|e| e.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Creation of a template. `Debug` shows the env keys only.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateCreate {
     pub name: String,
@@ -428,10 +461,24 @@ pub struct TemplateCreate {
     pub ports: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub docker_start_cmd: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_registry_auth_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
 }
 
-/// Partial update of a template.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+impl std::fmt::Debug for TemplateCreate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateCreate")
+            .field("name", &self.name)
+            .field("image_name", &self.image_name)
+            .field("env_keys", &env_keys(self.env.as_ref()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Partial update of a template (`TemplateUpdateInput`). `Debug` shows the env keys only.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateUpdate {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -442,10 +489,56 @@ pub struct TemplateUpdate {
     pub container_disk_in_gb: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub volume_in_gb: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_mount_path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker_start_cmd: Option<Vec<String>>,
+    /// `Some("")` removes the credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_registry_auth_id: Option<String>,
+}
+
+impl std::fmt::Debug for TemplateUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateUpdate")
+            .field("name", &self.name)
+            .field("image_name", &self.image_name)
+            .field("env_keys", &env_keys(self.env.as_ref()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A container registry credential (`ContainerRegistryAuth`): its name only, the platform
+/// never answers the username or password.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerRegistryAuth {
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+}
+
+/// Creation of a container registry credential. `Debug` masks the username and password.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerRegistryAuthCreate {
+    pub name: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for ContainerRegistryAuthCreate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ContainerRegistryAuthCreate")
+            .field("name", &self.name)
+            .field("username", &"***")
+            .field("password", &"***")
+            .finish()
+    }
 }
 
 /// A listing: a bare JSON array, or one wrapped in `data` / `items`.

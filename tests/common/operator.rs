@@ -302,20 +302,26 @@ impl Env {
     /// Deletes every object of the operator's kinds in the namespace and waits (up to a
     /// minute) until their finalizers have let them go.
     async fn delete_managed_objects(&self) {
-        use gpucloud_operator::crd::{Endpoint, Pod};
+        use gpucloud_operator::crd::{Endpoint, Pod, RegistryCredential, Template};
         let dp = kube::api::DeleteParams::default();
         let lp = kube::api::ListParams::default();
         let volumes: Api<NetworkVolume> = self.api();
         let endpoints: Api<Endpoint> = self.api();
         let pods: Api<Pod> = self.api();
+        let templates: Api<Template> = self.api();
+        let registries: Api<RegistryCredential> = self.api();
         let _ = endpoints.delete_collection(&dp, &lp).await;
         let _ = pods.delete_collection(&dp, &lp).await;
         let _ = volumes.delete_collection(&dp, &lp).await;
+        let _ = templates.delete_collection(&dp, &lp).await;
+        let _ = registries.delete_collection(&dp, &lp).await;
         wait_until(Duration::from_secs(60), || async {
             let none = |n: Result<usize, kube::Error>| n.is_ok_and(|n| n == 0);
             none(volumes.list(&lp).await.map(|l| l.items.len()))
                 && none(endpoints.list(&lp).await.map(|l| l.items.len()))
                 && none(pods.list(&lp).await.map(|l| l.items.len()))
+                && none(templates.list(&lp).await.map(|l| l.items.len()))
+                && none(registries.list(&lp).await.map(|l| l.items.len()))
         })
         .await;
     }

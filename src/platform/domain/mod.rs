@@ -59,6 +59,8 @@ pub(crate) fn rename_field(err: PlatformError, from: &str, to: &str) -> Platform
 pub mod catalog;
 pub mod endpoints;
 pub mod pods;
+pub mod registries;
+pub mod templates;
 pub mod volumes;
 
 pub use catalog::{Catalog, PoolMap};
@@ -66,6 +68,8 @@ pub use endpoints::{
     EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
 };
 pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};
+pub use registries::{NewRegistryCredential, RegistryCredential, RegistryCredentials};
+pub use templates::{NewTemplate, Template, TemplateChange, Templates};
 pub use volumes::{NewVolume, Volume, VolumeType, VolumeUpdate, Volumes};
 
 #[cfg(test)]

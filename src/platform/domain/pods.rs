@@ -68,6 +68,10 @@ pub struct PodRequest {
     pub allowed_cuda_versions: Vec<String>,
     pub gpu_count: i32,
     pub network_volume_id: Option<String>,
+    /// Template to deploy from.
+    pub template_id: Option<String>,
+    /// Registry credential to pull the image with (REST v2 only).
+    pub registry_id: Option<String>,
 }
 
 impl std::fmt::Debug for PodRequest {
@@ -115,6 +119,12 @@ impl Pods {
     pub async fn deploy(&self, req: &PodRequest, placement: &Placement) -> Result<Pod> {
         match self.client.api() {
             PlatformApi::Seed => {
+                if req.registry_id.is_some() {
+                    return Err(PlatformError::invalid_input(
+                        "registryCredentialRef",
+                        "the seed API deploys a pod with no registry credential of its own; give the pod a Template with registryCredentialRef instead",
+                    ));
+                }
                 let input = seed_deploy_input(req, placement);
                 let p = self.client.graphql().deploy_pod(&input).await?;
                 let mut machine = p.machine.unwrap_or_default();
@@ -141,7 +151,7 @@ impl Pods {
                     cost_per_hr: None,
                     last_status_change: None,
                     network_volume_id: req.network_volume_id.clone(),
-                    template_id: None,
+                    template_id: req.template_id.clone(),
                 })
             }
             PlatformApi::V2 => {
@@ -238,7 +248,7 @@ fn seed_deploy_input(req: &PodRequest, placement: &Placement) -> DeployPodInput 
             .then(|| req.allowed_cuda_versions.clone()),
         data_center_id: placement.data_center_id.clone(),
         network_volume_id: req.network_volume_id.clone(),
-        template_id: None,
+        template_id: req.template_id.clone(),
         support_public_ip: None,
     }
 }
@@ -295,6 +305,8 @@ fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
             .filter(|_| req.network_volume_id.is_none())
             .map(|dc| vec![dc]),
         mounts,
+        registry: req.registry_id.clone(),
+        template_id: req.template_id.clone(),
         ..Default::default()
     }
 }
@@ -432,6 +444,8 @@ mod tests {
             allowed_cuda_versions: vec![],
             gpu_count: 1,
             network_volume_id: None,
+            template_id: None,
+            registry_id: None,
         }
     }
 
