@@ -34,5 +34,5 @@ pub mod registry_credential;
 pub mod runner;
 pub mod secret_env;
 pub mod spawn;
-pub mod triggers;
 pub mod template;
+pub mod triggers;

@@ -29,6 +29,8 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     (
         "team-budget.yaml",
         include_str!("../../examples/team-budget.yaml"),
+    ),
+    (
         "private-image-endpoint.yaml",
         include_str!("../../examples/private-image-endpoint.yaml"),
     ),
