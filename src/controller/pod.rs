@@ -792,7 +792,11 @@ impl Adapter for PodAdapter {
 
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
         let decision = self.guardrails(obj, Some(remote));
-        if decision.state == desired.pod.desired_state {
+        // Stopped wins, whoever wants it: the spec, or a Budget (StopNewest) in `desired`.
+        // The guardrails start from the spec's state, so they only ever add a stop.
+        if decision.state == desired.pod.desired_state
+            || desired.pod.desired_state == DesiredState::Stopped
+        {
             return plan_pod(&desired.pod, remote);
         }
         let want = DesiredPod {
@@ -1254,6 +1258,21 @@ mod tests {
             Clock::new(Fixed(now.parse().unwrap())),
             Arc::new(Metrics::new()),
         )
+    }
+
+    #[test]
+    fn a_stop_in_desired_is_kept_whatever_the_guardrails_say() {
+        // A Budget (StopNewest) stops a pod whose spec says Running: `desired` says
+        // Stopped, the guardrails (none here) say the spec's Running.
+        let a = adapter_at("2026-01-14T20:00:00Z");
+        let resolved = ResolvedPod {
+            account: AccountId::any(),
+            pod: desired(json!({"desiredState": "Stopped"})),
+        };
+        assert_eq!(
+            a.plan(&obj(json!({})), &resolved, &remote(json!({}))),
+            Plan::Update(vec![PodChange::Stop])
+        );
     }
 
     #[test]
