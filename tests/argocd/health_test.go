@@ -80,7 +80,7 @@ func TestHealth(t *testing.T) {
 		{"current.yaml", "Healthy", ""},
 		{"reconciling.yaml", "Progressing", "does not exist yet"},
 		{"generation-behind.yaml", "Progressing", "generation 2"},
-		{"no-status.yaml", "Progressing", ""},
+		{"never-reconciled.yaml", "Progressing", "Waiting for the operator"},
 		{"stalled.yaml", "Degraded", "missing-secret named by credentialsSecretRef does not exist"},
 		{"paused.yaml", "Suspended", "gpucloud.io/paused"},
 		// Held by the finalizer while the platform resource is removed.
