@@ -104,8 +104,9 @@ pub struct EnvVar {
 }
 
 /// Every entry of `spec.ports` is a port from 1 to 65535 (no leading zero) and `http` or `tcp`.
-const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/(http|tcp)$'))";
-const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
+/// Shared with the Template kind, whose `spec.ports` has the same form.
+pub(crate) const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/(http|tcp)$'))";
+pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
 
 /// A GPU pod on the GPU cloud.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]

@@ -11,11 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, LocalObjectReference, ManagementPolicy,
 };
-use super::pod::EnvVar;
-
-/// Every entry of `spec.ports` is a port from 1 to 65535 (no leading zero) and `http` or `tcp`.
-const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/(http|tcp)$'))";
-const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
+use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE};
 
 /// A template on the GPU cloud: the container that serverless workers or pods run.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
