@@ -42,8 +42,10 @@ done
 log "NetworkVolume Ready in $((SECONDS - start)) s, as the ServiceAccount"
 # Deletion through the finalizer, too.
 kubectl -n $ns delete networkvolume data --timeout=60s >/dev/null
-if grep -qi 'forbidden\|403' "$work/operator.log"; then
-    log "the operator was refused something:"; grep -i 'forbidden\|403' "$work/operator.log" >&2; exit 1
+# "403" as a whole word: the log also carries ephemeral port numbers such as 40391.
+refused='forbidden|\b403\b'
+if grep -Eqi "$refused" "$work/operator.log"; then
+    log "the operator was refused something:"; grep -Ei "$refused" "$work/operator.log" >&2; exit 1
 fi
 grep -q '"leading"\|leading' "$work/operator.log" || { log "the operator never took the Lease"; cat "$work/operator.log" >&2; exit 1; }
 [ -n "$(kubectl -n gpucloud-system get lease gpucloud-operator -o jsonpath='{.spec.holderIdentity}')" ] || { log "no Lease holder"; exit 1; }
