@@ -23,8 +23,8 @@ pub enum Command {
     /// Start a local control plane (or use KUBECONFIG), the emulator and the operator, apply
     /// examples/ and show them converge until Ctrl-C.
     Demo(crate::demo::DemoArgs),
-    /// List the remote pods the operator deployed whose Pod object is gone (with what they
-    /// cost per hour); with --delete, terminate them.
+    /// List the remote objects the operator made (pods, endpoints, templates, network
+    /// volumes) whose object is gone, with what they cost per hour; with --delete, remove them.
     Orphans(crate::orphans::cli::OrphansArgs),
 }
 

@@ -91,6 +91,9 @@ pub struct Metrics {
     claimed_elsewhere: Family<KindLabels, Counter>,
     /// Pods stopped by a cost guardrail (schedule, maxRuntime, idleStop).
     guardrail_stops: Family<GuardrailLabels, Counter>,
+    /// Remote objects with the operator's marker and no object, by kind.
+    orphans: Family<KindLabels, Gauge>,
+    orphan_cost: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// Ready state by kind and object, to keep the managed-objects gauge exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
@@ -146,8 +149,22 @@ impl Metrics {
             "Pods stopped by a cost guardrail, by guardrail (schedule, maxRuntime, idleStop)",
             guardrail_stops.clone(),
         );
+        let orphans = Family::<KindLabels, Gauge>::default();
+        registry.register(
+            "orphans",
+            "Remote objects that carry the operator's marker but have no object in the cluster, by kind",
+            orphans.clone(),
+        );
+        let orphan_cost = Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "orphan_cost_per_hour",
+            "What the orphans of a kind cost per hour, where the platform reports it (pods)",
+            orphan_cost.clone(),
+        );
         platform.register(&mut registry);
         Self {
+            orphans,
+            orphan_cost,
             registry: parking_lot::Mutex::new(registry),
             reconciles,
             reconcile_duration,
@@ -198,6 +215,15 @@ impl Metrics {
                 ready: "false",
             })
             .set(no);
+    }
+
+    /// The orphan census of `kind`: how many, and what they cost per hour.
+    pub fn set_orphans(&self, kind: &'static str, count: usize, cost_per_hour: f64) {
+        let labels = KindLabels { kind };
+        self.orphans
+            .get_or_create(&labels)
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
+        self.orphan_cost.get_or_create(&labels).set(cost_per_hour);
     }
 
     pub fn snapshot_age(&self, kind: &'static str, age: Duration) {

@@ -1,20 +1,24 @@
-//! The orphan sweep end to end: an operator process deploys a pod and is killed, the Pod
+//! The orphan sweep end to end. An operator process deploys a pod and is killed, the Pod
 //! object is then deleted from the cluster (its finalizer removed by hand, as after a lost
 //! install), and `gpucloud-operator orphans` (the real binary, with a kubeconfig and a key)
 //! finds the pod and, with `--delete --yes`, terminates it; a pod released on purpose
-//! (`deletionPolicy: Orphan`) is left alone. Run through `scripts/test.sh`.
+//! (`deletionPolicy: Orphan`) is left alone. The same for every swept kind (pod, endpoint,
+//! template, network volume), with the operator's `gpucloud_orphans` metric counting them
+//! and a hand-made volume left alone. Run through `scripts/test.sh`.
 
 mod common;
 
 use std::process::Command;
 use std::time::Duration;
 
-use gpucloud_operator::crd::Pod;
+use gpucloud_operator::controller::kind::ManagedKind;
+use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod, Template};
+use gpucloud_operator::platform::domain::{NewVolume, VolumeType};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use common::operator::{API_KEY, Env};
+use common::operator::{API_KEY, Env, free_port, ready_now};
 use common::pods::{config, id_of, is_ready, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -126,5 +130,190 @@ async fn a_pod_left_by_a_killed_operator_is_listed_and_deleted_a_released_one_is
     assert!(ok && after.contains("0 orphan(s)"), "{after}");
 
     let operator = env.operator(&[]);
+    env.finish(operator).await;
+}
+
+/// Applies `manifest` (kind `K`) in the test's namespace and waits for it to be Ready; its id.
+async fn ready<K>(env: &Env, manifest: Value) -> String
+where
+    K: ManagedKind,
+{
+    let obj: K = serde_json::from_value(manifest).expect("a manifest of the kind");
+    let name = obj.meta().name.clone().unwrap();
+    env.api::<K>()
+        .create(&PostParams::default(), &obj)
+        .await
+        .unwrap();
+    let obj: K = env.wait_for(&name, TIMEOUT, "Ready", ready_now).await;
+    obj.current_status()
+        .and_then(|s| K::common(s).id.clone())
+        .expect("status.id")
+}
+
+/// Deletes object `name` of kind `K` without the operator (its finalizers removed by hand).
+async fn delete_behind_its_back<K: ManagedKind>(env: &Env, name: &str) {
+    let api = env.api::<K>();
+    api.delete(name, &DeleteParams::default()).await.unwrap();
+    api.patch(
+        name,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    let gone = common::wait_until(TIMEOUT, || async {
+        api.get_opt(name).await.unwrap().is_none()
+    })
+    .await;
+    assert!(gone, "{name} is still in the cluster");
+}
+
+/// The operator's `gpucloud_orphans` by kind, from its `/metrics`.
+async fn orphan_gauges(metrics_port: u16) -> std::collections::BTreeMap<String, i64> {
+    let Ok(resp) = reqwest::get(format!("http://127.0.0.1:{metrics_port}/metrics")).await else {
+        return Default::default();
+    };
+    let text = resp.text().await.unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("gpucloud_orphans{kind=\""))
+        .filter_map(|l| {
+            let (kind, value) = l.split_once("\"} ")?;
+            Some((kind.to_string(), value.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+const SWEPT: [&str; 4] = ["Endpoint", "NetworkVolume", "Pod", "Template"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
+    let env = Env::start_with("orphans-kinds", config()).await;
+    let operator = env.operator(&[]);
+    let template_id = ready::<Template>(
+        &env,
+        json!({
+            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Template",
+            "metadata": {"name": "worker"},
+            "spec": {"image": "registry.example.com/acme/worker:1", "serverless": true},
+        }),
+    )
+    .await;
+    let endpoint_id = ready::<Endpoint>(
+        &env,
+        json!({
+            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
+            "metadata": {"name": "infer"},
+            "spec": {"templateRef": {"name": "worker"}, "gpuTypeIds": ["NVIDIA A40"],
+                     "workersMin": 0, "workersMax": 1, "idleTimeoutSeconds": 5},
+        }),
+    )
+    .await;
+    let volume_id = ready::<NetworkVolume>(
+        &env,
+        json!({
+            "apiVersion": "gpucloud.io/v1alpha1", "kind": "NetworkVolume",
+            "metadata": {"name": "data"},
+            "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1", "deletionPolicy": "Delete"},
+        }),
+    )
+    .await;
+    let pod_id = ready::<Pod>(&env, serde_json::to_value(pod("train", json!({}))).unwrap()).await;
+    // Made by hand on the platform: no marker, never an orphan.
+    let hand_made = env
+        .platform
+        .volumes()
+        .create(&NewVolume {
+            name: "scratch".into(),
+            size_gb: 10,
+            data_center_id: "EU-RO-1".into(),
+            volume_type: VolumeType::Standard,
+        })
+        .await
+        .unwrap();
+    operator.stop().await;
+
+    delete_behind_its_back::<Pod>(&env, "train").await;
+    delete_behind_its_back::<Endpoint>(&env, "infer").await;
+    delete_behind_its_back::<Template>(&env, "worker").await;
+    delete_behind_its_back::<NetworkVolume>(&env, "data").await;
+
+    // The operator counts them: every kind, once two censuses agree.
+    let port = free_port();
+    let operator = env.operator(&[&format!("--metrics-addr=127.0.0.1:{port}")]);
+    let one_each =
+        |g: &std::collections::BTreeMap<String, i64>| SWEPT.iter().all(|k| g.get(*k) == Some(&1));
+    let counted =
+        common::wait_until(TIMEOUT, || async { one_each(&orphan_gauges(port).await) }).await;
+    assert!(counted, "gpucloud_orphans: {:?}", orphan_gauges(port).await);
+
+    let (listed, ok) = orphans(&env, &[]);
+    assert!(ok, "{listed}");
+    for id in [&pod_id, &endpoint_id, &template_id, &volume_id] {
+        assert!(listed.contains(id.as_str()), "{id} not listed: {listed}");
+    }
+    assert!(
+        !listed.contains(&hand_made.id),
+        "a hand-made volume is no orphan: {listed}"
+    );
+    assert!(listed.contains("4 orphan(s)"), "{listed}");
+    let (only_volumes, ok) = orphans(&env, &["--kind=network-volume"]);
+    assert!(
+        ok && only_volumes.contains("1 orphan(s)") && only_volumes.contains(&volume_id),
+        "{only_volumes}"
+    );
+
+    // Deleted in an order the platform accepts: the template and the volume after their users.
+    let (deleted, ok) = orphans(&env, &["--delete", "--yes"]);
+    assert!(ok, "{deleted}");
+    let lines: Vec<&str> = deleted
+        .lines()
+        .filter(|l| !l.contains("orphan(s)"))
+        .collect();
+    let position = |what: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(what))
+            .unwrap_or_else(|| panic!("no {what:?} in {deleted}"))
+    };
+    assert!(
+        position("terminated pod") < position("deleted endpoint"),
+        "{deleted}"
+    );
+    assert!(
+        position("deleted endpoint") < position("deleted template"),
+        "{deleted}"
+    );
+    assert!(
+        position("deleted template") < position("deleted network volume"),
+        "{deleted}"
+    );
+    let volumes: Vec<String> = env
+        .platform
+        .volumes()
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|v| v.id)
+        .collect();
+    assert!(
+        !volumes.contains(&volume_id) && volumes.contains(&hand_made.id),
+        "the orphan volume goes, the hand-made one stays: {volumes:?}"
+    );
+    let endpoints = env.platform.endpoints().list().await.unwrap();
+    assert!(endpoints.iter().all(|e| e.id != endpoint_id));
+    let templates = env.platform.templates().list().await.unwrap();
+    assert!(templates.iter().all(|t| t.id != template_id));
+    let (after, ok) = orphans(&env, &[]);
+    assert!(ok && after.contains("0 orphan(s)"), "{after}");
+    let cleared = common::wait_until(TIMEOUT, || async {
+        let g = orphan_gauges(port).await;
+        SWEPT.iter().all(|k| g.get(*k) == Some(&0))
+    })
+    .await;
+    assert!(cleared, "gpucloud_orphans: {:?}", orphan_gauges(port).await);
+
+    env.platform.volumes().delete(&hand_made.id).await.unwrap();
     env.finish(operator).await;
 }

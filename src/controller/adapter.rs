@@ -19,6 +19,7 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::time::Duration;
 
+use crate::orphans::Candidate;
 use crate::platform::PlatformClient;
 
 use super::conditions::Verdict;
@@ -128,6 +129,16 @@ pub trait Adapter: Send + Sync + Sized + 'static {
 
     /// Whether `remote` is the one this object created (by its deterministic name or tag).
     fn claims(&self, obj: &Self::Kind, remote: &Self::Remote) -> bool;
+
+    /// Whether the operator counts this kind's orphans (`gpucloud_orphans`, see
+    /// `crate::controller::orphan_census`): remote objects with its marker and no object.
+    const ORPHAN_SWEEP: bool = false;
+
+    /// Pure: `remote` as the orphan sweep sees it (its marker, what it costs); `None` when
+    /// it is gone already (a terminated pod). Read only when [`Self::ORPHAN_SWEEP`].
+    fn orphan_candidate(_remote: &Self::Remote) -> Option<Candidate> {
+        None
+    }
 
     /// The spec resolved, or why it cannot be yet.
     fn desired(

@@ -250,6 +250,12 @@ impl Adapter for EndpointAdapter {
     const KIND: &'static str = "Endpoint";
     const NOUN: &'static str = "endpoint";
 
+    const ORPHAN_SWEEP: bool = true;
+
+    fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
+        Some(crate::orphans::Candidate::of_endpoint(&remote.record))
+    }
+
     fn id(remote: &RemoteEndpoint) -> &str {
         &remote.record.id
     }

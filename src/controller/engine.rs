@@ -357,6 +357,32 @@ impl<A: Adapter> Engine<A> {
         echo
     }
 
+    /// The accounts this engine works with: the operator's default key (when it has one)
+    /// and every key an object of this kind was last reconciled with, once each. For the
+    /// orphan census.
+    pub async fn accounts(&self) -> Vec<Credentials> {
+        let mut out: Vec<Credentials> = self.last_keys.lock().values().cloned().collect();
+        if let Ok(default) = self.shared.credentials.resolve("", None).await {
+            out.push(default);
+        }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|c| seen.insert(c.account));
+        out
+    }
+
+    /// The shared listing of `credentials`' account, as fresh as `need` says: the census
+    /// reads the listing the passes read, and refreshes it only when no pass did.
+    pub async fn shared_listing(
+        &self,
+        credentials: &Credentials,
+        need: Freshness,
+    ) -> Result<Arc<Listing<A::Remote>>, Failure> {
+        let client = self.client_for(credentials);
+        self.snapshots
+            .get(&credentials.account, need, || self.adapter.list(&client))
+            .await
+    }
+
     /// The entry point the controller runs for every object.
     pub async fn reconcile(self: Arc<Self>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let started = std::time::Instant::now();

@@ -6,6 +6,7 @@
 //! - [`conditions`], [`failure`], [`backoff`], [`annotations`]: pure decisions.
 //! - [`runner`]: watches feeding the engine ([`triggers`]: which of their events count); [`spawn`]: one kind's controller as a task;
 //!   [`cli`]: the `run` subcommand, which starts every kind of `crate::kinds`.
+//! - [`orphan_census`]: the `gpucloud_orphans` metric, from the listings the kinds share.
 
 pub mod adapter;
 pub mod annotations;
@@ -26,6 +27,7 @@ pub mod guardrails;
 pub mod kind;
 pub mod naming;
 pub mod network_volume;
+pub mod orphan_census;
 pub mod ownership;
 pub mod placement;
 pub mod pod;

@@ -96,6 +96,12 @@ impl Adapter for NetworkVolumeAdapter {
     const KIND: &'static str = "NetworkVolume";
     const NOUN: &'static str = "network volume";
 
+    const ORPHAN_SWEEP: bool = true;
+
+    fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
+        Some(crate::orphans::Candidate::of_volume(remote))
+    }
+
     fn id(remote: &Self::Remote) -> &str {
         &remote.id
     }

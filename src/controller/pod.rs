@@ -673,6 +673,12 @@ impl Adapter for PodAdapter {
     const KIND: &'static str = "Pod";
     const NOUN: &'static str = "pod";
 
+    const ORPHAN_SWEEP: bool = true;
+
+    fn orphan_candidate(remote: &RemotePod) -> Option<crate::orphans::Candidate> {
+        crate::orphans::Candidate::of_pod(remote)
+    }
+
     fn id(remote: &RemotePod) -> &str {
         &remote.id
     }

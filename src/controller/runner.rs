@@ -75,12 +75,16 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 /// what is kept about it (backoff, caches) goes with it even when no reconcile follows (no
 /// finalizer of ours).
 /// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]).
+/// `synced` turns true once the store holds a whole listing. (Not `Store::wait_until_ready`:
+/// its future keeps one waker, so a second waiter besides the controller's may never wake,
+/// or worse, keep the controller from waking.)
 fn watch_kind<K: ManagedKind>(
     apis: Vec<Api<K>>,
     selector: Option<String>,
     writer: reflector::store::Writer<K>,
     gone: impl Fn(&K) + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
+    synced: tokio::sync::watch::Sender<bool>,
 ) -> impl Stream<Item = Arc<K>> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
@@ -101,11 +105,16 @@ fn watch_kind<K: ManagedKind>(
         .scan(Triggers::<K>::default(), move |triggers, event| {
             let objects: Vec<Arc<K>> = match event {
                 // The reflector has applied the event: a listing's objects are in the store.
-                Ok(event) => triggers
-                    .on(&event, &echo)
-                    .iter()
-                    .filter_map(|key| store.get(key))
-                    .collect(),
+                Ok(event) => {
+                    if matches!(event, watcher::Event::InitDone) {
+                        synced.send_replace(true);
+                    }
+                    triggers
+                        .on(&event, &echo)
+                        .iter()
+                        .filter_map(|key| store.get(key))
+                        .collect()
+                }
                 Err(err) => {
                     // The watcher backs off and watches again; its relisting triggers what
                     // changed meanwhile.
@@ -235,6 +244,7 @@ pub async fn run_kind<A: Adapter>(
     tracing::info!(kind = A::KIND, "starting controller");
     let client = engine.shared.kube.clone();
     let (reader, writer) = reflector::store::<A::Kind>();
+    let (synced, synced_rx) = tokio::sync::watch::channel(false);
     let forgetting = engine.clone();
     let namespaces = &watched.namespaces;
     let objects = watch_kind(
@@ -246,6 +256,7 @@ pub async fn run_kind<A: Adapter>(
             let engine = engine.clone();
             move |obj| engine.is_echo(obj)
         },
+        synced,
     );
 
     let secret_streams = namespaces
@@ -256,6 +267,14 @@ pub async fn run_kind<A: Adapter>(
         });
     let secrets = stream::select_all(secret_streams);
     let (secret_engine, secret_store) = (engine.clone(), reader.clone());
+    let census = A::ORPHAN_SWEEP.then(|| {
+        tokio::spawn(super::orphan_census::run(
+            engine.clone(),
+            reader.clone(),
+            synced_rx,
+            watched.clone(),
+        ))
+    });
 
     Controller::for_shared_stream(objects, reader)
         .watches_stream(secrets, move |secret| {
@@ -281,6 +300,9 @@ pub async fn run_kind<A: Adapter>(
             }
         })
         .await;
+    if let Some(census) = census {
+        census.abort();
+    }
     tracing::info!(kind = A::KIND, "controller stopped");
 }
 

@@ -310,6 +310,12 @@ impl Adapter for TemplateAdapter {
     const KIND: &'static str = "Template";
     const NOUN: &'static str = "template";
 
+    const ORPHAN_SWEEP: bool = true;
+
+    fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
+        Some(crate::orphans::Candidate::of_template(remote))
+    }
+
     fn id(remote: &Self::Remote) -> &str {
         &remote.id
     }

@@ -1,6 +1,8 @@
-//! `gpucloud-operator orphans`: lists the remote pods that carry the operator's marker but
-//! have no Pod object in the cluster, with what they cost per hour, and with `--delete`
-//! terminates them (after a confirmation, or `--yes`).
+//! `gpucloud-operator orphans`: lists the remote objects (pods, endpoints, templates,
+//! network volumes) that carry the operator's marker but have no object in the cluster,
+//! with what they cost per hour, and with `--delete` removes them (after a confirmation,
+//! or `--yes`): pods first, then endpoints, templates, and volumes last, since the
+//! platform refuses to delete a template or a volume that something still uses.
 //!
 //! The cluster comes from the kubeconfig (`KUBECONFIG`, else `~/.kube/config`, else the
 //! in-cluster account); the platform from the same flags and variables as `platform`, the
@@ -11,15 +13,58 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use kube::Api;
 use kube::api::ListParams;
-use kube::{Api, ResourceExt};
 
-use crate::crd::Pod;
+use crate::controller::kind::ManagedKind;
+use crate::crd::{Endpoint, NetworkVolume, Pod, Template};
 use crate::platform::PlatformClient;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use crate::platform::table::render;
 
-use super::{Orphan, orphan_pods, released};
+use super::{Candidate, ClusterObjects, Orphan, Scope, orphans, released};
+
+/// A kind the sweep looks at, in the order `--delete` removes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum SweptKind {
+    Pod,
+    Endpoint,
+    Template,
+    NetworkVolume,
+}
+
+impl SweptKind {
+    const ALL: [SweptKind; 4] = [
+        SweptKind::Pod,
+        SweptKind::Endpoint,
+        SweptKind::Template,
+        SweptKind::NetworkVolume,
+    ];
+
+    /// The kind's name, as `Candidate::kind` and the released record spell it.
+    fn name(self) -> &'static str {
+        match self {
+            SweptKind::Pod => "Pod",
+            SweptKind::Endpoint => "Endpoint",
+            SweptKind::Template => "Template",
+            SweptKind::NetworkVolume => "NetworkVolume",
+        }
+    }
+
+    /// What a deletion does, for what the command prints.
+    fn verb(self) -> &'static str {
+        match self {
+            SweptKind::Pod => "terminated pod",
+            SweptKind::Endpoint => "deleted endpoint",
+            SweptKind::Template => "deleted template",
+            SweptKind::NetworkVolume => "deleted network volume",
+        }
+    }
+
+    fn of(kind: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == kind)
+    }
+}
 
 /// Options of `orphans`.
 #[derive(Debug, clap::Args)]
@@ -30,6 +75,9 @@ pub struct OrphansArgs {
     /// With --delete: do not ask.
     #[arg(long, requires = "delete")]
     pub yes: bool,
+    /// Only these kinds (repeat the flag, or separate with commas); every kind by default.
+    #[arg(long = "kind", value_enum, value_delimiter = ',')]
+    pub kinds: Vec<SweptKind>,
     /// The operator's namespace, where it records what it released on purpose (the
     /// namespace of its leader-election Lease).
     #[arg(
@@ -76,7 +124,7 @@ fn platform_client(args: &OrphansArgs) -> anyhow::Result<PlatformClient> {
     Ok(PlatformClient::new(config)?)
 }
 
-/// Pure: the table of orphans, with the total cost per hour.
+/// Pure: the table of orphans, with the total cost per hour of those whose cost is known.
 pub fn table(orphans: &[Orphan]) -> String {
     let rows: Vec<Vec<String>> = orphans
         .iter()
@@ -85,7 +133,7 @@ pub fn table(orphans: &[Orphan]) -> String {
                 o.kind.to_string(),
                 o.id.clone(),
                 o.name.clone(),
-                o.desired_status.clone(),
+                o.status.clone(),
                 o.cost_per_hour
                     .map_or_else(|| "-".into(), |c| format!("{c:.3}")),
                 o.owner_uid.clone(),
@@ -103,21 +151,78 @@ pub fn table(orphans: &[Orphan]) -> String {
     )
 }
 
+/// What the cluster holds of kind `K`, in every namespace.
+async fn cluster_objects<K: ManagedKind>(kube: &kube::Client) -> anyhow::Result<ClusterObjects> {
+    let api: Api<K> = Api::all(kube.clone());
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .with_context(|| format!("could not list gpucloud.io {}s", K::kind(&())))?;
+    Ok(ClusterObjects::of(list.items.iter()))
+}
+
+/// The platform's objects of `kind`, as candidates.
+async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Result<Vec<Candidate>> {
+    let listed = match kind {
+        SweptKind::Pod => platform
+            .pods()
+            .list()
+            .await
+            .map(|l| l.iter().filter_map(Candidate::of_pod).collect()),
+        SweptKind::Endpoint => platform
+            .endpoints()
+            .list()
+            .await
+            .map(|l| l.iter().map(Candidate::of_endpoint).collect()),
+        SweptKind::Template => platform
+            .templates()
+            .list()
+            .await
+            .map(|l| l.iter().map(Candidate::of_template).collect()),
+        SweptKind::NetworkVolume => platform
+            .volumes()
+            .list()
+            .await
+            .map(|l| l.iter().map(Candidate::of_volume).collect()),
+    };
+    listed.with_context(|| format!("could not list the platform's {}s", kind.name()))
+}
+
+/// Removes one orphan from the platform.
+async fn delete(platform: &PlatformClient, kind: SweptKind, id: &str) -> anyhow::Result<()> {
+    match kind {
+        SweptKind::Pod => platform.pods().terminate(id).await?,
+        SweptKind::Endpoint => platform.endpoints().delete(id).await?,
+        SweptKind::Template => platform.templates().delete(id).await?,
+        SweptKind::NetworkVolume => platform.volumes().delete(id).await?,
+    }
+    Ok(())
+}
+
+/// The orphans of `kind`.
+async fn find(
+    kube: &kube::Client,
+    platform: &PlatformClient,
+    kind: SweptKind,
+    record: Option<&k8s_openapi::api::core::v1::ConfigMap>,
+) -> anyhow::Result<Vec<Orphan>> {
+    let cluster = match kind {
+        SweptKind::Pod => cluster_objects::<Pod>(kube).await?,
+        SweptKind::Endpoint => cluster_objects::<Endpoint>(kube).await?,
+        SweptKind::Template => cluster_objects::<Template>(kube).await?,
+        SweptKind::NetworkVolume => cluster_objects::<NetworkVolume>(kube).await?,
+    };
+    let released: HashSet<String> = released::ids_of(kind.name(), record);
+    let remote = candidates(platform, kind).await?;
+    Ok(orphans(&remote, &cluster, &released, &Scope::Cluster))
+}
+
 pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
     let kube = kube::Client::try_default()
         .await
         .context("could not reach the cluster of the kubeconfig")?;
     let platform = platform_client(&args)?;
-    let pods: Api<Pod> = Api::all(kube.clone());
-    let cluster_uids: HashSet<String> = pods
-        .list_metadata(&ListParams::default())
-        .await
-        .context("could not list gpucloud.io Pods")?
-        .items
-        .iter()
-        .filter_map(|p| p.uid())
-        .collect();
-    let released = released::read(&kube, &args.operator_namespace, "Pod")
+    let record = released::read_record(&kube, &args.operator_namespace)
         .await
         .with_context(|| {
             format!(
@@ -126,18 +231,27 @@ pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
                 released::CONFIG_MAP
             )
         })?;
-    let remote = platform
-        .pods()
-        .list()
-        .await
-        .context("could not list the platform's pods")?;
-    let orphans = orphan_pods(&remote, &cluster_uids, &released);
-    print!("{}", table(&orphans));
-    if !args.delete || orphans.is_empty() {
+    let kinds: Vec<SweptKind> = if args.kinds.is_empty() {
+        SweptKind::ALL.to_vec()
+    } else {
+        let mut kinds = args.kinds.clone();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    };
+    let mut found: Vec<Orphan> = Vec::new();
+    for kind in kinds {
+        found.extend(find(&kube, &platform, kind, record.as_ref()).await?);
+    }
+    print!("{}", table(&found));
+    if !args.delete || found.is_empty() {
         return Ok(());
     }
     if !args.yes {
-        print!("terminate these {} pod(s)? [y/N] ", orphans.len());
+        print!(
+            "delete these {} object(s) from the platform? [y/N] ",
+            found.len()
+        );
         std::io::stdout().flush()?;
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;
@@ -146,18 +260,21 @@ pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
             return Ok(());
         }
     }
+    // Pods before endpoints before templates before volumes: what uses goes first.
+    found.sort_by_key(|o| SweptKind::of(o.kind));
     let mut failed = 0;
-    for o in &orphans {
-        match platform.pods().terminate(&o.id).await {
-            Ok(()) => println!("terminated pod {} ({})", o.id, o.name),
+    for o in &found {
+        let kind = SweptKind::of(o.kind).expect("a swept kind");
+        match delete(&platform, kind, &o.id).await {
+            Ok(()) => println!("{} {} ({})", kind.verb(), o.id, o.name),
             Err(e) => {
                 failed += 1;
-                eprintln!("could not terminate pod {} ({}): {e}", o.id, o.name);
+                eprintln!("could not delete {} {} ({}): {e:#}", o.kind, o.id, o.name);
             }
         }
     }
     if failed > 0 {
-        bail!("{failed} orphan(s) could not be terminated");
+        bail!("{failed} orphan(s) could not be deleted");
     }
     Ok(())
 }
@@ -173,7 +290,7 @@ mod tests {
             id: id.into(),
             name: format!("ns-{id}-1234abcd"),
             owner_uid: "u".into(),
-            desired_status: "RUNNING".into(),
+            status: "RUNNING".into(),
             cost_per_hour: cost,
         };
         let text = table(&[o("a", Some(0.69)), o("b", None)]);
@@ -182,5 +299,21 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("2 orphan(s), 0.690 per hour\n"), "{text}");
+    }
+
+    #[test]
+    fn what_uses_is_deleted_before_what_it_uses() {
+        let mut kinds = ["NetworkVolume", "Template", "Pod", "Endpoint"].map(SweptKind::of);
+        kinds.sort();
+        assert_eq!(
+            kinds,
+            [
+                Some(SweptKind::Pod),
+                Some(SweptKind::Endpoint),
+                Some(SweptKind::Template),
+                Some(SweptKind::NetworkVolume)
+            ]
+        );
+        assert_eq!(SweptKind::of("RegistryCredential"), None);
     }
 }

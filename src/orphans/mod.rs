@@ -1,27 +1,208 @@
-//! The orphan sweep: remote pods that carry this operator's ownership marker but have no
-//! object in the cluster any more (a crash between the deploy and the status write, an
-//! object deleted with its finalizer removed by hand).
+//! The orphan sweep: remote objects (pods, endpoints, templates, network volumes) that
+//! carry this operator's ownership marker but have no object in the cluster any more (a
+//! crash between a create and the status write, an object deleted with its finalizer
+//! removed by hand, an install removed while its objects ran).
 //!
-//! - The marker: a pod's env [`TAG_ENV`] holds the UID of the Pod object that deployed it.
-//!   A pod whose tag names no Pod object of the cluster is an orphan.
-//! - Released on purpose: a Pod deleted with `deletionPolicy: Orphan` (or while paused or
-//!   observe-only) leaves its pod on the platform on purpose; the operator records the id
-//!   in the ConfigMap [`released::CONFIG_MAP`] of its own namespace at that moment, and
-//!   the sweep leaves recorded ids alone.
-//! - Volumes and endpoints are recognised only by their name (`<namespace>-<name>-<uid8>`),
-//!   which a person can also choose: the sweep does not count them.
+//! - The markers ([`Marker`]): a pod's env [`TAG_ENV`] holds the whole UID of the Pod
+//!   object that deployed it. Endpoints, templates and volumes carry no tag (the platform
+//!   has nowhere to put one): their marker is the name the operator gives them when the
+//!   spec names none, `<namespace>-<name>-<first 8 hex digits of the UID>`.
+//! - An object is the cluster's when its marker names an object of the cluster of its kind
+//!   (the whole UID, or the UID's first 8 digits), or when an object of the cluster knows
+//!   its id (adopted by id, or named by its spec: a name marker may look like another's).
+//! - Released on purpose: a remote object left on the platform by `deletionPolicy: Orphan`
+//!   (or a paused or observe-only object deleted) is recorded in the ConfigMap
+//!   [`released::CONFIG_MAP`] of the operator's namespace, and the sweep leaves it alone.
+//! - An install that watches some namespaces only judges names that start with one of
+//!   them ([`Scope`]); one watching with a label selector cannot judge at all (the objects
+//!   it does not watch would look gone).
 //!
-//! [`orphan_pods`] is the pure decision; [`cli`] is `gpucloud-operator orphans`.
+//! [`orphans`] is the pure decision; [`cli`] is `gpucloud-operator orphans`; the operator's
+//! own census for the `gpucloud_orphans` metric is `crate::controller::orphan_census`.
 
 pub mod cli;
 pub mod released;
 
 use std::collections::HashSet;
 
+use kube::ResourceExt;
 use serde::Serialize;
 
+use crate::controller::annotations::EXTERNAL_ID;
+use crate::controller::kind::ManagedKind;
 use crate::controller::pod::TAG_ENV;
-use crate::platform::domain::{Pod as RemotePod, TERMINATED};
+use crate::platform::domain::{
+    Pod as RemotePod, ServerlessEndpoint, TERMINATED, Template as RemoteTemplate, Volume,
+};
+
+/// What says a remote object was made by this operator, and for which object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Marker {
+    /// The whole UID of the object, from a tag (a pod's env).
+    Uid(String),
+    /// The first 8 hex digits of the object's UID, from the end of a deterministic name.
+    UidPrefix(String),
+}
+
+impl Marker {
+    fn uid(&self) -> &str {
+        match self {
+            Marker::Uid(uid) | Marker::UidPrefix(uid) => uid,
+        }
+    }
+}
+
+/// Pure: the UID prefix at the end of a name of the form `<namespace>-<name>-<8 hex>`
+/// (see `crate::controller::naming::default_remote_name`); `None` for any other name.
+pub fn name_marker(name: &str) -> Option<Marker> {
+    let (head, suffix) = name.rsplit_once('-')?;
+    let (namespace, object) = head.split_once('-')?;
+    let hex = suffix.len() == 8
+        && suffix
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    (hex && !namespace.is_empty() && !object.is_empty())
+        .then(|| Marker::UidPrefix(suffix.to_string()))
+}
+
+/// A remote object as the sweep sees it, whatever its kind.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The kind of the cluster object that makes it (`Pod`, `NetworkVolume`...).
+    pub kind: &'static str,
+    pub id: String,
+    pub name: String,
+    pub status: String,
+    pub cost_per_hour: Option<f64>,
+    pub marker: Option<Marker>,
+}
+
+impl Candidate {
+    /// A pod; `None` once terminated (it is gone, and bills nothing).
+    pub fn of_pod(pod: &RemotePod) -> Option<Self> {
+        (pod.desired_status != TERMINATED).then(|| Self {
+            kind: "Pod",
+            id: pod.id.clone(),
+            name: pod.name.clone(),
+            status: pod.desired_status.clone(),
+            cost_per_hour: pod.cost_per_hr,
+            marker: pod
+                .env_value(TAG_ENV)
+                .map(|uid| Marker::Uid(uid.to_string())),
+        })
+    }
+
+    pub fn of_volume(volume: &Volume) -> Self {
+        Self {
+            kind: "NetworkVolume",
+            id: volume.id.clone(),
+            name: volume.name.clone(),
+            status: format!("{} GB in {}", volume.size_gb, volume.data_center_id),
+            cost_per_hour: None,
+            marker: name_marker(&volume.name),
+        }
+    }
+
+    pub fn of_endpoint(endpoint: &ServerlessEndpoint) -> Self {
+        let status = match endpoint.workers_min {
+            Some(min) => format!("{min} min worker(s)"),
+            None => String::new(),
+        };
+        Self {
+            kind: "Endpoint",
+            id: endpoint.id.clone(),
+            name: endpoint.name.clone(),
+            status,
+            cost_per_hour: None,
+            marker: name_marker(&endpoint.name),
+        }
+    }
+
+    pub fn of_template(template: &RemoteTemplate) -> Self {
+        Self {
+            kind: "Template",
+            id: template.id.clone(),
+            name: template.name.clone(),
+            status: template.image.clone(),
+            cost_per_hour: None,
+            marker: name_marker(&template.name),
+        }
+    }
+}
+
+/// What the cluster holds of one kind: the UIDs of its objects, and the remote ids they
+/// know (in status, or adopted by annotation).
+#[derive(Clone, Debug, Default)]
+pub struct ClusterObjects {
+    uids: HashSet<String>,
+    uid_prefixes: HashSet<String>,
+    ids: HashSet<String>,
+}
+
+impl ClusterObjects {
+    /// Adds an object with `uid` that knows the remote ids `ids`.
+    pub fn add<'a>(&mut self, uid: Option<&str>, ids: impl IntoIterator<Item = &'a str>) {
+        if let Some(uid) = uid {
+            let prefix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
+            self.uid_prefixes.insert(prefix);
+            self.uids.insert(uid.to_string());
+        }
+        self.ids.extend(ids.into_iter().map(str::to_string));
+    }
+
+    /// The objects of one kind, as the cluster holds them.
+    pub fn of<'a, K: ManagedKind>(objects: impl IntoIterator<Item = &'a K>) -> Self {
+        let mut out = Self::default();
+        for obj in objects {
+            let status_id = obj
+                .current_status()
+                .and_then(|s| K::common(s).id.as_deref());
+            let adopted = obj.annotations().get(EXTERNAL_ID).map(String::as_str);
+            out.add(
+                obj.meta().uid.as_deref(),
+                status_id.into_iter().chain(adopted),
+            );
+        }
+        out
+    }
+
+    /// Everything of both (the cluster as seen before and after a listing).
+    pub fn union(mut self, other: &ClusterObjects) -> Self {
+        self.uids.extend(other.uids.iter().cloned());
+        self.uid_prefixes.extend(other.uid_prefixes.iter().cloned());
+        self.ids.extend(other.ids.iter().cloned());
+        self
+    }
+
+    fn holds(&self, candidate: &Candidate, marker: &Marker) -> bool {
+        self.ids.contains(&candidate.id)
+            || match marker {
+                Marker::Uid(uid) => self.uids.contains(uid),
+                Marker::UidPrefix(prefix) => self.uid_prefixes.contains(prefix),
+            }
+    }
+}
+
+/// Which remote objects an install may judge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every object of the account: the install sees every namespace.
+    Cluster,
+    /// Objects whose name starts with `<namespace>-` for one of these namespaces.
+    Namespaces(Vec<String>),
+}
+
+impl Scope {
+    fn covers(&self, name: &str) -> bool {
+        match self {
+            Scope::Cluster => true,
+            Scope::Namespaces(list) => list.iter().any(|ns| {
+                name.strip_prefix(ns.as_str())
+                    .is_some_and(|rest| rest.starts_with('-'))
+            }),
+        }
+    }
+}
 
 /// A remote object with the operator's marker and no object in the cluster.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -30,33 +211,33 @@ pub struct Orphan {
     pub kind: &'static str,
     pub id: String,
     pub name: String,
-    /// The UID its marker names.
+    /// The UID (or its first 8 digits) that its marker names.
     pub owner_uid: String,
-    pub desired_status: String,
+    pub status: String,
     pub cost_per_hour: Option<f64>,
 }
 
-/// Pure: the orphans among `remote`, given the UIDs of the cluster's Pod objects and the
-/// ids released on purpose. A terminated pod is gone already, and a pod without the tag was
-/// not deployed by the operator.
-pub fn orphan_pods(
-    remote: &[RemotePod],
-    cluster_uids: &HashSet<String>,
+/// Pure: the orphans among `candidates`, given what the cluster holds of their kind and
+/// the ids released on purpose, in name order. A candidate without a marker was not made
+/// by the operator (or not recognisably: a name the spec chose).
+pub fn orphans(
+    candidates: &[Candidate],
+    cluster: &ClusterObjects,
     released: &HashSet<String>,
+    scope: &Scope,
 ) -> Vec<Orphan> {
-    let mut out: Vec<Orphan> = remote
+    let mut out: Vec<Orphan> = candidates
         .iter()
-        .filter(|p| p.desired_status != TERMINATED)
-        .filter(|p| !released.contains(&p.id))
-        .filter_map(|p| {
-            let uid = p.env_value(TAG_ENV)?;
-            (!cluster_uids.contains(uid)).then(|| Orphan {
-                kind: "Pod",
-                id: p.id.clone(),
-                name: p.name.clone(),
-                owner_uid: uid.to_string(),
-                desired_status: p.desired_status.clone(),
-                cost_per_hour: p.cost_per_hr,
+        .filter(|c| !released.contains(&c.id) && scope.covers(&c.name))
+        .filter_map(|c| {
+            let marker = c.marker.as_ref()?;
+            (!cluster.holds(c, marker)).then(|| Orphan {
+                kind: c.kind,
+                id: c.id.clone(),
+                name: c.name.clone(),
+                owner_uid: marker.uid().to_string(),
+                status: c.status.clone(),
+                cost_per_hour: c.cost_per_hour,
             })
         })
         .collect();
@@ -69,7 +250,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn remote(id: &str, env: &[&str], status: &str) -> RemotePod {
+    fn remote_pod(id: &str, env: &[&str], status: &str) -> RemotePod {
         serde_json::from_value(json!({
             "id": id, "name": format!("ns-{id}-1234abcd"), "imageName": "i", "env": env,
             "machineId": "", "desiredStatus": status, "costPerHr": 0.69
@@ -77,24 +258,119 @@ mod tests {
         .unwrap()
     }
 
+    fn named(kind: &'static str, id: &str, name: &str) -> Candidate {
+        Candidate {
+            kind,
+            id: id.into(),
+            name: name.into(),
+            status: String::new(),
+            cost_per_hour: None,
+            marker: name_marker(name),
+        }
+    }
+
+    fn ids(found: &[Orphan]) -> Vec<&str> {
+        found.iter().map(|o| o.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_deterministic_name_marks_the_uid_prefix_and_nothing_else_does() {
+        let prefix = |s: &str| Some(Marker::UidPrefix(s.into()));
+        assert_eq!(name_marker("team-a-data-1b4e28ba"), prefix("1b4e28ba"));
+        assert_eq!(name_marker("ns-x-0123abcd"), prefix("0123abcd"));
+        for not_ours in [
+            "scratch",
+            "data-1b4e28ba",                  // no namespace part
+            "ns-x-1B4E28BA",                  // Kubernetes UIDs are lower case
+            "ns-x-1b4e28b",                   // 7 digits
+            "ns-x-1b4e28bax",                 // 9 characters
+            "ns-x-1b4e28bg",                  // not hex
+            "-x-1b4e28ba",                    // empty namespace
+            "ns--1b4e28ba",                   // empty name
+            "team-a-data-1b4e28ba-01234567-", // trailing dash
+        ] {
+            assert_eq!(name_marker(not_ours), None, "{not_ours}");
+        }
+    }
+
     #[test]
     fn a_tagged_pod_without_its_object_is_an_orphan_unless_released() {
         let tag = |uid: &str| format!("{TAG_ENV}={uid}");
         let (a, b, c) = (tag("uid-a"), tag("uid-b"), tag("uid-c"));
-        let pods = vec![
-            remote("live", &[&a], "RUNNING"),
-            remote("lost", &[&b, "X=1"], "RUNNING"),
-            remote("stopped", &[&b], "EXITED"),
-            remote("released", &[&c], "RUNNING"),
-            remote("gone", &[&b], "TERMINATED"),
-            remote("hand-made", &["X=1"], "RUNNING"),
+        let pods = [
+            remote_pod("live", &[&a], "RUNNING"),
+            remote_pod("lost", &[&b, "X=1"], "RUNNING"),
+            remote_pod("stopped", &[&b], "EXITED"),
+            remote_pod("released", &[&c], "RUNNING"),
+            remote_pod("gone", &[&b], "TERMINATED"),
+            remote_pod("hand-made", &["X=1"], "RUNNING"),
         ];
-        let cluster: HashSet<String> = ["uid-a".to_string()].into();
+        let candidates: Vec<Candidate> = pods.iter().filter_map(Candidate::of_pod).collect();
+        let mut cluster = ClusterObjects::default();
+        cluster.add(Some("uid-a"), []);
         let released: HashSet<String> = ["released".to_string()].into();
-        let found = orphan_pods(&pods, &cluster, &released);
-        let ids: Vec<&str> = found.iter().map(|o| o.id.as_str()).collect();
-        assert_eq!(ids, vec!["lost", "stopped"]);
+        let found = orphans(&candidates, &cluster, &released, &Scope::Cluster);
+        assert_eq!(ids(&found), vec!["lost", "stopped"]);
         assert_eq!(found[0].owner_uid, "uid-b");
         assert_eq!(found[0].cost_per_hour, Some(0.69));
+        assert_eq!(found[0].kind, "Pod");
+    }
+
+    #[test]
+    fn a_named_object_is_the_clusters_by_its_uid_prefix_or_its_id() {
+        let uid = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
+        let candidates = [
+            named("NetworkVolume", "v-live", "team-a-data-1b4e28ba"),
+            named("NetworkVolume", "v-lost", "team-a-old-0000ffff"),
+            // Adopted by id: its name looks like a marker of an object that is gone.
+            named("NetworkVolume", "v-adopted", "team-b-x-deadbeef"),
+            named("NetworkVolume", "v-hand-made", "scratch"),
+            named("NetworkVolume", "v-released", "team-a-kept-abcdef01"),
+        ];
+        let mut cluster = ClusterObjects::default();
+        cluster.add(Some(uid), ["v-live"]);
+        cluster.add(Some("99999999-0000-0000-0000-000000000000"), ["v-adopted"]);
+        let released: HashSet<String> = ["v-released".to_string()].into();
+        let found = orphans(&candidates, &cluster, &released, &Scope::Cluster);
+        assert_eq!(ids(&found), vec!["v-lost"]);
+        assert_eq!(found[0].owner_uid, "0000ffff");
+    }
+
+    #[test]
+    fn an_install_of_some_namespaces_judges_only_their_names() {
+        let candidates = [
+            named("Template", "t-a", "team-a-web-0000ffff"),
+            named("Template", "t-ab", "team-ab-web-0000fffe"),
+            named("Template", "t-b", "team-b-web-0000fffd"),
+        ];
+        let scope = Scope::Namespaces(vec!["team-a".into()]);
+        let found = orphans(
+            &candidates,
+            &ClusterObjects::default(),
+            &HashSet::new(),
+            &scope,
+        );
+        assert_eq!(ids(&found), vec!["t-a"], "team-ab is not team-a");
+        let all = orphans(
+            &candidates,
+            &ClusterObjects::default(),
+            &HashSet::new(),
+            &Scope::Cluster,
+        );
+        assert_eq!(all.len(), 3);
+    }
+
+    #[test]
+    fn the_cluster_before_and_after_a_listing_both_count() {
+        let candidates = [
+            named("Endpoint", "e-new", "ns-made-meanwhile-aaaaaaaa"),
+            named("Endpoint", "e-deleted", "ns-deleted-meanwhile-bbbbbbbb"),
+        ];
+        let mut before = ClusterObjects::default();
+        before.add(Some("bbbbbbbb-0000-0000-0000-000000000000"), []);
+        let mut after = ClusterObjects::default();
+        after.add(Some("aaaaaaaa-0000-0000-0000-000000000000"), []);
+        let both = before.union(&after);
+        assert!(orphans(&candidates, &both, &HashSet::new(), &Scope::Cluster).is_empty());
     }
 }

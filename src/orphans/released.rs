@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
-use kube::api::{Patch, PatchParams, PostParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 /// The ConfigMap's name.
@@ -72,14 +72,15 @@ pub async fn record(
     }
 }
 
-/// The ids of `kind` released on purpose, as recorded in `namespace`.
-pub async fn read(
+/// The record kept in `namespace` (read once for every kind: see [`ids_of`]). Listed by
+/// name rather than read: the operator's roles let it list ConfigMaps, not get them.
+pub async fn read_record(
     kube: &kube::Client,
     namespace: &str,
-    kind: &str,
-) -> Result<HashSet<String>, kube::Error> {
+) -> Result<Option<ConfigMap>, kube::Error> {
     let api: Api<ConfigMap> = Api::namespaced(kube.clone(), namespace);
-    Ok(ids_of(kind, api.get_opt(CONFIG_MAP).await?.as_ref()))
+    let by_name = ListParams::default().fields(&format!("metadata.name={CONFIG_MAP}"));
+    Ok(api.list(&by_name).await?.items.into_iter().next())
 }
 
 #[cfg(test)]

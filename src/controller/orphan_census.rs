@@ -1,0 +1,184 @@
+//! The orphan census behind the `gpucloud_orphans` and `gpucloud_orphan_cost_per_hour`
+//! metrics: per kind, the remote objects that carry the operator's marker but have no
+//! object in the cluster (the pure rule is `crate::orphans::orphans`).
+//!
+//! It reads the listings the reconciles already share, so it costs no platform call while
+//! objects of the kind are reconciled; with none left, one listing per census. The census
+//! runs every two poll intervals, and the cluster side is the watch's store as it was
+//! before the listing and after it, together: an object created or deleted in between is
+//! in one of the two (an object is in the store before the operator creates its remote
+//! object, and stays there until the operator has deleted it). A remote object is counted
+//! only when two censuses in a row find it orphaned, so that an object deleted between a
+//! listing and the read of the store is not counted for the moment it takes.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use kube::runtime::reflector::Store;
+use tokio::time::Instant;
+use tracing::{debug, info};
+
+use crate::observe::snapshot::Freshness;
+use crate::orphans::{ClusterObjects, Orphan, Scope, orphans, released};
+
+use super::adapter::Adapter;
+use super::engine::Engine;
+use super::runner::{Namespaces, Watched};
+
+/// How often the census runs, in poll intervals: by then every object has had its resync,
+/// and the listing it read is newer than the previous census.
+const POLL_INTERVALS_PER_CENSUS: u32 = 2;
+
+/// Pure: which remote objects an install watching `watched` may judge; `None` when it
+/// watches by label, and so cannot tell an object it does not watch from one that is gone.
+pub fn scope_of(watched: &Watched) -> Option<Scope> {
+    if watched.selector.is_some() {
+        return None;
+    }
+    Some(match &watched.namespaces {
+        Namespaces::All => Scope::Cluster,
+        Namespaces::Only(list) => Scope::Namespaces(list.clone()),
+    })
+}
+
+/// Pure: the orphans to report: those found now that the previous census found too.
+pub fn confirmed(now: Vec<Orphan>, previous: &HashSet<String>) -> Vec<Orphan> {
+    now.into_iter()
+        .filter(|o| previous.contains(&o.id))
+        .collect()
+}
+
+/// Counts the orphans of `A`'s kind until the task is dropped (see `runner::run_kind`).
+pub async fn run<A: Adapter>(
+    engine: Arc<Engine<A>>,
+    store: Store<A::Kind>,
+    mut synced: tokio::sync::watch::Receiver<bool>,
+    watched: Watched,
+) {
+    let Some(scope) = scope_of(&watched) else {
+        info!(
+            kind = A::KIND,
+            "watching by label: no orphan census (objects outside the selector would count)"
+        );
+        return;
+    };
+    // The store holds a whole listing from here on.
+    if synced.wait_for(|s| *s).await.is_err() {
+        return;
+    }
+    let every = engine.shared.config.poll_interval * POLL_INTERVALS_PER_CENSUS;
+    // The cluster as it was at the previous census, and when it was read.
+    let mut before: Option<(Instant, ClusterObjects)> = None;
+    let mut suspects: HashSet<String> = HashSet::new();
+    loop {
+        if let Some((since, cluster_before)) = before.take() {
+            match census(&engine, &store, &scope, since, cluster_before).await {
+                Ok((found, cluster_now)) => {
+                    let ids = found.iter().map(|o| o.id.clone()).collect();
+                    let counted = confirmed(found, &suspects);
+                    let cost: f64 = counted.iter().filter_map(|o| o.cost_per_hour).sum();
+                    engine
+                        .shared
+                        .metrics
+                        .set_orphans(A::KIND, counted.len(), cost);
+                    if !counted.is_empty() {
+                        debug!(kind = A::KIND, orphans = counted.len(), "orphan census");
+                    }
+                    suspects = ids;
+                    before = Some(cluster_now);
+                }
+                Err(error) => {
+                    debug!(kind = A::KIND, %error, "orphan census skipped");
+                }
+            }
+        }
+        if before.is_none() {
+            before = Some((
+                Instant::now(),
+                ClusterObjects::of(store.state().iter().map(|o| o.as_ref())),
+            ));
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// One census: listings that started after `since` (when `cluster_before` was read), then
+/// the cluster now. Returns the orphans and the cluster as read now, with when.
+async fn census<A: Adapter>(
+    engine: &Engine<A>,
+    store: &Store<A::Kind>,
+    scope: &Scope,
+    since: Instant,
+    cluster_before: ClusterObjects,
+) -> Result<(Vec<Orphan>, (Instant, ClusterObjects)), String> {
+    let mut listings = Vec::new();
+    for credentials in engine.accounts().await {
+        let listing = engine
+            .shared_listing(&credentials, Freshness::StartedAfter(since))
+            .await
+            .map_err(|f| f.to_string())?;
+        listings.push(listing);
+    }
+    let read_at = Instant::now();
+    let cluster_now = ClusterObjects::of(store.state().iter().map(|o| o.as_ref()));
+    let record = released::read_record(
+        &engine.shared.kube,
+        &engine.shared.config.operator_namespace,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let released = released::ids_of(A::KIND, record.as_ref());
+    let cluster = cluster_before.union(&cluster_now);
+    let candidates: Vec<_> = listings
+        .iter()
+        .flat_map(|l| l.items.iter().filter_map(A::orphan_candidate))
+        .collect();
+    let found = orphans(&candidates, &cluster, &released, scope);
+    Ok((found, (read_at, cluster_now)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn orphan(id: &str) -> Orphan {
+        Orphan {
+            kind: "NetworkVolume",
+            id: id.into(),
+            name: format!("ns-{id}-0000ffff"),
+            owner_uid: "0000ffff".into(),
+            status: String::new(),
+            cost_per_hour: None,
+        }
+    }
+
+    #[test]
+    fn an_orphan_counts_from_its_second_census() {
+        let first = confirmed(vec![orphan("a")], &HashSet::new());
+        assert!(first.is_empty(), "one census proves nothing");
+        let previous: HashSet<String> = ["a".to_string(), "gone".to_string()].into();
+        let second = confirmed(vec![orphan("a"), orphan("b")], &previous);
+        assert_eq!(
+            second.iter().map(|o| o.id.as_str()).collect::<Vec<_>>(),
+            vec!["a"]
+        );
+    }
+
+    #[test]
+    fn an_install_by_label_takes_no_census() {
+        let by_label = Watched {
+            namespaces: Namespaces::All,
+            selector: Some("team=a".into()),
+        };
+        assert_eq!(scope_of(&by_label), None);
+        let some = Watched {
+            namespaces: Namespaces::Only(vec!["a".into(), "b".into()]),
+            selector: None,
+        };
+        assert_eq!(
+            scope_of(&some),
+            Some(Scope::Namespaces(vec!["a".into(), "b".into()]))
+        );
+        assert_eq!(scope_of(&Watched::default()), Some(Scope::Cluster));
+    }
+}
