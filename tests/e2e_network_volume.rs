@@ -683,3 +683,96 @@ async fn a_volume_whose_key_secret_went_first_is_still_deleted() {
     );
     env.finish(op).await;
 }
+
+/// An install that watches two namespaces: volumes applied in both before it starts, and
+/// one applied later, all converge; a volume deleted while the operator was away is
+/// deleted from the platform when it comes back. (One watch per namespace, merged: see
+/// `controller::watch_merge`. Merged as they came, the second namespace's listing would
+/// have replaced the first's in the operator's store.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn an_install_of_two_namespaces_manages_both() {
+    let env = Env::start("nv-two-ns").await;
+    let other = common::TestNamespace::create(&env.client, "nv-two-ns-b").await;
+    let namespaces = format!("--namespaces={},{}", env.ns.name(), other.name());
+    let here: Api<NetworkVolume> = env.api();
+    let there: Api<NetworkVolume> = Api::namespaced(env.client.clone(), other.name());
+    let delete = json!({"deletionPolicy": "Delete"});
+    for (api, name) in [(&here, "a1"), (&here, "a2"), (&there, "b1"), (&there, "b2")] {
+        api.create(&PostParams::default(), &volume(name, 10, delete.clone()))
+            .await
+            .unwrap();
+    }
+    let op = env.operator(&[&namespaces]);
+    for name in ["a1", "a2"] {
+        env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
+    }
+    let ready_there = |name: &'static str| {
+        let there = there.clone();
+        async move {
+            common::wait_until(TIMEOUT, || async {
+                there.get(name).await.is_ok_and(|nv| is_ready(&nv))
+            })
+            .await
+        }
+    };
+    assert!(
+        ready_there("b1").await && ready_there("b2").await,
+        "the second namespace's volumes"
+    );
+    there
+        .create(&PostParams::default(), &volume("b3", 10, delete.clone()))
+        .await
+        .unwrap();
+    assert!(
+        ready_there("b3").await,
+        "a volume applied later in the second namespace"
+    );
+
+    // Away, then back: the first listings again, with one deletion waiting.
+    op.stop().await;
+    there.delete("b2", &DeleteParams::default()).await.unwrap();
+    let op = env.operator(&[&namespaces]);
+    let b2_gone = common::wait_until(TIMEOUT, || async {
+        there.get_opt("b2").await.unwrap().is_none()
+    })
+    .await;
+    assert!(
+        b2_gone,
+        "b2 kept its finalizer: the restarted operator did not see it"
+    );
+    let names: Vec<String> = env
+        .platform
+        .volumes()
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|v| v.name)
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with(&format!("{}-b2-", other.name()))),
+        "b2's volume is still on the platform: {names:?}"
+    );
+
+    for name in ["b1", "b3"] {
+        there.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    let emptied = common::wait_until(TIMEOUT, || async {
+        there
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    })
+    .await;
+    assert!(
+        emptied,
+        "the second namespace's volumes kept their finalizers"
+    );
+    other.delete_and_wait(&env.client).await;
+    env.finish(op).await;
+}

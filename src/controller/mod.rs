@@ -4,7 +4,8 @@
 //!   crash-safe create, status, Events, backoff).
 //! - [`adapter`]: the small trait a kind implements; [`network_volume`] is one.
 //! - [`conditions`], [`failure`], [`backoff`], [`annotations`]: pure decisions.
-//! - [`runner`]: watches feeding the engine ([`triggers`]: which of their events count); [`spawn`]: one kind's controller as a task;
+//! - [`runner`]: watches feeding the engine ([`triggers`]: which of their events count;
+//!   [`watch_merge`]: several namespaces' watches as one); [`spawn`]: one kind's controller as a task;
 //!   [`cli`]: the `run` subcommand, which starts every kind of `crate::kinds`.
 //! - [`orphan_census`]: the `gpucloud_orphans` metric, from the listings the kinds share.
 
@@ -38,3 +39,4 @@ pub mod secret_env;
 pub mod spawn;
 pub mod template;
 pub mod triggers;
+pub mod watch_merge;

@@ -23,6 +23,7 @@ use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::kind::ManagedKind;
 use super::triggers::Triggers;
+use super::watch_merge::watch_namespaces;
 
 /// Which namespaces the operator watches.
 #[derive(Clone, Debug, Default)]
@@ -79,7 +80,8 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 /// its future keeps one waker, so a second waiter besides the controller's may never wake,
 /// or worse, keep the controller from waking.)
 fn watch_kind<K: ManagedKind>(
-    apis: Vec<Api<K>>,
+    client: Client,
+    namespaces: Namespaces,
     selector: Option<String>,
     writer: reflector::store::Writer<K>,
     gone: impl Fn(&K) + Send + 'static,
@@ -91,10 +93,7 @@ fn watch_kind<K: ManagedKind>(
         None => watcher::Config::default(),
     };
     let store = writer.as_reader();
-    let streams = apis
-        .into_iter()
-        .map(|api| watcher(api, config.clone()).default_backoff().boxed());
-    stream::select_all(streams)
+    watch_namespaces(&client, &namespaces, config, store.clone())
         .modify(trim_for_cache::<K>)
         .inspect_ok(move |event| {
             if let watcher::Event::Delete(obj) = event {
@@ -248,7 +247,8 @@ pub async fn run_kind<A: Adapter>(
     let forgetting = engine.clone();
     let namespaces = &watched.namespaces;
     let objects = watch_kind(
-        namespaces.apis::<A::Kind>(&client),
+        client.clone(),
+        namespaces.clone(),
         watched.selector.clone(),
         writer,
         move |obj| forgetting.forget(&obj.key()),
