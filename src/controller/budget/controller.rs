@@ -27,6 +27,7 @@ use crate::crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
 
 use super::super::context::FIELD_MANAGER;
 use super::super::runner::Watched;
+use super::super::watch_merge::watch_namespaces;
 use super::BudgetLedger;
 use super::ledger::{BudgetRule, Figures};
 
@@ -221,10 +222,10 @@ pub async fn run(
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
-    let budget_apis = apis::<Budget>(&watched, &client);
     let pod_apis = apis::<Pod>(&watched, &client);
-    // Every watch's first listing must be in the ledger before a Pod is admitted.
-    let listings = Arc::new(AtomicUsize::new(budget_apis.len() + pod_apis.len()));
+    // Every watch's first listing must be in the ledger before a Pod is admitted: the
+    // Budgets' (one, merged across namespaces for their store) and each namespace's Pods'.
+    let listings = Arc::new(AtomicUsize::new(1 + pod_apis.len()));
     let listed = {
         let (listings, ledger) = (listings.clone(), ledger.clone());
         move || {
@@ -237,10 +238,11 @@ pub async fn run(
     let (reader, writer) = reflector::store::<Budget>();
     let budget_ledger = ledger.clone();
     let budget_listed = listed.clone();
-    let budgets = stream::select_all(
-        budget_apis
-            .into_iter()
-            .map(|api| watcher(api, config.clone()).default_backoff().boxed()),
+    let budgets = watch_namespaces(
+        &client,
+        &watched.namespaces,
+        config.clone(),
+        writer.as_reader(),
     )
     .inspect_ok(move |event| match event {
         watcher::Event::Apply(b) | watcher::Event::InitApply(b) => {
