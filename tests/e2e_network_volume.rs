@@ -742,11 +742,8 @@ async fn an_install_of_two_namespaces_manages_both() {
         "b2 kept its finalizer: the restarted operator did not see it"
     );
     let names: Vec<String> = env
-        .platform
-        .volumes()
-        .list()
+        .platform_volumes()
         .await
-        .unwrap()
         .into_iter()
         .map(|v| v.name)
         .collect();

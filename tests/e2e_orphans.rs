@@ -289,11 +289,8 @@ async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
         "{deleted}"
     );
     let volumes: Vec<String> = env
-        .platform
-        .volumes()
-        .list()
+        .platform_volumes()
         .await
-        .unwrap()
         .into_iter()
         .map(|v| v.id)
         .collect();

@@ -331,6 +331,15 @@ impl Env {
         self.emulator.admin().calls().await.expect("emulator calls")
     }
 
+    /// Every network volume of the account, through the backend under test.
+    pub async fn platform_volumes(&self) -> Vec<gpucloud_operator::platform::domain::Volume> {
+        self.platform
+            .volumes()
+            .list()
+            .await
+            .expect("list network volumes")
+    }
+
     /// Every network volume on the platform whose name is `name`.
     pub async fn remote_volumes(
         &self,
