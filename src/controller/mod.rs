@@ -39,4 +39,5 @@ pub mod secret_env;
 pub mod spawn;
 pub mod template;
 pub mod triggers;
+pub mod vanished;
 pub mod watch_merge;

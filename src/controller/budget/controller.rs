@@ -27,6 +27,7 @@ use crate::crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
 
 use super::super::context::FIELD_MANAGER;
 use super::super::runner::Watched;
+use super::super::vanished::Vanished;
 use super::super::watch_merge::watch_namespaces;
 use super::BudgetLedger;
 use super::ledger::{BudgetRule, Figures};
@@ -238,43 +239,58 @@ pub async fn run(
     let (reader, writer) = reflector::store::<Budget>();
     let budget_ledger = ledger.clone();
     let budget_listed = listed.clone();
+    let mut budgets_held = Vanished::default();
     let budgets = watch_namespaces(
         &client,
         &watched.namespaces,
         config.clone(),
         writer.as_reader(),
     )
-    .inspect_ok(move |event| match event {
-        watcher::Event::Apply(b) | watcher::Event::InitApply(b) => {
-            let ns = b.namespace().unwrap_or_default();
-            match rule_of(b) {
-                Ok(rule) => budget_ledger.set_budget(&ns, &b.name_any(), rule),
-                Err(_) => budget_ledger.remove_budget(&ns, &b.name_any()),
+    .inspect_ok(move |event| {
+        // Deleted while the watch was away: gone from the relisting, and from the ledger.
+        for (ns, name) in budgets_held.on(event) {
+            budget_ledger.remove_budget(&ns, &name);
+        }
+        match event {
+            watcher::Event::Apply(b) | watcher::Event::InitApply(b) => {
+                let ns = b.namespace().unwrap_or_default();
+                match rule_of(b) {
+                    Ok(rule) => budget_ledger.set_budget(&ns, &b.name_any(), rule),
+                    Err(_) => budget_ledger.remove_budget(&ns, &b.name_any()),
+                }
             }
+            watcher::Event::Delete(b) => {
+                budget_ledger.remove_budget(&b.namespace().unwrap_or_default(), &b.name_any())
+            }
+            watcher::Event::InitDone => budget_listed(),
+            watcher::Event::Init => {}
         }
-        watcher::Event::Delete(b) => {
-            budget_ledger.remove_budget(&b.namespace().unwrap_or_default(), &b.name_any())
-        }
-        watcher::Event::InitDone => budget_listed(),
-        watcher::Event::Init => {}
     })
     .reflect(writer)
     .applied_objects();
 
-    let pod_ledger = ledger.clone();
-    let pods = stream::select_all(
-        pod_apis
-            .into_iter()
-            .map(|api| watcher(api, config.clone()).default_backoff().boxed()),
-    )
-    .inspect_ok(move |event| match event {
-        watcher::Event::Apply(p) | watcher::Event::InitApply(p) => pod_ledger.observe(p),
-        watcher::Event::Delete(p) => {
-            pod_ledger.forget(&p.namespace().unwrap_or_default(), &p.name_any())
-        }
-        watcher::Event::InitDone => listed(),
-        watcher::Event::Init => {}
-    })
+    let pods = stream::select_all(pod_apis.into_iter().map(|api| {
+        // One tracker per watch: each relists on its own.
+        let (ledger, listed) = (ledger.clone(), listed.clone());
+        let mut pods_held = Vanished::default();
+        watcher(api, config.clone())
+            .default_backoff()
+            .inspect_ok(move |event| {
+                // Deleted while the watch was away: its cost must not count any more.
+                for (ns, name) in pods_held.on(event) {
+                    ledger.forget(&ns, &name);
+                }
+                match event {
+                    watcher::Event::Apply(p) | watcher::Event::InitApply(p) => ledger.observe(p),
+                    watcher::Event::Delete(p) => {
+                        ledger.forget(&p.namespace().unwrap_or_default(), &p.name_any())
+                    }
+                    watcher::Event::InitDone => listed(),
+                    watcher::Event::Init => {}
+                }
+            })
+            .boxed()
+    }))
     .touched_objects();
     let store = reader.clone();
     Controller::for_stream(budgets, reader)
