@@ -240,7 +240,10 @@ async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
 
     // The operator counts them: every kind, once two censuses agree.
     let port = free_port();
-    let operator = env.operator(&[&format!("--metrics-addr=127.0.0.1:{port}")]);
+    let operator = env.operator(&[
+        &format!("--metrics-addr=127.0.0.1:{port}"),
+        "--orphan-census-interval=2s",
+    ]);
     let one_each =
         |g: &std::collections::BTreeMap<String, i64>| SWEPT.iter().all(|k| g.get(*k) == Some(&1));
     let counted =

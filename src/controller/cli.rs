@@ -98,6 +98,10 @@ pub struct RunArgs {
     /// been renewed for this long.
     #[arg(long, default_value = "10m", value_parser = duration_arg)]
     pub takeover_after: Duration,
+    /// How often the orphan census (the `gpucloud_orphans` metric) runs; 0s: never. It reads
+    /// the listings the resyncs share, and lists a kind itself only when no resync did.
+    #[arg(long, env = "GPUCLOUD_ORPHAN_CENSUS_INTERVAL", default_value = "10m", value_parser = duration_arg)]
+    pub orphan_census_interval: Duration,
     /// Manage only objects with these labels (a label selector such as
     /// `gpucloud.io/install=staging`), to split objects between installs on purpose.
     #[arg(long, env = "GPUCLOUD_SELECTOR")]
@@ -274,6 +278,7 @@ pub async fn run_with_clock(
         install,
         operator_namespace: lease_namespace.clone(),
         takeover_after: args.takeover_after,
+        orphan_census_interval: args.orphan_census_interval,
         clock,
         ..EngineConfig::default()
     };

@@ -44,6 +44,8 @@ pub struct EngineConfig {
     /// How long the Lease of an install holding a claim must have been expired before
     /// this install takes the object over.
     pub takeover_after: Duration,
+    /// How often the orphan census runs (`crate::controller::orphan_census`); zero: never.
+    pub orphan_census_interval: Duration,
     /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
     pub clock: super::guardrails::clock::Clock,
 }
@@ -59,6 +61,7 @@ impl Default for EngineConfig {
             install: "default/gpucloud-operator".to_string(),
             operator_namespace: "default".to_string(),
             takeover_after: Duration::from_secs(600),
+            orphan_census_interval: Duration::from_secs(600),
             clock: Default::default(),
         }
     }

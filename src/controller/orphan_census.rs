@@ -2,9 +2,10 @@
 //! metrics: per kind, the remote objects that carry the operator's marker but have no
 //! object in the cluster (the pure rule is `crate::orphans::orphans`).
 //!
-//! It reads the listings the reconciles already share, so it costs no platform call while
-//! objects of the kind are reconciled; with none left, one listing per census. The census
-//! runs every two poll intervals, and the cluster side is the watch's store as it was
+//! It runs every `--orphan-census-interval` (10 minutes by default), and reads the listings
+//! the reconciles already share: no platform call while objects of the kind are resynced
+//! (a resync's listing is newer than the previous census); with none left, one listing per
+//! census. The cluster side is the watch's store as it was
 //! before the listing and after it, together: an object created or deleted in between is
 //! in one of the two (an object is in the store before the operator creates its remote
 //! object, and stays there until the operator has deleted it). A remote object is counted
@@ -24,10 +25,6 @@ use crate::orphans::{ClusterObjects, Orphan, Scope, orphans, released};
 use super::adapter::Adapter;
 use super::engine::Engine;
 use super::runner::{Namespaces, Watched};
-
-/// How often the census runs, in poll intervals: by then every object has had its resync,
-/// and the listing it read is newer than the previous census.
-const POLL_INTERVALS_PER_CENSUS: u32 = 2;
 
 /// Pure: which remote objects an install watching `watched` may judge; `None` when it
 /// watches by label, and so cannot tell an object it does not watch from one that is gone.
@@ -66,7 +63,10 @@ pub async fn run<A: Adapter>(
     if synced.wait_for(|s| *s).await.is_err() {
         return;
     }
-    let every = engine.shared.config.poll_interval * POLL_INTERVALS_PER_CENSUS;
+    let every = engine.shared.config.orphan_census_interval;
+    if every.is_zero() {
+        return;
+    }
     // The cluster as it was at the previous census, and when it was read.
     let mut before: Option<(Instant, ClusterObjects)> = None;
     let mut suspects: HashSet<String> = HashSet::new();

@@ -72,9 +72,9 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 }
 
 /// The objects of one kind whose change should trigger a reconcile, as the store holds
-/// them (see [`Triggers`]). `gone` hears of every object deleted from the cluster, so that
-/// what is kept about it (backoff, caches) goes with it even when no reconcile follows (no
-/// finalizer of ours).
+/// them (see [`Triggers`]). `gone` hears (by `namespace/name`) of every object deleted
+/// from the cluster, also of those a relisting no longer shows, so that what is kept about
+/// it (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 /// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]).
 /// `synced` turns true once the store holds a whole listing. (Not `Store::wait_until_ready`:
 /// its future keeps one waker, so a second waiter besides the controller's may never wake,
@@ -84,7 +84,7 @@ fn watch_kind<K: ManagedKind>(
     namespaces: Namespaces,
     selector: Option<String>,
     writer: reflector::store::Writer<K>,
-    gone: impl Fn(&K) + Send + 'static,
+    gone: impl Fn(&str) + Clone + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
 ) -> impl Stream<Item = Arc<K>> + Send {
@@ -95,9 +95,12 @@ fn watch_kind<K: ManagedKind>(
     let store = writer.as_reader();
     watch_namespaces(&client, &namespaces, config, store.clone())
         .modify(trim_for_cache::<K>)
-        .inspect_ok(move |event| {
-            if let watcher::Event::Delete(obj) = event {
-                gone(obj);
+        .inspect_ok({
+            let gone = gone.clone();
+            move |event| {
+                if let watcher::Event::Delete(obj) = event {
+                    gone(&obj.key());
+                }
             }
         })
         .reflect(writer)
@@ -108,11 +111,19 @@ fn watch_kind<K: ManagedKind>(
                     if matches!(event, watcher::Event::InitDone) {
                         synced.send_replace(true);
                     }
-                    triggers
+                    let due: Vec<Arc<K>> = triggers
                         .on(&event, &echo)
                         .iter()
                         .filter_map(|key| store.get(key))
-                        .collect()
+                        .collect();
+                    for key in triggers.take_vanished() {
+                        gone(&format!(
+                            "{}/{}",
+                            key.namespace.unwrap_or_default(),
+                            key.name
+                        ));
+                    }
+                    due
                 }
                 Err(err) => {
                     // The watcher backs off and watches again; its relisting triggers what
@@ -251,7 +262,7 @@ pub async fn run_kind<A: Adapter>(
         namespaces.clone(),
         watched.selector.clone(),
         writer,
-        move |obj| forgetting.forget(&obj.key()),
+        move |key: &str| forgetting.forget(key),
         {
             let engine = engine.clone();
             move |obj| engine.is_echo(obj)

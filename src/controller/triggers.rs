@@ -69,6 +69,8 @@ struct Listing<K: ManagedKind> {
 pub struct Triggers<K: ManagedKind> {
     seen: HashMap<ObjectRef<K>, Seen>,
     listing: Option<Listing<K>>,
+    /// Objects the last listing no longer showed, until taken.
+    vanished: Vec<ObjectRef<K>>,
 }
 
 impl<K: ManagedKind> Default for Triggers<K> {
@@ -76,6 +78,7 @@ impl<K: ManagedKind> Default for Triggers<K> {
         Self {
             seen: HashMap::new(),
             listing: None,
+            vanished: Vec::new(),
         }
     }
 }
@@ -134,13 +137,27 @@ impl<K: ManagedKind> Triggers<K> {
             watcher::Event::InitDone => match self.listing.take() {
                 Some(listing) => {
                     // What the listing did not show was deleted while the watch was
-                    // behind: nothing of it is kept.
-                    self.seen.retain(|key, _| listing.listed.contains(key));
+                    // behind: nothing of it is kept, and the engine is told (no Delete
+                    // event will).
+                    let vanished = &mut self.vanished;
+                    self.seen.retain(|key, _| {
+                        let shown = listing.listed.contains(key);
+                        if !shown {
+                            vanished.push(key.clone());
+                        }
+                        shown
+                    });
                     listing.changed
                 }
                 None => Vec::new(),
             },
         }
+    }
+
+    /// The objects the last listing no longer showed (deleted while the watch was behind),
+    /// once each.
+    pub fn take_vanished(&mut self) -> Vec<ObjectRef<K>> {
+        std::mem::take(&mut self.vanished)
     }
 
     /// How many objects are remembered (for tests and the memory budget).
@@ -218,8 +235,12 @@ mod tests {
     fn a_relisting_forgets_what_it_no_longer_shows() {
         let mut t = Triggers::default();
         list(&mut t, &[volume("a", "1", 1), volume("gone", "2", 1)]);
+        assert!(t.take_vanished().is_empty());
         list(&mut t, &[volume("a", "1", 1)]);
         assert_eq!(t.len(), 1);
+        let vanished: Vec<String> = t.take_vanished().into_iter().map(|k| k.name).collect();
+        assert_eq!(vanished, ["gone"], "the engine forgets it too");
+        assert!(t.take_vanished().is_empty(), "once");
         // Made again later with the same content: a new object, so a change.
         assert_eq!(
             names(t.on(&Event::Apply(volume("gone", "2", 1)), no_echo)),
