@@ -110,29 +110,18 @@ async fn create_update_health_connection_and_delete() {
     env.wait_for::<ConfigMap, _>("infer-conn2", TIMEOUT, "written", |_| true)
         .await;
     assert!(
-        common::wait_until(TIMEOUT, || async {
-            config_maps.get_opt("infer-conn").await.unwrap().is_none()
-        })
-        .await,
+        common::wait_gone(&config_maps, "infer-conn", TIMEOUT).await,
         "the old connection ConfigMap was left behind"
     );
 
     // Delete (default policy Delete) removes the endpoint.
     api.delete("infer", &DeleteParams::default()).await.unwrap();
-    assert!(
-        common::wait_until(TIMEOUT, || async {
-            api.get_opt("infer").await.unwrap().is_none()
-        })
-        .await
-    );
+    assert!(common::wait_gone(&api, "infer", TIMEOUT).await);
     let err = env.platform.rest().get_endpoint(&id).await.unwrap_err();
     assert_eq!(err.class(), ErrorClass::NotFound, "{err}");
     // The connection ConfigMap goes with its owner (garbage collection).
     assert!(
-        common::wait_until(TIMEOUT, || async {
-            config_maps.get_opt("infer-conn2").await.unwrap().is_none()
-        })
-        .await,
+        common::wait_gone(&config_maps, "infer-conn2", TIMEOUT).await,
         "the connection ConfigMap outlived the Endpoint"
     );
 
@@ -260,12 +249,7 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
     let ready = env.wait_for("kept", TIMEOUT, "Ready", is_ready).await;
     let id = ready.status.unwrap().common.id.unwrap();
     api.delete("kept", &DeleteParams::default()).await.unwrap();
-    assert!(
-        common::wait_until(TIMEOUT, || async {
-            api.get_opt("kept").await.unwrap().is_none()
-        })
-        .await
-    );
+    assert!(common::wait_gone(&api, "kept", TIMEOUT).await);
     env.platform
         .rest()
         .get_endpoint(&id)

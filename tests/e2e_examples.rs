@@ -346,10 +346,7 @@ async fn adopt_pod_takes_over_the_running_pod_and_orphans_it_on_delete() {
     api.delete("legacy-notebook", &DeleteParams::default())
         .await
         .unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt("legacy-notebook").await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, "legacy-notebook", TIMEOUT).await;
     assert!(gone, "the Pod object was not released");
     let remote = env.platform.graphql().my_pods().await.unwrap();
     assert_eq!(remote.len(), 1);

@@ -112,10 +112,7 @@ async fn apply_grow_rename_and_delete() {
 
     // Delete with policy Delete removes the remote volume.
     api.delete("data", &DeleteParams::default()).await.unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt("data").await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, "data", TIMEOUT).await;
     assert!(gone, "the object was not released by the finalizer");
     let err = env
         .platform
@@ -145,12 +142,7 @@ async fn orphan_keeps_the_volume_and_adoption_finds_it_again() {
     let ready = env.wait_for("keep", TIMEOUT, "Ready", is_ready).await;
     let id = ready.status.unwrap().common.id.unwrap();
     api.delete("keep", &DeleteParams::default()).await.unwrap();
-    assert!(
-        common::wait_until(TIMEOUT, || async {
-            api.get_opt("keep").await.unwrap().is_none()
-        })
-        .await
-    );
+    assert!(common::wait_gone(&api, "keep", TIMEOUT).await);
     let kept = env
         .platform
         .rest()
@@ -231,12 +223,7 @@ async fn paused_and_observe_only_make_no_writes() {
     api.delete("observed", &DeleteParams::default())
         .await
         .unwrap();
-    assert!(
-        common::wait_until(TIMEOUT, || async {
-            api.get_opt("observed").await.unwrap().is_none()
-        })
-        .await
-    );
+    assert!(common::wait_gone(&api, "observed", TIMEOUT).await);
     let after = env
         .platform
         .rest()
@@ -672,10 +659,7 @@ async fn a_volume_whose_key_secret_went_first_is_still_deleted() {
     api.delete("keyless", &DeleteParams::default())
         .await
         .unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt("keyless").await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, "keyless", TIMEOUT).await;
     assert!(gone, "the object is still held by its finalizer");
     assert!(
         env.remote_volumes(&remote_name).await.is_empty(),
@@ -733,10 +717,7 @@ async fn an_install_of_two_namespaces_manages_both() {
     op.stop().await;
     there.delete("b2", &DeleteParams::default()).await.unwrap();
     let op = env.operator(&[&namespaces]);
-    let b2_gone = common::wait_until(TIMEOUT, || async {
-        there.get_opt("b2").await.unwrap().is_none()
-    })
-    .await;
+    let b2_gone = common::wait_gone(&there, "b2", TIMEOUT).await;
     assert!(
         b2_gone,
         "b2 kept its finalizer: the restarted operator did not see it"

@@ -67,10 +67,7 @@ async fn a_pod_left_by_a_killed_operator_is_listed_and_deleted_a_released_one_is
     let kept = env.wait_for("kept", TIMEOUT, "Ready", is_ready).await;
     let kept_id = id_of(&kept);
     api.delete("kept", &DeleteParams::default()).await.unwrap();
-    let released = common::wait_until(TIMEOUT, || async {
-        api.get_opt("kept").await.unwrap().is_none()
-    })
-    .await;
+    let released = common::wait_gone(&api, "kept", TIMEOUT).await;
     assert!(released, "the kept Pod was not released");
 
     // Deployed, then the operator dies and the object goes without it.
@@ -89,10 +86,7 @@ async fn a_pod_left_by_a_killed_operator_is_listed_and_deleted_a_released_one_is
     )
     .await
     .unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt("lost").await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, "lost", TIMEOUT).await;
     assert!(gone, "the lost Pod object is still there");
 
     let (listed, ok) = orphans(&env, &[]);
@@ -161,10 +155,7 @@ async fn delete_behind_its_back<K: ManagedKind>(env: &Env, name: &str) {
     )
     .await
     .unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt(name).await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, name, TIMEOUT).await;
     assert!(gone, "{name} is still in the cluster");
 }
 

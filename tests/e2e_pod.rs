@@ -165,10 +165,7 @@ async fn deploy_stop_resume_drift_replace_and_delete() {
 
     // Delete → terminated.
     api.delete("train", &DeleteParams::default()).await.unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt("train").await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, "train", TIMEOUT).await;
     assert!(gone);
     assert!(remote_pods(&env).await.is_empty());
     env.finish(op).await;
@@ -290,10 +287,7 @@ async fn never_strategy_blocks_and_orphan_keeps_the_pod() {
     api.delete("pinned", &DeleteParams::default())
         .await
         .unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        api.get_opt("pinned").await.unwrap().is_none()
-    })
-    .await;
+    let gone = common::wait_gone(&api, "pinned", TIMEOUT).await;
     assert!(gone);
     assert!(
         remote(&env, &id).await.is_some(),

@@ -43,6 +43,18 @@ where
     }
 }
 
+/// Waits until object `name` of `api` is gone from the cluster (its finalizers done), at
+/// most `timeout`; whether it went.
+pub async fn wait_gone<K>(api: &Api<K>, name: &str, timeout: Duration) -> bool
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    wait_until(timeout, || async {
+        api.get_opt(name).await.expect("read the object").is_none()
+    })
+    .await
+}
+
 /// A namespace with a unique name, so tests can run side by side.
 pub struct TestNamespace {
     name: String,
