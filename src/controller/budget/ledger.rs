@@ -357,6 +357,11 @@ impl NamespaceLedger {
         self.reservations.remove(pod);
     }
 
+    /// `pod` no longer asks for room (its spec now costs nothing more): not held.
+    pub fn unhold(&mut self, pod: &Member) {
+        self.held.remove(pod);
+    }
+
     /// Held members that would fit now, each on its own (several may not fit together;
     /// the ones that do not are held again when they ask).
     pub fn fitting_held(&self) -> Vec<Member> {
@@ -696,6 +701,102 @@ mod tests {
         deny.set_budget("team", rule(0.1, BudgetAction::Deny));
         deny.observe(&p("old"), running(0.4, 100));
         assert!(deny.mark_stops("team").is_empty());
+    }
+
+    fn endpoint(cost: f64) -> Facts {
+        Facts {
+            running: true,
+            cost_per_hour: Some(cost),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn endpoints_and_pods_share_the_budget_and_may_share_a_name() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(2.0, BudgetAction::Deny));
+        let now = Instant::now();
+        let none = BTreeMap::new();
+        l.observe(&p("web"), running(0.5, 10));
+        l.observe(&Member::endpoint("web"), endpoint(0.96));
+        let f = l.figures("team").unwrap();
+        assert!((f.cost_per_hour - 1.46).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.running_count, 2);
+        assert!((l.running_cost() - 1.46).abs() < 1e-9);
+        // An endpoint whose minimum workers would go over is held, with its own words.
+        let err = l
+            .reserve(&Member::endpoint("api"), &none, 0.96, now)
+            .unwrap_err();
+        assert!(
+            err.message()
+                .contains("this endpoint's minimum workers 0.9600/h"),
+            "{}",
+            err.message()
+        );
+        assert!(l.is_held(&Member::endpoint("api")));
+        assert!(!l.is_held(&p("api")));
+        assert_eq!(
+            l.figures("team").unwrap().held,
+            vec!["Endpoint/api".to_string()]
+        );
+        // A pod that fits is admitted beside it.
+        l.reserve(&p("small"), &none, 0.5, now).unwrap();
+        // The pod going makes room: the endpoint is the one to wake.
+        l.forget(&p("web"));
+        l.release(&p("small"));
+        assert_eq!(l.fitting_held(), vec![Member::endpoint("api")]);
+        // A held endpoint whose spec no longer asks for room is not held any more.
+        l.unhold(&Member::endpoint("api"));
+        assert_eq!(l.held_count(), 0);
+    }
+
+    #[test]
+    fn an_endpoint_raise_is_counted_until_its_status_catches_up() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(3.0, BudgetAction::Deny));
+        let now = Instant::now();
+        let none = BTreeMap::new();
+        let ep = Member::endpoint("api");
+        l.observe(&ep, endpoint(0.96));
+        // workersMin 2 -> 4: the reservation stands for the new cost, the old one is not
+        // counted beside it.
+        l.reserve(&ep, &none, 1.92, now).unwrap();
+        let f = l.figures("team").unwrap();
+        assert!((f.reserved_per_hour - 1.92).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.cost_per_hour, 0.0);
+        // Another raise elsewhere must not fit in the room the first one took.
+        assert!(l.check(&Member::endpoint("b"), &none, 1.2).is_err());
+        // An event with the old status (the spec edit itself) keeps the reservation.
+        l.observe(&ep, endpoint(0.96));
+        assert!((l.figures("team").unwrap().reserved_per_hour - 1.92).abs() < 1e-9);
+        // Status reaches the new cost: the reservation has done its job.
+        l.observe(&ep, endpoint(1.92));
+        let f = l.figures("team").unwrap();
+        assert_eq!(f.reserved_per_hour, 0.0);
+        assert!((f.cost_per_hour - 1.92).abs() < 1e-9);
+        // A pod's reservation goes on its first price, even a lower one.
+        l.reserve(&p("pod"), &none, 0.5, now).unwrap();
+        l.observe(&p("pod"), running(0.3, 5));
+        assert_eq!(l.figures("team").unwrap().reserved_per_hour, 0.0);
+    }
+
+    #[test]
+    fn stop_newest_counts_endpoints_but_stops_only_pods() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(1.0, BudgetAction::StopNewest));
+        l.observe(&p("old"), running(0.4, 100));
+        l.observe(&p("new"), running(0.4, 200));
+        // The newest member of all, and the dearest: an endpoint, never chosen.
+        let mut ep = endpoint(0.9);
+        ep.started = Some(Timestamp::from_second(300).unwrap());
+        l.observe(&Member::endpoint("api"), ep);
+        // 1.7 over 1.0: both pods go (0.9 still over, but no pod is left to stop).
+        assert_eq!(l.mark_stops("team"), vec![p("new"), p("old")]);
+        assert!(!l.must_stop(&Member::endpoint("api")));
+        assert_eq!(
+            l.figures("team").unwrap().stopping,
+            vec!["Pod/new".to_string(), "Pod/old".to_string()]
+        );
     }
 
     #[test]

@@ -239,6 +239,20 @@ impl BudgetLedger {
         self.with(namespace, |l| l.forget(&Member::pod(pod)));
     }
 
+    /// The endpoint asks for no room (its spec costs nothing more than it did): not
+    /// held any more. Cheap when it was not held, as for nearly every pass.
+    pub fn unhold_endpoint(&self, namespace: &str, endpoint: &str) {
+        let member = Member::endpoint(endpoint);
+        let held = self
+            .namespaces
+            .lock()
+            .get(namespace)
+            .is_some_and(|l| l.is_held(&member));
+        if held {
+            self.with(namespace, |l| l.unhold(&member));
+        }
+    }
+
     pub fn forget_endpoint(&self, namespace: &str, endpoint: &str) {
         self.with(namespace, |l| l.forget(&Member::endpoint(endpoint)));
     }
@@ -366,6 +380,80 @@ mod tests {
         stopped.status.as_mut().unwrap().desired_status = Some("RUNNING".into());
         assert!(facts_of(&stopped).running);
         assert!(!facts_of(&pod(None, None)).running);
+    }
+
+    #[test]
+    fn an_endpoint_made_on_the_platform_is_billed_at_its_status_cost() {
+        let spec: crate::crd::endpoint::EndpointSpec = serde_json::from_value(
+            serde_json::json!({"templateId": "t", "gpuTypeIds": ["A"], "workersMin": 2}),
+        )
+        .unwrap();
+        let mut e = Endpoint::new("api", spec);
+        e.metadata.labels = Some([("team".to_string(), "ml".to_string())].into());
+        // Held before its create: not on the platform, nothing billed.
+        let f = endpoint_facts_of(&e);
+        assert!(!f.running);
+        assert_eq!(f.labels.get("team").map(String::as_str), Some("ml"));
+        e.status = Some(crate::crd::EndpointStatus {
+            common: crate::crd::CommonStatus {
+                id: Some("ep-1".into()),
+                ..Default::default()
+            },
+            min_workers_cost_per_hour: Some(0.96),
+            ..Default::default()
+        });
+        let f = endpoint_facts_of(&e);
+        assert!(f.running);
+        assert_eq!(f.cost_per_hour, Some(0.96));
+    }
+
+    #[tokio::test]
+    async fn room_appearing_wakes_the_held_endpoints_that_fit() {
+        let ledger = BudgetLedger::unregistered();
+        let mut pod_wakes = ledger.take_wakes().unwrap();
+        let mut wakes = ledger.take_endpoint_wakes().unwrap();
+        assert!(ledger.take_endpoint_wakes().is_none());
+        ledger.set_budget(
+            "team",
+            "b",
+            BudgetRule {
+                max_cost_per_hour: 1.0,
+                selector: None,
+                action: crate::crd::budget::BudgetAction::Deny,
+            },
+        );
+        let none = BTreeMap::new();
+        ledger.reserve("team", "api", &none, 0.6).unwrap();
+        // An Endpoint of the same name as the Pod is another member.
+        assert!(ledger.reserve_endpoint("team", "api", &none, 0.6).is_err());
+        assert!(wakes.try_recv().is_err());
+        ledger.release("team", "api");
+        assert_eq!(
+            wakes.try_recv().unwrap(),
+            ObjectRef::<Endpoint>::new("api").within("team")
+        );
+        assert!(pod_wakes.try_recv().is_err(), "no pod is held");
+        let metrics = Metrics::new();
+        let registered = BudgetLedger::new(&metrics);
+        registered.set_budget(
+            "ns",
+            "b",
+            BudgetRule {
+                max_cost_per_hour: 0.0,
+                selector: None,
+                action: crate::crd::budget::BudgetAction::Deny,
+            },
+        );
+        let _ = registered.reserve_endpoint("ns", "e", &none, 0.1);
+        let text = metrics.encode();
+        assert!(
+            text.contains("gpucloud_budget_held_endpoints{namespace=\"ns\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("gpucloud_budget_held_pods{namespace=\"ns\"} 0"),
+            "{text}"
+        );
     }
 
     #[tokio::test]

@@ -418,26 +418,35 @@ mod tests {
             ("FREE".to_string(), 0.0),
         ]);
         let types = |ts: &[&str]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>();
-        let cases: &[(i64, i64, &[&str], std::result::Result<f64, Vec<&str>>)] = &[
+        // (workersMin, gpuCount, types, cost; None: cannot be priced)
+        let cases: &[(i64, i64, &[&str], Option<f64>)] = &[
             // workersMin x gpuCount x the dearest price.
-            (2, 1, &["A40"], Ok(0.96)),
-            (1, 2, &["A40", "L40S"], Ok(1.90)),
-            (3, 4, &["L40S", "A40"], Ok(11.40)),
+            (2, 1, &["A40"], Some(0.96)),
+            (1, 2, &["A40", "L40S"], Some(1.90)),
+            (3, 4, &["L40S", "A40"], Some(11.40)),
             // No minimum workers: nothing, even on types the catalog cannot price.
-            (0, 8, &["A40"], Ok(0.0)),
-            (0, 1, &["B300"], Ok(0.0)),
+            (0, 8, &["A40"], Some(0.0)),
+            (0, 1, &["B300"], Some(0.0)),
             // A type without a price cannot be counted (a zero price is none).
-            (1, 1, &["A40", "B300"], Err(vec!["B300"])),
-            (1, 1, &["FREE"], Err(vec!["FREE"])),
+            (1, 1, &["A40", "B300"], None),
+            (1, 1, &["FREE"], None),
         ];
         for (workers, gpus, ts, want) in cases {
-            let got = prices.min_workers_cost(*workers, *gpus, &types(ts));
+            let got = prices.min_workers_cost(*workers, *gpus, &types(ts)).ok();
             match (got, want) {
-                (Ok(g), Ok(w)) => assert!((g - w).abs() < 1e-9, "{ts:?}: {g} != {w}"),
-                (Err(e), Err(w)) => assert_eq!(e.types, types(w)),
+                (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{ts:?}: {g} != {w}"),
+                (None, None) => {}
                 (g, w) => panic!("{workers} x {gpus} on {ts:?}: {g:?}, wanted {w:?}"),
             }
         }
+        let err = prices
+            .min_workers_cost(1, 1, &types(&["A40", "B300", "FREE"]))
+            .unwrap_err();
+        assert_eq!(
+            err.types,
+            types(&["B300", "FREE"]),
+            "names what it cannot price"
+        );
     }
 
     #[test]
