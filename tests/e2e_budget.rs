@@ -400,6 +400,33 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         calls_to(&env.calls().await, routes().update_endpoint),
         updates
     );
+    wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held == ["Endpoint/steady".to_string()])
+    })
+    .await;
+    // Taken back: nothing to change, nothing held.
+    endpoints
+        .patch(
+            "steady",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"workersMin": 1}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("steady", TIMEOUT, "Ready again", ready_now::<Endpoint>)
+        .await;
+    wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - (a40 + l40s)).abs() < 1e-6)
+    })
+    .await;
+    assert_eq!(
+        calls_to(&env.calls().await, routes().update_endpoint),
+        updates
+    );
     endpoints
         .patch(
             "steady",

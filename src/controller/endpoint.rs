@@ -621,6 +621,11 @@ impl Adapter for EndpointAdapter {
         obj: &Endpoint,
         remote: &mut RemoteEndpoint,
     ) -> Result<(), Failure> {
+        // Up to date with its spec, it asks for no room: a raise held and then taken back
+        // (the spec reverted) is no longer held.
+        if let Some(budgets) = &self.budgets {
+            budgets.unhold_endpoint(&obj.namespace().unwrap_or_default(), &obj.name_any());
+        }
         let id = remote.record.id.clone();
         let client = pass.client;
         if rollout_to_follow(obj.status.as_ref(), remote) {
