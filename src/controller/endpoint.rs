@@ -499,8 +499,8 @@ impl Adapter for EndpointAdapter {
                 ));
             }
         };
-        // An endpoint whose old cost cannot be priced is treated as a create: it asks for
-        // all it will cost.
+        // The old cost, else the listing's figure; neither known (a type the catalog no
+        // longer prices), the change is admitted as a create: it asks for all it will cost.
         let before_cost = costs
             .get(1)
             .and_then(|c| c.as_ref().ok().copied())
