@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use gpucloud_operator::crd::budget::Budget;
 use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::crd::{BudgetSpec, Pod};
+use gpucloud_operator::crd::{BudgetSpec, Endpoint, EndpointSpec, Pod};
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use common::operator::{Env, condition};
+use common::backend::{is_v2, routes};
+use common::operator::{Env, condition, ready_now};
 use common::pods::{RTX4090, config, deploy, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
@@ -221,6 +222,227 @@ async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
         .unwrap();
     env.wait_for("third", TIMEOUT, "Running again", |p: &Pod| {
         p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+    })
+    .await;
+    env.finish(op).await;
+}
+
+/// The catalog's price per GPU per hour a Budget counts an endpoint's workers at: REST
+/// v2's serverless price; the seed API has none, so its secure-cloud price.
+fn per_gpu(gpu: &str) -> f64 {
+    match (gpu, is_v2()) {
+        ("NVIDIA A40", true) => 0.48,
+        ("NVIDIA A40", false) => 0.40,
+        ("NVIDIA L40S", true) => 0.95,
+        ("NVIDIA L40S", false) => 0.86,
+        _ => unreachable!("{gpu}"),
+    }
+}
+
+fn endpoint(name: &str, gpus: &[&str], workers_min: i32) -> Endpoint {
+    let spec: EndpointSpec = serde_json::from_value(json!({
+        "templateId": "tmpl-worker-base",
+        "gpuTypeIds": gpus,
+        "workersMin": workers_min,
+        "workersMax": 4,
+    }))
+    .unwrap();
+    Endpoint::new(name, spec)
+}
+
+fn endpoint_reason(e: &Endpoint) -> Option<String> {
+    let s = e.status.as_ref()?;
+    condition(&s.common.conditions, "Ready").map(|c| format!("{}/{}", c.status, c.reason))
+}
+
+async fn remote_endpoint_names(env: &Env) -> Vec<String> {
+    let mut names: Vec<String> = env
+        .platform
+        .endpoints()
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    names.sort();
+    names
+}
+
+fn calls_to(calls: &std::collections::BTreeMap<String, u64>, route: &str) -> u64 {
+    calls.get(route).copied().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room() {
+    let env = Env::start("budget-ep").await;
+    let op = env.operator(&[]);
+    let budgets: Api<Budget> = env.api();
+    budgets
+        .create(&PostParams::default(), &budget("team", 1.0))
+        .await
+        .unwrap();
+    wait_budget_status(&env, "team", |_| true).await;
+    let endpoints: Api<Endpoint> = env.api();
+    // The emulator's own endpoints (a public demo one).
+    let before = remote_endpoint_names(&env).await.len();
+
+    // One minimum worker of one A40: it fits, and the Budget counts it.
+    let a40 = per_gpu("NVIDIA A40");
+    endpoints
+        .create(
+            &PostParams::default(),
+            &endpoint("steady", &["NVIDIA A40"], 1),
+        )
+        .await
+        .unwrap();
+    let steady = env
+        .wait_for("steady", TIMEOUT, "Ready", ready_now::<Endpoint>)
+        .await;
+    let cost = steady.status.as_ref().unwrap().min_workers_cost_per_hour;
+    assert!(cost.is_some_and(|c| (c - a40).abs() < 1e-6), "{cost:?}");
+    let b = wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| (s.cost_per_hour - a40).abs() < 1e-6)
+    })
+    .await;
+    assert_eq!(b.status.unwrap().running_count, 1);
+
+    // A worker that may land on an A40 or an L40S counts at the dearer L40S: with the
+    // first, over the Budget. Held before any call: no endpoint on the platform.
+    let l40s = per_gpu("NVIDIA L40S");
+    assert!(a40 + l40s > 1.0);
+    endpoints
+        .create(
+            &PostParams::default(),
+            &endpoint("burst", &["NVIDIA A40", "NVIDIA L40S"], 1),
+        )
+        .await
+        .unwrap();
+    let held = env
+        .wait_for("burst", TIMEOUT, "held by the Budget", |e: &Endpoint| {
+            endpoint_reason(e).as_deref() == Some("False/BudgetExceeded")
+        })
+        .await;
+    let message = condition(&held.status.as_ref().unwrap().common.conditions, "Ready")
+        .unwrap()
+        .message
+        .clone();
+    assert!(
+        message.contains("Budget team")
+            && message.contains(&format!("running {a40:.4}/h"))
+            && message.contains(&format!("this endpoint's minimum workers {l40s:.4}/h"))
+            && message.contains("maxCostPerHour 1.0000"),
+        "{message}"
+    );
+    assert!(held.status.as_ref().unwrap().common.id.is_none());
+    let b = wait_budget_status(&env, "team", |b| {
+        b.status.as_ref().is_some_and(|s| s.held_count == 1)
+    })
+    .await;
+    let s = b.status.unwrap();
+    assert_eq!(s.held, vec!["Endpoint/burst".to_string()]);
+    assert_eq!(
+        condition(&s.conditions, "BudgetExceeded").unwrap().status,
+        "True"
+    );
+    // It stays held, with no loop: one create on the platform, the steady one's.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let names = remote_endpoint_names(&env).await;
+    assert_eq!(names.len(), before + 1, "{names:?}");
+    assert!(!names.iter().any(|n| n.contains("burst")), "{names:?}");
+    let calls = env.calls().await;
+    assert_eq!(calls_to(&calls, routes().create_endpoint), 1, "{calls:?}");
+    assert_eq!(
+        endpoint_reason(&endpoints.get("burst").await.unwrap()).as_deref(),
+        Some("False/BudgetExceeded")
+    );
+
+    // Raised: the held endpoint is made by itself, and both count.
+    budgets
+        .patch(
+            "team",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"maxCostPerHour": 2.0}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("burst", TIMEOUT, "Ready", ready_now::<Endpoint>)
+        .await;
+    let b = wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - (a40 + l40s)).abs() < 1e-6)
+    })
+    .await;
+    assert_eq!(b.status.unwrap().running_count, 2);
+    assert_eq!(remote_endpoint_names(&env).await.len(), before + 2);
+
+    // A raise of the minimum workers past the Budget is held too, with no update call;
+    // a change that lowers them goes through.
+    let updates = calls_to(&env.calls().await, routes().update_endpoint);
+    endpoints
+        .patch(
+            "steady",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"workersMin": 3}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("steady", TIMEOUT, "raise held", |e: &Endpoint| {
+        endpoint_reason(e).as_deref() == Some("False/BudgetExceeded")
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        calls_to(&env.calls().await, routes().update_endpoint),
+        updates
+    );
+    wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held == ["Endpoint/steady".to_string()])
+    })
+    .await;
+    // Taken back: nothing to change, nothing held.
+    endpoints
+        .patch(
+            "steady",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"workersMin": 1}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("steady", TIMEOUT, "Ready again", ready_now::<Endpoint>)
+        .await;
+    wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - (a40 + l40s)).abs() < 1e-6)
+    })
+    .await;
+    assert_eq!(
+        calls_to(&env.calls().await, routes().update_endpoint),
+        updates
+    );
+    endpoints
+        .patch(
+            "steady",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"workersMin": 0}})),
+        )
+        .await
+        .unwrap();
+    env.wait_for("steady", TIMEOUT, "lowered", |e: &Endpoint| {
+        ready_now(e) && e.status.as_ref().unwrap().workers_min == Some(0)
+    })
+    .await;
+    wait_budget_status(&env, "team", |b| {
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - l40s).abs() < 1e-6)
     })
     .await;
     env.finish(op).await;

@@ -399,7 +399,7 @@ async fn team_budget_runs_what_fits_and_holds_a_third_pod_until_room_appears() {
     env.wait_for("team-a", TIMEOUT, "one held", |b: &Budget| {
         b.status
             .as_ref()
-            .is_some_and(|s| s.held == vec!["notebook-3".to_string()])
+            .is_some_and(|s| s.held == vec!["Pod/notebook-3".to_string()])
     })
     .await;
     let third_prefix = format!("{}-notebook-3-", env.ns.name());

@@ -1,35 +1,46 @@
 //! The Endpoint adapter: serverless endpoints with their queue and worker health, and a
-//! ConfigMap that tells in-cluster applications where to send jobs.
+//! ConfigMap that tells in-cluster applications where to send jobs. A create, or a change
+//! that raises what the minimum workers cost, is admitted against the namespace's Budgets
+//! first (see `super::budget`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
+use tracing::warn;
 
 use crate::crd::Endpoint;
+use crate::crd::budget::BUDGET_EXCEEDED;
 use crate::crd::endpoint::{
     EndpointHealth, EndpointRollout, EndpointStatus, JobCounts, ScalerType, WorkerCounts,
 };
 use crate::platform::domain::{EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint};
-use crate::platform::{Health, PlatformClient};
+use crate::platform::domain::{ServerlessPrices, Unpriced};
+use crate::platform::{Health, PlatformClient, PlatformError};
 
 use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use super::budget::{BudgetLedger, LISTING_WAIT};
 use super::context::{FIELD_MANAGER, Shared};
 use super::dependency;
-use super::failure::Failure;
+use super::failure::{Applied, Failure};
 use super::naming::default_remote_name;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
 
 /// An endpoint as listed, plus what the pass learned of it: the queue health fetched for
-/// Ready endpoints and, while workers roll over to a new release, how far they are.
+/// Ready endpoints, while workers roll over to a new release how far they are, and what
+/// its minimum workers cost at the catalog's price.
 #[derive(Clone, Debug)]
 pub struct RemoteEndpoint {
     pub record: ServerlessEndpoint,
     pub health: Option<Health>,
     pub rollout: Option<Rollout>,
+    /// `None`: not known (the catalog could not be read, or cannot price its types).
+    pub min_workers_cost: Option<f64>,
 }
 
 impl RemoteEndpoint {
@@ -38,6 +49,109 @@ impl RemoteEndpoint {
             record,
             health: None,
             rollout: None,
+            min_workers_cost: None,
+        }
+    }
+}
+
+/// What decides an endpoint's minimum-workers cost: workers, GPUs per worker, GPU types.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostShape {
+    pub workers_min: i64,
+    pub gpu_count: i64,
+    pub gpu_type_ids: Vec<String>,
+}
+
+impl CostShape {
+    fn of_desired(d: &DesiredEndpoint) -> Self {
+        Self {
+            workers_min: d.workers_min,
+            gpu_count: d.gpu_count,
+            gpu_type_ids: d.gpu_type_ids.clone(),
+        }
+    }
+
+    fn of_record(r: &ServerlessEndpoint) -> Self {
+        Self {
+            workers_min: r.workers_min.unwrap_or_default(),
+            gpu_count: r.gpu_count.unwrap_or(1),
+            gpu_type_ids: r.gpus.types(),
+        }
+    }
+
+    /// The record with `change` made.
+    fn after(r: &ServerlessEndpoint, change: &EndpointChange) -> Self {
+        let mut shape = Self::of_record(r);
+        if let Some(w) = change.workers_min {
+            shape.workers_min = w;
+        }
+        if let Some(c) = change.gpu_count {
+            shape.gpu_count = c;
+        }
+        if let Some(t) = &change.gpu_type_ids {
+            shape.gpu_type_ids = t.clone();
+        }
+        shape
+    }
+
+    fn cost(&self, prices: &ServerlessPrices) -> Result<f64, Unpriced> {
+        prices.min_workers_cost(self.workers_min, self.gpu_count, &self.gpu_type_ids)
+    }
+
+    /// Pure: whether no minimum worker runs, so that the cost is 0 without the catalog.
+    fn is_free(&self) -> bool {
+        self.workers_min <= 0
+    }
+}
+
+/// Pure: whether `change` may move what the minimum workers cost.
+pub fn moves_cost(change: &EndpointChange) -> bool {
+    change.workers_min.is_some() || change.gpu_count.is_some() || change.gpu_type_ids.is_some()
+}
+
+/// What the Budget admission of an endpoint decides, given its cost before and after.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CostAdmission {
+    /// No reservation needed: nothing more to pay (a create of no minimum workers, a
+    /// change that lowers or keeps the cost).
+    Proceed,
+    /// Reserve this cost per hour first.
+    Reserve(f64),
+}
+
+/// Pure: a create (`before` is `None`) or a change to an endpoint costing `before`, which
+/// would make it cost `after`.
+pub fn cost_admission(before: Option<f64>, after: f64) -> CostAdmission {
+    const EPSILON: f64 = 1e-9;
+    match before {
+        _ if after <= EPSILON => CostAdmission::Proceed,
+        Some(b) if after <= b + EPSILON => CostAdmission::Proceed,
+        _ => CostAdmission::Reserve(after),
+    }
+}
+
+/// Reads the catalog's prices only when `shapes` need them: the cost of each, or why it
+/// cannot be priced.
+async fn costs_of(
+    client: &PlatformClient,
+    shapes: &[&CostShape],
+) -> Result<Vec<Result<f64, Unpriced>>, PlatformError> {
+    let prices = if shapes.iter().all(|s| s.is_free()) {
+        Arc::new(ServerlessPrices::default())
+    } else {
+        client.catalog().serverless_prices().await?
+    };
+    Ok(shapes.iter().map(|s| s.cost(&prices)).collect())
+}
+
+/// The cost of `shape`, `None` when it cannot be known now (logged: it only leaves the
+/// last figure in status).
+async fn cost_or_none(client: &PlatformClient, shape: &CostShape, id: &str) -> Option<f64> {
+    match costs_of(client, &[shape]).await {
+        Ok(mut costs) => costs.pop().and_then(Result::ok),
+        Err(e) => {
+            warn!(endpoint = %id, error = %e, "could not read the catalog's serverless prices");
+            None
         }
     }
 }
@@ -136,6 +250,12 @@ pub struct EndpointAdapter {
     /// The connection ConfigMap last written per object (name, id, url), so it is written
     /// only when it changes; dropped in `forget`.
     written: parking_lot::Mutex<HashMap<String, (String, String, String)>>,
+    /// The Budgets' ledger: creates and raises of the minimum workers are admitted
+    /// against it. `None`: no Budget is enforced.
+    budgets: Option<Arc<BudgetLedger>>,
+    /// How long a held endpoint waits before it looks again by itself, should no wake-up
+    /// come.
+    held_recheck: Duration,
 }
 
 /// Pure: whether a pass should ask how far a rollout has come: one the operator started
@@ -149,6 +269,21 @@ pub fn rollout_to_follow(status: Option<&EndpointStatus>, remote: &RemoteEndpoin
 }
 
 impl EndpointAdapter {
+    /// Admits creates and raises of the minimum workers against `budgets`; a held
+    /// endpoint looks again after `held_recheck` at the latest.
+    pub fn with_budgets(mut self, budgets: Arc<BudgetLedger>, held_recheck: Duration) -> Self {
+        self.budgets = Some(budgets);
+        self.held_recheck = held_recheck;
+        self
+    }
+
+    /// A `Waiting` failure that holds the endpoint without an error loop.
+    fn waiting(&self, reason: &str, message: String) -> Failure {
+        let mut f = Failure::waiting(reason, message);
+        f.retry_after = Some(self.held_recheck);
+        f
+    }
+
     /// Writes (server-side apply) the connection ConfigMap when it changed, and removes
     /// one this Endpoint wrote under an earlier name.
     async fn write_connection(
@@ -266,7 +401,23 @@ impl Adapter for EndpointAdapter {
             .list()
             .await
             .map_err(|e| Failure::from_platform("list endpoints", &e))?;
-        Ok(records.into_iter().map(RemoteEndpoint::listed).collect())
+        let mut remotes: Vec<RemoteEndpoint> =
+            records.into_iter().map(RemoteEndpoint::listed).collect();
+        // What each one's minimum workers cost, for status (and so for the Budgets): one
+        // cached catalog read, none when no endpoint keeps workers.
+        let shapes: Vec<CostShape> = remotes
+            .iter()
+            .map(|r| CostShape::of_record(&r.record))
+            .collect();
+        match costs_of(client, &shapes.iter().collect::<Vec<_>>()).await {
+            Ok(costs) => {
+                for (remote, cost) in remotes.iter_mut().zip(costs) {
+                    remote.min_workers_cost = cost.ok();
+                }
+            }
+            Err(e) => warn!(error = %e, "could not read the catalog's serverless prices"),
+        }
+        Ok(remotes)
     }
 
     fn claims(&self, obj: &Endpoint, remote: &RemoteEndpoint) -> bool {
@@ -307,23 +458,102 @@ impl Adapter for EndpointAdapter {
         Ok(desired_of(obj, template, volume))
     }
 
+    async fn admit(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Endpoint,
+        desired: &DesiredEndpoint,
+        remote: Option<&RemoteEndpoint>,
+        changes: &[EndpointChange],
+    ) -> Result<(), Failure> {
+        let Some(budgets) = &self.budgets else {
+            return Ok(());
+        };
+        let ns = obj.namespace().unwrap_or_default();
+        let after = CostShape::of_desired(desired);
+        // Only a create with minimum workers, or a change that may raise their cost, asks
+        // for room: anything else costs no wait and no catalog read.
+        if after.is_free() || remote.is_some() && !changes.iter().any(moves_cost) {
+            budgets.unhold_endpoint(&ns, &obj.name_any());
+            return Ok(());
+        }
+        if !budgets.wait_synced(LISTING_WAIT).await {
+            return Err(self.waiting(
+                "BudgetsNotListed",
+                "the operator has not listed the Budgets, Pods and Endpoints yet; the endpoint waits for it".into(),
+            ));
+        }
+        if !budgets.has_budgets(&ns) {
+            budgets.unhold_endpoint(&ns, &obj.name_any());
+            return Ok(());
+        }
+        let before = remote.map(|r| CostShape::of_record(&r.record));
+        let mut shapes = vec![&after];
+        shapes.extend(before.as_ref());
+        let costs = costs_of(pass.client, &shapes)
+            .await
+            .map_err(|e| Failure::from_platform("read the GPU catalog's prices", &e))?;
+        let after_cost = match &costs[0] {
+            Ok(c) => *c,
+            Err(unpriced) => {
+                return Err(self.waiting(
+                    "BudgetPriceUnknown",
+                    format!(
+                        "spec.gpuTypeIds: the platform's catalog has no price for {}; a Budget of the namespace cannot count the endpoint's minimum workers, so it is held",
+                        unpriced.types.join(", ")
+                    ),
+                ));
+            }
+        };
+        // The old cost, else the listing's figure; neither known (a type the catalog no
+        // longer prices), the change is admitted as a create: it asks for all it will cost.
+        let before_cost = costs
+            .get(1)
+            .and_then(|c| c.as_ref().ok().copied())
+            .or_else(|| remote.and_then(|r| r.min_workers_cost));
+        match cost_admission(before_cost, after_cost) {
+            CostAdmission::Proceed => {
+                budgets.unhold_endpoint(&ns, &obj.name_any());
+                Ok(())
+            }
+            CostAdmission::Reserve(cost) => budgets
+                .reserve_endpoint(&ns, &obj.name_any(), obj.labels(), cost)
+                .map_err(|exceeded| self.waiting(BUDGET_EXCEEDED, exceeded.message())),
+        }
+    }
+
     async fn create(
         &self,
         pass: &PassContext<'_>,
-        _obj: &Endpoint,
+        obj: &Endpoint,
         d: &DesiredEndpoint,
     ) -> Result<Created<RemoteEndpoint>, Failure> {
-        let mut record = pass
+        let created = pass
             .client
             .endpoints()
             .create(d)
             .await
-            .map_err(|e| Failure::from_platform("create the endpoint", &e))?;
+            .map_err(|e| Failure::from_platform("create the endpoint", &e));
+        let mut record = match created {
+            Ok(record) => record,
+            Err(f) => {
+                // Budget: a create that did not happen gives its reservation back at once.
+                if let Some(budgets) = &self.budgets
+                    && f.applied == Applied::No
+                {
+                    budgets.release_endpoint(&obj.namespace().unwrap_or_default(), &obj.name_any());
+                }
+                return Err(f);
+            }
+        };
         // REST v2 does not echo the template: status keeps the one the endpoint was made with.
         record
             .template_id
             .get_or_insert_with(|| d.template_id.clone());
-        Ok(Created::quietly(RemoteEndpoint::listed(record)))
+        let shape = CostShape::of_record(&record);
+        let mut remote = RemoteEndpoint::listed(record);
+        remote.min_workers_cost = cost_or_none(pass.client, &shape, &remote.record.id).await;
+        Ok(Created::quietly(remote))
     }
 
     fn plan(
@@ -363,6 +593,12 @@ impl Adapter for EndpointAdapter {
         if let Some(t) = &change.template_id {
             remote.record.template_id = Some(t.clone());
         }
+        // Status says the new cost at once: the Budget's reservation for a raise goes
+        // when status reaches it.
+        if moves_cost(change) {
+            let shape = CostShape::after(&remote.record, change);
+            remote.min_workers_cost = cost_or_none(client, &shape, &remote.record.id).await;
+        }
         Ok(())
     }
 
@@ -376,6 +612,9 @@ impl Adapter for EndpointAdapter {
 
     fn forget(&self, key: &str) {
         self.written.lock().remove(key);
+        if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
+            budgets.forget_endpoint(ns, name);
+        }
     }
 
     fn readiness(&self, _obj: &Endpoint, remote: &RemoteEndpoint) -> Readiness {
@@ -388,6 +627,11 @@ impl Adapter for EndpointAdapter {
         obj: &Endpoint,
         remote: &mut RemoteEndpoint,
     ) -> Result<(), Failure> {
+        // Up to date with its spec, it asks for no room: a raise held and then taken back
+        // (the spec reverted) is no longer held.
+        if let Some(budgets) = &self.budgets {
+            budgets.unhold_endpoint(&obj.namespace().unwrap_or_default(), &obj.name_any());
+        }
         let id = remote.record.id.clone();
         let client = pass.client;
         if rollout_to_follow(obj.status.as_ref(), remote) {
@@ -431,6 +675,10 @@ impl Adapter for EndpointAdapter {
         status.gpu_type_ids = r.gpus.types();
         status.workers_min = r.workers_min.and_then(|v| i32::try_from(v).ok());
         status.workers_max = r.workers_max.and_then(|v| i32::try_from(v).ok());
+        if let Some(cost) = remote.min_workers_cost {
+            // Rounded as a Budget's figures are: an unchanged cost writes no status.
+            status.min_workers_cost_per_hour = Some((cost * 1e6).round() / 1e6);
+        }
         if let Some(h) = &remote.health {
             status.health = Some(EndpointHealth {
                 jobs: JobCounts {
@@ -496,6 +744,86 @@ mod tests {
             flashboot: false,
             network_volume_id: None,
         }
+    }
+
+    #[test]
+    fn only_a_create_or_a_raise_of_the_minimum_workers_asks_for_room() {
+        use CostAdmission::{Proceed, Reserve};
+        let cases = [
+            // (cost before: None for a create, cost after, decision)
+            (None, 0.96, Reserve(0.96)),
+            (None, 0.0, Proceed),
+            (Some(0.96), 1.92, Reserve(1.92)),
+            (Some(0.96), 0.96, Proceed),
+            (Some(1.92), 0.96, Proceed),
+            (Some(0.96), 0.0, Proceed),
+        ];
+        for (before, after, want) in cases {
+            assert_eq!(cost_admission(before, after), want, "{before:?} -> {after}");
+        }
+        let raise = |c: EndpointChange| moves_cost(&c);
+        assert!(raise(EndpointChange {
+            workers_min: Some(2),
+            ..Default::default()
+        }));
+        assert!(raise(EndpointChange {
+            gpu_count: Some(2),
+            ..Default::default()
+        }));
+        assert!(raise(EndpointChange {
+            gpu_type_ids: Some(vec!["NVIDIA L40S".into()]),
+            ..Default::default()
+        }));
+        assert!(!raise(EndpointChange {
+            workers_max: Some(9),
+            flashboot: Some(true),
+            ..Default::default()
+        }));
+    }
+
+    #[test]
+    fn the_cost_shape_follows_the_record_and_a_change() {
+        let prices = ServerlessPrices::new([
+            ("NVIDIA A40".to_string(), 0.48),
+            ("NVIDIA L40S".to_string(), 0.95),
+        ]);
+        let r = ServerlessEndpoint {
+            workers_min: Some(2),
+            ..record()
+        };
+        assert_eq!(CostShape::of_record(&r).cost(&prices), Ok(0.96));
+        let change = EndpointChange {
+            gpu_count: Some(2),
+            gpu_type_ids: Some(vec!["NVIDIA A40".into(), "NVIDIA L40S".into()]),
+            ..Default::default()
+        };
+        let after = CostShape::after(&r, &change);
+        assert!((after.cost(&prices).unwrap() - 3.8).abs() < 1e-9);
+        let d = EndpointSpec {
+            workers_min: 3,
+            ..desired()
+        };
+        assert!((CostShape::of_desired(&d).cost(&prices).unwrap() - 1.44).abs() < 1e-9);
+        assert!(CostShape::of_record(&record()).is_free());
+    }
+
+    #[test]
+    fn status_reports_the_cost_of_the_minimum_workers() {
+        let adapter = EndpointAdapter::default();
+        let spec: crate::crd::endpoint::EndpointSpec = serde_json::from_value(
+            serde_json::json!({"templateId": "t", "gpuTypeIds": ["NVIDIA A40"]}),
+        )
+        .unwrap();
+        let mut obj = Endpoint::new("web", spec);
+        let mut remote = RemoteEndpoint::listed(record());
+        remote.min_workers_cost = Some(0.96);
+        let s = adapter.status(&obj, Some(&remote), Seen::default());
+        assert_eq!(s.min_workers_cost_per_hour, Some(0.96));
+        // Not known this pass (the catalog unread): the last figure stays.
+        obj.status = Some(s);
+        remote.min_workers_cost = None;
+        let s = adapter.status(&obj, Some(&remote), Seen::default());
+        assert_eq!(s.min_workers_cost_per_hour, Some(0.96));
     }
 
     #[test]

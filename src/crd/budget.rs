@@ -1,8 +1,10 @@
-//! `Budget`: a cap on what the GPU pods of a namespace may cost per hour.
+//! `Budget`: a cap on what the GPU pods and the minimum workers of the serverless
+//! endpoints of a namespace may cost per hour.
 //!
 //! A Budget is not a platform object: the operator enforces it before its own platform
-//! calls (a deploy or resume that would go over is held) and, with `StopNewest`, by
-//! stopping the most recently started pods when the running total goes over.
+//! calls (a deploy, resume, endpoint create or raise of minimum workers that would go over
+//! is held) and, with `StopNewest`, by stopping the most recently started pods when the
+//! running total goes over.
 
 // Each `printcolumn(...)` repeats the same keys, which clippy takes for duplicates.
 #![allow(clippy::duplicated_attributes)]
@@ -12,10 +14,11 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The condition a Budget reports: `True` while a pod is held or being stopped for it.
+/// The condition a Budget reports: `True` while a Pod or Endpoint is held or a Pod is
+/// being stopped for it.
 pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
 
-/// A cap on the hourly cost of the gpucloud Pods of a namespace.
+/// A cap on the hourly cost of the gpucloud Pods and Endpoints of a namespace.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -25,7 +28,7 @@ pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
     status = "BudgetStatus",
     shortname = "gbud",
     category = "gpucloud",
-    doc = "A cap on what the gpucloud Pods of a namespace may cost per hour: deploys and resumes that would go over are held.",
+    doc = "A cap on what the gpucloud Pods and the minimum workers of the Endpoints of a namespace may cost per hour: deploys, resumes and endpoint creates or raises that would go over are held.",
     printcolumn(name = "MAX/HR", type_ = "number", json_path = ".spec.maxCostPerHour"),
     printcolumn(name = "COST/HR", type_ = "number", json_path = ".status.costPerHour"),
     printcolumn(
@@ -43,11 +46,13 @@ pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetSpec {
-    /// The most the matched Pods may cost together, per hour, in the platform's currency
-    /// (the `costPerHour` the platform reports for a pod).
+    /// The most the matched Pods and Endpoints may cost together, per hour, in the
+    /// platform's currency: a pod counts the `costPerHour` the platform reports, an
+    /// endpoint its minimum workers at the catalog's price (its status's
+    /// `minWorkersCostPerHour`).
     #[schemars(range(min = 0.0, max = 1000000.0))]
     pub max_cost_per_hour: f64,
-    /// Which Pods of the namespace count (all of them when absent).
+    /// Which Pods and Endpoints of the namespace count (all of them when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     /// What happens when the running total would go over.
@@ -55,49 +60,55 @@ pub struct BudgetSpec {
     pub action: BudgetAction,
 }
 
-/// What a Budget does when its Pods would cost more than `maxCostPerHour`.
+/// What a Budget does when its Pods and Endpoints would cost more than `maxCostPerHour`.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 pub enum BudgetAction {
-    /// Hold deploys and resumes that would go over until there is room; running pods are
-    /// left alone.
+    /// Hold deploys, resumes and endpoint creates or raises of minimum workers that would
+    /// go over until there is room; what runs is left alone.
     #[default]
     Deny,
     /// Hold as `Deny` does, and when the running total goes over anyway (a price change,
     /// a pod resumed outside the operator) stop the most recently started pods until it
-    /// fits.
+    /// fits. Endpoints count in the total but are never stopped (the operator cannot stop
+    /// an endpoint's minimum workers without changing its spec): only Pods are.
     StopNewest,
 }
 
-/// What the Budget's Pods cost, and who waits for room.
+/// What the Budget's Pods and Endpoints cost, and who waits for room.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetStatus {
     /// The `metadata.generation` this status was computed for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
-    /// What the matched Pods that run cost per hour, as the platform reports it.
+    /// What the matched Pods that run (as the platform reports it) and the minimum workers
+    /// of the matched Endpoints (at the catalog's price) cost per hour.
     #[serde(default)]
     pub cost_per_hour: f64,
-    /// Deploys and resumes admitted and not yet seen running, at their expected price.
+    /// Deploys, resumes and endpoint changes admitted and not yet seen in status, at their
+    /// expected price.
     #[serde(default)]
     pub reserved_per_hour: f64,
     /// `maxCostPerHour` minus the cost and the reservations (negative when over).
     #[serde(default)]
     pub headroom_per_hour: f64,
-    /// Matched Pods that run or are about to.
+    /// Matched Pods that run or are about to, and matched Endpoints on the platform.
     #[serde(default)]
     pub running_count: i32,
-    /// How many Pods are held for this Budget.
+    /// How many Pods and Endpoints are held for this Budget.
     #[serde(default)]
     pub held_count: i32,
-    /// The names of the held Pods (the first 50, sorted).
+    /// The held Pods and Endpoints as `Pod/<name>` and `Endpoint/<name>` (the first 50,
+    /// sorted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held: Vec<String>,
-    /// Pods being stopped to bring the total under the cap (`StopNewest`).
+    /// Pods being stopped to bring the total under the cap (`StopNewest`), as
+    /// `Pod/<name>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stopping: Vec<String>,
     /// `Ready` (the Budget is enforced), `Stalled` (its selector is invalid) and
-    /// `BudgetExceeded` (`True` while a Pod is held or stopped for this Budget).
+    /// `BudgetExceeded` (`True` while a Pod or Endpoint is held, or a Pod stopped, for
+    /// this Budget).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
 }

@@ -201,6 +201,12 @@ pub struct EndpointStatus {
     /// Worker limits as the platform has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_min: Option<i32>,
+    /// What the minimum workers cost per hour at the catalog's price: `workersMin` x
+    /// `gpuCount` x the highest price per GPU of the endpoint's GPU types (REST v2: the
+    /// serverless price; the seed API: the secure-cloud price, it has no serverless one).
+    /// What a `Budget` counts for this endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_workers_cost_per_hour: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_max: Option<i32>,
     /// Running workers over the maximum, for `kubectl get`.

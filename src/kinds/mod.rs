@@ -98,7 +98,17 @@ fn start_network_volumes(controllers: &Controllers) -> JoinHandle<()> {
 }
 
 fn start_endpoints(controllers: &Controllers) -> JoinHandle<()> {
-    controllers.spawn(EndpointAdapter::default())
+    let adapter = EndpointAdapter::default().with_budgets(
+        controllers.budgets.clone(),
+        controllers.shared.config.poll_interval,
+    );
+    // Held endpoints are reconciled again when the Budgets' ledger finds room for them.
+    let wakes = controllers
+        .budgets
+        .take_endpoint_wakes()
+        .map(tokio_stream_of)
+        .unwrap_or_else(|| futures::stream::empty().boxed());
+    controllers.spawn_with_wakes(adapter, wakes)
 }
 
 fn start_pods(controllers: &Controllers) -> JoinHandle<()> {

@@ -1,8 +1,8 @@
 //! The Budget kind's controller. A Budget is not a platform object, so it has no engine
-//! pass: its watches feed the shared [`BudgetLedger`] (every Budget and every gpucloud Pod
-//! of the watched namespaces), and each reconcile computes the Budget's status from the
-//! ledger, writes it only when it changed, and with `StopNewest` marks the Pods to stop.
-//! No platform call is made here.
+//! pass: its watches feed the shared [`BudgetLedger`] (every Budget, gpucloud Pod and
+//! Endpoint of the watched namespaces), and each reconcile computes the Budget's status
+//! from the ledger, writes it only when it changed, and with `StopNewest` marks the Pods
+//! to stop. No platform call is made here.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tracing::{debug, info, warn};
 
-use crate::crd::Pod;
 use crate::crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
+use crate::crd::{Endpoint, Pod};
 
 use super::super::context::FIELD_MANAGER;
 use super::super::runner::Watched;
@@ -32,7 +32,7 @@ use super::super::watch_merge::watch_namespaces;
 use super::BudgetLedger;
 use super::ledger::{BudgetRule, Figures};
 
-/// How many held Pod names a Budget's status lists.
+/// How many held Pods and Endpoints a Budget's status lists.
 const HELD_NAMES: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
@@ -77,10 +77,11 @@ pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestam
                 )
             } else if exceeded {
                 (
-                    "PodsHeld",
+                    "Held",
                     format!(
-                        "{} pod(s) held: running {:.4}/h + reserved {:.4}/h of maxCostPerHour {:.4}",
+                        "{} held ({}): running {:.4}/h + reserved {:.4}/h of maxCostPerHour {:.4}",
                         f.held.len(),
+                        held_summary(&f.held),
                         f.cost_per_hour,
                         f.reserved_per_hour,
                         budget.spec.max_cost_per_hour
@@ -151,6 +152,21 @@ pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestam
         condition(BUDGET_EXCEEDED, status, reason, message),
     ];
     out
+}
+
+/// The first few held members, for a condition's message.
+fn held_summary(held: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = held
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if held.len() > SHOWN {
+        text.push_str(&format!(", and {} more", held.len() - SHOWN));
+    }
+    text
 }
 
 fn apis<K>(watched: &Watched, client: &Client) -> Vec<Api<K>>
@@ -224,9 +240,11 @@ pub async fn run(
         None => watcher::Config::default(),
     };
     let pod_apis = apis::<Pod>(&watched, &client);
-    // Every watch's first listing must be in the ledger before a Pod is admitted: the
-    // Budgets' (one, merged across namespaces for their store) and each namespace's Pods'.
-    let listings = Arc::new(AtomicUsize::new(1 + pod_apis.len()));
+    let endpoint_apis = apis::<Endpoint>(&watched, &client);
+    // Every watch's first listing must be in the ledger before a Pod or Endpoint is
+    // admitted: the Budgets' (one, merged across namespaces for their store) and each
+    // namespace's Pods' and Endpoints'.
+    let listings = Arc::new(AtomicUsize::new(1 + pod_apis.len() + endpoint_apis.len()));
     let listed = {
         let (listings, ledger) = (listings.clone(), ledger.clone());
         move || {
@@ -269,9 +287,10 @@ pub async fn run(
     .reflect(writer)
     .applied_objects();
 
+    let pod_listed = listed.clone();
     let pods = stream::select_all(pod_apis.into_iter().map(|api| {
         // One tracker per watch: each relists on its own.
-        let (ledger, listed) = (ledger.clone(), listed.clone());
+        let (ledger, listed) = (ledger.clone(), pod_listed.clone());
         let mut pods_held = Vanished::default();
         watcher(api, config.clone())
             .default_backoff()
@@ -292,12 +311,46 @@ pub async fn run(
             .boxed()
     }))
     .touched_objects();
+
+    let endpoints = stream::select_all(endpoint_apis.into_iter().map(|api| {
+        let (ledger, listed) = (ledger.clone(), listed.clone());
+        let mut endpoints_held = Vanished::default();
+        watcher(api, config.clone())
+            .default_backoff()
+            .inspect_ok(move |event| {
+                for (ns, name) in endpoints_held.on(event) {
+                    ledger.forget_endpoint(&ns, &name);
+                }
+                match event {
+                    watcher::Event::Apply(e) | watcher::Event::InitApply(e) => {
+                        ledger.observe_endpoint(e)
+                    }
+                    watcher::Event::Delete(e) => {
+                        ledger.forget_endpoint(&e.namespace().unwrap_or_default(), &e.name_any())
+                    }
+                    watcher::Event::InitDone => listed(),
+                    watcher::Event::Init => {}
+                }
+            })
+            .boxed()
+    }))
+    .touched_objects();
     let store = reader.clone();
+    let endpoint_store = reader.clone();
     Controller::for_stream(budgets, reader)
         .watches_stream(pods, move |pod: Pod| {
             // Every Budget of the Pod's namespace: its figures may have moved.
             let ns = pod.namespace();
             store
+                .state()
+                .into_iter()
+                .filter(|b| b.namespace() == ns)
+                .map(|b| ObjectRef::from_obj(b.as_ref()))
+                .collect::<Vec<_>>()
+        })
+        .watches_stream(endpoints, move |endpoint: Endpoint| {
+            let ns = endpoint.namespace();
+            endpoint_store
                 .state()
                 .into_iter()
                 .filter(|b| b.namespace() == ns)
@@ -357,21 +410,28 @@ mod tests {
             reserved_per_hour: 0.4,
             headroom_per_hour: 0.0,
             running_count: 5,
-            held: vec!["p7".into(), "p8".into()],
+            held: vec!["Pod/p7".into(), "Endpoint/e8".into()],
             stopping: vec![],
         };
         let t0 = Timestamp::from_second(100).unwrap();
         let s = status_of(&b, Ok(&f), t0);
         assert_eq!(s.observed_generation, Some(3));
         assert_eq!(s.held_count, 2);
-        assert_eq!(s.held, vec!["p7".to_string(), "p8".to_string()]);
+        assert_eq!(
+            s.held,
+            vec!["Pod/p7".to_string(), "Endpoint/e8".to_string()]
+        );
         assert_eq!(s.running_count, 5);
         let c = &s.conditions[2];
         assert_eq!(c.type_, BUDGET_EXCEEDED);
-        assert_eq!((c.status.as_str(), c.reason.as_str()), ("True", "PodsHeld"));
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("True", "Held"));
         assert_eq!(s.conditions[0].type_, "Ready");
         assert_eq!(s.conditions[0].status, "True");
-        assert!(c.message.contains("2 pod(s) held"), "{}", c.message);
+        assert!(
+            c.message.contains("2 held (Pod/p7, Endpoint/e8)"),
+            "{}",
+            c.message
+        );
         // The same figures later: an equal status, so no write.
         let mut written = b.clone();
         written.status = Some(s.clone());

@@ -1,18 +1,27 @@
-//! The ledger of one namespace: its Budgets, what its Pods cost, the reservations of the
-//! deploys and resumes admitted and not yet seen running, and the Pods held for want of
-//! room. Pure: no I/O, no clock (callers pass `now`), so every decision is unit tested.
+//! The ledger of one namespace: its Budgets, what its members (Pods and Endpoints) cost,
+//! the reservations of the deploys, resumes and endpoint changes admitted and not yet seen
+//! in status, and the members held for want of room. Pure: no I/O, no clock (callers pass
+//! `now`), so every decision is unit tested.
 //!
-//! What a Pod costs (its charge):
-//! - seen running (its status says it runs, with a price): that price, and any reservation
-//!   it held is dropped, the platform's figure replaces the estimate;
+//! What a member costs (its charge):
+//! - a Pod seen running (its status says it runs, with a price): that price, and any
+//!   reservation it held is dropped, the platform's figure replaces the estimate;
+//! - an Endpoint seen on the platform: the cost of its minimum workers at the catalog's
+//!   price (its status says it), or its reservation while that is higher (a raise admitted
+//!   and not yet in status must not be under-counted); the reservation goes once status
+//!   reaches it;
 //! - otherwise its reservation, while it is younger than the reservation lifetime (a
 //!   create that never reported back must not hold room for ever);
 //! - otherwise nothing.
 //!
-//! A reservation is taken, all Budgets that match the Pod checked and the charge recorded
-//! under one lock, so Pods admitted at the same time cannot together overshoot.
+//! A reservation is taken, all Budgets that match the member checked and the charge
+//! recorded under one lock, so members admitted at the same time cannot together
+//! overshoot. Only Pods can be stopped (`StopNewest`): the operator cannot stop an
+//! endpoint's minimum workers without changing its spec, so Endpoints count toward the
+//! total and the newest Pods are stopped until it fits.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
@@ -23,6 +32,47 @@ use crate::crd::budget::BudgetAction;
 
 /// Rounding slack on sums of prices: a total equal to the cap fits.
 const EPSILON: f64 = 1e-9;
+
+/// The kinds a Budget counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MemberKind {
+    Pod,
+    Endpoint,
+}
+
+/// One object a Budget counts: a Pod and an Endpoint may share a name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Member {
+    pub kind: MemberKind,
+    pub name: String,
+}
+
+impl Member {
+    pub fn pod(name: impl Into<String>) -> Self {
+        Self {
+            kind: MemberKind::Pod,
+            name: name.into(),
+        }
+    }
+
+    pub fn endpoint(name: impl Into<String>) -> Self {
+        Self {
+            kind: MemberKind::Endpoint,
+            name: name.into(),
+        }
+    }
+}
+
+/// `Pod/name` or `Endpoint/name`, as a Budget's status lists them.
+impl fmt::Display for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.kind {
+            MemberKind::Pod => "Pod",
+            MemberKind::Endpoint => "Endpoint",
+        };
+        write!(f, "{kind}/{}", self.name)
+    }
+}
 
 /// A Budget as the ledger needs it.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,13 +89,15 @@ impl BudgetRule {
     }
 }
 
-/// What the cluster says of a Pod (its labels and status).
+/// What the cluster says of a member (its labels and status).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct PodFacts {
+pub struct Facts {
     pub labels: BTreeMap<String, String>,
-    /// Deploying, starting, running or stopping: billed.
+    /// A Pod deploying, starting, running or stopping; an Endpoint that exists on the
+    /// platform: billed.
     pub running: bool,
-    /// The price the platform reports (or the placement's, right after the deploy).
+    /// A Pod: the price the platform reports (or the placement's, right after the deploy).
+    /// An Endpoint: its minimum workers at the catalog's price.
     pub cost_per_hour: Option<f64>,
     /// When the pod last started, to find the newest.
     pub started: Option<Timestamp>,
@@ -59,25 +111,31 @@ struct Reservation {
     labels: BTreeMap<String, String>,
 }
 
-/// Why a Pod cannot have its reservation: the first Budget it would overshoot, and the
+/// Why a member cannot have its reservation: the first Budget it would overshoot, and the
 /// figures.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Exceeded {
     pub budget: String,
     pub max_cost_per_hour: f64,
-    /// Matched Pods seen running.
+    /// Matched members seen running.
     pub running_per_hour: f64,
-    /// Matched reservations of other Pods.
+    /// Matched reservations of other members.
     pub reserved_per_hour: f64,
-    /// What this Pod asked for.
+    /// What this member asked for.
     pub asked_per_hour: f64,
+    /// The kind asking, for the message.
+    pub kind: MemberKind,
 }
 
 impl Exceeded {
-    /// The message of the held Pod's condition.
+    /// The message of the held member's condition.
     pub fn message(&self) -> String {
+        let this = match self.kind {
+            MemberKind::Pod => "this pod",
+            MemberKind::Endpoint => "this endpoint's minimum workers",
+        };
         format!(
-            "Budget {}: running {:.4}/h + reserved {:.4}/h + this pod {:.4}/h would exceed maxCostPerHour {:.4}; held until there is room",
+            "Budget {}: running {:.4}/h + reserved {:.4}/h + {this} {:.4}/h would exceed maxCostPerHour {:.4}; held until there is room",
             self.budget,
             self.running_per_hour,
             self.reserved_per_hour,
@@ -94,7 +152,7 @@ pub struct Figures {
     pub reserved_per_hour: f64,
     pub headroom_per_hour: f64,
     pub running_count: usize,
-    /// Held Pods matched by the Budget, sorted.
+    /// Held members matched by the Budget, sorted (`Pod/name`, `Endpoint/name`).
     pub held: Vec<String>,
     /// Pods being stopped for the Budget, sorted.
     pub stopping: Vec<String>,
@@ -104,16 +162,16 @@ pub struct Figures {
 #[derive(Clone, Debug, Default)]
 pub struct NamespaceLedger {
     budgets: BTreeMap<String, BudgetRule>,
-    pods: BTreeMap<String, PodFacts>,
-    reservations: BTreeMap<String, Reservation>,
-    /// Held Pods, with the labels and price they asked with (a held Pod may not be in
-    /// `pods` yet).
-    held: BTreeMap<String, (BTreeMap<String, String>, f64)>,
+    pods: BTreeMap<Member, Facts>,
+    reservations: BTreeMap<Member, Reservation>,
+    /// Held members, with the labels and price they asked with (a held member may not be
+    /// in `pods` yet).
+    held: BTreeMap<Member, (BTreeMap<String, String>, f64)>,
     /// Pods to stop (`StopNewest`) until they are seen stopped.
-    stopping: BTreeSet<String>,
+    stopping: BTreeSet<Member>,
     /// The last price each Pod was seen running at: a stopped pod's listing says 0, and
     /// its resume needs the price it will cost again.
-    last_prices: BTreeMap<String, f64>,
+    last_prices: BTreeMap<Member, f64>,
 }
 
 impl NamespaceLedger {
@@ -143,23 +201,33 @@ impl NamespaceLedger {
         self.budgets.get(name)
     }
 
-    /// Records what the cluster says of `pod`. Seen running with a price, its reservation
-    /// has done its job; seen not running, it is no longer to be stopped.
-    pub fn observe(&mut self, pod: &str, facts: PodFacts) {
-        if facts.running && facts.cost_per_hour.is_some() {
+    /// Records what the cluster says of `pod`. A Pod seen running with a price: its
+    /// reservation has done its job; seen not running, it is no longer to be stopped. An
+    /// Endpoint: its reservation goes once its status counts at least as much (a raise
+    /// whose status is not written yet keeps it).
+    pub fn observe(&mut self, pod: &Member, facts: Facts) {
+        let settled = match (pod.kind, facts.cost_per_hour) {
+            (_, None) => false,
+            (MemberKind::Pod, Some(_)) => true,
+            (MemberKind::Endpoint, Some(cost)) => self
+                .reservations
+                .get(pod)
+                .is_none_or(|r| cost + EPSILON >= r.cost),
+        };
+        if facts.running && settled {
             self.reservations.remove(pod);
         }
         if !facts.running {
             self.stopping.remove(pod);
         }
         if let Some(cost) = facts.cost_per_hour.filter(|c| *c > 0.0) {
-            self.last_prices.insert(pod.to_string(), cost);
+            self.last_prices.insert(pod.clone(), cost);
         }
-        self.pods.insert(pod.to_string(), facts);
+        self.pods.insert(pod.clone(), facts);
     }
 
-    /// The Pod is gone from the cluster.
-    pub fn forget(&mut self, pod: &str) {
+    /// The member is gone from the cluster.
+    pub fn forget(&mut self, pod: &Member) {
         self.pods.remove(pod);
         self.last_prices.remove(pod);
         self.reservations.remove(pod);
@@ -173,21 +241,27 @@ impl NamespaceLedger {
             .retain(|_, r| now.saturating_duration_since(r.at) < lifetime);
     }
 
-    /// What `pod` costs now.
-    fn charge(&self, pod: &str) -> (f64, bool) {
+    /// What `pod` costs now, and whether that is a reservation. Seen running with a
+    /// price, that price; a reservation still standing beside it (an Endpoint's raise not
+    /// yet in status) counts when higher.
+    fn charge(&self, pod: &Member) -> (f64, bool) {
+        let reserved = self.reservations.get(pod).map(|r| r.cost);
         if let Some(f) = self.pods.get(pod)
             && f.running
             && let Some(cost) = f.cost_per_hour
         {
-            return (cost, false);
+            return match reserved {
+                Some(r) if r > cost => (r, true),
+                _ => (cost, false),
+            };
         }
-        match self.reservations.get(pod) {
-            Some(r) => (r.cost, true),
+        match reserved {
+            Some(r) => (r, true),
             None => (0.0, false),
         }
     }
 
-    fn labels_of<'a>(&'a self, pod: &str) -> Option<&'a BTreeMap<String, String>> {
+    fn labels_of<'a>(&'a self, pod: &Member) -> Option<&'a BTreeMap<String, String>> {
         self.pods
             .get(pod)
             .map(|f| &f.labels)
@@ -195,17 +269,13 @@ impl NamespaceLedger {
             .or_else(|| self.held.get(pod).map(|(l, _)| l))
     }
 
-    /// Every Pod with a charge: seen or reserved.
-    fn charged_pods(&self) -> BTreeSet<&str> {
-        self.pods
-            .keys()
-            .chain(self.reservations.keys())
-            .map(String::as_str)
-            .collect()
+    /// Every member with a charge: seen or reserved.
+    fn charged_pods(&self) -> BTreeSet<&Member> {
+        self.pods.keys().chain(self.reservations.keys()).collect()
     }
 
-    /// (running, reserved, running count) of the Pods `rule` matches, without `except`.
-    fn totals(&self, rule: &BudgetRule, except: Option<&str>) -> (f64, f64, usize) {
+    /// (running, reserved, running count) of the members `rule` matches, without `except`.
+    fn totals(&self, rule: &BudgetRule, except: Option<&Member>) -> (f64, f64, usize) {
         let (mut running, mut reserved, mut count) = (0.0, 0.0, 0);
         for pod in self.charged_pods() {
             if Some(pod) == except {
@@ -230,7 +300,7 @@ impl NamespaceLedger {
     /// The first Budget that `cost` more for `pod` (with `labels`) would overshoot.
     pub fn check(
         &self,
-        pod: &str,
+        pod: &Member,
         labels: &BTreeMap<String, String>,
         cost: f64,
     ) -> Result<(), Exceeded> {
@@ -246,6 +316,7 @@ impl NamespaceLedger {
                     running_per_hour: running,
                     reserved_per_hour: reserved,
                     asked_per_hour: cost,
+                    kind: pod.kind,
                 });
             }
         }
@@ -258,7 +329,7 @@ impl NamespaceLedger {
     /// once, not twice: the check leaves it out of the totals.
     pub fn reserve(
         &mut self,
-        pod: &str,
+        pod: &Member,
         labels: &BTreeMap<String, String>,
         cost: f64,
         now: Instant,
@@ -271,24 +342,29 @@ impl NamespaceLedger {
                     at: now,
                     labels: labels.clone(),
                 };
-                self.reservations.insert(pod.to_string(), reservation);
+                self.reservations.insert(pod.clone(), reservation);
                 Ok(())
             }
             Err(e) => {
-                self.held.insert(pod.to_string(), (labels.clone(), cost));
+                self.held.insert(pod.clone(), (labels.clone(), cost));
                 Err(e)
             }
         }
     }
 
-    /// A deploy or resume that did not happen: its reservation goes.
-    pub fn release(&mut self, pod: &str) {
+    /// A deploy, resume or endpoint change that did not happen: its reservation goes.
+    pub fn release(&mut self, pod: &Member) {
         self.reservations.remove(pod);
     }
 
-    /// Held Pods that would fit now, each on its own (several may not fit together; the
-    /// ones that do not are held again when they ask).
-    pub fn fitting_held(&self) -> Vec<String> {
+    /// `pod` no longer asks for room (its spec now costs nothing more): not held.
+    pub fn unhold(&mut self, pod: &Member) {
+        self.held.remove(pod);
+    }
+
+    /// Held members that would fit now, each on its own (several may not fit together;
+    /// the ones that do not are held again when they ask).
+    pub fn fitting_held(&self) -> Vec<Member> {
         self.held
             .iter()
             .filter(|(pod, (labels, cost))| self.check(pod, labels, *cost).is_ok())
@@ -297,11 +373,11 @@ impl NamespaceLedger {
     }
 
     /// The last price `pod` was seen running at.
-    pub fn last_price(&self, pod: &str) -> Option<f64> {
+    pub fn last_price(&self, pod: &Member) -> Option<f64> {
         self.last_prices.get(pod).copied()
     }
 
-    pub fn is_held(&self, pod: &str) -> bool {
+    pub fn is_held(&self, pod: &Member) -> bool {
         self.held.contains_key(pod)
     }
 
@@ -309,28 +385,37 @@ impl NamespaceLedger {
         self.held.len()
     }
 
-    pub fn must_stop(&self, pod: &str) -> bool {
+    /// How many members of `kind` are held.
+    pub fn held_count_of(&self, kind: MemberKind) -> usize {
+        self.held.keys().filter(|m| m.kind == kind).count()
+    }
+
+    pub fn must_stop(&self, pod: &Member) -> bool {
         self.stopping.contains(pod)
     }
 
     /// `StopNewest`: the Pods to stop so that `budget`'s running total fits, newest first
     /// (by when they started; a Pod with no start time yet counts as the newest). Pods
-    /// already being stopped count as stopped. Marks them, and returns the ones newly
-    /// marked.
-    pub fn mark_stops(&mut self, budget: &str) -> Vec<String> {
+    /// already being stopped count as stopped. Endpoints count in the total but are never
+    /// chosen: the operator cannot stop an endpoint's minimum workers. Marks them, and
+    /// returns the ones newly marked.
+    pub fn mark_stops(&mut self, budget: &str) -> Vec<Member> {
         let Some(rule) = self.budgets.get(budget) else {
             return Vec::new();
         };
         if rule.action != BudgetAction::StopNewest {
             return Vec::new();
         }
-        let mut running: Vec<(&str, f64, Option<Timestamp>)> = self
+        let mut running: Vec<(&Member, f64, Option<Timestamp>)> = self
             .pods
             .iter()
             .filter(|(pod, f)| {
-                f.running && rule.matches(&f.labels) && !self.stopping.contains(*pod)
+                pod.kind == MemberKind::Pod
+                    && f.running
+                    && rule.matches(&f.labels)
+                    && !self.stopping.contains(*pod)
             })
-            .map(|(pod, f)| (pod.as_str(), self.charge(pod).0, f.started))
+            .map(|(pod, f)| (pod, self.charge(pod).0, f.started))
             .collect();
         let (cost, reserved, _) = self.totals(rule, None);
         let already: f64 = self.stopping.iter().map(|p| self.charge(p).0).sum();
@@ -352,7 +437,7 @@ impl NamespaceLedger {
                 continue;
             }
             total -= cost;
-            chosen.push(pod.to_string());
+            chosen.push(pod.clone());
         }
         self.stopping.extend(chosen.iter().cloned());
         chosen
@@ -366,13 +451,13 @@ impl NamespaceLedger {
             .held
             .iter()
             .filter(|(_, (labels, _))| rule.matches(labels))
-            .map(|(pod, _)| pod.clone())
+            .map(|(pod, _)| pod.to_string())
             .collect();
         let stopping = self
             .stopping
             .iter()
             .filter(|p| self.labels_of(p).is_some_and(|l| rule.matches(l)))
-            .cloned()
+            .map(Member::to_string)
             .collect();
         Some(Figures {
             cost_per_hour: cost,
@@ -384,14 +469,13 @@ impl NamespaceLedger {
         })
     }
 
-    /// What every Pod of the namespace costs per hour (Budgets or not), reservations
-    /// left out: the figure of the cost metric.
+    /// What every Pod and Endpoint of the namespace costs per hour (Budgets or not),
+    /// reservations left out: the figure of the cost metric.
     pub fn running_cost(&self) -> f64 {
         self.pods
-            .keys()
-            .map(|p| self.charge(p))
-            .filter(|(_, reserved)| !reserved)
-            .map(|(c, _)| c)
+            .values()
+            .filter(|f| f.running)
+            .filter_map(|f| f.cost_per_hour)
             .sum()
     }
 }
@@ -399,6 +483,10 @@ impl NamespaceLedger {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn p(name: impl Into<String>) -> Member {
+        Member::pod(name)
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
@@ -415,8 +503,8 @@ mod tests {
         }
     }
 
-    fn running(cost: f64, started_secs: i64) -> PodFacts {
-        PodFacts {
+    fn running(cost: f64, started_secs: i64) -> Facts {
+        Facts {
             labels: BTreeMap::new(),
             running: true,
             cost_per_hour: Some(cost),
@@ -431,11 +519,11 @@ mod tests {
         let now = Instant::now();
         let none = BTreeMap::new();
         let admitted: Vec<usize> = (0..50)
-            .filter(|i| l.reserve(&format!("p{i}"), &none, 0.1, now).is_ok())
+            .filter(|i| l.reserve(&p(format!("p{i}")), &none, 0.1, now).is_ok())
             .collect();
         assert_eq!(admitted.len(), 10, "a budget of 1.0 fits ten pods at 0.1");
         assert_eq!(l.held_count(), 40);
-        let err = l.reserve("p49", &none, 0.1, now).unwrap_err();
+        let err = l.reserve(&p("p49"), &none, 0.1, now).unwrap_err();
         assert_eq!(err.budget, "team");
         assert!((err.reserved_per_hour - 1.0).abs() < 1e-9, "{err:?}");
         assert!(
@@ -444,7 +532,7 @@ mod tests {
             err.message()
         );
         // Asking again for an admitted pod charges it once, not twice.
-        assert!(l.reserve("p0", &none, 0.1, now).is_ok());
+        assert!(l.reserve(&p("p0"), &none, 0.1, now).is_ok());
     }
 
     #[test]
@@ -452,18 +540,18 @@ mod tests {
         let mut l = NamespaceLedger::default();
         l.set_budget("team", rule(1.0, BudgetAction::Deny));
         let now = Instant::now();
-        l.reserve("a", &BTreeMap::new(), 0.5, now).unwrap();
-        l.observe("a", running(0.3, 10));
+        l.reserve(&p("a"), &BTreeMap::new(), 0.5, now).unwrap();
+        l.observe(&p("a"), running(0.3, 10));
         let f = l.figures("team").unwrap();
         assert_eq!(f.reserved_per_hour, 0.0);
         assert!((f.cost_per_hour - 0.3).abs() < 1e-9);
         assert!((f.headroom_per_hour - 0.7).abs() < 1e-9);
         assert_eq!(f.running_count, 1);
         // Seen starting without a price yet: the reservation still stands.
-        l.reserve("b", &BTreeMap::new(), 0.2, now).unwrap();
+        l.reserve(&p("b"), &BTreeMap::new(), 0.2, now).unwrap();
         l.observe(
-            "b",
-            PodFacts {
+            &p("b"),
+            Facts {
                 running: true,
                 ..Default::default()
             },
@@ -477,29 +565,29 @@ mod tests {
         l.set_budget("team", rule(0.5, BudgetAction::Deny));
         let now = Instant::now();
         let none = BTreeMap::new();
-        l.reserve("a", &none, 0.4, now).unwrap();
-        assert!(l.reserve("b", &none, 0.3, now).is_err());
-        assert!(l.is_held("b"));
+        l.reserve(&p("a"), &none, 0.4, now).unwrap();
+        assert!(l.reserve(&p("b"), &none, 0.3, now).is_err());
+        assert!(l.is_held(&p("b")));
         assert!(l.fitting_held().is_empty());
         // The create of a did not happen.
-        l.release("a");
-        assert_eq!(l.fitting_held(), vec!["b".to_string()]);
-        l.reserve("b", &none, 0.3, now).unwrap();
-        assert!(!l.is_held("b"));
+        l.release(&p("a"));
+        assert_eq!(l.fitting_held(), vec![p("b")]);
+        l.reserve(&p("b"), &none, 0.3, now).unwrap();
+        assert!(!l.is_held(&p("b")));
         // b runs, then stops: its charge goes.
-        l.observe("b", running(0.3, 1));
-        assert!(l.reserve("c", &none, 0.3, now).is_err());
+        l.observe(&p("b"), running(0.3, 1));
+        assert!(l.reserve(&p("c"), &none, 0.3, now).is_err());
         l.observe(
-            "b",
-            PodFacts {
+            &p("b"),
+            Facts {
                 running: false,
                 cost_per_hour: Some(0.3),
                 ..Default::default()
             },
         );
-        assert_eq!(l.fitting_held(), vec!["c".to_string()]);
+        assert_eq!(l.fitting_held(), vec![p("c")]);
         // A deleted pod takes its charge and its hold with it.
-        l.forget("c");
+        l.forget(&p("c"));
         assert_eq!(l.held_count(), 0);
     }
 
@@ -508,11 +596,11 @@ mod tests {
         let mut l = NamespaceLedger::default();
         l.set_budget("team", rule(0.5, BudgetAction::Deny));
         let then = Instant::now();
-        l.reserve("a", &BTreeMap::new(), 0.5, then).unwrap();
+        l.reserve(&p("a"), &BTreeMap::new(), 0.5, then).unwrap();
         l.expire(then + Duration::from_secs(30), Duration::from_secs(60));
-        assert!(l.check("b", &BTreeMap::new(), 0.1).is_err());
+        assert!(l.check(&p("b"), &BTreeMap::new(), 0.1).is_err());
         l.expire(then + Duration::from_secs(61), Duration::from_secs(60));
-        assert!(l.check("b", &BTreeMap::new(), 0.1).is_ok());
+        assert!(l.check(&p("b"), &BTreeMap::new(), 0.1).is_ok());
     }
 
     #[test]
@@ -531,14 +619,17 @@ mod tests {
         let now = Instant::now();
         let ml = labels(&[("team", "ml")]);
         let web = labels(&[("team", "web")]);
-        l.reserve("m1", &ml, 0.5, now).unwrap();
+        l.reserve(&p("m1"), &ml, 0.5, now).unwrap();
         // ml is full; web only answers to the namespace-wide budget.
-        assert_eq!(l.reserve("m2", &ml, 0.1, now).unwrap_err().budget, "ml");
-        l.reserve("w1", &web, 0.5, now).unwrap();
-        assert_eq!(l.reserve("w2", &web, 0.1, now).unwrap_err().budget, "all");
+        assert_eq!(l.reserve(&p("m2"), &ml, 0.1, now).unwrap_err().budget, "ml");
+        l.reserve(&p("w1"), &web, 0.5, now).unwrap();
+        assert_eq!(
+            l.reserve(&p("w2"), &web, 0.1, now).unwrap_err().budget,
+            "all"
+        );
         let f = l.figures("ml").unwrap();
         assert!((f.reserved_per_hour - 0.5).abs() < 1e-9);
-        assert_eq!(f.held, vec!["m2".to_string()]);
+        assert_eq!(f.held, vec!["Pod/m2".to_string()]);
         assert_eq!(l.figures("all").unwrap().held.len(), 2);
     }
 
@@ -546,7 +637,7 @@ mod tests {
     fn no_budget_admits_everything() {
         let mut l = NamespaceLedger::default();
         assert!(
-            l.reserve("a", &BTreeMap::new(), 100.0, Instant::now())
+            l.reserve(&p("a"), &BTreeMap::new(), 100.0, Instant::now())
                 .is_ok()
         );
     }
@@ -555,69 +646,165 @@ mod tests {
     fn stop_newest_stops_the_most_recently_started_until_it_fits() {
         let mut l = NamespaceLedger::default();
         l.set_budget("team", rule(1.0, BudgetAction::StopNewest));
-        l.observe("old", running(0.4, 100));
-        l.observe("mid", running(0.4, 200));
-        l.observe("new", running(0.4, 300));
+        l.observe(&p("old"), running(0.4, 100));
+        l.observe(&p("mid"), running(0.4, 200));
+        l.observe(&p("new"), running(0.4, 300));
         l.observe(
-            "idle",
-            PodFacts {
+            &p("idle"),
+            Facts {
                 running: false,
                 cost_per_hour: Some(0.4),
                 ..Default::default()
             },
         );
         // 1.2 over 1.0: stopping the newest (0.4) is enough.
-        assert_eq!(l.mark_stops("team"), vec!["new".to_string()]);
-        assert!(l.must_stop("new"));
+        assert_eq!(l.mark_stops("team"), vec![p("new")]);
+        assert!(l.must_stop(&p("new")));
         // Asked again while it stops: nothing more.
         assert!(l.mark_stops("team").is_empty());
         // A price rise: the next newest goes too.
-        l.observe("mid", running(0.9, 200));
-        assert_eq!(l.mark_stops("team"), vec!["mid".to_string()]);
+        l.observe(&p("mid"), running(0.9, 200));
+        assert_eq!(l.mark_stops("team"), vec![p("mid")]);
         assert_eq!(
             l.figures("team").unwrap().stopping,
-            vec!["mid".to_string(), "new".to_string()]
+            vec!["Pod/mid".to_string(), "Pod/new".to_string()]
         );
         // Seen stopped: no longer to stop (a resume then asks for room like any other,
         // at the price it ran at: a stopped pod's listing says 0).
         l.observe(
-            "new",
-            PodFacts {
+            &p("new"),
+            Facts {
                 running: false,
                 cost_per_hour: Some(0.0),
                 ..Default::default()
             },
         );
-        assert!(!l.must_stop("new"));
-        assert_eq!(l.last_price("new"), Some(0.4));
+        assert!(!l.must_stop(&p("new")));
+        assert_eq!(l.last_price(&p("new")), Some(0.4));
     }
 
     #[test]
     fn stop_newest_takes_a_pod_without_start_time_first_and_deny_stops_nothing() {
         let mut l = NamespaceLedger::default();
         l.set_budget("team", rule(0.5, BudgetAction::StopNewest));
-        l.observe("old", running(0.4, 100));
+        l.observe(&p("old"), running(0.4, 100));
         l.observe(
-            "fresh",
-            PodFacts {
+            &p("fresh"),
+            Facts {
                 running: true,
                 cost_per_hour: Some(0.2),
                 ..Default::default()
             },
         );
-        assert_eq!(l.mark_stops("team"), vec!["fresh".to_string()]);
+        assert_eq!(l.mark_stops("team"), vec![p("fresh")]);
         let mut deny = NamespaceLedger::default();
         deny.set_budget("team", rule(0.1, BudgetAction::Deny));
-        deny.observe("old", running(0.4, 100));
+        deny.observe(&p("old"), running(0.4, 100));
         assert!(deny.mark_stops("team").is_empty());
+    }
+
+    fn endpoint(cost: f64) -> Facts {
+        Facts {
+            running: true,
+            cost_per_hour: Some(cost),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn endpoints_and_pods_share_the_budget_and_may_share_a_name() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(2.0, BudgetAction::Deny));
+        let now = Instant::now();
+        let none = BTreeMap::new();
+        l.observe(&p("web"), running(0.5, 10));
+        l.observe(&Member::endpoint("web"), endpoint(0.96));
+        let f = l.figures("team").unwrap();
+        assert!((f.cost_per_hour - 1.46).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.running_count, 2);
+        assert!((l.running_cost() - 1.46).abs() < 1e-9);
+        // An endpoint whose minimum workers would go over is held, with its own words.
+        let err = l
+            .reserve(&Member::endpoint("api"), &none, 0.96, now)
+            .unwrap_err();
+        assert!(
+            err.message()
+                .contains("this endpoint's minimum workers 0.9600/h"),
+            "{}",
+            err.message()
+        );
+        assert!(l.is_held(&Member::endpoint("api")));
+        assert!(!l.is_held(&p("api")));
+        assert_eq!(
+            l.figures("team").unwrap().held,
+            vec!["Endpoint/api".to_string()]
+        );
+        // A pod that fits is admitted beside it.
+        l.reserve(&p("small"), &none, 0.5, now).unwrap();
+        // The pod going makes room: the endpoint is the one to wake.
+        l.forget(&p("web"));
+        l.release(&p("small"));
+        assert_eq!(l.fitting_held(), vec![Member::endpoint("api")]);
+        // A held endpoint whose spec no longer asks for room is not held any more.
+        l.unhold(&Member::endpoint("api"));
+        assert_eq!(l.held_count(), 0);
+    }
+
+    #[test]
+    fn an_endpoint_raise_is_counted_until_its_status_catches_up() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(3.0, BudgetAction::Deny));
+        let now = Instant::now();
+        let none = BTreeMap::new();
+        let ep = Member::endpoint("api");
+        l.observe(&ep, endpoint(0.96));
+        // workersMin 2 -> 4: the reservation stands for the new cost, the old one is not
+        // counted beside it.
+        l.reserve(&ep, &none, 1.92, now).unwrap();
+        let f = l.figures("team").unwrap();
+        assert!((f.reserved_per_hour - 1.92).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.cost_per_hour, 0.0);
+        // Another raise elsewhere must not fit in the room the first one took.
+        assert!(l.check(&Member::endpoint("b"), &none, 1.2).is_err());
+        // An event with the old status (the spec edit itself) keeps the reservation.
+        l.observe(&ep, endpoint(0.96));
+        assert!((l.figures("team").unwrap().reserved_per_hour - 1.92).abs() < 1e-9);
+        // Status reaches the new cost: the reservation has done its job.
+        l.observe(&ep, endpoint(1.92));
+        let f = l.figures("team").unwrap();
+        assert_eq!(f.reserved_per_hour, 0.0);
+        assert!((f.cost_per_hour - 1.92).abs() < 1e-9);
+        // A pod's reservation goes on its first price, even a lower one.
+        l.reserve(&p("pod"), &none, 0.5, now).unwrap();
+        l.observe(&p("pod"), running(0.3, 5));
+        assert_eq!(l.figures("team").unwrap().reserved_per_hour, 0.0);
+    }
+
+    #[test]
+    fn stop_newest_counts_endpoints_but_stops_only_pods() {
+        let mut l = NamespaceLedger::default();
+        l.set_budget("team", rule(1.0, BudgetAction::StopNewest));
+        l.observe(&p("old"), running(0.4, 100));
+        l.observe(&p("new"), running(0.4, 200));
+        // The newest member of all, and the dearest: an endpoint, never chosen.
+        let mut ep = endpoint(0.9);
+        ep.started = Some(Timestamp::from_second(300).unwrap());
+        l.observe(&Member::endpoint("api"), ep);
+        // 1.7 over 1.0: both pods go (0.9 still over, but no pod is left to stop).
+        assert_eq!(l.mark_stops("team"), vec![p("new"), p("old")]);
+        assert!(!l.must_stop(&Member::endpoint("api")));
+        assert_eq!(
+            l.figures("team").unwrap().stopping,
+            vec!["Pod/new".to_string(), "Pod/old".to_string()]
+        );
     }
 
     #[test]
     fn running_cost_counts_every_pod_seen_running() {
         let mut l = NamespaceLedger::default();
-        l.observe("a", running(0.25, 1));
-        l.observe("b", running(0.5, 2));
-        l.reserve("c", &BTreeMap::new(), 9.0, Instant::now())
+        l.observe(&p("a"), running(0.25, 1));
+        l.observe(&p("b"), running(0.5, 2));
+        l.reserve(&p("c"), &BTreeMap::new(), 9.0, Instant::now())
             .unwrap();
         assert!((l.running_cost() - 0.75).abs() < 1e-9);
     }

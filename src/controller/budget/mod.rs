@@ -1,11 +1,14 @@
-//! Budgets: the ledger every namespace's Pods are admitted against, shared by the Pod
-//! adapter (which reserves before each deploy and resume) and the Budget controller
-//! (which feeds it what the cluster says and reports it in each Budget's status).
+//! Budgets: the ledger every namespace's Pods and Endpoints are admitted against, shared
+//! by the Pod adapter (which reserves before each deploy and resume), the Endpoint adapter
+//! (which reserves the cost of the minimum workers before a create or a change that
+//! raises it) and the Budget controller (which feeds it what the cluster says and reports
+//! it in each Budget's status).
 //!
-//! - [`ledger`]: the pure decisions (admit or hold, what a Pod costs, which Pods to stop).
+//! - [`ledger`]: the pure decisions (admit or hold, what a member costs, which Pods to
+//!   stop).
 //! - [`BudgetLedger`]: the ledgers of every namespace behind one lock, the metrics, and
-//!   the wake-up channel: a held Pod is reconciled again when room appears (a release, a
-//!   Pod stopping or going, a Budget raised), not on a timer.
+//!   the wake-up channels: a held Pod or Endpoint is reconciled again when room appears (a
+//!   release, a Pod stopping or going, a Budget raised), not on a timer.
 //! - [`controller`]: the Budget kind's controller.
 
 pub mod controller;
@@ -23,17 +26,20 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::crd::Pod;
 use crate::crd::pod::PodPhase;
+use crate::crd::{Endpoint, Pod};
 use crate::metrics::Metrics;
 use crate::platform::domain::RUNNING;
 
-use self::ledger::{BudgetRule, Exceeded, Figures, NamespaceLedger, PodFacts};
+use self::ledger::{BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, NamespaceLedger};
 
 /// How long a reservation stands without its Pod being seen running: longer than a
 /// deploy takes to be answered and its status written, short enough that a create that
 /// never reported back does not hold room for long.
 pub const RESERVATION_LIFETIME: Duration = Duration::from_secs(120);
+
+/// How long an admission waits for the Budget controller's first listing (at start).
+pub const LISTING_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NamespaceLabels {
@@ -45,10 +51,13 @@ pub struct BudgetLedger {
     namespaces: Mutex<HashMap<String, NamespaceLedger>>,
     wake: mpsc::UnboundedSender<ObjectRef<Pod>>,
     wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Pod>>>>,
-    /// Turns true once the Budget controller has listed every Budget and Pod: before
-    /// that, an admission could miss a Budget.
+    wake_endpoint: mpsc::UnboundedSender<ObjectRef<Endpoint>>,
+    endpoint_wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Endpoint>>>>,
+    /// Turns true once the Budget controller has listed every Budget, Pod and Endpoint:
+    /// before that, an admission could miss a Budget.
     synced: watch::Sender<bool>,
     held_pods: Family<NamespaceLabels, Gauge>,
+    held_endpoints: Family<NamespaceLabels, Gauge>,
     cost_per_hour: Family<NamespaceLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
 }
 
@@ -63,8 +72,13 @@ impl BudgetLedger {
             ledger.held_pods.clone(),
         );
         registry.register(
+            "budget_held_endpoints",
+            "Endpoints whose create or raise of minimum workers is held by a Budget, by namespace",
+            ledger.held_endpoints.clone(),
+        );
+        registry.register(
             "namespace_cost_per_hour",
-            "What the running gpucloud Pods of a namespace cost per hour, as the platform reports it",
+            "What the running gpucloud Pods (as the platform reports it) and the minimum workers of the Endpoints (at the catalog's price) of a namespace cost per hour",
             ledger.cost_per_hour.clone(),
         );
         ledger
@@ -72,12 +86,16 @@ impl BudgetLedger {
 
     fn unregistered() -> Self {
         let (wake, wakes) = mpsc::unbounded_channel();
+        let (wake_endpoint, endpoint_wakes) = mpsc::unbounded_channel();
         Self {
             namespaces: Mutex::new(HashMap::new()),
             wake,
             wakes: Mutex::new(Some(wakes)),
+            wake_endpoint,
+            endpoint_wakes: Mutex::new(Some(endpoint_wakes)),
             synced: watch::Sender::new(false),
             held_pods: Family::default(),
+            held_endpoints: Family::default(),
             cost_per_hour: Family::default(),
         }
     }
@@ -87,11 +105,17 @@ impl BudgetLedger {
         self.wakes.lock().take()
     }
 
+    /// The Endpoints to reconcile again, for the Endpoint controller; `None` after the
+    /// first call.
+    pub fn take_endpoint_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Endpoint>>> {
+        self.endpoint_wakes.lock().take()
+    }
+
     pub fn mark_synced(&self) {
         self.synced.send_replace(true);
     }
 
-    /// Waits until the Budgets and Pods have been listed once, at most `limit`.
+    /// Waits until the Budgets, Pods and Endpoints have been listed once, at most `limit`.
     pub async fn wait_synced(&self, limit: Duration) -> bool {
         let mut rx = self.synced.subscribe();
         tokio::time::timeout(limit, rx.wait_for(|s| *s))
@@ -104,7 +128,11 @@ impl BudgetLedger {
         let ledger = all.entry(namespace.to_string()).or_default();
         ledger.expire(Instant::now(), RESERVATION_LIFETIME);
         let out = f(ledger);
-        let (held, cost) = (ledger.held_count(), ledger.running_cost());
+        let (held_pods, held_endpoints, cost) = (
+            ledger.held_count_of(MemberKind::Pod),
+            ledger.held_count_of(MemberKind::Endpoint),
+            ledger.running_cost(),
+        );
         let fitting = ledger.fitting_held();
         if ledger.is_empty() {
             all.remove(namespace);
@@ -113,18 +141,30 @@ impl BudgetLedger {
         let labels = NamespaceLabels {
             namespace: namespace.to_string(),
         };
-        self.held_pods
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.held_pods.get_or_create(&labels).set(count(held_pods));
+        self.held_endpoints
             .get_or_create(&labels)
-            .set(i64::try_from(held).unwrap_or(i64::MAX));
+            .set(count(held_endpoints));
         self.cost_per_hour.get_or_create(&labels).set(cost);
-        for pod in fitting {
-            // The receiver lives as long as the Pod controller; without it, nobody waits.
-            let _ = self.wake.send(ObjectRef::new(&pod).within(namespace));
+        for member in fitting {
+            // The receivers live as long as the controllers; without them, nobody waits.
+            match member.kind {
+                MemberKind::Pod => {
+                    let _ = self
+                        .wake
+                        .send(ObjectRef::new(&member.name).within(namespace));
+                }
+                MemberKind::Endpoint => {
+                    let to_wake = ObjectRef::new(&member.name).within(namespace);
+                    let _ = self.wake_endpoint.send(to_wake);
+                }
+            }
         }
         out
     }
 
-    /// Admits `pod` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
+    /// Admits Pod `pod` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
     pub fn reserve(
         &self,
         namespace: &str,
@@ -132,35 +172,89 @@ impl BudgetLedger {
         labels: &BTreeMap<String, String>,
         cost: f64,
     ) -> Result<(), Exceeded> {
-        self.with(namespace, |l| l.reserve(pod, labels, cost, Instant::now()))
+        self.reserve_member(namespace, &Member::pod(pod), labels, cost)
+    }
+
+    /// Admits Endpoint `endpoint` whose minimum workers cost `cost` per hour, or holds it.
+    pub fn reserve_endpoint(
+        &self,
+        namespace: &str,
+        endpoint: &str,
+        labels: &BTreeMap<String, String>,
+        cost: f64,
+    ) -> Result<(), Exceeded> {
+        self.reserve_member(namespace, &Member::endpoint(endpoint), labels, cost)
+    }
+
+    fn reserve_member(
+        &self,
+        namespace: &str,
+        member: &Member,
+        labels: &BTreeMap<String, String>,
+        cost: f64,
+    ) -> Result<(), Exceeded> {
+        self.with(namespace, |l| {
+            l.reserve(member, labels, cost, Instant::now())
+        })
     }
 
     pub fn release(&self, namespace: &str, pod: &str) {
-        self.with(namespace, |l| l.release(pod));
+        self.with(namespace, |l| l.release(&Member::pod(pod)));
+    }
+
+    pub fn release_endpoint(&self, namespace: &str, endpoint: &str) {
+        self.with(namespace, |l| l.release(&Member::endpoint(endpoint)));
     }
 
     pub fn last_price(&self, namespace: &str, pod: &str) -> Option<f64> {
         self.namespaces
             .lock()
             .get(namespace)
-            .and_then(|l| l.last_price(pod))
+            .and_then(|l| l.last_price(&Member::pod(pod)))
     }
 
     pub fn must_stop(&self, namespace: &str, pod: &str) -> bool {
         self.namespaces
             .lock()
             .get(namespace)
-            .is_some_and(|l| l.must_stop(pod))
+            .is_some_and(|l| l.must_stop(&Member::pod(pod)))
     }
 
     pub fn observe(&self, pod: &Pod) {
         let namespace = pod.namespace().unwrap_or_default();
         let facts = facts_of(pod);
-        self.with(&namespace, |l| l.observe(&pod.name_any(), facts));
+        self.with(&namespace, |l| {
+            l.observe(&Member::pod(pod.name_any()), facts)
+        });
+    }
+
+    pub fn observe_endpoint(&self, endpoint: &Endpoint) {
+        let namespace = endpoint.namespace().unwrap_or_default();
+        let facts = endpoint_facts_of(endpoint);
+        let member = Member::endpoint(endpoint.name_any());
+        self.with(&namespace, |l| l.observe(&member, facts));
     }
 
     pub fn forget(&self, namespace: &str, pod: &str) {
-        self.with(namespace, |l| l.forget(pod));
+        self.with(namespace, |l| l.forget(&Member::pod(pod)));
+    }
+
+    /// The endpoint asks for no room (its spec costs nothing more than it did): not
+    /// held any more. Cheap when it was not held, as for nearly every pass.
+    pub fn unhold_endpoint(&self, namespace: &str, endpoint: &str) {
+        let member = Member::endpoint(endpoint);
+        let held = self
+            .namespaces
+            .lock()
+            .get(namespace)
+            .is_some_and(|l| l.is_held(&member));
+        if held {
+            self.with(namespace, |l| l.unhold(&member));
+        }
+    }
+
+    pub fn forget_endpoint(&self, namespace: &str, endpoint: &str) {
+        self.with(namespace, |l| l.forget(&Member::endpoint(endpoint)));
     }
 
     pub fn set_budget(&self, namespace: &str, name: &str, rule: BudgetRule) {
@@ -175,9 +269,9 @@ impl BudgetLedger {
     pub fn enforce(&self, namespace: &str, budget: &str) -> Vec<String> {
         let chosen = self.with(namespace, |l| l.mark_stops(budget));
         for pod in &chosen {
-            let _ = self.wake.send(ObjectRef::new(pod).within(namespace));
+            let _ = self.wake.send(ObjectRef::new(&pod.name).within(namespace));
         }
-        chosen
+        chosen.into_iter().map(|m| m.name).collect()
     }
 
     pub fn figures(&self, namespace: &str, budget: &str) -> Option<Figures> {
@@ -196,7 +290,7 @@ impl BudgetLedger {
 /// Pure: what the ledger needs of a Pod object. A Pod being deployed, or one the platform
 /// reports running (deploying, starting, running or stopping before it knows), is billed; its start is when it last started (its uptime before its last
 /// status write), else when the object was made.
-pub fn facts_of(pod: &Pod) -> PodFacts {
+pub fn facts_of(pod: &Pod) -> Facts {
     let status = pod.status.as_ref();
     // The platform's own state decides when it is known: the phase follows the spec's
     // desired state, which says `Starting` for a pod a Budget stopped.
@@ -218,11 +312,24 @@ pub fn facts_of(pod: &Pod) -> PodFacts {
                 .ok()
         })
         .or_else(|| pod.metadata.creation_timestamp.as_ref().map(|t| t.0));
-    PodFacts {
+    Facts {
         labels: pod.labels().clone(),
         running,
         cost_per_hour: status.and_then(|s| s.cost_per_hour),
         started,
+    }
+}
+
+/// Pure: what the ledger needs of an Endpoint object. An endpoint the operator has made
+/// (its status has the platform's id) is billed at its minimum workers, at the catalog
+/// price its status reports; one being deleted still is, until it goes.
+pub fn endpoint_facts_of(endpoint: &Endpoint) -> Facts {
+    let status = endpoint.status.as_ref();
+    Facts {
+        labels: endpoint.labels().clone(),
+        running: status.is_some_and(|s| s.common.id.is_some()),
+        cost_per_hour: status.and_then(|s| s.min_workers_cost_per_hour),
+        started: endpoint.metadata.creation_timestamp.as_ref().map(|t| t.0),
     }
 }
 
@@ -273,6 +380,80 @@ mod tests {
         stopped.status.as_mut().unwrap().desired_status = Some("RUNNING".into());
         assert!(facts_of(&stopped).running);
         assert!(!facts_of(&pod(None, None)).running);
+    }
+
+    #[test]
+    fn an_endpoint_made_on_the_platform_is_billed_at_its_status_cost() {
+        let spec: crate::crd::endpoint::EndpointSpec = serde_json::from_value(
+            serde_json::json!({"templateId": "t", "gpuTypeIds": ["A"], "workersMin": 2}),
+        )
+        .unwrap();
+        let mut e = Endpoint::new("api", spec);
+        e.metadata.labels = Some([("team".to_string(), "ml".to_string())].into());
+        // Held before its create: not on the platform, nothing billed.
+        let f = endpoint_facts_of(&e);
+        assert!(!f.running);
+        assert_eq!(f.labels.get("team").map(String::as_str), Some("ml"));
+        e.status = Some(crate::crd::EndpointStatus {
+            common: crate::crd::CommonStatus {
+                id: Some("ep-1".into()),
+                ..Default::default()
+            },
+            min_workers_cost_per_hour: Some(0.96),
+            ..Default::default()
+        });
+        let f = endpoint_facts_of(&e);
+        assert!(f.running);
+        assert_eq!(f.cost_per_hour, Some(0.96));
+    }
+
+    #[tokio::test]
+    async fn room_appearing_wakes_the_held_endpoints_that_fit() {
+        let ledger = BudgetLedger::unregistered();
+        let mut pod_wakes = ledger.take_wakes().unwrap();
+        let mut wakes = ledger.take_endpoint_wakes().unwrap();
+        assert!(ledger.take_endpoint_wakes().is_none());
+        ledger.set_budget(
+            "team",
+            "b",
+            BudgetRule {
+                max_cost_per_hour: 1.0,
+                selector: None,
+                action: crate::crd::budget::BudgetAction::Deny,
+            },
+        );
+        let none = BTreeMap::new();
+        ledger.reserve("team", "api", &none, 0.6).unwrap();
+        // An Endpoint of the same name as the Pod is another member.
+        assert!(ledger.reserve_endpoint("team", "api", &none, 0.6).is_err());
+        assert!(wakes.try_recv().is_err());
+        ledger.release("team", "api");
+        assert_eq!(
+            wakes.try_recv().unwrap(),
+            ObjectRef::<Endpoint>::new("api").within("team")
+        );
+        assert!(pod_wakes.try_recv().is_err(), "no pod is held");
+        let metrics = Metrics::new();
+        let registered = BudgetLedger::new(&metrics);
+        registered.set_budget(
+            "ns",
+            "b",
+            BudgetRule {
+                max_cost_per_hour: 0.0,
+                selector: None,
+                action: crate::crd::budget::BudgetAction::Deny,
+            },
+        );
+        let _ = registered.reserve_endpoint("ns", "e", &none, 0.1);
+        let text = metrics.encode();
+        assert!(
+            text.contains("gpucloud_budget_held_endpoints{namespace=\"ns\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("gpucloud_budget_held_pods{namespace=\"ns\"} 0"),
+            "{text}"
+        );
     }
 
     #[tokio::test]

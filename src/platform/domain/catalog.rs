@@ -1,5 +1,7 @@
 //! The GPU catalog, as the other facades need it: which pool each GPU type belongs to
-//! (REST v2 selects serverless GPUs by pool), cached because it changes rarely.
+//! (REST v2 selects serverless GPUs by pool) and what one serverless GPU costs per hour
+//! (a Budget counts an endpoint's minimum workers at it), cached because it changes
+//! rarely.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -97,11 +99,68 @@ impl PoolMap {
     }
 }
 
-/// The cached pool map, shared by every clone of a client (all keys: the catalog is the
-/// platform's, not the account's).
+/// What one GPU of each type costs per hour on a serverless worker, as the catalog says.
+///
+/// REST v2 gives a serverless price (`price.serverless`); a type without one is counted
+/// at its secure-cloud price, as the platform bills a worker it has no serverless price
+/// for. The seed API's catalog has no serverless price at all: there, the secure-cloud
+/// on-demand price (`securePrice`, else `lowestPrice.uninterruptablePrice` in the secure
+/// cloud) stands for it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerlessPrices {
+    per_gpu: BTreeMap<String, f64>,
+}
+
+/// Why an endpoint's minimum workers cannot be priced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unpriced {
+    /// The GPU types the catalog has no price for.
+    pub types: Vec<String>,
+}
+
+impl ServerlessPrices {
+    pub fn new(pairs: impl IntoIterator<Item = (String, f64)>) -> Self {
+        Self {
+            per_gpu: pairs.into_iter().filter(|(_, p)| *p > 0.0).collect(),
+        }
+    }
+
+    /// Pure: what `workers_min` workers of `gpu_count` GPUs each cost per hour when they
+    /// may run on any of `types`: at the dearest of them, so that a Budget never counts
+    /// less than the platform may bill. No workers cost nothing, whatever the types. A
+    /// type the catalog has no price for cannot be counted: `Err` names them.
+    pub fn min_workers_cost(
+        &self,
+        workers_min: i64,
+        gpu_count: i64,
+        types: &[String],
+    ) -> std::result::Result<f64, Unpriced> {
+        if workers_min <= 0 {
+            return Ok(0.0);
+        }
+        let unpriced: Vec<String> = types
+            .iter()
+            .filter(|t| !self.per_gpu.contains_key(*t))
+            .cloned()
+            .collect();
+        if !unpriced.is_empty() || types.is_empty() {
+            return Err(Unpriced { types: unpriced });
+        }
+        let per_gpu = types
+            .iter()
+            .filter_map(|t| self.per_gpu.get(t))
+            .copied()
+            .fold(0.0, f64::max);
+        Ok(per_gpu * gpu_count.max(1) as f64 * workers_min as f64)
+    }
+}
+
+/// The cached pool map and prices, shared by every clone of a client (all keys: the
+/// catalog is the platform's, not the account's).
 #[derive(Debug, Default)]
 pub(crate) struct CatalogCache {
     pools: Mutex<Option<(Instant, Arc<PoolMap>)>>,
+    prices: Mutex<Option<(Instant, Arc<ServerlessPrices>)>>,
 }
 
 /// Catalog reads; obtained from [`PlatformClient::catalog`].
@@ -128,12 +187,65 @@ impl Catalog {
             .v2()
             .list_gpu_types(&v2::GpuQuery::default())
             .await?;
+        let prices = Arc::new(v2_serverless_prices(&gpus));
         let map = Arc::new(PoolMap::new(
             gpus.into_iter().filter_map(|g| Some((g.id, g.pool?))),
         ));
+        // One read, both answers: the prices need no second call.
+        *cache.prices.lock() = Some((Instant::now(), prices));
         *cache.pools.lock() = Some((Instant::now(), map.clone()));
         Ok(map)
     }
+
+    /// What one serverless GPU of each type costs per hour (see [`ServerlessPrices`]),
+    /// read at most once per [`POOLS_LIFETIME`]: on REST v2 the same read as the pools.
+    pub async fn serverless_prices(&self) -> Result<Arc<ServerlessPrices>> {
+        let cache = self.client.catalog_cache();
+        if let Some((at, prices)) = cache.prices.lock().as_ref()
+            && at.elapsed() < POOLS_LIFETIME
+        {
+            return Ok(prices.clone());
+        }
+        let prices = match self.client.api() {
+            PlatformApi::V2 => {
+                self.pools().await?;
+                if let Some((_, prices)) = cache.prices.lock().as_ref() {
+                    return Ok(prices.clone());
+                }
+                // Unreachable unless the cache was cleared in between: read again.
+                let gpus = self
+                    .client
+                    .v2()
+                    .list_gpu_types(&v2::GpuQuery::default())
+                    .await?;
+                Arc::new(v2_serverless_prices(&gpus))
+            }
+            PlatformApi::Seed => {
+                let secure = LowestPriceInput {
+                    gpu_count: Some(1),
+                    secure_cloud: Some(true),
+                };
+                let types = self.client.graphql().gpu_types(None, &secure).await?;
+                Arc::new(ServerlessPrices::new(types.into_iter().filter_map(|g| {
+                    let price = g
+                        .secure_price
+                        .or(g.lowest_price.and_then(|l| l.uninterruptable_price))?;
+                    Some((g.id, price))
+                })))
+            }
+        };
+        *cache.prices.lock() = Some((Instant::now(), prices.clone()));
+        Ok(prices)
+    }
+}
+
+/// Pure: the serverless price per GPU of each type of a REST v2 catalog answer, else its
+/// secure-cloud price (see [`ServerlessPrices`]).
+pub fn v2_serverless_prices(gpus: &[v2::GpuType]) -> ServerlessPrices {
+    ServerlessPrices::new(gpus.iter().map(|g| {
+        let price = g.price.serverless.unwrap_or(g.price.secure);
+        (g.id.clone(), price)
+    }))
 }
 
 impl Catalog {
@@ -296,6 +408,67 @@ mod tests {
         let sel = m.selection_for(&types, 1).unwrap();
         let back = m.types_of(&sel.pools, &sel.excluded_types.unwrap_or_default());
         assert_eq!(back, types.into_iter().collect());
+    }
+
+    #[test]
+    fn min_workers_are_counted_at_the_dearest_allowed_type() {
+        let prices = ServerlessPrices::new([
+            ("A40".to_string(), 0.48),
+            ("L40S".to_string(), 0.95),
+            ("FREE".to_string(), 0.0),
+        ]);
+        let types = |ts: &[&str]| ts.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+        // (workersMin, gpuCount, types, cost; None: cannot be priced)
+        let cases: &[(i64, i64, &[&str], Option<f64>)] = &[
+            // workersMin x gpuCount x the dearest price.
+            (2, 1, &["A40"], Some(0.96)),
+            (1, 2, &["A40", "L40S"], Some(1.90)),
+            (3, 4, &["L40S", "A40"], Some(11.40)),
+            // No minimum workers: nothing, even on types the catalog cannot price.
+            (0, 8, &["A40"], Some(0.0)),
+            (0, 1, &["B300"], Some(0.0)),
+            // A type without a price cannot be counted (a zero price is none).
+            (1, 1, &["A40", "B300"], None),
+            (1, 1, &["FREE"], None),
+        ];
+        for (workers, gpus, ts, want) in cases {
+            let got = prices.min_workers_cost(*workers, *gpus, &types(ts)).ok();
+            match (got, want) {
+                (Some(g), Some(w)) => assert!((g - w).abs() < 1e-9, "{ts:?}: {g} != {w}"),
+                (None, None) => {}
+                (g, w) => panic!("{workers} x {gpus} on {ts:?}: {g:?}, wanted {w:?}"),
+            }
+        }
+        let err = prices
+            .min_workers_cost(1, 1, &types(&["A40", "B300", "FREE"]))
+            .unwrap_err();
+        assert_eq!(
+            err.types,
+            types(&["B300", "FREE"]),
+            "names what it cannot price"
+        );
+    }
+
+    #[test]
+    fn v2_prices_are_the_serverless_ones_else_secure() {
+        let gpu = |id: &str, secure: f64, serverless: Option<f64>| v2::GpuType {
+            id: id.into(),
+            price: v2::GpuPrice {
+                secure,
+                community: 0.1,
+                serverless,
+            },
+            ..Default::default()
+        };
+        let prices = v2_serverless_prices(&[
+            gpu("A40", 0.40, Some(0.48)),
+            gpu("OLD", 0.30, None),
+            gpu("NONE", 0.0, None),
+        ]);
+        let cost = |t: &str| prices.min_workers_cost(1, 1, &[t.to_string()]);
+        assert_eq!(cost("A40"), Ok(0.48));
+        assert_eq!(cost("OLD"), Ok(0.30));
+        assert!(cost("NONE").is_err());
     }
 
     #[test]

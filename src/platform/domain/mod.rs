@@ -63,7 +63,7 @@ pub mod registries;
 pub mod templates;
 pub mod volumes;
 
-pub use catalog::{Catalog, PoolMap};
+pub use catalog::{Catalog, PoolMap, ServerlessPrices, Unpriced};
 pub use endpoints::{
     EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
 };
