@@ -388,7 +388,10 @@ impl Adapter for EndpointAdapter {
     const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::Candidate::of_endpoint(&remote.record))
+        Some(crate::orphans::Candidate::of_endpoint(
+            &remote.record,
+            remote.min_workers_cost,
+        ))
     }
 
     fn id(remote: &RemoteEndpoint) -> &str {

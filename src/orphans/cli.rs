@@ -20,6 +20,7 @@ use crate::controller::kind::ManagedKind;
 use crate::crd::{Endpoint, NetworkVolume, Pod, Template};
 use crate::platform::PlatformClient;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
+use crate::platform::domain::ServerlessEndpoint;
 use crate::platform::table::render;
 
 use super::{Candidate, ClusterObjects, Orphan, Scope, orphans, released};
@@ -169,11 +170,10 @@ async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Resul
             .list()
             .await
             .map(|l| l.iter().filter_map(Candidate::of_pod).collect()),
-        SweptKind::Endpoint => platform
-            .endpoints()
-            .list()
-            .await
-            .map(|l| l.iter().map(Candidate::of_endpoint).collect()),
+        SweptKind::Endpoint => match platform.endpoints().list().await {
+            Ok(listed) => Ok(endpoint_candidates(platform, &listed).await),
+            Err(e) => Err(e),
+        },
         SweptKind::Template => platform
             .templates()
             .list()
@@ -186,6 +186,32 @@ async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Resul
             .map(|l| l.iter().map(Candidate::of_volume).collect()),
     };
     listed.with_context(|| format!("could not list the platform's {}s", kind.name()))
+}
+
+/// Endpoints as candidates, each with what its minimum workers cost at the catalog's
+/// price (the catalog is read only when one keeps workers; unknown when it cannot be).
+async fn endpoint_candidates(
+    platform: &PlatformClient,
+    listed: &[ServerlessEndpoint],
+) -> Vec<Candidate> {
+    let keeps_workers = listed.iter().any(|e| e.workers_min.unwrap_or(0) > 0);
+    let prices = match keeps_workers {
+        true => platform.catalog().serverless_prices().await.ok(),
+        false => None,
+    };
+    listed
+        .iter()
+        .map(|e| {
+            let cost = match (e.workers_min.unwrap_or(0), &prices) {
+                (min, _) if min <= 0 => Some(0.0),
+                (min, Some(prices)) => prices
+                    .min_workers_cost(min, e.gpu_count.unwrap_or(1), &e.gpus.types())
+                    .ok(),
+                (_, None) => None,
+            };
+            Candidate::of_endpoint(e, cost)
+        })
+        .collect()
 }
 
 /// Removes one orphan from the platform.

@@ -103,7 +103,8 @@ impl Candidate {
         }
     }
 
-    pub fn of_endpoint(endpoint: &ServerlessEndpoint) -> Self {
+    /// An endpoint, with what its minimum workers cost per hour when known.
+    pub fn of_endpoint(endpoint: &ServerlessEndpoint, cost_per_hour: Option<f64>) -> Self {
         let status = match endpoint.workers_min {
             Some(min) => format!("{min} min worker(s)"),
             None => String::new(),
@@ -113,7 +114,7 @@ impl Candidate {
             id: endpoint.id.clone(),
             name: endpoint.name.clone(),
             status,
-            cost_per_hour: None,
+            cost_per_hour,
             marker: name_marker(&endpoint.name),
         }
     }
