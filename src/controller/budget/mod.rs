@@ -26,7 +26,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::crd::pod::PodPhase;
+use crate::crd::pod::{DesiredState, PodPhase};
 use crate::crd::{Endpoint, Pod};
 use crate::metrics::Metrics;
 use crate::platform::domain::RUNNING;
@@ -220,11 +220,19 @@ impl BudgetLedger {
             .is_some_and(|l| l.must_stop(&Member::pod(pod)))
     }
 
+    /// Records what the cluster says of `pod`. A Pod whose spec says Stopped asks for no
+    /// room: a deploy or resume held and then called off is not held any more (no pass of
+    /// its own would say so: nothing is admitted for a pod that is to stay stopped).
     pub fn observe(&self, pod: &Pod) {
         let namespace = pod.namespace().unwrap_or_default();
         let facts = facts_of(pod);
+        let member = Member::pod(pod.name_any());
+        let called_off = pod.spec.desired_state == DesiredState::Stopped;
         self.with(&namespace, |l| {
-            l.observe(&Member::pod(pod.name_any()), facts)
+            l.observe(&member, facts);
+            if called_off {
+                l.unhold(&member);
+            }
         });
     }
 
@@ -242,7 +250,10 @@ impl BudgetLedger {
     /// The endpoint asks for no room (its spec costs nothing more than it did): not
     /// held any more. Cheap when it was not held, as for nearly every pass.
     pub fn unhold_endpoint(&self, namespace: &str, endpoint: &str) {
-        let member = Member::endpoint(endpoint);
+        self.unhold(namespace, Member::endpoint(endpoint));
+    }
+
+    fn unhold(&self, namespace: &str, member: Member) {
         let held = self
             .namespaces
             .lock()
@@ -454,6 +465,30 @@ mod tests {
             text.contains("gpucloud_budget_held_pods{namespace=\"ns\"} 0"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_held_pod_set_to_stopped_is_held_no_more() {
+        let ledger = BudgetLedger::unregistered();
+        ledger.set_budget(
+            "team",
+            "b",
+            BudgetRule {
+                max_cost_per_hour: 0.5,
+                selector: None,
+                action: crate::crd::budget::BudgetAction::Deny,
+            },
+        );
+        let none = BTreeMap::new();
+        assert!(ledger.reserve("team", "p", &none, 0.6).is_err(), "held");
+        let held = |l: &BudgetLedger| l.figures("team", "b").unwrap().held.len();
+        assert_eq!(held(&ledger), 1);
+        let mut asking = pod(Some(PodPhase::Stopped), None);
+        ledger.observe(&asking);
+        assert_eq!(held(&ledger), 1, "still asks to run");
+        asking.spec.desired_state = DesiredState::Stopped;
+        ledger.observe(&asking);
+        assert_eq!(held(&ledger), 0, "called off");
     }
 
     #[tokio::test]
