@@ -60,7 +60,7 @@ pub fn pod_row(pod: &Pod) -> Row {
     }
 }
 
-/// A Budget's row: its cost against its cap, and how many pods it holds. It is "ready"
+/// A Budget's row: its cost against its cap, and how many Pods and Endpoints it holds. It is "ready"
 /// once its status is computed for the current spec.
 pub fn budget_row(budget: &Budget) -> Row {
     let status = budget.status.as_ref();
