@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use gpucloud_operator::crd::NetworkVolume;
 use gpucloud_operator::emulator::faults::CallSeen;
-use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use tokio::sync::broadcast;
 
@@ -31,7 +30,6 @@ use common::operator::{Env, ready_now, volume};
 use support::{all_ready, with_bench_quota};
 
 const TARGET: &str = "latency-target";
-const EXTERNAL_ID: &str = "gpucloud.io/external-id";
 
 struct Options {
     others: usize,
@@ -141,10 +139,10 @@ async fn measure(
     let api: Api<NetworkVolume> = env.api();
     let target = api.get(TARGET).await.expect("the target");
     let remote_id = target
-        .annotations()
-        .get(EXTERNAL_ID)
-        .cloned()
-        .expect("a Ready target has its external id");
+        .status
+        .as_ref()
+        .and_then(|s| s.common.id.clone())
+        .expect("a Ready target has its id in status");
     let mut size = i64::from(target.spec.size_gb);
     let list_route = common::backend::routes().list_volumes;
     let mut out = Vec::with_capacity(samples);

@@ -1,6 +1,16 @@
 use clap::Parser;
 use gpucloud_operator::cli::{Cli, dispatch};
 
+// jemalloc rather than glibc's allocator. Reaching Ready for 10,000 objects allocates in
+// bursts (listings of 10,000 remote objects, thousands of passes at once) from several
+// threads; glibc kept what those bursts freed in its per-thread arenas (16 MiB free of
+// 72 MiB held at 10,000 volumes). jemalloc hands freed pages back to the system within
+// seconds, from a background thread, even when the operator is idle: 77.3 to 81.8 MiB
+// resident instead of 88.4 MiB at 10,000 volumes (see README, "Memory").
+#[cfg(all(not(feature = "heap-profile"), not(target_env = "msvc")))]
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 // Built with `--features heap-profile`: every allocation goes through dhat, which writes a
 // heap profile (view it at https://nnethercote.github.io/dh_view/dh_view.html) when the
 // process gets SIGUSR2 (the heap as it is at that moment, plus the peak so far) or exits.
