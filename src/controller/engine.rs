@@ -383,6 +383,21 @@ impl<A: Adapter> Engine<A> {
             .await
     }
 
+    /// Drops the status this process last wrote for `obj` once the watch delivers that
+    /// write (or a later one): from then on the store has it. Kept until the object's next
+    /// pass otherwise, a copy of the whole status of every object written lately stayed in
+    /// memory for up to a poll interval (about 1.5 KiB per object: 15 MB at 10,000).
+    pub fn caught_up(&self, obj: &A::Kind) {
+        let key = obj.key();
+        let mut own = self.own_status.lock();
+        if own
+            .get(&key)
+            .is_some_and(|(written, _)| !seen_predates(obj.resource_version().as_deref(), written))
+        {
+            own.remove(&key);
+        }
+    }
+
     /// The entry point the controller runs for every object.
     pub async fn reconcile(self: Arc<Self>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let started = std::time::Instant::now();

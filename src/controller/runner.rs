@@ -75,7 +75,8 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 /// them (see [`Triggers`]). `gone` hears (by `namespace/name`) of every object deleted
 /// from the cluster, also of those a relisting no longer shows, so that what is kept about
 /// it (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
-/// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]).
+/// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]);
+/// `delivered` hears of every object the watch brings (see [`Engine::caught_up`]).
 /// `synced` turns true once the store holds a whole listing. (Not `Store::wait_until_ready`:
 /// its future keeps one waker, so a second waiter besides the controller's may never wake,
 /// or worse, keep the controller from waking.)
@@ -86,6 +87,7 @@ fn watch_kind<K: ManagedKind>(
     writer: reflector::store::Writer<K>,
     gone: impl Fn(&str) + Clone + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
+    delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
 ) -> impl Stream<Item = Arc<K>> + Send {
     let config = match &selector {
@@ -97,10 +99,10 @@ fn watch_kind<K: ManagedKind>(
         .modify(trim_for_cache::<K>)
         .inspect_ok({
             let gone = gone.clone();
-            move |event| {
-                if let watcher::Event::Delete(obj) = event {
-                    gone(&obj.key());
-                }
+            move |event| match event {
+                watcher::Event::Delete(obj) => gone(&obj.key()),
+                watcher::Event::Apply(obj) | watcher::Event::InitApply(obj) => delivered(obj),
+                _ => {}
             }
         })
         .reflect(writer)
@@ -266,6 +268,10 @@ pub async fn run_kind<A: Adapter>(
         {
             let engine = engine.clone();
             move |obj| engine.is_echo(obj)
+        },
+        {
+            let engine = engine.clone();
+            move |obj| engine.caught_up(obj)
         },
         synced,
     );
