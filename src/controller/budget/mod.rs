@@ -352,6 +352,15 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
 
+    /// A Deny Budget of `max` per hour over every member.
+    fn deny(max: f64) -> BudgetRule {
+        BudgetRule {
+            max_cost_per_hour: max,
+            selector: None,
+            action: crate::crd::budget::BudgetAction::Deny,
+        }
+    }
+
     fn pod(phase: Option<PodPhase>, cost: Option<f64>) -> Pod {
         let spec: PodSpec =
             serde_json::from_value(serde_json::json!({"image": "i", "gpu": {"types": ["A"]}}))
@@ -424,15 +433,7 @@ mod tests {
         let mut pod_wakes = ledger.take_wakes().unwrap();
         let mut wakes = ledger.take_endpoint_wakes().unwrap();
         assert!(ledger.take_endpoint_wakes().is_none());
-        ledger.set_budget(
-            "team",
-            "b",
-            BudgetRule {
-                max_cost_per_hour: 1.0,
-                selector: None,
-                action: crate::crd::budget::BudgetAction::Deny,
-            },
-        );
+        ledger.set_budget("team", "b", deny(1.0));
         let none = BTreeMap::new();
         ledger.reserve("team", "api", &none, 0.6).unwrap();
         // An Endpoint of the same name as the Pod is another member.
@@ -446,15 +447,7 @@ mod tests {
         assert!(pod_wakes.try_recv().is_err(), "no pod is held");
         let metrics = Metrics::new();
         let registered = BudgetLedger::new(&metrics);
-        registered.set_budget(
-            "ns",
-            "b",
-            BudgetRule {
-                max_cost_per_hour: 0.0,
-                selector: None,
-                action: crate::crd::budget::BudgetAction::Deny,
-            },
-        );
+        registered.set_budget("ns", "b", deny(0.0));
         let _ = registered.reserve_endpoint("ns", "e", &none, 0.1);
         let text = metrics.encode();
         assert!(
@@ -470,15 +463,7 @@ mod tests {
     #[tokio::test]
     async fn a_held_pod_set_to_stopped_is_held_no_more() {
         let ledger = BudgetLedger::unregistered();
-        ledger.set_budget(
-            "team",
-            "b",
-            BudgetRule {
-                max_cost_per_hour: 0.5,
-                selector: None,
-                action: crate::crd::budget::BudgetAction::Deny,
-            },
-        );
+        ledger.set_budget("team", "b", deny(0.5));
         let none = BTreeMap::new();
         assert!(ledger.reserve("team", "p", &none, 0.6).is_err(), "held");
         let held = |l: &BudgetLedger| l.figures("team", "b").unwrap().held.len();
@@ -496,15 +481,7 @@ mod tests {
         let ledger = BudgetLedger::unregistered();
         let mut wakes = ledger.take_wakes().unwrap();
         assert!(ledger.take_wakes().is_none());
-        ledger.set_budget(
-            "team",
-            "b",
-            BudgetRule {
-                max_cost_per_hour: 0.5,
-                selector: None,
-                action: crate::crd::budget::BudgetAction::Deny,
-            },
-        );
+        ledger.set_budget("team", "b", deny(0.5));
         let none = BTreeMap::new();
         ledger.reserve("team", "a", &none, 0.5).unwrap();
         assert!(ledger.reserve("team", "b", &none, 0.5).is_err());
@@ -515,15 +492,7 @@ mod tests {
         let text = {
             let metrics = Metrics::new();
             let registered = BudgetLedger::new(&metrics);
-            registered.set_budget(
-                "ns",
-                "b",
-                BudgetRule {
-                    max_cost_per_hour: 0.0,
-                    selector: None,
-                    action: crate::crd::budget::BudgetAction::Deny,
-                },
-            );
+            registered.set_budget("ns", "b", deny(0.0));
             let _ = registered.reserve("ns", "p", &none, 0.1);
             metrics.encode()
         };
