@@ -9,12 +9,12 @@ use gpucloud_operator::crd::budget::Budget;
 use gpucloud_operator::crd::pod::PodPhase;
 use gpucloud_operator::crd::{BudgetSpec, Endpoint, EndpointSpec, Pod};
 use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ListParams, PostParams};
 use serde_json::json;
 
 use common::backend::{is_v2, routes};
 use common::operator::{Env, condition, ready_now};
-use common::pods::{RTX4090, config, deploy, pod, remote_pods};
+use common::pods::{RTX4090, config, deploy, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 /// The emulator's secure-cloud price of one RTX 4090 per hour.
@@ -134,14 +134,7 @@ async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
     );
 
     // Room for 15 (10.35 of 10.5): five more run, by themselves.
-    budgets
-        .patch(
-            "team",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"maxCostPerHour": 10.5}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&budgets, "team", json!({"maxCostPerHour": 10.5})).await;
     wait_tally(&pods, (15, 35)).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(remote_pods(&env).await.len(), 15);
@@ -178,14 +171,7 @@ async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
         tokio::time::sleep(Duration::from_millis(1100)).await;
     }
     // Room for two: the newest is stopped, the two older ones run on.
-    budgets
-        .patch(
-            "team",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"maxCostPerHour": 1.5}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&budgets, "team", json!({"maxCostPerHour": 1.5})).await;
     env.wait_for("third", TIMEOUT, "stopped by the budget", |p: &Pod| {
         p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Stopped)
             || ready_reason(p).as_deref() == Some("False/BudgetExceeded")
@@ -212,14 +198,7 @@ async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
         .count();
     assert_eq!(running_remote, 2);
     // Raised again: the stopped pod resumes by itself.
-    budgets
-        .patch(
-            "team",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"maxCostPerHour": 3.0}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&budgets, "team", json!({"maxCostPerHour": 3.0})).await;
     env.wait_for("third", TIMEOUT, "Running again", |p: &Pod| {
         p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
     })
@@ -361,14 +340,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
     );
 
     // Raised: the held endpoint is made by itself, and both count.
-    budgets
-        .patch(
-            "team",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"maxCostPerHour": 2.0}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&budgets, "team", json!({"maxCostPerHour": 2.0})).await;
     env.wait_for("burst", TIMEOUT, "Ready", ready_now::<Endpoint>)
         .await;
     let b = wait_budget_status(&env, "team", |b| {
@@ -383,14 +355,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
     // A raise of the minimum workers past the Budget is held too, with no update call;
     // a change that lowers them goes through.
     let updates = calls_to(&env.calls().await, routes().update_endpoint);
-    endpoints
-        .patch(
-            "steady",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"workersMin": 3}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&endpoints, "steady", json!({"workersMin": 3})).await;
     env.wait_for("steady", TIMEOUT, "raise held", |e: &Endpoint| {
         endpoint_reason(e).as_deref() == Some("False/BudgetExceeded")
     })
@@ -407,14 +372,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
     })
     .await;
     // Taken back: nothing to change, nothing held.
-    endpoints
-        .patch(
-            "steady",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"workersMin": 1}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&endpoints, "steady", json!({"workersMin": 1})).await;
     env.wait_for("steady", TIMEOUT, "Ready again", ready_now::<Endpoint>)
         .await;
     wait_budget_status(&env, "team", |b| {
@@ -427,14 +385,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         calls_to(&env.calls().await, routes().update_endpoint),
         updates
     );
-    endpoints
-        .patch(
-            "steady",
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"workersMin": 0}})),
-        )
-        .await
-        .unwrap();
+    patch_spec(&endpoints, "steady", json!({"workersMin": 0})).await;
     env.wait_for("steady", TIMEOUT, "lowered", |e: &Endpoint| {
         ready_now(e) && e.status.as_ref().unwrap().workers_min == Some(0)
     })

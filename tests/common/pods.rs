@@ -53,8 +53,11 @@ pub async fn remote_pods(env: &Env) -> Vec<platform::Pod> {
     env.platform.graphql().my_pods().await.unwrap()
 }
 
-/// Merges `spec` into the Pod's spec, as `kubectl patch --type=merge` would.
-pub async fn patch_spec(api: &Api<Pod>, name: &str, spec: serde_json::Value) {
+/// Merges `spec` into the object's spec, as `kubectl patch --type=merge` would.
+pub async fn patch_spec<K>(api: &Api<K>, name: &str, spec: serde_json::Value)
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     api.patch(
         name,
         &PatchParams::default(),
