@@ -176,6 +176,52 @@ where
     watched.namespaces.apis(client)
 }
 
+/// The members (Pods or Endpoints) of `apis` fed into the ledger with `observe` and
+/// `forget`, one watch per API, as the objects they touch. Each watch has its own
+/// [`Vanished`]: each relists on its own, and a member deleted while its watch was away
+/// must not count any more. `listed` is called at the end of every listing.
+fn ledger_watches<K, L>(
+    apis: Vec<Api<K>>,
+    config: &watcher::Config,
+    ledger: &Arc<BudgetLedger>,
+    listed: &L,
+    observe: fn(&BudgetLedger, &K),
+    forget: fn(&BudgetLedger, &str, &str),
+) -> futures::stream::BoxStream<'static, Result<K, watcher::Error>>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+    L: Fn() + Clone + Send + 'static,
+{
+    stream::select_all(apis.into_iter().map(|api| {
+        let (ledger, listed) = (ledger.clone(), listed.clone());
+        let mut held = Vanished::default();
+        watcher(api, config.clone())
+            .default_backoff()
+            .inspect_ok(move |event| {
+                for (ns, name) in held.on(event) {
+                    forget(&ledger, &ns, &name);
+                }
+                match event {
+                    watcher::Event::Apply(o) | watcher::Event::InitApply(o) => observe(&ledger, o),
+                    watcher::Event::Delete(o) => {
+                        forget(&ledger, &o.namespace().unwrap_or_default(), &o.name_any())
+                    }
+                    watcher::Event::InitDone => listed(),
+                    watcher::Event::Init => {}
+                }
+            })
+            .boxed()
+    }))
+    .touched_objects()
+    .boxed()
+}
+
 struct Context {
     client: Client,
     ledger: Arc<BudgetLedger>,
@@ -287,54 +333,22 @@ pub async fn run(
     .reflect(writer)
     .applied_objects();
 
-    let pod_listed = listed.clone();
-    let pods = stream::select_all(pod_apis.into_iter().map(|api| {
-        // One tracker per watch: each relists on its own.
-        let (ledger, listed) = (ledger.clone(), pod_listed.clone());
-        let mut pods_held = Vanished::default();
-        watcher(api, config.clone())
-            .default_backoff()
-            .inspect_ok(move |event| {
-                // Deleted while the watch was away: its cost must not count any more.
-                for (ns, name) in pods_held.on(event) {
-                    ledger.forget(&ns, &name);
-                }
-                match event {
-                    watcher::Event::Apply(p) | watcher::Event::InitApply(p) => ledger.observe(p),
-                    watcher::Event::Delete(p) => {
-                        ledger.forget(&p.namespace().unwrap_or_default(), &p.name_any())
-                    }
-                    watcher::Event::InitDone => listed(),
-                    watcher::Event::Init => {}
-                }
-            })
-            .boxed()
-    }))
-    .touched_objects();
-
-    let endpoints = stream::select_all(endpoint_apis.into_iter().map(|api| {
-        let (ledger, listed) = (ledger.clone(), listed.clone());
-        let mut endpoints_held = Vanished::default();
-        watcher(api, config.clone())
-            .default_backoff()
-            .inspect_ok(move |event| {
-                for (ns, name) in endpoints_held.on(event) {
-                    ledger.forget_endpoint(&ns, &name);
-                }
-                match event {
-                    watcher::Event::Apply(e) | watcher::Event::InitApply(e) => {
-                        ledger.observe_endpoint(e)
-                    }
-                    watcher::Event::Delete(e) => {
-                        ledger.forget_endpoint(&e.namespace().unwrap_or_default(), &e.name_any())
-                    }
-                    watcher::Event::InitDone => listed(),
-                    watcher::Event::Init => {}
-                }
-            })
-            .boxed()
-    }))
-    .touched_objects();
+    let pods = ledger_watches(
+        pod_apis,
+        &config,
+        &ledger,
+        &listed,
+        BudgetLedger::observe,
+        BudgetLedger::forget,
+    );
+    let endpoints = ledger_watches(
+        endpoint_apis,
+        &config,
+        &ledger,
+        &listed,
+        BudgetLedger::observe_endpoint,
+        BudgetLedger::forget_endpoint,
+    );
     let store = reader.clone();
     let endpoint_store = reader.clone();
     Controller::for_stream(budgets, reader)
