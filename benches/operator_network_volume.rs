@@ -145,19 +145,27 @@ impl Cost {
 /// Deletes every NetworkVolume in the namespace and waits until they are gone.
 async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Duration> {
     let started = Instant::now();
-    // With 10,000 objects the answer (every object deleted) can outlast the connection;
-    // the deletion goes on server-side, and the wait below is what counts.
-    if let Err(e) = api
+    // With 10,000 objects the apiserver's 60 s request timeout can cut a deletecollection
+    // short, and what it had not deleted by then stays: ask again until one call gets
+    // through (objects deleted already are skipped over).
+    let deadline = started + timeout;
+    while let Err(e) = api
         .delete_collection(&DeleteParams::default(), &ListParams::default())
         .await
     {
-        eprintln!("  deletecollection answered {e}; waiting for the objects to go anyway");
+        eprintln!("  deletecollection answered {e}; asking again");
+        if Instant::now() > deadline {
+            return None;
+        }
     }
-    let gone = common::wait_until(timeout, || async {
-        api.list_metadata(&ListParams::default().limit(1))
-            .await
-            .is_ok_and(|l| l.items.is_empty())
-    })
+    let gone = common::wait_until(
+        deadline.saturating_duration_since(Instant::now()),
+        || async {
+            api.list_metadata(&ListParams::default().limit(1))
+                .await
+                .is_ok_and(|l| l.items.is_empty())
+        },
+    )
     .await;
     gone.then(|| started.elapsed())
 }

@@ -39,6 +39,7 @@ use super::decide::{
 use super::failure::{Applied, Failure, FailureClass};
 use super::kind::ManagedKind;
 use super::ownership::{self, Claim, Ownership};
+use super::recent_writes::RecentWrites;
 
 /// Errors that end a reconcile early; the controller's error policy requeues them. Platform
 /// failures are not among them: they are reported in status and requeued by class.
@@ -56,7 +57,7 @@ pub struct Engine<A: Adapter> {
     backoffs: Backoffs<String>,
     /// When this process last changed each object's remote object: a listing that started
     /// before that would show the old state and lead to the same change again.
-    last_write: parking_lot::Mutex<std::collections::HashMap<String, Instant>>,
+    last_write: parking_lot::Mutex<RecentWrites>,
     /// Creates this process sent whose outcome it does not know (a 5xx or a timeout), by
     /// object: from when a listing can tell whether they happened.
     unsure_creates: parking_lot::Mutex<std::collections::HashMap<String, UnsureCreate>>,
@@ -269,6 +270,11 @@ const LEGACY_ID_ANNOTATIONS: [&str; 2] = [ann::EXTERNAL_ID, ann::CREATE_SUCCEEDE
 impl<A: Adapter> Engine<A> {
     pub fn new(shared: Arc<Shared>, adapter: A) -> Self {
         let backoffs = Backoffs::new(shared.config.backoff);
+        // The oldest listing a pass takes (see `listing_need`).
+        let writes_matter_for = shared
+            .config
+            .poll_interval
+            .max(shared.config.progress_interval);
         let ownership = Ownership::new(
             shared.kube.clone(),
             shared.config.install.clone(),
@@ -283,7 +289,10 @@ impl<A: Adapter> Engine<A> {
             adapter,
             snapshots: Snapshots::new(),
             backoffs,
-            last_write: Default::default(),
+            last_write: parking_lot::Mutex::new(RecentWrites::new(
+                writes_matter_for,
+                Instant::now(),
+            )),
             unsure_creates: Default::default(),
             refused_creates: Default::default(),
             started: Instant::now(),
@@ -329,7 +338,7 @@ impl<A: Adapter> Engine<A> {
     /// Drops everything this engine and its adapter keep about the object `key`: it is
     /// gone from the cluster.
     pub fn forget(&self, key: &str) {
-        self.last_write.lock().remove(key);
+        self.last_write.lock().forget(key);
         self.unsure_creates.lock().remove(key);
         self.refused_creates.lock().remove(key);
         self.own_status.lock().remove(key);
@@ -571,7 +580,7 @@ impl<A: Adapter> Engine<A> {
     /// Freshness a pass needs: see [`listing_need`]; while the object is coming up, a
     /// listing no older than the progress interval, otherwise the poll interval.
     fn freshness(&self, obj: &A::Kind, annotations: &Annotations, progressing: bool) -> Freshness {
-        let written = self.last_write.lock().get(&obj.key()).copied();
+        let written = self.last_write.lock().get(&obj.key(), Instant::now());
         let created = annotations.create_succeeded.and_then(instant_of);
         let max_age = if progressing {
             self.shared.config.progress_interval
@@ -1242,7 +1251,7 @@ impl<A: Adapter> Engine<A> {
     }
 
     fn wrote(&self, obj: &A::Kind) {
-        self.last_write.lock().insert(obj.key(), Instant::now());
+        self.last_write.lock().record(obj.key(), Instant::now());
     }
 
     fn conditions<'a>(

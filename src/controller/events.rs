@@ -2,7 +2,8 @@
 //! minutes extends the first Event's series instead of making a new Event), while keeping
 //! far less per Event. kube's Recorder keeps a full copy of every Event it published for
 //! those six minutes, about 9 KiB each with its key: creating 10,000 objects holds 10,000
-//! of them. Here a published Event costs a hash and its name, count and time.
+//! of them. Here a published Event costs a hash, a count and two times: its namespace and
+//! name follow from the object it is about, which the repeat names again.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
@@ -26,13 +27,23 @@ pub struct EventSpec<'a> {
     pub note: String,
 }
 
-/// What is remembered of a published Event.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What is remembered of a published Event: when it was made (its name says when, see
+/// [`event_name`]), how often it happened, and when last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Published {
-    namespace: String,
-    name: String,
+    first: Timestamp,
     count: i32,
     last: Timestamp,
+}
+
+/// The name of the Event about `regarding` first published at `first`: unique per object
+/// and instant, as kube's Recorder names them.
+fn event_name(regarding: &ObjectReference, first: Timestamp) -> String {
+    format!(
+        "{}.{:x}",
+        regarding.name.as_deref().unwrap_or("object"),
+        first.as_nanosecond()
+    )
 }
 
 /// What publishing an Event comes down to.
@@ -73,6 +84,11 @@ impl EventLog {
     /// Forgets the Events that a repeat at `now` could no longer extend.
     pub fn expire(&mut self, now: Timestamp) {
         self.published.retain(|_, p| p.last + SERIES_WINDOW > now);
+        // A burst (10,000 objects created at once) leaves a table sized for it; give the
+        // room back once the burst has expired, rather than keep it for good.
+        if self.published.capacity() > 4 * self.published.len().max(64) {
+            self.published.shrink_to_fit();
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -98,27 +114,21 @@ impl EventLog {
                 p.count += 1;
                 p.last = now;
                 Publish::Extend {
-                    namespace: p.namespace.clone(),
-                    name: p.name.clone(),
+                    namespace: namespace_of(regarding).to_string(),
+                    name: event_name(regarding, p.first),
                     count: p.count,
                 }
             }
             _ => {
-                let name = format!(
-                    "{}.{:x}",
-                    regarding.name.as_deref().unwrap_or("object"),
-                    now.as_nanosecond()
-                );
-                self.published.insert(
-                    key,
-                    Published {
-                        namespace: namespace_of(regarding).to_string(),
-                        name: name.clone(),
-                        count: 1,
-                        last: now,
-                    },
-                );
-                Publish::Create { name }
+                let published = Published {
+                    first: now,
+                    count: 1,
+                    last: now,
+                };
+                self.published.insert(key, published);
+                Publish::Create {
+                    name: event_name(regarding, now),
+                }
             }
         }
     }
@@ -257,5 +267,27 @@ mod tests {
         assert_eq!(log.len(), 1, "a is past its window, b is not");
         log.expire(t0 + SERIES_WINDOW + SignedDuration::from_mins(3));
         assert!(log.is_empty());
+    }
+
+    #[test]
+    fn a_burst_gives_its_room_back_once_expired() {
+        let mut log = EventLog::default();
+        let t0 = Timestamp::UNIX_EPOCH + SignedDuration::from_hours(1);
+        for i in 0..10_000 {
+            log.decide(&spec("Created"), &about(&format!("nv-{i}")), t0);
+        }
+        let burst = log.published.capacity();
+        log.decide(
+            &spec("Created"),
+            &about("late"),
+            t0 + SignedDuration::from_mins(5),
+        );
+        log.expire(t0 + SERIES_WINDOW);
+        assert_eq!(log.len(), 1);
+        assert!(
+            log.published.capacity() < burst / 16,
+            "{} of {burst}",
+            log.published.capacity()
+        );
     }
 }

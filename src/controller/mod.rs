@@ -32,6 +32,7 @@ pub mod orphan_census;
 pub mod ownership;
 pub mod placement;
 pub mod pod;
+pub mod recent_writes;
 pub mod references;
 pub mod registry_credential;
 pub mod runner;

@@ -22,7 +22,7 @@ use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::kind::ManagedKind;
-use super::triggers::Triggers;
+use super::triggers::{Triggers, reference};
 use super::watch_merge::watch_namespaces;
 
 /// Which namespaces the operator watches.
@@ -89,7 +89,7 @@ fn watch_kind<K: ManagedKind>(
     echo: impl Fn(&K) -> bool + Send + 'static,
     delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
-) -> impl Stream<Item = Arc<K>> + Send {
+) -> impl Stream<Item = ObjectRef<K>> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
@@ -107,23 +107,16 @@ fn watch_kind<K: ManagedKind>(
         })
         .reflect(writer)
         .scan(Triggers::<K>::default(), move |triggers, event| {
-            let objects: Vec<Arc<K>> = match event {
+            let objects: Vec<ObjectRef<K>> = match event {
                 // The reflector has applied the event: a listing's objects are in the store.
                 Ok(event) => {
                     if matches!(event, watcher::Event::InitDone) {
                         synced.send_replace(true);
                     }
-                    let due: Vec<Arc<K>> = triggers
-                        .on(&event, &echo)
-                        .iter()
-                        .filter_map(|key| store.get(key))
-                        .collect();
+                    let mut due = triggers.on(&event, &echo);
+                    due.retain(|key| store.get(key).is_some());
                     for key in triggers.take_vanished() {
-                        gone(&format!(
-                            "{}/{}",
-                            key.namespace.unwrap_or_default(),
-                            key.name
-                        ));
+                        gone(&key);
                     }
                     due
                 }
@@ -230,7 +223,7 @@ fn users_of_secret<A: Adapter>(
                     && engine.adapter.secrets(obj).iter().any(|s| s == name))
         })
         .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj.as_ref()))
-        .map(|obj| ObjectRef::from_obj(obj.as_ref()))
+        .map(|obj| reference(obj.as_ref()))
         .collect()
 }
 
@@ -293,7 +286,9 @@ pub async fn run_kind<A: Adapter>(
         ))
     });
 
-    Controller::for_shared_stream(objects, reader)
+    // Every trigger is a reference (see `triggers::reference`): the changed objects and
+    // the wakes go in through `reconcile_on`, so the main trigger stream has nothing to say.
+    Controller::for_shared_stream(stream::pending(), reader)
         .watches_stream(secrets, move |secret| {
             let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
             let first_listing = secret.annotations().contains_key(FIRST_LISTING);
@@ -302,6 +297,7 @@ pub async fn run_kind<A: Adapter>(
             }
             users_of_secret(&secret_engine, &secret_store, &ns, &name, first_listing)
         })
+        .reconcile_on(objects)
         .reconcile_on(wakes)
         .with_config(ControllerConfig::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)

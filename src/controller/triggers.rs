@@ -12,9 +12,15 @@
 //!   and since the object's hash is then known, nothing asks again: an object created while
 //!   the watch was behind was never reconciled (seen as 215 of 10,000 volumes). So objects
 //!   that changed during a listing are handed on at its end, from the swapped-in store.
+//!
+//! What is remembered of an object is kept small, since it is kept for every object
+//! watched: its `namespace/name` as one string, and three numbers (see [`Seen`]). The
+//! references handed on carry the name and namespace only, not kube's extra copies of the
+//! UID and resourceVersion: kube's scheduler keeps each reference twice for as long as the
+//! object waits for its next pass, which at the poll interval is always.
 
+use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use kube::ResourceExt;
@@ -40,44 +46,61 @@ pub fn change_hash<K: ManagedKind>(obj: &K) -> u64 {
     h.finish()
 }
 
+/// The reference kube's controller is handed for `obj`: its name and namespace. (kube's
+/// `ObjectRef::from_obj` also copies the UID and resourceVersion, which neither its
+/// scheduler nor its store lookups compare.)
+pub fn reference<K: ManagedKind>(obj: &K) -> ObjectRef<K> {
+    let reference = ObjectRef::new(&obj.name_any());
+    match obj.namespace() {
+        Some(namespace) => reference.within(&namespace),
+        None => reference,
+    }
+}
+
 /// What is remembered of one object: its UID (an object deleted and made again under the
-/// same name is a new object) and the hash of its last change.
+/// same name is a new object), the hash of its last change, and the last listing that
+/// showed it (or the listing it was last seen live after).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Seen {
     uid: u64,
     hash: u64,
+    listing: u32,
 }
 
 impl Seen {
-    fn of<K: ManagedKind>(obj: &K) -> Self {
+    fn of<K: ManagedKind>(obj: &K, listing: u32) -> Self {
         let mut h = DefaultHasher::new();
         obj.uid().hash(&mut h);
         Self {
             uid: h.finish(),
             hash: change_hash(obj),
+            listing,
         }
     }
-}
 
-/// A listing under way: what it listed, and what changed in it.
-struct Listing<K: ManagedKind> {
-    listed: HashSet<ObjectRef<K>>,
-    changed: Vec<ObjectRef<K>>,
+    fn same_object_unchanged(&self, other: &Seen) -> bool {
+        (self.uid, self.hash) == (other.uid, other.hash)
+    }
 }
 
 /// The objects whose events should trigger a reconcile (see the module's doc).
 pub struct Triggers<K: ManagedKind> {
-    seen: HashMap<ObjectRef<K>, Seen>,
-    listing: Option<Listing<K>>,
-    /// Objects the last listing no longer showed, until taken.
-    vanished: Vec<ObjectRef<K>>,
+    /// By `namespace/name`.
+    seen: HashMap<Box<str>, Seen>,
+    /// The number of the listing under way or last done.
+    listing: u32,
+    /// A listing is under way: what changed in it so far.
+    changed_in_listing: Option<Vec<ObjectRef<K>>>,
+    /// `namespace/name` of the objects the last listing no longer showed, until taken.
+    vanished: Vec<String>,
 }
 
 impl<K: ManagedKind> Default for Triggers<K> {
     fn default() -> Self {
         Self {
             seen: HashMap::new(),
-            listing: None,
+            listing: 0,
+            changed_in_listing: None,
             vanished: Vec::new(),
         }
     }
@@ -85,9 +108,20 @@ impl<K: ManagedKind> Default for Triggers<K> {
 
 impl<K: ManagedKind> Triggers<K> {
     /// Whether `obj` changed since it was last seen; remembers it either way.
-    fn changed(&mut self, key: &ObjectRef<K>, obj: &K) -> bool {
-        let now = Seen::of(obj);
-        self.seen.insert(key.clone(), now) != Some(now)
+    fn changed(&mut self, obj: &K) -> bool {
+        let now = Seen::of(obj, self.listing);
+        let key = obj.key();
+        match self.seen.get_mut(key.as_str()) {
+            Some(before) => {
+                let changed = !before.same_object_unchanged(&now);
+                *before = now;
+                changed
+            }
+            None => {
+                self.seen.insert(key.into_boxed_str(), now);
+                true
+            }
+        }
     }
 
     /// The objects to reconcile after `event`, to be looked up in the reflector's store
@@ -101,62 +135,57 @@ impl<K: ManagedKind> Triggers<K> {
         echo: impl Fn(&K) -> bool,
     ) -> Vec<ObjectRef<K>> {
         match event {
-            watcher::Event::Apply(obj) => {
-                let key = ObjectRef::from_obj(obj);
-                match self.changed(&key, obj) && !echo(obj) {
-                    true => vec![key],
-                    false => Vec::new(),
-                }
-            }
+            watcher::Event::Apply(obj) => match self.changed(obj) && !echo(obj) {
+                true => vec![reference(obj)],
+                false => Vec::new(),
+            },
             watcher::Event::Delete(obj) => {
-                self.seen.remove(&ObjectRef::from_obj(obj));
+                self.seen.remove(obj.key().as_str());
                 Vec::new()
             }
             watcher::Event::Init => {
-                self.listing = Some(Listing {
-                    listed: HashSet::new(),
-                    changed: Vec::new(),
-                });
+                self.listing = self.listing.wrapping_add(1);
+                self.changed_in_listing = Some(Vec::new());
                 Vec::new()
             }
             watcher::Event::InitApply(obj) => {
-                let key = ObjectRef::from_obj(obj);
-                let changed = self.changed(&key, obj);
-                if let Some(listing) = self.listing.as_mut() {
-                    if changed {
-                        listing.changed.push(key.clone());
+                let changed = self.changed(obj);
+                match self.changed_in_listing.as_mut() {
+                    Some(listed) => {
+                        if changed {
+                            listed.push(reference(obj));
+                        }
+                        Vec::new()
                     }
-                    listing.listed.insert(key);
-                    Vec::new()
-                } else {
                     // A listed object with no listing begun: kube's watcher always sends
                     // Init first, but if it did not, the object is not held back forever.
-                    if changed { vec![key] } else { Vec::new() }
+                    None if changed => vec![reference(obj)],
+                    None => Vec::new(),
                 }
             }
-            watcher::Event::InitDone => match self.listing.take() {
-                Some(listing) => {
+            watcher::Event::InitDone => match self.changed_in_listing.take() {
+                Some(changed) => {
                     // What the listing did not show was deleted while the watch was
                     // behind: nothing of it is kept, and the engine is told (no Delete
                     // event will).
-                    let vanished = &mut self.vanished;
-                    self.seen.retain(|key, _| {
-                        let shown = listing.listed.contains(key);
+                    let (listing, vanished) = (self.listing, &mut self.vanished);
+                    self.seen.retain(|key, seen| {
+                        let shown = seen.listing == listing;
                         if !shown {
-                            vanished.push(key.clone());
+                            vanished.push(key.to_string());
                         }
                         shown
                     });
-                    listing.changed
+                    changed
                 }
                 None => Vec::new(),
             },
         }
     }
 
-    /// The objects the last listing no longer showed (deleted while the watch was behind),
-    /// once each.
-    pub fn take_vanished(&mut self) -> Vec<ObjectRef<K>> {
+    /// `namespace/name` of the objects the last listing no longer showed (deleted while
+    /// the watch was behind), once each.
+    pub fn take_vanished(&mut self) -> Vec<String> {
         std::mem::take(&mut self.vanished)
     }
 
@@ -238,8 +267,7 @@ mod tests {
         assert!(t.take_vanished().is_empty());
         list(&mut t, &[volume("a", "1", 1)]);
         assert_eq!(t.len(), 1);
-        let vanished: Vec<String> = t.take_vanished().into_iter().map(|k| k.name).collect();
-        assert_eq!(vanished, ["gone"], "the engine forgets it too");
+        assert_eq!(t.take_vanished(), ["ns/gone"], "the engine forgets it too");
         assert!(t.take_vanished().is_empty(), "once");
         // Made again later with the same content: a new object, so a change.
         assert_eq!(
@@ -290,6 +318,31 @@ mod tests {
             names(t.on(&Event::Apply(volume("a", "1", 2)), |_| false)),
             ["a"]
         );
+    }
+
+    #[test]
+    fn the_references_handed_on_name_the_object_and_nothing_else() {
+        let mut t = Triggers::default();
+        list(&mut t, &[]);
+        let mut nv = volume("a", "1", 1);
+        nv.metadata.resource_version = Some("42".into());
+        let refs = t.on(&Event::Apply(nv), no_echo);
+        let r = &refs[0];
+        assert_eq!((r.name.as_str(), r.namespace.as_deref()), ("a", Some("ns")));
+        assert_eq!(
+            (r.extra.uid.as_deref(), r.extra.resource_version.as_deref()),
+            (None, None)
+        );
+    }
+
+    #[test]
+    fn an_object_changed_live_between_two_listings_is_not_taken_for_vanished() {
+        let mut t = Triggers::default();
+        list(&mut t, &[volume("a", "1", 1)]);
+        t.on(&Event::Apply(volume("b", "2", 1)), no_echo);
+        list(&mut t, &[volume("a", "1", 1), volume("b", "2", 1)]);
+        assert!(t.take_vanished().is_empty());
+        assert_eq!(t.len(), 2);
     }
 
     #[test]
