@@ -31,7 +31,7 @@ fn guardrail_condition(p: &Pod) -> Option<(String, String)> {
     p.status
         .as_ref()
         .and_then(|s| condition(&s.common.conditions, "GuardrailStopped"))
-        .map(|c| (c.status.clone(), c.reason.clone()))
+        .map(|c| (c.status.to_string(), c.reason.to_string()))
 }
 
 fn stopped_by(p: &Pod, reason: &str) -> bool {

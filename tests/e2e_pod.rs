@@ -25,7 +25,7 @@ fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
     p.status
         .as_ref()
         .and_then(|s| condition(&s.common.conditions, type_))
-        .map(|c| (c.status.clone(), c.reason.clone()))
+        .map(|c| (c.status.to_string(), c.reason.to_string()))
 }
 
 fn phase(p: &Pod) -> Option<PodPhase> {

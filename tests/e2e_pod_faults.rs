@@ -34,7 +34,7 @@ fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
     if s.common.observed_generation != p.metadata.generation {
         return None;
     }
-    condition(&s.common.conditions, type_).map(|c| (c.status.clone(), c.reason.clone()))
+    condition(&s.common.conditions, type_).map(|c| (c.status.to_string(), c.reason.to_string()))
 }
 
 fn is_running(p: &Pod) -> bool {

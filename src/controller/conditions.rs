@@ -6,12 +6,9 @@
 //! kstatus reads them in that spirit: Stalled=True is Failed, Reconciling=True is
 //! InProgress, Ready=True is Current.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-pub const READY: &str = "Ready";
-pub const SYNCED: &str = "Synced";
-pub const RECONCILING: &str = "Reconciling";
-pub const STALLED: &str = "Stalled";
+pub use crate::crd::condition::{Condition, READY, RECONCILING, STALLED, SYNCED};
 
 /// One condition as the reconcile decided it, before timestamps are attached.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,10 +145,10 @@ pub fn one(
         .map(|c| c.last_transition_time.clone())
         .unwrap_or_else(|| now.clone());
     Condition {
-        type_: type_.to_string(),
-        status: status.to_string(),
-        reason: verdict.reason.clone(),
-        message: verdict.message.clone(),
+        type_: type_.into(),
+        status: status.into(),
+        reason: verdict.reason.as_str().into(),
+        message: verdict.message.as_str().into(),
         observed_generation: generation,
         last_transition_time,
     }
@@ -186,8 +183,8 @@ pub fn last_ready(conditions: &[Condition], generation: Option<i64>) -> Verdict 
         }
         Some(c) => Verdict {
             status: c.status == "True",
-            reason: c.reason.clone(),
-            message: c.message.clone(),
+            reason: c.reason.to_string(),
+            message: c.message.to_string(),
         },
         None => Verdict::no("Pending", "not reconciled yet"),
     }
@@ -291,5 +288,28 @@ mod tests {
         let c = apply(&[], &retry, Some(1), &at(5));
         assert_eq!(find(&c, READY).unwrap().reason, "NoCapacity");
         assert!(!is_true(&c, READY) && !is_true(&c, STALLED));
+    }
+
+    #[test]
+    fn the_words_every_object_repeats_are_shared_not_copied() {
+        // What the watch cache holds for every object: only what is particular to the
+        // object (here, the Ready message) takes memory of its own.
+        for verdicts in [
+            Verdicts::converged("volume abc has 10 GB in EU-RO-1"),
+            Verdicts::progressing("Creating", "creating volume abc"),
+        ] {
+            let conditions = apply(&[], &verdicts, Some(1), &at(1));
+            for c in &conditions {
+                assert!(c.type_.is_shared() && c.status.is_shared(), "{c:?}");
+                assert!(c.reason.is_shared(), "{c:?}");
+            }
+            let owned: Vec<&str> = conditions
+                .iter()
+                .filter(|c| !c.message.is_shared())
+                .map(|c| c.message.as_str())
+                .collect();
+            assert!(owned.len() <= 2, "{owned:?}");
+            assert!(owned.iter().all(|m| m.contains("abc")), "{owned:?}");
+        }
     }
 }

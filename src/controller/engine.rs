@@ -1198,7 +1198,8 @@ impl<A: Adapter> Engine<A> {
             let seen = [conditions::READY, conditions::SYNCED]
                 .into_iter()
                 .any(|t| {
-                    conditions::find(self.conditions(obj), t).is_some_and(|c| c.reason == *reason)
+                    conditions::find(self.conditions(obj), t)
+                        .is_some_and(|c| c.reason == reason.as_str())
                 });
             if !seen {
                 self.shared
@@ -1254,10 +1255,7 @@ impl<A: Adapter> Engine<A> {
         self.last_write.lock().record(obj.key(), Instant::now());
     }
 
-    fn conditions<'a>(
-        &self,
-        obj: &'a A::Kind,
-    ) -> &'a [k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition] {
+    fn conditions<'a>(&self, obj: &'a A::Kind) -> &'a [conditions::Condition] {
         obj.current_status()
             .map(|s| A::Kind::common(s).conditions.as_slice())
             .unwrap_or(&[])

@@ -411,7 +411,8 @@ mod tests {
 
     #[test]
     fn only_objects_that_found_no_secret_wait_for_its_first_listing() {
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+        use crate::crd::condition::Condition;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
         let with_ready = |status: &str, reason: &str| {
             let mut nv = object(&[]);
             let mut st = crate::crd::network_volume::NetworkVolumeStatus::default();
@@ -419,7 +420,7 @@ mod tests {
                 type_: "Ready".into(),
                 status: status.into(),
                 reason: reason.into(),
-                message: String::new(),
+                message: "".into(),
                 observed_generation: Some(1),
                 last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
             }];

@@ -1,9 +1,11 @@
 //! Spec and status parts that every kind shares.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::KubeSchema;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::condition::Condition;
 
 /// The API group of every kind of this operator.
 pub const GROUP: &str = "gpucloud.io";

@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod cli;
 pub mod common;
+pub mod condition;
 pub mod endpoint;
 pub mod guardrails;
 pub mod network_volume;

@@ -30,9 +30,9 @@ fn ready_of(generation: Option<i64>, status: Option<&CommonStatus>) -> (String, 
     if ready.status == "True" && current {
         ("True".into(), true)
     } else if ready.reason.is_empty() {
-        (ready.status.clone(), false)
+        (ready.status.to_string(), false)
     } else {
-        (ready.reason.clone(), false)
+        (ready.reason.to_string(), false)
     }
 }
 

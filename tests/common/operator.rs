@@ -526,9 +526,9 @@ impl Drop for OperatorProcess {
 
 /// The status of condition `type_` in a status's conditions, if any.
 pub fn condition<'a>(
-    conditions: &'a [k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
+    conditions: &'a [gpucloud_operator::crd::condition::Condition],
     type_: &str,
-) -> Option<&'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition> {
+) -> Option<&'a gpucloud_operator::crd::condition::Condition> {
     conditions.iter().find(|c| c.type_ == type_)
 }
 
@@ -561,7 +561,7 @@ pub fn reason(nv: &NetworkVolume, type_: &str) -> Option<String> {
     nv.status
         .as_ref()
         .and_then(|s| condition(&s.common.conditions, type_))
-        .map(|c| c.reason.clone())
+        .map(|c| c.reason.to_string())
 }
 
 /// Whether condition `type_` is present with status True.
@@ -591,6 +591,6 @@ pub fn message(nv: &NetworkVolume, type_: &str) -> String {
     nv.status
         .as_ref()
         .and_then(|s| condition(&s.common.conditions, type_))
-        .map(|c| c.message.clone())
+        .map(|c| c.message.to_string())
         .unwrap_or_default()
 }

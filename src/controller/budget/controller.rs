@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt, stream};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::crd::condition::Condition;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::core::Selector;
@@ -130,7 +132,7 @@ pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestam
             type_: type_.into(),
             status: word.into(),
             reason: reason.into(),
-            message,
+            message: message.into(),
             observed_generation: generation,
             last_transition_time: transition,
         }
