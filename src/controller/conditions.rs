@@ -8,6 +8,7 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use crate::crd::condition::phrase;
 pub use crate::crd::condition::{Condition, READY, RECONCILING, STALLED, SYNCED};
 
 /// One condition as the reconcile decided it, before timestamps are attached.
@@ -50,10 +51,10 @@ impl Verdicts {
     pub fn converged(message: impl Into<String>) -> Self {
         let message = message.into();
         Self {
-            ready: Verdict::yes("Available", message),
-            synced: Verdict::yes("ReconcileSuccess", "the platform matches the spec"),
-            reconciling: Verdict::no("Converged", "nothing left to do"),
-            stalled: Verdict::no("Converged", "nothing is blocked"),
+            ready: Verdict::yes(phrase::AVAILABLE, message),
+            synced: Verdict::yes(phrase::RECONCILE_SUCCESS, phrase::SPEC_MATCHED),
+            reconciling: Verdict::no(phrase::CONVERGED, phrase::NOTHING_LEFT),
+            stalled: Verdict::no(phrase::CONVERGED, phrase::NOTHING_BLOCKED),
         }
     }
 
@@ -62,9 +63,9 @@ impl Verdicts {
         let (reason, message) = (reason.into(), message.into());
         Self {
             ready: Verdict::no(reason.clone(), message.clone()),
-            synced: Verdict::yes("ReconcileSuccess", "the last platform call worked"),
+            synced: Verdict::yes(phrase::RECONCILE_SUCCESS, phrase::LAST_CALL_WORKED),
             reconciling: Verdict::yes(reason, message),
-            stalled: Verdict::no("Progressing", "nothing is blocked"),
+            stalled: Verdict::no(phrase::PROGRESSING, phrase::NOTHING_BLOCKED),
         }
     }
 
@@ -74,10 +75,7 @@ impl Verdicts {
         Self {
             ready: Verdict::no(reason.clone(), message.clone()),
             synced: Verdict::no(reason.clone(), message.clone()),
-            reconciling: Verdict::no(
-                reason.clone(),
-                "waiting for a change to the spec or the account",
-            ),
+            reconciling: Verdict::no(reason.clone(), phrase::WAITING_FOR_A_CHANGE),
             stalled: Verdict::yes(reason, message),
         }
     }
@@ -96,7 +94,7 @@ impl Verdicts {
             ready,
             synced: Verdict::no(reason.clone(), message.clone()),
             reconciling: Verdict::yes(reason, message),
-            stalled: Verdict::no("Retrying", "a retry is scheduled"),
+            stalled: Verdict::no(phrase::RETRYING, phrase::RETRY_SCHEDULED),
         }
     }
 

@@ -888,7 +888,10 @@ impl<A: Adapter> Engine<A> {
             Err(kube::Error::Api(e)) if e.code == 409 => {
                 return Ok(Outcome::new(
                     None,
-                    Verdicts::progressing("Creating", "the object changed; retrying"),
+                    Verdicts::progressing(
+                        crate::crd::condition::phrase::CREATING,
+                        "the object changed; retrying",
+                    ),
                     Requeue::Now,
                 ));
             }

@@ -84,11 +84,7 @@ impl EventLog {
     /// Forgets the Events that a repeat at `now` could no longer extend.
     pub fn expire(&mut self, now: Timestamp) {
         self.published.retain(|_, p| p.last + SERIES_WINDOW > now);
-        // A burst (10,000 objects created at once) leaves a table sized for it; give the
-        // room back once the burst has expired, rather than keep it for good.
-        if self.published.capacity() > 4 * self.published.len().max(64) {
-            self.published.shrink_to_fit();
-        }
+        super::shrink_after_burst(&mut self.published);
     }
 
     pub fn len(&self) -> usize {

@@ -42,3 +42,14 @@ pub mod template;
 pub mod triggers;
 pub mod vanished;
 pub mod watch_merge;
+
+/// Gives back the room a burst left in `table` once most of it has been swept: 10,000
+/// objects created at once size a table for 10,000, and a `HashMap` keeps its capacity
+/// for good otherwise. Called after a sweep by the tables that expire their entries.
+pub(crate) fn shrink_after_burst<K: Eq + std::hash::Hash, V>(
+    table: &mut std::collections::HashMap<K, V>,
+) {
+    if table.capacity() > 4 * table.len().max(64) {
+        table.shrink_to_fit();
+    }
+}

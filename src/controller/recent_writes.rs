@@ -64,10 +64,7 @@ impl RecentWrites {
         let relevant_for = self.relevant_for;
         self.at
             .retain(|_, at| now.saturating_duration_since(*at) < relevant_for);
-        // Give back the room a burst of creates took.
-        if self.at.capacity() > 4 * self.at.len().max(64) {
-            self.at.shrink_to_fit();
-        }
+        super::shrink_after_burst(&mut self.at);
     }
 }
 

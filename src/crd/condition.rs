@@ -20,6 +20,25 @@ pub const SYNCED: &str = "Synced";
 pub const RECONCILING: &str = "Reconciling";
 pub const STALLED: &str = "Stalled";
 
+/// The fixed reasons and messages of the conditions (`controller::conditions::Verdicts`
+/// builds them from these), so that the table below cannot drift from what is written.
+pub mod phrase {
+    // Reasons.
+    pub const AVAILABLE: &str = "Available";
+    pub const RECONCILE_SUCCESS: &str = "ReconcileSuccess";
+    pub const CONVERGED: &str = "Converged";
+    pub const PROGRESSING: &str = "Progressing";
+    pub const RETRYING: &str = "Retrying";
+    pub const CREATING: &str = "Creating";
+    // Messages.
+    pub const SPEC_MATCHED: &str = "the platform matches the spec";
+    pub const LAST_CALL_WORKED: &str = "the last platform call worked";
+    pub const NOTHING_LEFT: &str = "nothing left to do";
+    pub const NOTHING_BLOCKED: &str = "nothing is blocked";
+    pub const RETRY_SCHEDULED: &str = "a retry is scheduled";
+    pub const WAITING_FOR_A_CHANGE: &str = "waiting for a change to the spec or the account";
+}
+
 /// The words that most conditions are made of, kept once for the whole process. A text
 /// equal to one of them borrows it instead of holding a copy. (Add a phrase here when a
 /// new one shows up in every object; anything else still works, at the cost of its
@@ -32,20 +51,18 @@ pub const PHRASES: &[&str] = &[
     "True",
     "False",
     "Unknown",
-    // Reasons.
-    "Available",
-    "ReconcileSuccess",
-    "Converged",
-    "Progressing",
-    "Retrying",
-    "Creating",
-    // Messages.
-    "the platform matches the spec",
-    "the last platform call worked",
-    "nothing left to do",
-    "nothing is blocked",
-    "a retry is scheduled",
-    "waiting for a change to the spec or the account",
+    phrase::AVAILABLE,
+    phrase::RECONCILE_SUCCESS,
+    phrase::CONVERGED,
+    phrase::PROGRESSING,
+    phrase::RETRYING,
+    phrase::CREATING,
+    phrase::SPEC_MATCHED,
+    phrase::LAST_CALL_WORKED,
+    phrase::NOTHING_LEFT,
+    phrase::NOTHING_BLOCKED,
+    phrase::RETRY_SCHEDULED,
+    phrase::WAITING_FOR_A_CHANGE,
 ];
 
 /// A text of a condition: a borrowed phrase of [`PHRASES`], or its own string.
