@@ -45,10 +45,10 @@ tests/control-plane/cp.sh build
 
 phase "format and lint"
 cargo fmt --all -- --check
-cargo clippy --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 phase "build"
-cargo build --all-targets --locked
+cargo build --workspace --all-targets --locked
 
 phase "control plane: up"
 cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-cp.XXXXXX")
@@ -66,7 +66,7 @@ phase "cargo test (unit, emulator, client, end-to-end on REST v2)"
 # and run on their own (`cargo bench`), not here. The operator speaks REST v2 (its
 # default); the seed backend's pass follows.
 GPUCLOUD_TEST_PLATFORM_API=v2 \
-    cargo test --lib --bins --tests --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
+    cargo test --workspace --lib --bins --tests --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
 
 if [ ${#cargo_args[@]} -eq 0 ]; then
     phase "install manifests: kustomize and Helm, server dry run"

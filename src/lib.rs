@@ -15,11 +15,12 @@ pub mod cli;
 pub mod controller;
 pub mod crd;
 pub mod demo;
-pub mod emulator;
 pub mod kinds;
 pub mod metrics;
 pub mod observe;
 pub mod orphans;
-pub mod platform;
 pub mod server;
 pub mod telemetry;
+
+pub use gpucloud_emulator as emulator;
+pub use gpucloud_platform as platform;

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 const DOCUMENT: &str = include_str!("fixtures/platform-rest-v2.openapi.json");
 const NOT_SERVED: &str = include_str!("v2-conformance/not-served.txt");
-const EMULATOR_README: &str = include_str!("../src/emulator/README.md");
+const EMULATOR_README: &str = include_str!("../crates/emulator/README.md");
 const CONFORMANCE_README: &str = include_str!("v2-conformance/README.md");
 /// Where the emulator README may point to for the table instead of holding it.
 const CONFORMANCE_README_LINK: &str = "tests/v2-conformance/README.md";
@@ -143,7 +143,7 @@ fn documented_not_served(
     conformance_readme: &str,
 ) -> Result<BTreeMap<String, String>, String> {
     let own = section(emulator_readme, TABLE_HEADING)
-        .ok_or_else(|| format!("src/emulator/README.md has no section \"{TABLE_HEADING}\""))?;
+        .ok_or_else(|| format!("crates/emulator/README.md has no section \"{TABLE_HEADING}\""))?;
     let mut rows = table_rows(&own);
     if own.iter().any(|l| l.contains(CONFORMANCE_README_LINK)) {
         let theirs = section(conformance_readme, TABLE_HEADING).ok_or_else(|| {

@@ -16,12 +16,12 @@ use anyhow::{Context, bail};
 use kube::Api;
 use kube::api::ListParams;
 
+use crate::cli::table::render;
 use crate::controller::kind::ManagedKind;
 use crate::crd::{Endpoint, NetworkVolume, Pod, Template};
 use crate::platform::PlatformClient;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use crate::platform::domain::ServerlessEndpoint;
-use crate::platform::table::render;
 
 use super::{Candidate, ClusterObjects, Orphan, Scope, orphans, released};
 

@@ -1,0 +1,804 @@
+//! `/v2/billing/...`: what the emulated account ran, priced by the catalog, in time buckets
+//! on the emulator's clock.
+//!
+//! Pods are billed from the cloud's running/stopped stretches (compute at the pod's hourly
+//! cost, disk per GB), network volumes from the usage ledger (GB x a per-GB-month price),
+//! serverless from recorded worker time (the pool's price per GPU, or per vCPU).
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::problem::{Problem, V2Result};
+use super::request::{Caller, IntParam, V2Query, Violations};
+use crate::clock::{Clock, Millis};
+use crate::state::{App, World};
+use crate::usage::WorkerSpan;
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v2/billing", get(aggregate))
+        .route("/v2/billing/pods", get(pods))
+        .route("/v2/billing/serverless", get(serverless))
+        .route("/v2/billing/endpoints", get(endpoints))
+        .route("/v2/billing/network-volumes", get(network_volumes))
+}
+
+/// Hours in the month the per-GB-month prices are spread over.
+const HOURS_PER_MONTH: f64 = 730.0;
+/// Container and volume disk of a running pod, USD per GB-month.
+pub const POD_DISK_RUNNING_GB_MONTH: f64 = 0.10;
+/// Volume disk of a stopped pod, USD per GB-month.
+pub const POD_DISK_STOPPED_GB_MONTH: f64 = 0.20;
+/// Network volume storage, USD per GB-month.
+pub const VOLUME_STANDARD_GB_MONTH: f64 = 0.07;
+pub const VOLUME_HIGH_PERFORMANCE_GB_MONTH: f64 = 0.14;
+/// The most buckets one answer may span.
+pub const MAX_BUCKETS: usize = 1000;
+/// Default window when no start is given.
+const DEFAULT_DAYS: i64 = 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BucketSize {
+    Hour,
+    #[default]
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl BucketSize {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Hour => "hour",
+            Self::Day => "day",
+            Self::Week => "week",
+            Self::Month => "month",
+            Self::Year => "year",
+        }
+    }
+
+    /// Start of the bucket holding `t` (weeks start on Monday, all in UTC).
+    pub fn floor(self, t: DateTime<Utc>) -> DateTime<Utc> {
+        let day = Utc
+            .with_ymd_and_hms(t.year(), t.month(), t.day(), 0, 0, 0)
+            .single()
+            .expect("midnight exists in UTC");
+        match self {
+            Self::Hour => day + Duration::hours(i64::from(chrono::Timelike::hour(&t))),
+            Self::Day => day,
+            Self::Week => day - Duration::days(i64::from(t.weekday().num_days_from_monday())),
+            Self::Month => Utc
+                .with_ymd_and_hms(t.year(), t.month(), 1, 0, 0, 0)
+                .single()
+                .expect("first of month exists"),
+            Self::Year => Utc
+                .with_ymd_and_hms(t.year(), 1, 1, 0, 0, 0)
+                .single()
+                .expect("new year exists"),
+        }
+    }
+
+    /// Start of the bucket after the one starting at `start`.
+    pub fn next(self, start: DateTime<Utc>) -> DateTime<Utc> {
+        match self {
+            Self::Hour => start + Duration::hours(1),
+            Self::Day => start + Duration::days(1),
+            Self::Week => start + Duration::days(7),
+            Self::Month => start
+                .checked_add_months(chrono::Months::new(1))
+                .unwrap_or(DateTime::<Utc>::MAX_UTC),
+            Self::Year => start
+                .checked_add_months(chrono::Months::new(12))
+                .unwrap_or(DateTime::<Utc>::MAX_UTC),
+        }
+    }
+
+    fn previous(self, start: DateTime<Utc>) -> DateTime<Utc> {
+        match self {
+            Self::Hour => start - Duration::hours(1),
+            Self::Day => start - Duration::days(1),
+            Self::Week => start - Duration::days(7),
+            Self::Month => start
+                .checked_sub_months(chrono::Months::new(1))
+                .unwrap_or(DateTime::<Utc>::MIN_UTC),
+            Self::Year => start
+                .checked_sub_months(chrono::Months::new(12))
+                .unwrap_or(DateTime::<Utc>::MIN_UTC),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct BillingQuery {
+    #[serde(default)]
+    start_time: Option<String>,
+    #[serde(default)]
+    end_time: Option<String>,
+    #[serde(default)]
+    bucket_size: Option<BucketSize>,
+    #[serde(default)]
+    last_n: Option<IntParam>,
+    #[serde(default)]
+    pod_id: Option<String>,
+    #[serde(default)]
+    serverless_id: Option<String>,
+    #[serde(default)]
+    network_volume_id: Option<String>,
+}
+
+/// The resolved, bucket-aligned window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub bucket: BucketSize,
+    /// Bucket boundaries: `buckets[i]..buckets[i + 1]`.
+    pub bounds: Vec<DateTime<Utc>>,
+}
+
+impl Window {
+    pub fn start(&self) -> DateTime<Utc> {
+        self.bounds[0]
+    }
+
+    pub fn end(&self) -> DateTime<Utc> {
+        *self.bounds.last().expect("at least one bucket")
+    }
+
+    fn query_json(&self) -> Value {
+        json!({
+            "startTime": rfc3339(self.start()),
+            "endTime": rfc3339(self.end()),
+            "bucketSize": self.bucket.as_str(),
+        })
+    }
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+fn parse_time(field: &str, value: &str) -> V2Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(value)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| {
+            Problem::unprocessable(vec![format!(
+                "{field}: must be an RFC 3339 date-time (got {value:?})"
+            )])
+        })
+}
+
+/// Resolves the document's window rules: `lastN` or `startTime`/`endTime` (not both),
+/// defaults of 30 days ago and now, start snapped down and end snapped up to buckets.
+pub fn resolve_window(
+    now: DateTime<Utc>,
+    bucket: BucketSize,
+    start: Option<DateTime<Utc>>,
+    end: Option<DateTime<Utc>>,
+    last_n: Option<u32>,
+) -> V2Result<Window> {
+    let (start, end) = match last_n {
+        Some(_) if start.is_some() || end.is_some() => {
+            return Err(Problem::bad_request(
+                "lastN: mutually exclusive with startTime/endTime; send one or the other",
+            ));
+        }
+        Some(n) => {
+            if n as usize > MAX_BUCKETS {
+                return Err(Problem::bad_request(format!(
+                    "lastN: at most {MAX_BUCKETS} buckets per request"
+                )));
+            }
+            let current = bucket.floor(now);
+            let mut first = current;
+            for _ in 1..n {
+                first = bucket.previous(first);
+            }
+            (first, bucket.next(current))
+        }
+        None => {
+            let start = bucket.floor(start.unwrap_or(now - Duration::days(DEFAULT_DAYS)));
+            let end = end.unwrap_or(now);
+            let snapped = bucket.floor(end);
+            let end = if snapped == end {
+                end
+            } else {
+                bucket.next(snapped)
+            };
+            (start, end)
+        }
+    };
+    if start >= end {
+        return Err(Problem::bad_request("startTime: must be before endTime"));
+    }
+    let mut bounds = vec![start];
+    while *bounds.last().expect("non-empty") < end {
+        if bounds.len() > MAX_BUCKETS {
+            return Err(Problem::bad_request(format!(
+                "startTime, endTime: the window spans more than {MAX_BUCKETS} {} buckets; use a larger bucketSize",
+                bucket.as_str()
+            )));
+        }
+        let next = bucket.next(*bounds.last().expect("non-empty"));
+        bounds.push(next);
+    }
+    Ok(Window { bucket, bounds })
+}
+
+fn window_of(clock: &Clock, q: &BillingQuery) -> V2Result<Window> {
+    let mut v = Violations::new();
+    v.range(q.last_n.map(|n| n.0), "lastN", Some(1), None);
+    v.finish()?;
+    let start = q
+        .start_time
+        .as_deref()
+        .map(|s| parse_time("startTime", s))
+        .transpose()?;
+    let end = q
+        .end_time
+        .as_deref()
+        .map(|s| parse_time("endTime", s))
+        .transpose()?;
+    let last_n = q.last_n.map(|n| n.as_u32().max(1));
+    resolve_window(
+        clock.wall(),
+        q.bucket_size.unwrap_or_default(),
+        start,
+        end,
+        last_n,
+    )
+}
+
+/// Emulated milliseconds of a wall instant (negative instants are before the emulator ran).
+fn emulated(clock: &Clock, t: DateTime<Utc>) -> i64 {
+    (t - clock.wall_at(0)).num_milliseconds()
+}
+
+/// Hours of [from, to) inside [a, b), all in emulated ms (`to` = now while open).
+fn overlap_hours(from: Millis, to: Millis, a: i64, b: i64) -> f64 {
+    let lo = (from as i64).max(a);
+    let hi = (to as i64).min(b);
+    if hi > lo {
+        (hi - lo) as f64 / 3_600_000.0
+    } else {
+        0.0
+    }
+}
+
+fn touches(from: Millis, to: Millis, a: i64, b: i64) -> bool {
+    // Overlaps [a, b), or is an empty stretch starting inside it.
+    let (from, to) = (from as i64, to as i64);
+    from < b && (to > a || from >= a)
+}
+
+fn money(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Pod amounts of one pod in one bucket: (gpu, cpu, disk).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct PodAmounts {
+    pub gpu: f64,
+    pub cpu: f64,
+    pub disk: f64,
+}
+
+impl PodAmounts {
+    fn total(&self) -> f64 {
+        self.gpu + self.cpu + self.disk
+    }
+
+    fn add(&mut self, o: &Self) {
+        self.gpu += o.gpu;
+        self.cpu += o.cpu;
+        self.disk += o.disk;
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "totalAmount": money(self.total()),
+            "gpuAmount": money(self.gpu),
+            "cpuAmount": money(self.cpu),
+            "diskAmount": money(self.disk),
+        })
+    }
+}
+
+/// (pod id, bucket index, amounts) for every pod that existed in a bucket.
+pub fn pod_records(
+    world: &World,
+    clock: &Clock,
+    w: &Window,
+    pod_id: Option<&str>,
+) -> Vec<(String, usize, PodAmounts)> {
+    let now = clock.now();
+    let mut out: Vec<(String, usize, PodAmounts)> = Vec::new();
+    for i in 0..w.bounds.len() - 1 {
+        let (a, b) = (
+            emulated(clock, w.bounds[i]),
+            emulated(clock, w.bounds[i + 1]),
+        );
+        let mut per_pod: Vec<(String, PodAmounts)> = Vec::new();
+        for it in world.cloud.pod_usage() {
+            if pod_id.is_some_and(|p| p != it.pod_id) {
+                continue;
+            }
+            let to = it.to.unwrap_or(now);
+            if !touches(it.from, to, a, b) {
+                continue;
+            }
+            let h = overlap_hours(it.from, to, a, b);
+            let amounts = if it.running {
+                let compute = h * it.cost_per_hr;
+                PodAmounts {
+                    gpu: if it.cpu { 0.0 } else { compute },
+                    cpu: if it.cpu { compute } else { 0.0 },
+                    disk: h
+                        * f64::from(it.container_disk_gb + it.volume_gb)
+                        * POD_DISK_RUNNING_GB_MONTH
+                        / HOURS_PER_MONTH,
+                }
+            } else {
+                PodAmounts {
+                    disk: h * f64::from(it.volume_gb) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
+                    ..PodAmounts::default()
+                }
+            };
+            match per_pod.iter_mut().find(|(id, _)| *id == it.pod_id) {
+                Some((_, sum)) => sum.add(&amounts),
+                None => per_pod.push((it.pod_id.clone(), amounts)),
+            }
+        }
+        out.extend(per_pod.into_iter().map(|(id, a)| (id, i, a)));
+    }
+    out
+}
+
+/// (volume id, bucket index, standard, high performance).
+pub fn volume_records(
+    world: &World,
+    clock: &Clock,
+    w: &Window,
+    volume_id: Option<&str>,
+) -> Vec<(String, usize, f64, f64)> {
+    let now = clock.now();
+    let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
+    for i in 0..w.bounds.len() - 1 {
+        let (a, b) = (
+            emulated(clock, w.bounds[i]),
+            emulated(clock, w.bounds[i + 1]),
+        );
+        let start = out.len();
+        for it in world.usage.volumes() {
+            if volume_id.is_some_and(|v| v != it.volume_id) {
+                continue;
+            }
+            let to = it.to.unwrap_or(now);
+            if !touches(it.from, to, a, b) {
+                continue;
+            }
+            let h = overlap_hours(it.from, to, a, b);
+            let price = if it.high_performance {
+                VOLUME_HIGH_PERFORMANCE_GB_MONTH
+            } else {
+                VOLUME_STANDARD_GB_MONTH
+            };
+            let amount = h * f64::from(it.size_gb) * price / HOURS_PER_MONTH;
+            let (std, hp) = if it.high_performance {
+                (0.0, amount)
+            } else {
+                (amount, 0.0)
+            };
+            match out[start..].iter_mut().find(|(id, ..)| *id == it.volume_id) {
+                Some(r) => {
+                    r.2 += std;
+                    r.3 += hp;
+                }
+                None => out.push((it.volume_id.clone(), i, std, hp)),
+            }
+        }
+    }
+    out
+}
+
+/// The worker time of every endpoint that runs now, from its runtime, priced as its
+/// record's first GPU type times its GPU count (a CPU endpoint: its vCPUs are not known
+/// here, so it bills nothing).
+pub fn live_worker_spans(app: &App, world: &World) -> Vec<WorkerSpan> {
+    let runtimes = app.runtimes.read();
+    let mut spans = Vec::new();
+    for (id, rt) in runtimes.iter() {
+        let Some(record) = world.endpoints.get(id) else {
+            continue;
+        };
+        for (from, to) in rt.machine_spans() {
+            spans.push(WorkerSpan {
+                endpoint_id: id.clone(),
+                gpu_type_id: record.gpu_type_ids.first().cloned(),
+                gpu_count: record.gpu_count,
+                vcpus: 0,
+                from,
+                to,
+            });
+        }
+    }
+    spans
+}
+
+/// (endpoint id, bucket index, gpu, cpu) of recorded worker time: the ledger's and `live`.
+pub fn serverless_records(
+    world: &World,
+    clock: &Clock,
+    w: &Window,
+    endpoint_id: Option<&str>,
+    live: &[WorkerSpan],
+) -> Vec<(String, usize, f64, f64)> {
+    let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
+    for i in 0..w.bounds.len() - 1 {
+        let (a, b) = (
+            emulated(clock, w.bounds[i]),
+            emulated(clock, w.bounds[i + 1]),
+        );
+        let start = out.len();
+        for s in world.usage.workers().iter().chain(live) {
+            if endpoint_id.is_some_and(|e| e != s.endpoint_id) || !touches(s.from, s.to, a, b) {
+                continue;
+            }
+            let h = overlap_hours(s.from, s.to, a, b);
+            let (gpu, cpu) = match &s.gpu_type_id {
+                Some(g) => {
+                    let price = world
+                        .cloud
+                        .gpu_type(g)
+                        .and_then(|g| g.serverless_price.or(g.secure_price))
+                        .unwrap_or(0.0);
+                    (h * price * f64::from(s.gpu_count), 0.0)
+                }
+                None => {
+                    let per_vcpu = world
+                        .cloud
+                        .cpu_types
+                        .iter()
+                        .map(|c| c.serverless_price_per_vcpu)
+                        .fold(f64::INFINITY, f64::min);
+                    let per_vcpu = if per_vcpu.is_finite() { per_vcpu } else { 0.0 };
+                    (0.0, h * per_vcpu * f64::from(s.vcpus))
+                }
+            };
+            match out[start..]
+                .iter_mut()
+                .find(|(id, ..)| *id == s.endpoint_id)
+            {
+                Some(r) => {
+                    r.2 += gpu;
+                    r.3 += cpu;
+                }
+                None => out.push((s.endpoint_id.clone(), i, gpu, cpu)),
+            }
+        }
+    }
+    out
+}
+
+fn bucket_json(w: &Window, i: usize) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("startTime".into(), json!(rfc3339(w.bounds[i])));
+    m.insert("endTime".into(), json!(rfc3339(w.bounds[i + 1])));
+    m
+}
+
+fn merge(mut base: serde_json::Map<String, Value>, extra: Value) -> Value {
+    if let Value::Object(o) = extra {
+        base.extend(o);
+    }
+    Value::Object(base)
+}
+
+/// Every component of the aggregate, in the document's names.
+#[derive(Debug, Default, Clone, Copy)]
+struct Aggregate {
+    pod: PodAmounts,
+    serverless_gpu: f64,
+    serverless_cpu: f64,
+    storage_standard: f64,
+    storage_hp: f64,
+}
+
+impl Aggregate {
+    fn add(&mut self, o: &Self) {
+        self.pod.add(&o.pod);
+        self.serverless_gpu += o.serverless_gpu;
+        self.serverless_cpu += o.serverless_cpu;
+        self.storage_standard += o.storage_standard;
+        self.storage_hp += o.storage_hp;
+    }
+
+    fn json(&self) -> Value {
+        let total = self.pod.total()
+            + self.serverless_gpu
+            + self.serverless_cpu
+            + self.storage_standard
+            + self.storage_hp;
+        json!({
+            "totalAmount": money(total),
+            "podGpuAmount": money(self.pod.gpu),
+            "podCpuAmount": money(self.pod.cpu),
+            "podDiskAmount": money(self.pod.disk),
+            "serverlessGpuAmount": money(self.serverless_gpu),
+            "serverlessCpuAmount": money(self.serverless_cpu),
+            "serverlessDiskAmount": 0.0,
+            "serverlessFeeAmount": 0.0,
+            "storageStandardAmount": money(self.storage_standard),
+            "storageHighPerformanceAmount": money(self.storage_hp),
+            "endpointAmount": 0.0,
+            "clusterGpuAmount": 0.0,
+            "clusterDiskAmount": 0.0,
+            "clusterNetworkingAmount": 0.0,
+        })
+    }
+}
+
+async fn aggregate(
+    State(app): State<App>,
+    _caller: Caller,
+    V2Query(q): V2Query<BillingQuery>,
+) -> V2Result<Response> {
+    let w = window_of(&app.clock, &q)?;
+    let world = app.world.lock();
+    let mut buckets = vec![Aggregate::default(); w.bounds.len() - 1];
+    for (_, i, a) in pod_records(&world, &app.clock, &w, None) {
+        buckets[i].pod.add(&a);
+    }
+    for (_, i, std, hp) in volume_records(&world, &app.clock, &w, None) {
+        buckets[i].storage_standard += std;
+        buckets[i].storage_hp += hp;
+    }
+    let live = live_worker_spans(&app, &world);
+    for (_, i, gpu, cpu) in serverless_records(&world, &app.clock, &w, None, &live) {
+        buckets[i].serverless_gpu += gpu;
+        buckets[i].serverless_cpu += cpu;
+    }
+    let mut totals = Aggregate::default();
+    let records: Vec<Value> = buckets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            totals.add(b);
+            merge(bucket_json(&w, i), b.json())
+        })
+        .collect();
+    Ok(axum::Json(json!({
+        "records": records,
+        "metadata": {"query": w.query_json(), "recordCount": records.len(), "totals": totals.json()},
+    }))
+    .into_response())
+}
+
+fn distinct<'a>(ids: impl Iterator<Item = &'a String>) -> usize {
+    let mut v: Vec<&String> = ids.collect();
+    v.sort();
+    v.dedup();
+    v.len()
+}
+
+async fn pods(
+    State(app): State<App>,
+    _caller: Caller,
+    V2Query(q): V2Query<BillingQuery>,
+) -> V2Result<Response> {
+    let w = window_of(&app.clock, &q)?;
+    let world = app.world.lock();
+    let rows = pod_records(&world, &app.clock, &w, q.pod_id.as_deref());
+    let mut totals = PodAmounts::default();
+    let records: Vec<Value> = rows
+        .iter()
+        .map(|(id, i, a)| {
+            totals.add(a);
+            let mut r = merge(bucket_json(&w, *i), a.json());
+            r["podId"] = json!(id);
+            r
+        })
+        .collect();
+    let mut query = w.query_json();
+    query["podId"] = json!(q.pod_id);
+    Ok(axum::Json(json!({
+        "records": records,
+        "metadata": {
+            "query": query,
+            "recordCount": records.len(),
+            "uniquePodCount": distinct(rows.iter().map(|r| &r.0)),
+            "totals": totals.json(),
+        },
+    }))
+    .into_response())
+}
+
+fn serverless_amounts(gpu: f64, cpu: f64) -> Value {
+    json!({
+        "totalAmount": money(gpu + cpu),
+        "gpuAmount": money(gpu),
+        "cpuAmount": money(cpu),
+        "diskAmount": 0.0,
+        "feeAmount": 0.0,
+    })
+}
+
+async fn serverless(
+    State(app): State<App>,
+    _caller: Caller,
+    V2Query(q): V2Query<BillingQuery>,
+) -> V2Result<Response> {
+    let w = window_of(&app.clock, &q)?;
+    let world = app.world.lock();
+    let live = live_worker_spans(&app, &world);
+    let rows = serverless_records(&world, &app.clock, &w, q.serverless_id.as_deref(), &live);
+    let (mut gpu_total, mut cpu_total) = (0.0, 0.0);
+    let records: Vec<Value> = rows
+        .iter()
+        .map(|(id, i, gpu, cpu)| {
+            gpu_total += gpu;
+            cpu_total += cpu;
+            let mut r = merge(bucket_json(&w, *i), serverless_amounts(*gpu, *cpu));
+            r["serverlessId"] = json!(id);
+            r
+        })
+        .collect();
+    let mut query = w.query_json();
+    query["serverlessId"] = json!(q.serverless_id);
+    Ok(axum::Json(json!({
+        "records": records,
+        "metadata": {
+            "query": query,
+            "recordCount": records.len(),
+            "uniqueServerlessCount": distinct(rows.iter().map(|r| &r.0)),
+            "totals": serverless_amounts(gpu_total, cpu_total),
+        },
+    }))
+    .into_response())
+}
+
+/// Public endpoints: the emulated account never calls any, so every bucket is zero.
+async fn endpoints(
+    State(app): State<App>,
+    _caller: Caller,
+    V2Query(q): V2Query<BillingQuery>,
+) -> V2Result<Response> {
+    let w = window_of(&app.clock, &q)?;
+    let records: Vec<Value> = (0..w.bounds.len() - 1)
+        .map(|i| merge(bucket_json(&w, i), json!({"totalAmount": 0.0})))
+        .collect();
+    Ok(axum::Json(json!({
+        "records": records,
+        "metadata": {"query": w.query_json(), "recordCount": records.len(), "totals": {"totalAmount": 0.0}},
+    }))
+    .into_response())
+}
+
+fn volume_amounts(std: f64, hp: f64) -> Value {
+    json!({
+        "totalAmount": money(std + hp),
+        "standardAmount": money(std),
+        "highPerformanceAmount": money(hp),
+    })
+}
+
+async fn network_volumes(
+    State(app): State<App>,
+    _caller: Caller,
+    V2Query(q): V2Query<BillingQuery>,
+) -> V2Result<Response> {
+    let w = window_of(&app.clock, &q)?;
+    let world = app.world.lock();
+    let rows = volume_records(&world, &app.clock, &w, q.network_volume_id.as_deref());
+    let (mut std_total, mut hp_total) = (0.0, 0.0);
+    let records: Vec<Value> = rows
+        .iter()
+        .map(|(id, i, std, hp)| {
+            std_total += std;
+            hp_total += hp;
+            let mut r = merge(bucket_json(&w, *i), volume_amounts(*std, *hp));
+            r["networkVolumeId"] = json!(id);
+            r
+        })
+        .collect();
+    let mut query = w.query_json();
+    query["networkVolumeId"] = json!(q.network_volume_id);
+    Ok(axum::Json(json!({
+        "records": records,
+        "metadata": {
+            "query": query,
+            "recordCount": records.len(),
+            "uniqueNetworkVolumeCount": distinct(rows.iter().map(|r| &r.0)),
+            "totals": volume_amounts(std_total, hp_total),
+        },
+    }))
+    .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn buckets_align_in_utc() {
+        let x = t("2026-06-17T13:45:10Z"); // a Wednesday
+        assert_eq!(BucketSize::Hour.floor(x), t("2026-06-17T13:00:00Z"));
+        assert_eq!(BucketSize::Day.floor(x), t("2026-06-17T00:00:00Z"));
+        assert_eq!(BucketSize::Week.floor(x), t("2026-06-15T00:00:00Z"));
+        assert_eq!(BucketSize::Month.floor(x), t("2026-06-01T00:00:00Z"));
+        assert_eq!(BucketSize::Year.floor(x), t("2026-01-01T00:00:00Z"));
+        assert_eq!(
+            BucketSize::Month.next(t("2026-01-01T00:00:00Z")),
+            t("2026-02-01T00:00:00Z")
+        );
+    }
+
+    #[test]
+    fn windows_snap_and_refuse_nonsense() {
+        let now = t("2026-06-17T13:45:10Z");
+        let w = resolve_window(
+            now,
+            BucketSize::Day,
+            Some(t("2026-06-10T08:00:00Z")),
+            Some(t("2026-06-12T01:00:00Z")),
+            None,
+        )
+        .unwrap();
+        assert_eq!(w.start(), t("2026-06-10T00:00:00Z"));
+        assert_eq!(w.end(), t("2026-06-13T00:00:00Z"));
+        assert_eq!(w.bounds.len(), 4);
+        // Already on a boundary: not widened.
+        let w = resolve_window(
+            now,
+            BucketSize::Day,
+            Some(t("2026-06-10T00:00:00Z")),
+            Some(t("2026-06-12T00:00:00Z")),
+            None,
+        )
+        .unwrap();
+        assert_eq!(w.bounds.len(), 3);
+        let last = resolve_window(now, BucketSize::Hour, None, None, Some(3)).unwrap();
+        assert_eq!(last.start(), t("2026-06-17T11:00:00Z"));
+        assert_eq!(last.end(), t("2026-06-17T14:00:00Z"));
+        let default = resolve_window(now, BucketSize::Day, None, None, None).unwrap();
+        assert_eq!(default.bounds.len(), 32);
+        let both = resolve_window(now, BucketSize::Day, Some(now), None, Some(2)).unwrap_err();
+        assert_eq!(both.status.as_u16(), 400);
+        let backwards = resolve_window(
+            now,
+            BucketSize::Day,
+            Some(now),
+            Some(t("2026-01-01T00:00:00Z")),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(backwards.status.as_u16(), 400);
+        let huge = resolve_window(
+            now,
+            BucketSize::Hour,
+            Some(t("2020-01-01T00:00:00Z")),
+            None,
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(huge.status.as_u16(), 400);
+    }
+
+    #[test]
+    fn overlaps() {
+        assert_eq!(overlap_hours(0, 7_200_000, 3_600_000, 10_800_000), 1.0);
+        assert_eq!(overlap_hours(0, 1000, 5000, 6000), 0.0);
+        assert!(touches(0, 1000, 500, 6000));
+        assert!(!touches(0, 1000, 1000, 6000));
+    }
+}

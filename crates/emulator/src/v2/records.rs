@@ -1,0 +1,56 @@
+//! The v2 handlers every keyed collection of the account shares: list, read one, delete one
+//! nothing uses (see [`crate::collection`]). A route group names the record type,
+//! as in `get(records::list::<NetworkVolume>)`.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::problem::V2Result;
+use super::request::Caller;
+use crate::collection::Keyed;
+use crate::state::App;
+
+/// A record as v2 shows it.
+pub trait V2Shown: Keyed {
+    /// The field of a list answer that holds the records (`networkVolumes`).
+    const LIST_FIELD: &'static str;
+
+    fn v2(&self) -> impl Serialize + '_;
+}
+
+/// `GET` of a whole collection: `{"<LIST_FIELD>": [...]}`.
+pub async fn list<R: V2Shown>(State(app): State<App>, _caller: Caller) -> Json<Value> {
+    let world = app.world.lock();
+    let shown: Vec<Value> = R::COLLECTION
+        .all(&world)
+        .map(|r| serde_json::to_value(r.v2()).expect("a record view serialises"))
+        .collect();
+    let mut answer = Map::new();
+    answer.insert(R::LIST_FIELD.to_string(), Value::Array(shown));
+    Json(Value::Object(answer))
+}
+
+/// `GET` of one record.
+pub async fn get_one<R: V2Shown>(
+    State(app): State<App>,
+    _caller: Caller,
+    Path(id): Path<String>,
+) -> V2Result<Response> {
+    let world = app.world.lock();
+    Ok(Json(R::COLLECTION.find(&world, &id)?.v2()).into_response())
+}
+
+/// `DELETE` of a record nothing uses any more.
+pub async fn delete_unused<R: Keyed>(
+    State(app): State<App>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> V2Result<StatusCode> {
+    caller.require_write()?;
+    R::COLLECTION.delete_unused(&mut app.world.lock(), &id)?;
+    Ok(StatusCode::NO_CONTENT)
+}

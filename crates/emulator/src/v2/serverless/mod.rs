@@ -1,0 +1,245 @@
+//! REST v2 serverless endpoints: `GET,POST /v2/serverless`,
+//! `GET,PATCH,DELETE /v2/serverless/{id}`, `GET /v2/serverless/{id}/workers`,
+//! `GET /v2/serverless/{id}/releases`, `GET /v2/serverless/{id}/workers/{workerId}/logs`.
+//!
+//! The record is the one `/v1/endpoints` lists (see [`crate::endpoints`] for the
+//! field mapping) and its runtime is the job API's: an endpoint created here takes jobs at
+//! the `requestUrls` at once. A change of the worker configuration makes a release; the
+//! workers on older versions report `isStale` until the rollover replaces them, one per
+//! [`ROLLOVER_INTERVAL_MS`](crate::endpoints::ROLLOVER_INTERVAL_MS) of emulated
+//! time, oldest first.
+
+pub mod body;
+pub mod logs;
+pub mod plan;
+pub mod view;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+
+use super::problem::{Problem, V2Result};
+use super::request::{Caller, V2Query, parse_body};
+use crate::collection::ENDPOINTS;
+use crate::endpoints;
+use crate::state::App;
+use body::EndpointBody;
+use logs::{LogQuery, WorkerLife};
+
+pub fn routes() -> Router<App> {
+    Router::new()
+        .route("/v2/serverless", get(list).post(create))
+        .route(
+            "/v2/serverless/{id}",
+            get(get_one).patch(update).delete(delete),
+        )
+        .route("/v2/serverless/{id}/workers", get(workers))
+        .route("/v2/serverless/{id}/releases", get(releases))
+        .route(
+            "/v2/serverless/{id}/workers/{worker_id}/logs",
+            get(worker_logs),
+        )
+}
+
+fn not_found(id: &str) -> Problem {
+    Problem::not_found(format!("endpoint {id} not found"))
+}
+
+async fn list(
+    State(app): State<App>,
+    _caller: Caller,
+    headers: HeaderMap,
+) -> Json<serde_json::Value> {
+    let origin = view::origin(&headers);
+    let world = app.world.lock();
+    let endpoints: Vec<view::EndpointView> = world
+        .endpoints
+        .values()
+        .map(|e| view::endpoint(e, &origin, &app.clock))
+        .collect();
+    Json(serde_json::json!({ "endpoints": endpoints }))
+}
+
+async fn create(
+    State(app): State<App>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Bytes,
+) -> V2Result<Response> {
+    caller.require_write()?;
+    let body: EndpointBody = parse_body(&body)?;
+    let now = app.clock.now();
+    let record = {
+        let mut world = app.world.lock();
+        let created = plan::plan_create(body, &world, now)?;
+        if let Some(t) = created.bound_template {
+            world.templates.insert(t.id.clone(), t);
+        }
+        let record = created.record;
+        world.endpoints.insert(record.id.clone(), record.clone());
+        record
+    };
+    endpoints::start_runtime(&app, &record);
+    tracing::info!(endpoint = %record.id, "endpoint created (v2)");
+    let answer = view::endpoint(&record, &view::origin(&headers), &app.clock);
+    Ok((StatusCode::CREATED, Json(answer)).into_response())
+}
+
+async fn get_one(
+    State(app): State<App>,
+    _caller: Caller,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> V2Result<Json<view::EndpointView>> {
+    let world = app.world.lock();
+    let e = world.endpoints.get(&id).ok_or_else(|| not_found(&id))?;
+    Ok(Json(view::endpoint(e, &view::origin(&headers), &app.clock)))
+}
+
+async fn update(
+    State(app): State<App>,
+    caller: Caller,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> V2Result<Json<view::EndpointView>> {
+    caller.require_write()?;
+    let body: EndpointBody = parse_body(&body)?;
+    let now = app.clock.now();
+    let (record, released) = {
+        let mut world = app.world.lock();
+        let current = world
+            .endpoints
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| not_found(&id))?;
+        let mut record = plan::plan_update(body, &current, &world)?;
+        let released = endpoints::commit_update(&mut world, &current, &mut record, now);
+        (record, released)
+    };
+    endpoints::update_runtime(&app, &record, released);
+    if released {
+        tracing::info!(endpoint = %record.id, version = record.version(), "endpoint release");
+    }
+    Ok(Json(view::endpoint(
+        &record,
+        &view::origin(&headers),
+        &app.clock,
+    )))
+}
+
+async fn delete(
+    State(app): State<App>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> V2Result<StatusCode> {
+    caller.require_write()?;
+    let removed = ENDPOINTS.delete_unused(&mut app.world.lock(), &id)?;
+    app.retire_runtime(&removed);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The record, where its workers are placed, the user id, and the runtime's version and
+/// workers.
+struct Fleet {
+    record: crate::model::EndpointRecord,
+    placed: (Option<String>, Option<String>),
+    user_id: String,
+    version: u64,
+    slots: Vec<crate::jobs::rollout::WorkerSlot>,
+}
+
+fn fleet(app: &App, id: &str) -> V2Result<Fleet> {
+    let (record, placed, user_id) = {
+        let world = app.world.lock();
+        let e = world.endpoints.get(id).ok_or_else(|| not_found(id))?;
+        (e.clone(), view::placement(e, &world), world.user_id.clone())
+    };
+    let (version, slots) = app
+        .runtime(id)
+        .map_or((record.version(), Vec::new()), |rt| rt.workers());
+    Ok(Fleet {
+        record,
+        placed,
+        user_id,
+        version,
+        slots,
+    })
+}
+
+async fn workers(
+    State(app): State<App>,
+    _caller: Caller,
+    Path(id): Path<String>,
+) -> V2Result<Json<view::WorkersAnswer>> {
+    let f = fleet(&app, &id)?;
+    Ok(Json(view::workers(
+        &f.record, &f.placed, f.version, &f.slots, &app.clock,
+    )))
+}
+
+async fn releases(
+    State(app): State<App>,
+    _caller: Caller,
+    Path(id): Path<String>,
+) -> V2Result<Json<view::ReleasesAnswer>> {
+    let f = fleet(&app, &id)?;
+    Ok(Json(view::releases(
+        &f.record, &f.user_id, f.version, &f.slots, &app.clock,
+    )))
+}
+
+async fn worker_logs(
+    State(app): State<App>,
+    _caller: Caller,
+    headers: HeaderMap,
+    Path((id, worker_id)): Path<(String, String)>,
+    V2Query(query): V2Query<LogQuery>,
+) -> V2Result<Response> {
+    let last_event_id = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    let selection = logs::selection(&query, last_event_id)?;
+    let f = fleet(&app, &id)?;
+    let w = f
+        .slots
+        .iter()
+        .find(|w| w.id == worker_id)
+        .ok_or_else(|| logs::worker_not_found(&id, &worker_id))?;
+    let image = f
+        .record
+        .releases
+        .iter()
+        .find(|r| r.version == w.version)
+        .map_or(f.record.container.image.as_str(), |r| r.image.as_str());
+    let placed_on = f
+        .placed
+        .0
+        .clone()
+        .or_else(|| f.record.cpu.first().map(|c| c.id.clone()))
+        .unwrap_or_default();
+    let lines = logs::worker_lines(
+        &WorkerLife {
+            worker_id: &w.id,
+            version: w.version,
+            image,
+            placed_on: &placed_on,
+            data_center: f.placed.1.as_deref().unwrap_or_default(),
+            started_at: w.started_at,
+        },
+        &app.clock,
+    );
+    let text = logs::event_stream(&logs::select(&lines, &selection));
+    let mut response = Response::new(Body::from(text));
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(response)
+}

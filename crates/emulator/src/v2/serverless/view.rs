@@ -1,0 +1,496 @@
+//! The answers of `/v2/serverless`: `Endpoint`, `ListEndpointWorkersResponse`,
+//! `ListEndpointReleasesResponse`, built from the endpoint record and its runtime's workers.
+
+use std::collections::BTreeMap;
+
+use axum::http::HeaderMap;
+use serde::Serialize;
+
+use super::body::FlashBoot;
+use crate::clock::{Clock, Millis};
+use crate::jobs::rollout::WorkerSlot;
+use crate::model::{CpuSelection, EndpointRecord, EndpointType, ReleaseChange, ScalerType};
+use crate::state::World;
+use crate::v2::timestamp;
+
+/// `scheme://host` of the request, so request URLs reach this emulator however it was
+/// addressed (`Host`, and `X-Forwarded-Proto` behind a TLS proxy).
+pub fn origin(headers: &HeaderMap) -> String {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let host = header("host")
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .unwrap_or("localhost");
+    let scheme = match header("x-forwarded-proto") {
+        Some("https") => "https",
+        _ => "http",
+    };
+    format!("{scheme}://{host}")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueUrls {
+    pub run: String,
+    pub run_sync: String,
+    pub status: String,
+    pub stream: String,
+    pub cancel: String,
+    pub retry: String,
+    pub purge_queue: String,
+    pub health: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadBalancerUrls {
+    pub base: String,
+    pub health: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RequestUrls {
+    Queue(QueueUrls),
+    LoadBalancer(LoadBalancerUrls),
+}
+
+/// The job id placeholder of the per-job URLs. The document's examples write `{job_id}`, but
+/// braces are not allowed in a URI (`format: uri`), so it is percent-encoded: replace
+/// `%7Bjob_id%7D` (or the decoded `{job_id}`) with the job's id.
+pub const JOB_ID: &str = "%7Bjob_id%7D";
+
+/// Queue endpoints: the job API this emulator serves. Load-balancing endpoints: a base
+/// under `/lb/{id}` and the health path from `HEALTH_CHECK_PATH` (default `/ping`); the
+/// emulator does not serve worker-defined paths, so both answer 404.
+pub fn request_urls(e: &EndpointRecord, origin: &str) -> RequestUrls {
+    match e.endpoint_type {
+        EndpointType::Queue => {
+            let base = format!("{origin}/v2/{}", e.id);
+            RequestUrls::Queue(QueueUrls {
+                run: format!("{base}/run"),
+                run_sync: format!("{base}/runsync"),
+                status: format!("{base}/status/{JOB_ID}"),
+                stream: format!("{base}/stream/{JOB_ID}"),
+                cancel: format!("{base}/cancel/{JOB_ID}"),
+                retry: format!("{base}/retry/{JOB_ID}"),
+                purge_queue: format!("{base}/purge-queue"),
+                health: format!("{base}/health"),
+            })
+        }
+        EndpointType::LoadBalancer => {
+            let base = format!("{origin}/lb/{}", e.id);
+            let path = e
+                .container
+                .env
+                .get("HEALTH_CHECK_PATH")
+                .filter(|p| p.starts_with('/'))
+                .map_or("/ping", String::as_str);
+            RequestUrls::LoadBalancer(LoadBalancerUrls {
+                health: format!("{base}{path}"),
+                base,
+            })
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GpuView {
+    pub pools: Vec<String>,
+    pub excluded_types: Vec<String>,
+    pub count: u32,
+    pub allowed_cuda_versions: Vec<String>,
+    pub min_cuda_version: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkersView {
+    pub min: u32,
+    pub max: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ScalingView {
+    #[serde(rename_all = "camelCase")]
+    QueueDelay { queue_delay: f64 },
+    #[serde(rename_all = "camelCase")]
+    RequestCount { request_count: u32 },
+}
+
+/// The document's `Endpoint`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointView {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub endpoint_type: EndpointType,
+    pub request_urls: RequestUrls,
+    pub image: String,
+    pub args: String,
+    pub disk: u32,
+    pub ports: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub registry: Option<String>,
+    /// Absent on CPU endpoints; null on a GPU endpoint whose types are in no pool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<Option<GpuView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Vec<CpuSelection>>,
+    pub workers: WorkersView,
+    pub scaling: ScalingView,
+    pub data_center_ids: Vec<String>,
+    pub network_volumes: Vec<String>,
+    pub timeout: u64,
+    pub flashboot: FlashBoot,
+    pub created_at: String,
+}
+
+pub fn endpoint(e: &EndpointRecord, origin: &str, clock: &Clock) -> EndpointView {
+    let cpu_endpoint = !e.cpu.is_empty();
+    let queue_count =
+        e.endpoint_type == EndpointType::Queue && e.scaler_type == ScalerType::RequestCount;
+    EndpointView {
+        id: e.id.clone(),
+        name: e.name.clone(),
+        endpoint_type: e.endpoint_type,
+        request_urls: request_urls(e, origin),
+        image: e.container.image.clone(),
+        args: e.container.args.clone(),
+        disk: e.container.disk,
+        ports: e.container.ports.clone(),
+        env: e.container.env.clone(),
+        registry: e.container.registry.clone(),
+        gpu: (!cpu_endpoint).then(|| {
+            (!e.gpu_pools.is_empty()).then(|| GpuView {
+                pools: e.gpu_pools.clone(),
+                excluded_types: e.excluded_gpu_types.clone(),
+                count: e.gpu_count,
+                allowed_cuda_versions: e.allowed_cuda_versions.clone(),
+                min_cuda_version: e.min_cuda_version.clone(),
+            })
+        }),
+        cpu: cpu_endpoint.then(|| e.cpu.clone()),
+        workers: WorkersView {
+            min: e.workers_min,
+            max: e.workers_max,
+            idle_timeout: (!queue_count).then_some(e.idle_timeout),
+        },
+        scaling: match e.scaler_type {
+            ScalerType::QueueDelay => ScalingView::QueueDelay {
+                queue_delay: e.queue_delay.unwrap_or(f64::from(e.scaler_value)),
+            },
+            ScalerType::RequestCount => ScalingView::RequestCount {
+                request_count: e.scaler_value,
+            },
+        },
+        data_center_ids: e.data_center_ids.clone(),
+        network_volumes: e.network_volume_ids.clone(),
+        timeout: e.execution_timeout_ms,
+        flashboot: match (e.flashboot, e.priority_flashboot) {
+            (false, _) => FlashBoot::Off,
+            (true, false) => FlashBoot::Flashboot,
+            (true, true) => FlashBoot::PriorityFlashboot,
+        },
+        created_at: timestamp(clock, e.created_at_ms),
+    }
+}
+
+// ---------------------------------------------------------------- workers
+
+/// Where the emulator says an endpoint's workers run: the first GPU type of the selection
+/// (none for CPU endpoints) in the first of `dataCenterIds`, else the first data center
+/// with machines of that type (or of the first CPU flavor), else the first data center.
+pub fn placement(e: &EndpointRecord, world: &World) -> (Option<String>, Option<String>) {
+    let gpu = e.gpu_type_ids.first().cloned();
+    let dc = e.data_center_ids.first().cloned().or_else(|| match &gpu {
+        Some(g) => world
+            .cloud
+            .machines()
+            .iter()
+            .find(|m| &m.gpu_type_id == g)
+            .map(|m| m.data_center_id.clone()),
+        None => e.cpu.first().and_then(|c| {
+            world
+                .cloud
+                .cpu_types
+                .iter()
+                .find(|f| f.id == c.id)
+                .and_then(|f| f.stock.first())
+                .map(|s| s.data_center_id.clone())
+        }),
+    });
+    let dc = dc.or_else(|| world.data_centers.first().map(|d| d.id.clone()));
+    (gpu, dc)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum WorkerStatus {
+    Running,
+    Idle,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerView {
+    pub id: String,
+    pub status: WorkerStatus,
+    pub is_stale: bool,
+    pub version: u64,
+    pub gpu_count: u32,
+    pub image: Option<String>,
+    pub uptime_seconds: u64,
+    pub gpu_type_id: Option<String>,
+    pub data_center_id: Option<String>,
+    pub started_at: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WorkerSummary {
+    pub running: usize,
+    pub idle: usize,
+    pub initializing: usize,
+    pub throttled: usize,
+    pub unhealthy: usize,
+    pub total: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkersAnswer {
+    pub endpoint_version: u64,
+    pub summary: WorkerSummary,
+    pub workers: Vec<WorkerView>,
+}
+
+/// The image workers of `version` run.
+fn image_of(e: &EndpointRecord, version: u64) -> Option<String> {
+    e.releases
+        .iter()
+        .find(|r| r.version == version)
+        .map(|r| r.image.clone())
+}
+
+pub fn worker(
+    e: &EndpointRecord,
+    w: &WorkerSlot,
+    version: u64,
+    placed: &(Option<String>, Option<String>),
+    clock: &Clock,
+    now: Millis,
+) -> WorkerView {
+    WorkerView {
+        id: w.id.clone(),
+        status: if w.busy {
+            WorkerStatus::Running
+        } else {
+            WorkerStatus::Idle
+        },
+        is_stale: w.version != version,
+        version: w.version,
+        gpu_count: if e.cpu.is_empty() { e.gpu_count } else { 0 },
+        image: image_of(e, w.version),
+        uptime_seconds: now.saturating_sub(w.started_at) / 1000,
+        gpu_type_id: placed.0.clone(),
+        data_center_id: placed.1.clone(),
+        started_at: timestamp(clock, w.started_at),
+    }
+}
+
+pub fn workers(
+    e: &EndpointRecord,
+    placed: &(Option<String>, Option<String>),
+    version: u64,
+    slots: &[WorkerSlot],
+    clock: &Clock,
+) -> WorkersAnswer {
+    let now = clock.now();
+    let workers: Vec<WorkerView> = slots
+        .iter()
+        .map(|w| worker(e, w, version, placed, clock, now))
+        .collect();
+    let running = workers
+        .iter()
+        .filter(|w| w.status == WorkerStatus::Running)
+        .count();
+    WorkersAnswer {
+        endpoint_version: version,
+        summary: WorkerSummary {
+            running,
+            idle: workers.len() - running,
+            initializing: 0,
+            throttled: 0,
+            unhealthy: 0,
+            total: workers.len(),
+        },
+        workers,
+    }
+}
+
+// ---------------------------------------------------------------- releases
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutSummary {
+    pub in_progress: bool,
+    pub workers_on_latest: usize,
+    pub workers_total: usize,
+    pub percent_on_latest: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseView {
+    pub id: String,
+    pub version: u64,
+    pub source: &'static str,
+    pub build_id: Option<String>,
+    pub created_by_user_id: String,
+    pub worker_count: usize,
+    pub created_at: String,
+    pub diff: Vec<ReleaseChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleasesAnswer {
+    pub endpoint_version: u64,
+    pub rollout: RolloutSummary,
+    pub releases: Vec<ReleaseView>,
+}
+
+pub fn rollout(version: u64, slots: &[WorkerSlot]) -> RolloutSummary {
+    let total = slots.len();
+    let on_latest = slots.iter().filter(|w| w.version == version).count();
+    RolloutSummary {
+        in_progress: on_latest < total,
+        workers_on_latest: on_latest,
+        workers_total: total,
+        percent_on_latest: (on_latest * 100).checked_div(total).unwrap_or(0),
+    }
+}
+
+pub fn releases(
+    e: &EndpointRecord,
+    user_id: &str,
+    version: u64,
+    slots: &[WorkerSlot],
+    clock: &Clock,
+) -> ReleasesAnswer {
+    ReleasesAnswer {
+        endpoint_version: version,
+        rollout: rollout(version, slots),
+        releases: e
+            .releases
+            .iter()
+            .rev()
+            .map(|r| ReleaseView {
+                id: r.id.clone(),
+                version: r.version,
+                source: "MANUAL",
+                build_id: None,
+                created_by_user_id: user_id.to_string(),
+                worker_count: slots.iter().filter(|w| w.version == r.version).count(),
+                created_at: timestamp(clock, r.created_at_ms),
+                diff: r.diff.clone(),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::Fixtures;
+
+    fn world() -> World {
+        World::from_fixtures(&Fixtures::built_in()).unwrap()
+    }
+
+    #[test]
+    fn origin_follows_the_request() {
+        let mut h = HeaderMap::new();
+        assert_eq!(origin(&h), "http://localhost");
+        h.insert("host", "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(origin(&h), "http://127.0.0.1:8080");
+        h.insert("x-forwarded-proto", "https".parse().unwrap());
+        assert_eq!(origin(&h), "https://127.0.0.1:8080");
+        h.insert("host", "evil.example/path?x".parse().unwrap());
+        assert_eq!(origin(&h), "https://localhost");
+    }
+
+    #[test]
+    fn a_v1_endpoint_reads_as_a_v2_endpoint() {
+        let w = world();
+        let e = w.endpoints.values().next().unwrap();
+        let clock = Clock::new(1.0);
+        let v = serde_json::to_value(endpoint(e, "http://h:1", &clock)).unwrap();
+        assert_eq!(v["type"], "QUEUE");
+        assert_eq!(
+            v["requestUrls"]["runSync"],
+            format!("http://h:1/v2/{}/runsync", e.id)
+        );
+        assert_eq!(
+            v["requestUrls"]["status"],
+            format!("http://h:1/v2/{}/status/%7Bjob_id%7D", e.id)
+        );
+        assert_eq!(v["image"], w.templates[&e.template_id].image_name);
+        assert_eq!(
+            v["scaling"],
+            serde_json::json!({"type": "QUEUE_DELAY", "queueDelay": 4.0})
+        );
+        assert_eq!(v["workers"]["idleTimeout"], 5);
+        assert_eq!(v["timeout"], 600_000);
+        assert_eq!(v["flashboot"], "OFF");
+        assert!(v["gpu"]["pools"].as_array().is_some_and(|p| !p.is_empty()));
+        assert!(v["gpu"]["minCudaVersion"].is_null());
+        assert!(v.get("cpu").is_none());
+    }
+
+    #[test]
+    fn idle_timeout_is_omitted_for_queue_request_count() {
+        let w = world();
+        let mut e = w.endpoints.values().next().unwrap().clone();
+        e.scaler_type = ScalerType::RequestCount;
+        let v = serde_json::to_value(endpoint(&e, "http://h", &Clock::new(1.0))).unwrap();
+        assert!(v["workers"].get("idleTimeout").is_none());
+        assert_eq!(v["scaling"]["requestCount"], 4);
+        e.endpoint_type = EndpointType::LoadBalancer;
+        let v = serde_json::to_value(endpoint(&e, "http://h", &Clock::new(1.0))).unwrap();
+        assert_eq!(v["workers"]["idleTimeout"], 5);
+        assert_eq!(
+            v["requestUrls"]["health"],
+            format!("http://h/lb/{}/ping", e.id)
+        );
+    }
+
+    #[test]
+    fn rollout_counts() {
+        let slots = vec![
+            WorkerSlot::new("a".into(), 1, 0),
+            WorkerSlot::new("b".into(), 2, 0),
+        ];
+        let r = rollout(2, &slots);
+        assert!(r.in_progress);
+        assert_eq!(
+            (r.workers_on_latest, r.workers_total, r.percent_on_latest),
+            (1, 2, 50)
+        );
+        let r = rollout(2, &[]);
+        assert!(!r.in_progress);
+        assert_eq!(r.percent_on_latest, 0);
+    }
+}

@@ -1,0 +1,45 @@
+//! Command-line interface: one subcommand per job of the binary.
+
+mod emulator;
+mod platform;
+pub(crate) mod table;
+
+use clap::{Parser, Subcommand};
+
+/// Kubernetes operator for GPU pods, serverless endpoints and network volumes.
+#[derive(Debug, Parser)]
+#[command(name = "gpucloud-operator", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the operator against the current cluster.
+    Run(crate::controller::cli::RunArgs),
+    /// Print the CustomResourceDefinitions as YAML.
+    Crds(crate::crd::cli::CrdsArgs),
+    /// Serve a local emulator of the whole platform API.
+    Emulator(emulator::EmulatorArgs),
+    /// Talk to the platform (or the emulator) from the command line.
+    Platform(platform::PlatformArgs),
+    /// Start a local control plane (or use KUBECONFIG), the emulator and the operator, apply
+    /// examples/ and show them converge until Ctrl-C.
+    Demo(crate::demo::DemoArgs),
+    /// List the remote objects the operator made (pods, endpoints, templates, network
+    /// volumes) whose object is gone, with what they cost per hour; with --delete, remove them.
+    Orphans(crate::orphans::cli::OrphansArgs),
+}
+
+/// Runs the chosen subcommand to completion.
+pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run(args) => crate::controller::cli::run(args).await,
+        Command::Crds(args) => crate::crd::cli::run(args),
+        Command::Emulator(args) => emulator::run(args).await,
+        Command::Platform(args) => platform::run(args).await,
+        Command::Demo(args) => crate::demo::run(args).await,
+        Command::Orphans(args) => crate::orphans::cli::run(args).await,
+    }
+}
