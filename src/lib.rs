@@ -13,7 +13,6 @@
 
 pub mod cli;
 pub mod controller;
-pub mod crd;
 pub mod demo;
 pub mod kinds;
 pub mod metrics;
@@ -22,5 +21,6 @@ pub mod orphans;
 pub mod server;
 pub mod telemetry;
 
+pub use gpucloud_crd as crd;
 pub use gpucloud_emulator as emulator;
 pub use gpucloud_platform as platform;

@@ -13,7 +13,7 @@ const COPIES: [&str; 3] = [
 
 #[test]
 fn committed_crds_match_the_code() {
-    let generated = gpucloud_operator::crd::to_yaml().expect("CRDs serialise to YAML");
+    let generated = gpucloud_operator::kinds::crds_yaml().expect("CRDs serialise to YAML");
     for copy in COPIES {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(copy);
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
@@ -28,7 +28,7 @@ fn committed_crds_match_the_code() {
 fn no_unsigned_integer_formats() {
     // schemars emits uint32/uint64 for unsigned types; the apiserver accepts them but
     // they are noise in `kubectl explain`, so the API uses signed types only.
-    let yaml = gpucloud_operator::crd::to_yaml().unwrap();
+    let yaml = gpucloud_operator::kinds::crds_yaml().unwrap();
     assert!(
         !yaml.contains("format: uint"),
         "an unsigned integer format slipped into the CRDs"

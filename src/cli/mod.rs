@@ -1,5 +1,6 @@
 //! Command-line interface: one subcommand per job of the binary.
 
+mod crds;
 mod emulator;
 mod platform;
 pub(crate) mod table;
@@ -19,7 +20,7 @@ pub enum Command {
     /// Run the operator against the current cluster.
     Run(crate::controller::cli::RunArgs),
     /// Print the CustomResourceDefinitions as YAML.
-    Crds(crate::crd::cli::CrdsArgs),
+    Crds(crds::CrdsArgs),
     /// Serve a local emulator of the whole platform API.
     Emulator(emulator::EmulatorArgs),
     /// Talk to the platform (or the emulator) from the command line.
@@ -36,7 +37,7 @@ pub enum Command {
 pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(args) => crate::controller::cli::run(args).await,
-        Command::Crds(args) => crate::crd::cli::run(args),
+        Command::Crds(args) => crds::run(args),
         Command::Emulator(args) => emulator::run(args).await,
         Command::Platform(args) => platform::run(args).await,
         Command::Demo(args) => crate::demo::run(args).await,

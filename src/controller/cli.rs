@@ -156,7 +156,7 @@ fn default_key(args: &RunArgs) -> anyhow::Result<DefaultKey> {
 /// Refuses to start when the CRDs are not installed, saying how to install them.
 async fn check_crds(client: &kube::Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crate::crd::all() {
+    for crd in crate::kinds::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         match crds.get_opt(&name).await {
             Ok(Some(_)) => {}

@@ -385,7 +385,7 @@ where
 /// Applies the CRDs (server-side, idempotent) and waits until they are served.
 pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crate::crd::all() {
+    for crd in crate::kinds::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         crds.patch(
             &name,
@@ -396,7 +396,7 @@ pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
         .with_context(|| format!("could not install the CRD {name} (does your user may create CustomResourceDefinitions?)"))?;
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    for crd in crate::crd::all() {
+    for crd in crate::kinds::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         loop {
             let established = crds
