@@ -15,12 +15,11 @@ pub mod cli;
 pub mod controller;
 pub mod demo;
 pub mod kinds;
-pub mod metrics;
-pub mod observe;
 pub mod orphans;
 pub mod server;
 pub mod telemetry;
 
 pub use gpucloud_crd as crd;
 pub use gpucloud_emulator as emulator;
+pub use gpucloud_engine::metrics;
 pub use gpucloud_platform as platform;

@@ -9,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use futures::StreamExt;
-use gpucloud_operator::controller::kind::ManagedKind;
+use gpucloud_operator::crd::ManagedKind;
 use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use gpucloud_operator::demo::apply::parse_documents;
 use gpucloud_operator::demo::examples::EXAMPLES;

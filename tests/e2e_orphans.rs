@@ -11,7 +11,7 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use gpucloud_operator::controller::kind::ManagedKind;
+use gpucloud_operator::crd::ManagedKind;
 use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod, Template};
 use gpucloud_operator::platform::domain::{NewVolume, VolumeType};
 use kube::Api;

@@ -168,7 +168,7 @@ fn record<'a>(state: &'a Value, collection: &str, id: &str) -> Option<&'a Value>
         .find(|r| r["id"] == id)
 }
 
-fn id_of<K: gpucloud_operator::controller::kind::ManagedKind>(obj: &K) -> String {
+fn id_of<K: gpucloud_operator::crd::ManagedKind>(obj: &K) -> String {
     obj.current_status()
         .and_then(|s| K::common(s).id.clone())
         .expect("status.id")

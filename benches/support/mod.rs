@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use gpucloud_operator::controller::kind::ManagedKind;
+use gpucloud_operator::crd::ManagedKind;
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::watcher;

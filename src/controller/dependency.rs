@@ -9,7 +9,7 @@ use crate::crd::{LocalObjectReference, NetworkVolume};
 use super::conditions;
 use super::context::Shared;
 use super::failure::Failure;
-use super::kind::ManagedKind;
+use crate::crd::ManagedKind;
 
 /// The network volume id to attach: `id` when the spec gives one, else the id of the
 /// Ready `NetworkVolume` named by `reference` in `namespace`, else none. Waiting (not an

@@ -26,7 +26,7 @@ use super::budget::{BudgetLedger, LISTING_WAIT};
 use super::context::{FIELD_MANAGER, Shared};
 use super::dependency;
 use super::failure::{Applied, Failure};
-use super::naming::default_remote_name;
+use gpucloud_engine::marker::default_remote_name;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
@@ -388,7 +388,7 @@ impl Adapter for EndpointAdapter {
     const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::Candidate::of_endpoint(
+        Some(crate::orphans::endpoint_candidate(
             &remote.record,
             remote.min_workers_cost,
         ))

@@ -7,7 +7,7 @@ use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 
 use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use super::failure::Failure;
-pub use super::naming::default_remote_name;
+pub use gpucloud_engine::marker::default_remote_name;
 
 /// The volume as the spec wants it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl Adapter for NetworkVolumeAdapter {
     const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::Candidate::of_volume(remote))
+        Some(crate::orphans::volume_candidate(remote))
     }
 
     fn id(remote: &Self::Remote) -> &str {

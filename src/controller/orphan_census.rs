@@ -19,8 +19,9 @@ use kube::runtime::reflector::Store;
 use tokio::time::Instant;
 use tracing::{debug, info};
 
-use crate::observe::snapshot::Freshness;
-use crate::orphans::{ClusterObjects, Orphan, Scope, orphans, released};
+use crate::orphans::{ClusterObjects, Orphan, Scope, orphans};
+use gpucloud_engine::released;
+use gpucloud_engine::snapshot::Freshness;
 
 use super::adapter::Adapter;
 use super::engine::Engine;

@@ -36,11 +36,11 @@ use crate::crd::budget::BUDGET_EXCEEDED;
 use crate::crd::pod::{
     CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
 };
-use crate::observe::snapshot::{Freshness, Snapshots};
 use crate::platform::domain::{
     EXITED, GpuOffer, Placement, Pod as RemotePod, PodRequest, RUNNING, TERMINATED,
 };
 use crate::platform::{ErrorClass, PlatformClient, PlatformError};
+use gpucloud_engine::snapshot::{Freshness, Snapshots};
 
 use super::adapter::{Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone};
 use super::budget::BudgetLedger;
@@ -54,8 +54,7 @@ use super::placement::{self, Candidate, PlacementRules};
 use crate::crd::guardrails::Guardrail;
 use crate::metrics::Metrics;
 
-/// Env variable on every deployed pod carrying the UID of the object that deployed it.
-pub const TAG_ENV: &str = "GPUCLOUD_OBJECT_UID";
+pub use gpucloud_engine::marker::TAG_ENV;
 
 /// The pod as the spec wants it, with Secrets and the network volume resolved: what a
 /// deploy sends (`request`, whose `Debug` hides env values) and what decides where and
@@ -91,7 +90,7 @@ pub enum PodChange {
 
 /// The remote name: namespace, name and the first 8 hex digits of the UID.
 pub fn remote_name(obj: &Pod) -> String {
-    super::naming::default_remote_name(obj)
+    gpucloud_engine::marker::default_remote_name(obj)
 }
 
 fn secure_cloud(c: CloudType) -> Option<bool> {
@@ -676,7 +675,7 @@ impl Adapter for PodAdapter {
     const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &RemotePod) -> Option<crate::orphans::Candidate> {
-        crate::orphans::Candidate::of_pod(remote)
+        crate::orphans::pod_candidate(remote)
     }
 
     fn id(remote: &RemotePod) -> &str {

@@ -19,7 +19,7 @@ use crate::platform::domain::{NewRegistryCredential, RegistryCredential as Crede
 use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use super::docker_config::{RegistryLogin, login_for, login_hash};
 use super::failure::Failure;
-use super::naming::default_remote_name;
+use gpucloud_engine::marker::default_remote_name;
 
 /// Hex digits of the login hash that end a credential's name.
 const NAME_HASH_LEN: usize = 8;

@@ -12,7 +12,8 @@ use super::adapter::Adapter;
 use super::budget::BudgetLedger;
 use super::context::Shared;
 use super::engine::Engine;
-use super::runner::{Watched, run_kind};
+use super::orphan_census;
+use super::runner::{Companion, Watched, run_kind};
 
 /// What `run` hands to every kind's start: built once, shared by all kinds.
 pub struct Controllers {
@@ -42,11 +43,19 @@ impl Controllers {
         wakes: impl Stream<Item = ObjectRef<A::Kind>> + Send + 'static,
     ) -> JoinHandle<()> {
         let engine = Arc::new(Engine::new(self.shared.clone(), adapter));
+        // The orphan census of the kind reads the controller's store, beside it.
+        let census = A::ORPHAN_SWEEP.then(|| {
+            let (engine, watched) = (engine.clone(), self.watched.clone());
+            Box::new(move |store, synced| {
+                tokio::spawn(orphan_census::run(engine, store, synced, watched))
+            }) as Companion<A::Kind>
+        });
         tokio::spawn(run_kind(
             engine,
             self.watched.clone(),
             self.concurrency,
             wakes,
+            census,
             stopped(self.stop.clone()),
         ))
     }

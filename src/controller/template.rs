@@ -17,8 +17,8 @@ use crate::platform::domain::{NewTemplate, Template as Remote, TemplateChange};
 use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use super::dependency;
 use super::failure::Failure;
-use super::naming::default_remote_name;
 use super::secret_env;
+use gpucloud_engine::marker::default_remote_name;
 
 /// Where a template's local volume is mounted when the spec does not say.
 const DEFAULT_MOUNT_PATH: &str = "/workspace";
@@ -313,7 +313,7 @@ impl Adapter for TemplateAdapter {
     const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::Candidate::of_template(remote))
+        Some(crate::orphans::template_candidate(remote))
     }
 
     fn id(remote: &Self::Remote) -> &str {

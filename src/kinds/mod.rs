@@ -17,16 +17,12 @@ use tokio::task::JoinHandle;
 
 use crate::controller::budget::controller as budget_controller;
 use crate::controller::endpoint::EndpointAdapter;
-use crate::controller::kind::managed_kind;
 use crate::controller::network_volume::NetworkVolumeAdapter;
 use crate::controller::pod::PodAdapter;
 use crate::controller::registry_credential::RegistryCredentialAdapter;
 use crate::controller::spawn::{Controllers, stopped};
 use crate::controller::template::TemplateAdapter;
-use crate::crd::{
-    Budget, Endpoint, EndpointStatus, NetworkVolume, NetworkVolumeStatus, Pod, PodStatus,
-    RegistryCredential, RegistryCredentialStatus, Template, TemplateStatus,
-};
+use crate::crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use crate::demo::rows_of;
 use crate::demo::table::Row;
 
@@ -82,13 +78,6 @@ pub const KINDS: &[RegisteredKind] = &[
         demo_rows: rows_of::<Template>,
     },
 ];
-
-// What the engine reads of each managed kind's spec and status.
-managed_kind!(NetworkVolume, NetworkVolumeStatus);
-managed_kind!(Endpoint, EndpointStatus);
-managed_kind!(Pod, PodStatus);
-managed_kind!(RegistryCredential, RegistryCredentialStatus);
-managed_kind!(Template, TemplateStatus);
 
 // One function per kind builds its adapter: the only place to touch when an adapter's
 // constructor changes.

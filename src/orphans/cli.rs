@@ -17,13 +17,17 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::cli::table::render;
-use crate::controller::kind::ManagedKind;
+use crate::crd::ManagedKind;
 use crate::crd::{Endpoint, NetworkVolume, Pod, Template};
 use crate::platform::PlatformClient;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use crate::platform::domain::ServerlessEndpoint;
 
-use super::{Candidate, ClusterObjects, Orphan, Scope, orphans, released};
+use super::{
+    Candidate, ClusterObjects, Orphan, Scope, endpoint_candidate, orphans, pod_candidate,
+    template_candidate, volume_candidate,
+};
+use gpucloud_engine::released;
 
 /// A kind the sweep looks at, in the order `--delete` removes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
@@ -169,7 +173,7 @@ async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Resul
             .pods()
             .list()
             .await
-            .map(|l| l.iter().filter_map(Candidate::of_pod).collect()),
+            .map(|l| l.iter().filter_map(pod_candidate).collect()),
         SweptKind::Endpoint => match platform.endpoints().list().await {
             Ok(listed) => Ok(endpoint_candidates(platform, &listed).await),
             Err(e) => Err(e),
@@ -178,12 +182,12 @@ async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Resul
             .templates()
             .list()
             .await
-            .map(|l| l.iter().map(Candidate::of_template).collect()),
+            .map(|l| l.iter().map(template_candidate).collect()),
         SweptKind::NetworkVolume => platform
             .volumes()
             .list()
             .await
-            .map(|l| l.iter().map(Candidate::of_volume).collect()),
+            .map(|l| l.iter().map(volume_candidate).collect()),
     };
     listed.with_context(|| format!("could not list the platform's {}s", kind.name()))
 }
@@ -209,7 +213,7 @@ async fn endpoint_candidates(
                     .ok(),
                 (_, None) => None,
             };
-            Candidate::of_endpoint(e, cost)
+            endpoint_candidate(e, cost)
         })
         .collect()
 }

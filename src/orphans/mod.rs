@@ -21,113 +21,68 @@
 //! own census for the `gpucloud_orphans` metric is `crate::controller::orphan_census`.
 
 pub mod cli;
-pub mod released;
 
 use std::collections::HashSet;
 
 use kube::ResourceExt;
 use serde::Serialize;
 
-use crate::controller::annotations::EXTERNAL_ID;
-use crate::controller::kind::ManagedKind;
-use crate::controller::pod::TAG_ENV;
+use crate::crd::ManagedKind;
 use crate::platform::domain::{
     Pod as RemotePod, ServerlessEndpoint, TERMINATED, Template as RemoteTemplate, Volume,
 };
+use gpucloud_engine::annotations::EXTERNAL_ID;
+pub use gpucloud_engine::marker::{Candidate, Marker, TAG_ENV, name_marker};
 
-/// What says a remote object was made by this operator, and for which object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Marker {
-    /// The whole UID of the object, from a tag (a pod's env).
-    Uid(String),
-    /// The first 8 hex digits of the object's UID, from the end of a deterministic name.
-    UidPrefix(String),
+/// A pod; `None` once terminated (it is gone, and bills nothing).
+pub fn pod_candidate(pod: &RemotePod) -> Option<Candidate> {
+    (pod.desired_status != TERMINATED).then(|| Candidate {
+        kind: "Pod",
+        id: pod.id.clone(),
+        name: pod.name.clone(),
+        status: pod.desired_status.clone(),
+        cost_per_hour: pod.cost_per_hr,
+        marker: pod
+            .env_value(TAG_ENV)
+            .map(|uid| Marker::Uid(uid.to_string())),
+    })
 }
 
-impl Marker {
-    fn uid(&self) -> &str {
-        match self {
-            Marker::Uid(uid) | Marker::UidPrefix(uid) => uid,
-        }
+pub fn volume_candidate(volume: &Volume) -> Candidate {
+    Candidate {
+        kind: "NetworkVolume",
+        id: volume.id.clone(),
+        name: volume.name.clone(),
+        status: format!("{} GB in {}", volume.size_gb, volume.data_center_id),
+        cost_per_hour: None,
+        marker: name_marker(&volume.name),
     }
 }
 
-/// Pure: the UID prefix at the end of a name of the form `<namespace>-<name>-<8 hex>`
-/// (see `crate::controller::naming::default_remote_name`); `None` for any other name.
-pub fn name_marker(name: &str) -> Option<Marker> {
-    let (head, suffix) = name.rsplit_once('-')?;
-    let (namespace, object) = head.split_once('-')?;
-    let hex = suffix.len() == 8
-        && suffix
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    (hex && !namespace.is_empty() && !object.is_empty())
-        .then(|| Marker::UidPrefix(suffix.to_string()))
+/// An endpoint, with what its minimum workers cost per hour when known.
+pub fn endpoint_candidate(endpoint: &ServerlessEndpoint, cost_per_hour: Option<f64>) -> Candidate {
+    let status = match endpoint.workers_min {
+        Some(min) => format!("{min} min worker(s)"),
+        None => String::new(),
+    };
+    Candidate {
+        kind: "Endpoint",
+        id: endpoint.id.clone(),
+        name: endpoint.name.clone(),
+        status,
+        cost_per_hour,
+        marker: name_marker(&endpoint.name),
+    }
 }
 
-/// A remote object as the sweep sees it, whatever its kind.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Candidate {
-    /// The kind of the cluster object that makes it (`Pod`, `NetworkVolume`...).
-    pub kind: &'static str,
-    pub id: String,
-    pub name: String,
-    pub status: String,
-    pub cost_per_hour: Option<f64>,
-    pub marker: Option<Marker>,
-}
-
-impl Candidate {
-    /// A pod; `None` once terminated (it is gone, and bills nothing).
-    pub fn of_pod(pod: &RemotePod) -> Option<Self> {
-        (pod.desired_status != TERMINATED).then(|| Self {
-            kind: "Pod",
-            id: pod.id.clone(),
-            name: pod.name.clone(),
-            status: pod.desired_status.clone(),
-            cost_per_hour: pod.cost_per_hr,
-            marker: pod
-                .env_value(TAG_ENV)
-                .map(|uid| Marker::Uid(uid.to_string())),
-        })
-    }
-
-    pub fn of_volume(volume: &Volume) -> Self {
-        Self {
-            kind: "NetworkVolume",
-            id: volume.id.clone(),
-            name: volume.name.clone(),
-            status: format!("{} GB in {}", volume.size_gb, volume.data_center_id),
-            cost_per_hour: None,
-            marker: name_marker(&volume.name),
-        }
-    }
-
-    /// An endpoint, with what its minimum workers cost per hour when known.
-    pub fn of_endpoint(endpoint: &ServerlessEndpoint, cost_per_hour: Option<f64>) -> Self {
-        let status = match endpoint.workers_min {
-            Some(min) => format!("{min} min worker(s)"),
-            None => String::new(),
-        };
-        Self {
-            kind: "Endpoint",
-            id: endpoint.id.clone(),
-            name: endpoint.name.clone(),
-            status,
-            cost_per_hour,
-            marker: name_marker(&endpoint.name),
-        }
-    }
-
-    pub fn of_template(template: &RemoteTemplate) -> Self {
-        Self {
-            kind: "Template",
-            id: template.id.clone(),
-            name: template.name.clone(),
-            status: template.image.clone(),
-            cost_per_hour: None,
-            marker: name_marker(&template.name),
-        }
+pub fn template_candidate(template: &RemoteTemplate) -> Candidate {
+    Candidate {
+        kind: "Template",
+        id: template.id.clone(),
+        name: template.name.clone(),
+        status: template.image.clone(),
+        cost_per_hour: None,
+        marker: name_marker(&template.name),
     }
 }
 
@@ -306,7 +261,7 @@ mod tests {
             remote_pod("gone", &[&b], "TERMINATED"),
             remote_pod("hand-made", &["X=1"], "RUNNING"),
         ];
-        let candidates: Vec<Candidate> = pods.iter().filter_map(Candidate::of_pod).collect();
+        let candidates: Vec<Candidate> = pods.iter().filter_map(pod_candidate).collect();
         let mut cluster = ClusterObjects::default();
         cluster.add(Some("uid-a"), []);
         let released: HashSet<String> = ["released".to_string()].into();

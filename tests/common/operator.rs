@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Parser;
 use gpucloud_operator::controller::cli::{RunArgs, run_with, run_with_clock};
 use gpucloud_operator::controller::guardrails::clock::{Clock, WallClock};
-use gpucloud_operator::controller::kind::ManagedKind;
+use gpucloud_operator::crd::ManagedKind;
 use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
 use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
 use gpucloud_operator::platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};

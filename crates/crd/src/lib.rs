@@ -9,6 +9,7 @@ pub mod common;
 pub mod condition;
 pub mod endpoint;
 pub mod guardrails;
+pub mod managed;
 pub mod network_volume;
 pub mod pod;
 pub mod registry_credential;
@@ -22,6 +23,7 @@ pub use common::{
     ManagementPolicy, VERSION,
 };
 pub use endpoint::{Endpoint, EndpointSpec, EndpointStatus};
+pub use managed::ManagedKind;
 pub use network_volume::{NetworkVolume, NetworkVolumeSpec, NetworkVolumeStatus};
 pub use pod::{Pod, PodSpec, PodStatus};
 pub use registry_credential::{

@@ -16,7 +16,7 @@
 //!   toggling `desiredState` is), or a schedule window opens after it. Status keeps it, so
 //!   an operator restart does not resume the pod.
 
-pub mod clock;
+pub use gpucloud_engine::clock;
 pub mod idle;
 pub mod runtime;
 pub mod schedule;

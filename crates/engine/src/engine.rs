@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use crate::crd::{DeletionPolicy, ManagementPolicy};
-use crate::observe::snapshot::{Freshness, Listing, Snapshots};
-use crate::platform::PlatformClient;
+use crate::snapshot::{Freshness, Listing, Snapshots};
+use gpucloud_crd::{DeletionPolicy, ManagementPolicy};
+use gpucloud_platform::PlatformClient;
 
 use super::adapter::{Adapter, PassContext, Plan, Readiness, Seen};
 use super::annotations::{self as ann, Annotations};
@@ -37,9 +37,9 @@ use super::decide::{
     Cleanup, CleanupFacts, Facts, IdChosenBy, Marker, Step, decide, decide_cleanup,
 };
 use super::failure::{Applied, Failure, FailureClass};
-use super::kind::ManagedKind;
 use super::ownership::{self, Claim, Ownership};
 use super::recent_writes::RecentWrites;
+use gpucloud_crd::ManagedKind;
 
 /// Errors that end a reconcile early; the controller's error policy requeues them. Platform
 /// failures are not among them: they are reported in status and requeued by class.
@@ -889,7 +889,7 @@ impl<A: Adapter> Engine<A> {
                 return Ok(Outcome::new(
                     None,
                     Verdicts::progressing(
-                        crate::crd::condition::phrase::CREATING,
+                        gpucloud_crd::condition::phrase::CREATING,
                         "the object changed; retrying",
                     ),
                     Requeue::Now,
@@ -1014,7 +1014,7 @@ impl<A: Adapter> Engine<A> {
                         // So that the orphan sweep leaves it alone. Best effort: a failed
                         // record must not keep the object (the sweep lists, it does not
                         // delete without a person's word).
-                        if let Err(err) = crate::orphans::released::record(
+                        if let Err(err) = crate::released::record(
                             &self.shared.kube,
                             &self.shared.config.operator_namespace,
                             FIELD_MANAGER,
@@ -1314,7 +1314,7 @@ impl<A: Adapter> Engine<A> {
         }
         A::Kind::common_mut(&mut status).last_sync_time = Some(Time(Timestamp::now()));
         let body = json!({
-            "apiVersion": crate::crd::api_version(),
+            "apiVersion": gpucloud_crd::api_version(),
             "kind": A::KIND,
             "status": status,
         });

@@ -8,8 +8,8 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::crd::condition::phrase;
-pub use crate::crd::condition::{Condition, READY, RECONCILING, STALLED, SYNCED};
+use gpucloud_crd::condition::phrase;
+pub use gpucloud_crd::condition::{Condition, READY, RECONCILING, STALLED, SYNCED};
 
 /// One condition as the reconcile decided it, before timestamps are attached.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -19,14 +19,14 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::orphans::Candidate;
-use crate::platform::PlatformClient;
+use crate::marker::Candidate;
+use gpucloud_platform::PlatformClient;
 
 use super::conditions::Verdict;
 use super::context::Shared;
 use super::credentials::Credentials;
 use super::failure::Failure;
-use super::kind::ManagedKind;
+use gpucloud_crd::ManagedKind;
 
 /// What must happen to bring an existing remote object in line with the spec.
 #[derive(Debug, PartialEq)]
@@ -131,7 +131,7 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     fn claims(&self, obj: &Self::Kind, remote: &Self::Remote) -> bool;
 
     /// Whether the operator counts this kind's orphans (`gpucloud_orphans`, see
-    /// `crate::controller::orphan_census`): remote objects with its marker and no object.
+    /// `crate::orphan_census`): remote objects with its marker and no object.
     const ORPHAN_SWEEP: bool = false;
 
     /// Pure: `remote` as the orphan sweep sees it (its marker, what it costs); `None` when

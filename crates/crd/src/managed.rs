@@ -1,5 +1,6 @@
-//! What the engine needs to know of every custom resource: its policies, its
-//! credentials and the common part of its status.
+//! What the engine needs to know of every custom resource it manages: its policies, its
+//! credentials and the common part of its status. The trait lives beside the types so
+//! that each kind implements it here, where the type is defined.
 
 use std::fmt::Debug;
 
@@ -8,7 +9,7 @@ use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::crd::{CommonStatus, CredentialsSecretRef, DeletionPolicy, ManagementPolicy};
+use crate::{CommonStatus, CredentialsSecretRef, DeletionPolicy, ManagementPolicy};
 
 /// A custom resource the engine manages.
 pub trait ManagedKind:
@@ -43,19 +44,19 @@ pub trait ManagedKind:
 
 /// Implements [`ManagedKind`] for a custom resource whose spec carries the common policy
 /// fields and whose status embeds [`CommonStatus`] as `common`. Invoked where the kind is
-/// registered (`crate::kinds`).
+/// defined.
 macro_rules! managed_kind {
     ($kind:ty, $status:ty) => {
-        impl $crate::controller::kind::ManagedKind for $kind {
+        impl $crate::ManagedKind for $kind {
             type Status = $status;
 
-            fn deletion_policy(&self) -> $crate::crd::DeletionPolicy {
+            fn deletion_policy(&self) -> $crate::DeletionPolicy {
                 self.spec.deletion_policy
             }
-            fn management_policy(&self) -> $crate::crd::ManagementPolicy {
+            fn management_policy(&self) -> $crate::ManagementPolicy {
                 self.spec.management_policy
             }
-            fn credentials(&self) -> Option<&$crate::crd::CredentialsSecretRef> {
+            fn credentials(&self) -> Option<&$crate::CredentialsSecretRef> {
                 self.spec.credentials_secret_ref.as_ref()
             }
             fn current_status(&self) -> Option<&Self::Status> {
@@ -64,13 +65,18 @@ macro_rules! managed_kind {
             fn status_mut(&mut self) -> &mut Option<Self::Status> {
                 &mut self.status
             }
-            fn common(status: &Self::Status) -> &$crate::crd::CommonStatus {
+            fn common(status: &Self::Status) -> &$crate::CommonStatus {
                 &status.common
             }
-            fn common_mut(status: &mut Self::Status) -> &mut $crate::crd::CommonStatus {
+            fn common_mut(status: &mut Self::Status) -> &mut $crate::CommonStatus {
                 &mut status.common
             }
         }
     };
 }
-pub(crate) use managed_kind;
+
+managed_kind!(crate::NetworkVolume, crate::NetworkVolumeStatus);
+managed_kind!(crate::Endpoint, crate::EndpointStatus);
+managed_kind!(crate::Pod, crate::PodStatus);
+managed_kind!(crate::RegistryCredential, crate::RegistryCredentialStatus);
+managed_kind!(crate::Template, crate::TemplateStatus);

@@ -13,8 +13,8 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 use tokio::time::Instant;
 
-use crate::crd::CredentialsSecretRef;
-use crate::platform::ApiKey;
+use gpucloud_crd::CredentialsSecretRef;
+use gpucloud_platform::ApiKey;
 
 use super::failure::Failure;
 
@@ -42,10 +42,10 @@ pub enum DefaultKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AccountId(u64);
 
-#[cfg(test)]
 impl AccountId {
-    /// Any account, for unit tests that need one but never look at it.
-    pub(crate) fn any() -> Self {
+    /// Any account, for unit tests (here and in the kinds) that need one but never look
+    /// at it.
+    pub fn any() -> Self {
         AccountId(0)
     }
 }

@@ -184,7 +184,7 @@ impl<K: Resource<DynamicType = ()> + Clone> NamespaceMerge<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::{NetworkVolume, NetworkVolumeSpec};
+    use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
 
     fn nv(ns: &str, name: &str, size: i64) -> NetworkVolume {
         let spec: NetworkVolumeSpec =

@@ -10,7 +10,7 @@ use kube::Resource;
 use tracing::warn;
 
 use crate::metrics::Metrics;
-use crate::platform::PlatformClient;
+use gpucloud_platform::PlatformClient;
 
 use super::backoff::BackoffPolicy;
 use super::credentials::CredentialResolver;
@@ -44,10 +44,10 @@ pub struct EngineConfig {
     /// How long the Lease of an install holding a claim must have been expired before
     /// this install takes the object over.
     pub takeover_after: Duration,
-    /// How often the orphan census runs (`crate::controller::orphan_census`); zero: never.
+    /// How often the orphan census runs (`crate::orphan_census`); zero: never.
     pub orphan_census_interval: Duration,
     /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
-    pub clock: super::guardrails::clock::Clock,
+    pub clock: crate::clock::Clock,
 }
 
 impl Default for EngineConfig {

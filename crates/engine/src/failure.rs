@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::platform::{ErrorClass, PlatformError};
+use gpucloud_platform::{ErrorClass, PlatformError};
 
 use super::conditions::{Verdict, Verdicts};
 

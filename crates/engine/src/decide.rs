@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::observe::snapshot::Freshness;
+use crate::snapshot::Freshness;
 
 use super::adapter::WhenGone;
 use super::failure::Failure;

@@ -28,7 +28,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use super::annotations::triggers_reconcile;
-use super::kind::ManagedKind;
+use gpucloud_crd::ManagedKind;
 
 /// A hash of everything in an object that should trigger a reconcile: the spec
 /// (generation), annotations, finalizers and deletion. Status writes and the engine's own
@@ -202,8 +202,8 @@ impl<K: ManagedKind> Triggers<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::annotations as ann;
-    use crate::crd::{NetworkVolume, NetworkVolumeSpec};
+    use crate::annotations as ann;
+    use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
     use watcher::Event;
 
     fn volume(name: &str, uid: &str, generation: i64) -> NetworkVolume {

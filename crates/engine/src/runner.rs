@@ -15,15 +15,16 @@ use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::utils::WatchStreamExt;
 use kube::runtime::{Controller, watcher};
 use kube::{Api, Client, ResourceExt};
+use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
 use super::adapter::Adapter;
 use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
-use super::kind::ManagedKind;
 use super::triggers::{Triggers, reference};
 use super::watch_merge::watch_namespaces;
+use gpucloud_crd::ManagedKind;
 
 /// Which namespaces the operator watches.
 #[derive(Clone, Debug, Default)]
@@ -42,7 +43,7 @@ pub struct Watched {
 }
 
 impl Namespaces {
-    pub(crate) fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
+    pub fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
     where
         K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
     {
@@ -238,12 +239,20 @@ fn waits_for_a_missing_secret<K: ManagedKind>(obj: &K) -> bool {
         .is_some_and(|ready| ready.status != "True" && ready.reason == SECRET_NOT_FOUND)
 }
 
+/// A task that runs beside a kind's controller and reads its store (the orphan census):
+/// started with the store and a flag that turns true once the first listing is in it,
+/// and aborted when the controller stops. The engine only starts it; what it does is the
+/// caller's.
+pub type Companion<K> =
+    Box<dyn FnOnce(Store<K>, tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> + Send>;
+
 /// Runs the controller of one kind until `shutdown` resolves.
 pub async fn run_kind<A: Adapter>(
     engine: Arc<Engine<A>>,
     watched: Watched,
     concurrency: u16,
     wakes: impl Stream<Item = ObjectRef<A::Kind>> + Send + 'static,
+    companion: Option<Companion<A::Kind>>,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     tracing::info!(kind = A::KIND, "starting controller");
@@ -277,14 +286,7 @@ pub async fn run_kind<A: Adapter>(
         });
     let secrets = stream::select_all(secret_streams);
     let (secret_engine, secret_store) = (engine.clone(), reader.clone());
-    let census = A::ORPHAN_SWEEP.then(|| {
-        tokio::spawn(super::orphan_census::run(
-            engine.clone(),
-            reader.clone(),
-            synced_rx,
-            watched.clone(),
-        ))
-    });
+    let companion = companion.map(|start| start(reader.clone(), synced_rx));
 
     // Every trigger is a reference (see `triggers::reference`): the changed objects and
     // the wakes go in through `reconcile_on`, so the main trigger stream has nothing to say.
@@ -313,8 +315,8 @@ pub async fn run_kind<A: Adapter>(
             }
         })
         .await;
-    if let Some(census) = census {
-        census.abort();
+    if let Some(companion) = companion {
+        companion.abort();
     }
     tracing::info!(kind = A::KIND, "controller stopped");
 }
@@ -322,8 +324,8 @@ pub async fn run_kind<A: Adapter>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::annotations as ann;
-    use crate::crd::{NetworkVolume, NetworkVolumeSpec};
+    use crate::annotations as ann;
+    use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
 
     fn object(annotations: &[(&str, &str)]) -> NetworkVolume {
         let spec: NetworkVolumeSpec =
@@ -411,11 +413,11 @@ mod tests {
 
     #[test]
     fn only_objects_that_found_no_secret_wait_for_its_first_listing() {
-        use crate::crd::condition::Condition;
+        use gpucloud_crd::condition::Condition;
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
         let with_ready = |status: &str, reason: &str| {
             let mut nv = object(&[]);
-            let mut st = crate::crd::network_volume::NetworkVolumeStatus::default();
+            let mut st = gpucloud_crd::network_volume::NetworkVolumeStatus::default();
             st.common.conditions = vec![Condition {
                 type_: "Ready".into(),
                 status: status.into(),

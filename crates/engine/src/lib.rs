@@ -1,0 +1,50 @@
+//! The managed-resource engine: everything a kind of the operator shares, and nothing of
+//! any one kind. A kind plugs in by implementing [`adapter::Adapter`] for its custom
+//! resource (a [`gpucloud_crd::ManagedKind`]); the engine does the rest.
+//!
+//! One object's pass, from the watch to the platform:
+//! - [`runner`] feeds the engine: the kind's watch ([`triggers`] says which events count,
+//!   [`watch_merge`] merges several namespaces' watches, [`vanished`] tells what a
+//!   relisting no longer shows) and the Secrets holding API keys;
+//! - [`engine`] runs the pass: it gathers the facts ([`snapshot`]: the one shared listing
+//!   per kind and account; [`annotations`], [`credentials`], [`recent_writes`]), asks
+//!   [`decide`] (pure) for the step, carries it out through the adapter, and reports
+//!   ([`conditions`], [`failure`], [`events`], [`backoff`], [`metrics`]);
+//! - [`ownership`] keeps one install per object, [`released`] remembers the remote objects
+//!   let go of on purpose, and [`marker`] is how a remote object is known as ours.
+//!
+//! Layers: this crate imports the platform client and the CRD types, never the binary or
+//! a policy; the policies and the kinds import it.
+
+pub mod adapter;
+pub mod annotations;
+pub mod backoff;
+pub mod clock;
+pub mod conditions;
+pub mod context;
+pub mod credentials;
+pub mod decide;
+pub mod engine;
+pub mod events;
+pub mod failure;
+pub mod marker;
+pub mod metrics;
+pub mod ownership;
+pub mod recent_writes;
+pub mod released;
+pub mod runner;
+pub mod snapshot;
+pub mod triggers;
+pub mod vanished;
+pub mod watch_merge;
+
+/// Gives back the room a burst left in `table` once most of it has been swept: 10,000
+/// objects created at once size a table for 10,000, and a `HashMap` keeps its capacity
+/// for good otherwise. Called after a sweep by the tables that expire their entries.
+pub(crate) fn shrink_after_burst<K: Eq + std::hash::Hash, V>(
+    table: &mut std::collections::HashMap<K, V>,
+) {
+    if table.capacity() > 4 * table.len().max(64) {
+        table.shrink_to_fit();
+    }
+}
