@@ -15,7 +15,6 @@ pub mod cli;
 pub mod controller;
 pub mod demo;
 pub mod kinds;
-pub mod orphans;
 pub mod server;
 pub mod telemetry;
 
@@ -23,3 +22,4 @@ pub use gpucloud_crd as crd;
 pub use gpucloud_emulator as emulator;
 pub use gpucloud_engine::metrics;
 pub use gpucloud_platform as platform;
+pub use gpucloud_policy::orphans;

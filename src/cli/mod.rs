@@ -2,6 +2,7 @@
 
 mod crds;
 mod emulator;
+mod orphans;
 mod platform;
 pub(crate) mod table;
 
@@ -30,7 +31,7 @@ pub enum Command {
     Demo(crate::demo::DemoArgs),
     /// List the remote objects the operator made (pods, endpoints, templates, network
     /// volumes) whose object is gone, with what they cost per hour; with --delete, remove them.
-    Orphans(crate::orphans::cli::OrphansArgs),
+    Orphans(orphans::OrphansArgs),
 }
 
 /// Runs the chosen subcommand to completion.
@@ -41,6 +42,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Emulator(args) => emulator::run(args).await,
         Command::Platform(args) => platform::run(args).await,
         Command::Demo(args) => crate::demo::run(args).await,
-        Command::Orphans(args) => crate::orphans::cli::run(args).await,
+        Command::Orphans(args) => orphans::run(args).await,
     }
 }

@@ -9,15 +9,12 @@
 //!   [`cli`]: the `run` subcommand, which starts every kind of `crate::kinds`.
 //! - [`orphan_census`]: the `gpucloud_orphans` metric, from the listings the kinds share.
 
-pub mod budget;
+pub mod budget_controller;
 pub mod cli;
 pub mod dependency;
 pub mod docker_config;
 pub mod endpoint;
-pub mod guardrails;
 pub mod network_volume;
-pub mod orphan_census;
-pub mod placement;
 pub mod pod;
 pub mod references;
 pub mod registry_credential;
@@ -29,3 +26,4 @@ pub use gpucloud_engine::{
     adapter, annotations, backoff, conditions, context, credentials, decide, engine, events,
     failure, ownership, recent_writes, runner, triggers, vanished, watch_merge,
 };
+pub use gpucloud_policy::{budget, guardrails, orphans::census as orphan_census, placement};

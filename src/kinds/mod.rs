@@ -15,7 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::CustomResourceExt;
 use tokio::task::JoinHandle;
 
-use crate::controller::budget::controller as budget_controller;
+use crate::controller::budget_controller;
 use crate::controller::endpoint::EndpointAdapter;
 use crate::controller::network_volume::NetworkVolumeAdapter;
 use crate::controller::pod::PodAdapter;

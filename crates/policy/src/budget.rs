@@ -11,7 +11,6 @@
 //!   release, a Pod stopping or going, a Budget raised), not on a timer.
 //! - [`controller`]: the Budget kind's controller.
 
-pub mod controller;
 pub mod ledger;
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,10 +25,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::crd::pod::{DesiredState, PodPhase};
-use crate::crd::{Endpoint, Pod};
-use crate::metrics::Metrics;
-use crate::platform::domain::RUNNING;
+use gpucloud_crd::pod::{DesiredState, PodPhase};
+use gpucloud_crd::{Endpoint, Pod};
+use gpucloud_engine::metrics::Metrics;
+use gpucloud_platform::domain::RUNNING;
 
 use self::ledger::{BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, NamespaceLedger};
 
@@ -347,8 +346,8 @@ pub fn endpoint_facts_of(endpoint: &Endpoint) -> Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::PodSpec;
-    use crate::crd::pod::PodStatus;
+    use gpucloud_crd::PodSpec;
+    use gpucloud_crd::pod::PodStatus;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
 
@@ -357,7 +356,7 @@ mod tests {
         BudgetRule {
             max_cost_per_hour: max,
             selector: None,
-            action: crate::crd::budget::BudgetAction::Deny,
+            action: gpucloud_crd::budget::BudgetAction::Deny,
         }
     }
 
@@ -371,7 +370,7 @@ mod tests {
             phase,
             cost_per_hour: cost,
             uptime_seconds: Some(60),
-            common: crate::crd::CommonStatus {
+            common: gpucloud_crd::CommonStatus {
                 last_sync_time: Some(Time(Timestamp::from_second(1000).unwrap())),
                 ..Default::default()
             },
@@ -404,7 +403,7 @@ mod tests {
 
     #[test]
     fn an_endpoint_made_on_the_platform_is_billed_at_its_status_cost() {
-        let spec: crate::crd::endpoint::EndpointSpec = serde_json::from_value(
+        let spec: gpucloud_crd::endpoint::EndpointSpec = serde_json::from_value(
             serde_json::json!({"templateId": "t", "gpuTypeIds": ["A"], "workersMin": 2}),
         )
         .unwrap();
@@ -414,8 +413,8 @@ mod tests {
         let f = endpoint_facts_of(&e);
         assert!(!f.running);
         assert_eq!(f.labels.get("team").map(String::as_str), Some("ml"));
-        e.status = Some(crate::crd::EndpointStatus {
-            common: crate::crd::CommonStatus {
+        e.status = Some(gpucloud_crd::EndpointStatus {
+            common: gpucloud_crd::CommonStatus {
                 id: Some("ep-1".into()),
                 ..Default::default()
             },

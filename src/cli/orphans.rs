@@ -23,7 +23,7 @@ use crate::platform::PlatformClient;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use crate::platform::domain::ServerlessEndpoint;
 
-use super::{
+use crate::orphans::{
     Candidate, ClusterObjects, Orphan, Scope, endpoint_candidate, orphans, pod_candidate,
     template_candidate, volume_candidate,
 };

@@ -1,6 +1,6 @@
 //! The orphan census behind the `gpucloud_orphans` and `gpucloud_orphan_cost_per_hour`
 //! metrics: per kind, the remote objects that carry the operator's marker but have no
-//! object in the cluster (the pure rule is `crate::orphans::orphans`).
+//! object in the cluster (the pure rule is [`super::orphans`]).
 //!
 //! It runs every `--orphan-census-interval` (10 minutes by default), and reads the listings
 //! the reconciles already share: no platform call while objects of the kind are resynced
@@ -19,13 +19,13 @@ use kube::runtime::reflector::Store;
 use tokio::time::Instant;
 use tracing::{debug, info};
 
-use crate::orphans::{ClusterObjects, Orphan, Scope, orphans};
+use super::{ClusterObjects, Orphan, Scope, orphans};
 use gpucloud_engine::released;
 use gpucloud_engine::snapshot::Freshness;
 
-use super::adapter::Adapter;
-use super::engine::Engine;
-use super::runner::{Namespaces, Watched};
+use gpucloud_engine::adapter::Adapter;
+use gpucloud_engine::engine::Engine;
+use gpucloud_engine::runner::{Namespaces, Watched};
 
 /// Pure: which remote objects an install watching `watched` may judge; `None` when it
 /// watches by label, and so cannot tell an object it does not watch from one that is gone.

@@ -28,7 +28,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::core::{Selector, SelectorExt};
 use tokio::time::Instant;
 
-use crate::crd::budget::BudgetAction;
+use gpucloud_crd::budget::BudgetAction;
 
 /// Rounding slack on sums of prices: a total equal to the cap fits.
 const EPSILON: f64 = 1e-9;

@@ -28,12 +28,12 @@ use jiff::civil::Weekday;
 use jiff::tz::TimeZone;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::controller::annotations::parse_duration;
-use crate::controller::failure::Failure;
-use crate::crd::guardrails::{
+use gpucloud_crd::guardrails::{
     Day, Guardrail, GuardrailHold, GuardrailStatus, ScheduleStatus, WindowPhase,
 };
-use crate::crd::pod::{DesiredState, PodSpec};
+use gpucloud_crd::pod::{DesiredState, PodSpec};
+use gpucloud_engine::annotations::parse_duration;
+use gpucloud_engine::failure::Failure;
 
 use self::idle::IdleRule;
 use self::runtime::Budget;
@@ -349,7 +349,7 @@ pub fn evaluate(rules: &Rules, f: &Facts<'_>) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::pod::PodSpec;
+    use gpucloud_crd::pod::PodSpec;
     use serde_json::json;
 
     fn spec(extra: serde_json::Value) -> PodSpec {

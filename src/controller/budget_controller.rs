@@ -27,12 +27,12 @@ use tracing::{debug, info, warn};
 use crate::crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
 use crate::crd::{Endpoint, Pod};
 
-use super::super::context::FIELD_MANAGER;
-use super::super::runner::Watched;
-use super::super::vanished::Vanished;
-use super::super::watch_merge::watch_namespaces;
-use super::BudgetLedger;
-use super::ledger::{BudgetRule, Figures};
+use gpucloud_engine::context::FIELD_MANAGER;
+use gpucloud_engine::runner::Watched;
+use gpucloud_engine::vanished::Vanished;
+use gpucloud_engine::watch_merge::watch_namespaces;
+use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
+use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
 /// How many held Pods and Endpoints a Budget's status lists.
 const HELD_NAMES: usize = 50;
@@ -264,7 +264,7 @@ async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, Bud
     // Reservations expire without an event of their own: look again once they have.
     Ok(match figures {
         Some(f) if f.reserved_per_hour > 0.0 => {
-            Action::requeue(super::RESERVATION_LIFETIME + Duration::from_secs(1))
+            Action::requeue(RESERVATION_LIFETIME + Duration::from_secs(1))
         }
         _ => Action::await_change(),
     })

@@ -17,22 +17,22 @@
 //!   them ([`Scope`]); one watching with a label selector cannot judge at all (the objects
 //!   it does not watch would look gone).
 //!
-//! [`orphans`] is the pure decision; [`cli`] is `gpucloud-operator orphans`; the operator's
-//! own census for the `gpucloud_orphans` metric is `crate::controller::orphan_census`.
+//! [`orphans`] is the pure decision; the operator's own census for the `gpucloud_orphans`
+//! metric is [`census`]; `gpucloud-operator orphans` is the binary's.
 
-pub mod cli;
+pub mod census;
 
 use std::collections::HashSet;
 
 use kube::ResourceExt;
 use serde::Serialize;
 
-use crate::crd::ManagedKind;
-use crate::platform::domain::{
-    Pod as RemotePod, ServerlessEndpoint, TERMINATED, Template as RemoteTemplate, Volume,
-};
+use gpucloud_crd::ManagedKind;
 use gpucloud_engine::annotations::EXTERNAL_ID;
 pub use gpucloud_engine::marker::{Candidate, Marker, TAG_ENV, name_marker};
+use gpucloud_platform::domain::{
+    Pod as RemotePod, ServerlessEndpoint, TERMINATED, Template as RemoteTemplate, Volume,
+};
 
 /// A pod; `None` once terminated (it is gone, and bills nothing).
 pub fn pod_candidate(pod: &RemotePod) -> Option<Candidate> {

@@ -9,9 +9,9 @@
 
 use std::collections::HashSet;
 
-use crate::platform::domain::{GpuOffer, Placement};
+use gpucloud_platform::domain::{GpuOffer, Placement};
 
-use super::failure::Failure;
+use gpucloud_engine::failure::Failure;
 
 /// One placement to try, with the hourly price of the whole pod there.
 #[derive(Clone, Debug, PartialEq)]
