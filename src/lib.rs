@@ -11,12 +11,10 @@
 //! - [`observe`]: shared snapshots of remote state, one list call per kind per interval.
 //! - [`orphans`]: the sweep of remote pods with the operator's marker and no object.
 
+pub mod app;
 pub mod cli;
-pub mod controller;
 pub mod demo;
 pub mod kinds;
-pub mod server;
-pub mod telemetry;
 
 pub use gpucloud_crd as crd;
 pub use gpucloud_emulator as emulator;

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::controller::pod::TAG_ENV;
+use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_operator::crd::pod::PodPhase;
 use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec, Pod};
 use gpucloud_operator::platform::{self, DeployPodInput};

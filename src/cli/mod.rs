@@ -4,6 +4,7 @@ mod crds;
 mod emulator;
 mod orphans;
 mod platform;
+pub mod run;
 pub(crate) mod table;
 
 use clap::{Parser, Subcommand};
@@ -19,7 +20,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the operator against the current cluster.
-    Run(crate::controller::cli::RunArgs),
+    Run(run::RunArgs),
     /// Print the CustomResourceDefinitions as YAML.
     Crds(crds::CrdsArgs),
     /// Serve a local emulator of the whole platform API.
@@ -37,7 +38,7 @@ pub enum Command {
 /// Runs the chosen subcommand to completion.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Run(args) => crate::controller::cli::run(args).await,
+        Command::Run(args) => run::run(args).await,
         Command::Crds(args) => crds::run(args),
         Command::Emulator(args) => emulator::run(args).await,
         Command::Platform(args) => platform::run(args).await,

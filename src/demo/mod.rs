@@ -24,10 +24,10 @@ use kube::core::NamespaceResourceScope;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
-use crate::controller::annotations::parse_duration;
-use crate::controller::cli::{RunArgs, run_with};
+use crate::cli::run::{RunArgs, run_with};
 use crate::emulator::{self, ApiKey, EmulatorConfig};
 use crate::kinds::KINDS;
+use gpucloud_engine::annotations::parse_duration;
 
 use self::apply::{apply_objects, parse_documents};
 use self::cluster::Cluster;
@@ -116,7 +116,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let log_path = std::env::temp_dir().join(format!("gpucloud-demo-{}.log", std::process::id()));
     let log = std::fs::File::create(&log_path)
         .with_context(|| format!("cannot write the operator log {}", log_path.display()))?;
-    crate::telemetry::init_to_file(log);
+    crate::app::telemetry::init_to_file(log);
 
     let (cluster, client) = cluster::acquire(args.control_plane_script.as_deref()).await?;
     eprintln!("demo: {}", cluster.describe());

@@ -5,7 +5,14 @@
 //! hold the RBAC and Argo CD manifests under `deploy/` to the list ([`rbac`] says what each
 //! kind needs there). CONTRIBUTING.md walks through adding a kind.
 
+pub mod budget;
+pub mod endpoint;
+pub mod network_volume;
+pub mod pod;
 pub mod rbac;
+pub mod registry_credential;
+pub mod shared;
+pub mod template;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -15,16 +22,16 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 use kube::CustomResourceExt;
 use tokio::task::JoinHandle;
 
-use crate::controller::budget_controller;
-use crate::controller::endpoint::EndpointAdapter;
-use crate::controller::network_volume::NetworkVolumeAdapter;
-use crate::controller::pod::PodAdapter;
-use crate::controller::registry_credential::RegistryCredentialAdapter;
-use crate::controller::spawn::{Controllers, stopped};
-use crate::controller::template::TemplateAdapter;
+use crate::app::controllers::{Controllers, stopped};
 use crate::crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use crate::demo::rows_of;
 use crate::demo::table::Row;
+use budget as budget_controller;
+use endpoint::EndpointAdapter;
+use network_volume::NetworkVolumeAdapter;
+use pod::PodAdapter;
+use registry_credential::RegistryCredentialAdapter;
+use template::TemplateAdapter;
 
 /// Starts a kind's controller as a task.
 pub type StartController = fn(&Controllers) -> JoinHandle<()>;

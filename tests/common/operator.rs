@@ -8,8 +8,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
-use gpucloud_operator::controller::cli::{RunArgs, run_with, run_with_clock};
-use gpucloud_operator::controller::guardrails::clock::{Clock, WallClock};
+use gpucloud_engine::clock::{Clock, WallClock};
+use gpucloud_operator::cli::run::{RunArgs, run_with, run_with_clock};
 use gpucloud_operator::crd::ManagedKind;
 use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
 use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};

@@ -5,7 +5,7 @@
 //!   (`client.pods().list()`, whichever backend); the GPU offers (`client.catalog()`) are a
 //!   second shared listing per account, GPU count and cloud, read only when a pod must be
 //!   deployed.
-//! - Placement ([`super::placement::choose_placements`]) is pure: the offers of the
+//! - Placement ([`gpucloud_policy::placement::choose_placements`]) is pure: the offers of the
 //!   priority list's types with stock for the count and a price within the cap, cheapest
 //!   first within a type. A placement the platform answers with the capacity error is
 //!   skipped for a cool-down ([`PodAdapter`] keeps the marks in memory) and the next is
@@ -22,6 +22,8 @@
 //!   [`TAG_ENV`]`=<uid>`; `claims` recognises either.
 //! - Secrets: `valueFrom.secretKeyRef` values are resolved into [`DesiredPod`] and sent to
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
+
+pub mod references;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -42,17 +44,19 @@ use crate::platform::domain::{
 use crate::platform::{ErrorClass, PlatformClient, PlatformError};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
 
-use super::adapter::{Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone};
-use super::budget::BudgetLedger;
-use super::conditions::Verdict;
-use super::context::Shared;
-use super::credentials::AccountId;
-use super::dependency;
-use super::failure::{Applied, Failure};
-use super::guardrails::{self, Decision, clock::Clock};
-use super::placement::{self, Candidate, PlacementRules};
 use crate::crd::guardrails::Guardrail;
+use crate::kinds::shared::dependency;
 use crate::metrics::Metrics;
+use gpucloud_engine::adapter::{
+    Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
+};
+use gpucloud_engine::conditions::Verdict;
+use gpucloud_engine::context::Shared;
+use gpucloud_engine::credentials::AccountId;
+use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::guardrails::{self, Decision, clock::Clock};
+use gpucloud_policy::placement::{self, Candidate, PlacementRules};
 
 pub use gpucloud_engine::marker::TAG_ENV;
 
@@ -84,7 +88,7 @@ pub struct ResolvedPod {
 pub enum PodChange {
     Resume,
     Stop,
-    /// A stop decided by a cost guardrail, with why (see [`super::guardrails`]).
+    /// A stop decided by a cost guardrail, with why (see [`gpucloud_policy::guardrails`]).
     StopBy(Guardrail, String),
 }
 
@@ -430,7 +434,7 @@ pub struct PodAdapter {
     clock: Clock,
     metrics: Option<Arc<Metrics>>,
     /// The Budgets' ledger: deploys and resumes are admitted against it (see
-    /// `super::budget`). `None`: no Budget is enforced.
+    /// `gpucloud_policy::budget`). `None`: no Budget is enforced.
     budgets: Option<Arc<BudgetLedger>>,
     /// How long a held pod waits before it looks again by itself, should no wake-up come.
     held_recheck: Duration,
@@ -543,7 +547,7 @@ impl PodAdapter {
 
     async fn env(&self, shared: &Shared, obj: &Pod) -> Result<Vec<(String, String)>, Failure> {
         let ns = obj.namespace().unwrap_or_default();
-        super::secret_env::resolve(shared, &ns, &obj.spec.env).await
+        crate::kinds::shared::secret_env::resolve(shared, &ns, &obj.spec.env).await
     }
 
     /// Where the pod may go, in order of preference, from the GPU catalog (read at most
@@ -711,7 +715,7 @@ impl Adapter for PodAdapter {
         .await?;
         let env = self.env(shared, obj).await?;
         let mut pod = desired_of(obj, env, volume);
-        super::references::resolve_pod_references(shared, obj, &mut pod.request).await?;
+        references::resolve_pod_references(shared, obj, &mut pod.request).await?;
         // Budget (StopNewest): the pod is stopped while the running total is over.
         let ns = obj.namespace().unwrap_or_default();
         if let Some(budgets) = &self.budgets

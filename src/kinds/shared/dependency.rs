@@ -6,10 +6,10 @@ use kube::Api;
 
 use crate::crd::{LocalObjectReference, NetworkVolume};
 
-use super::conditions;
-use super::context::Shared;
-use super::failure::Failure;
 use crate::crd::ManagedKind;
+use gpucloud_engine::conditions;
+use gpucloud_engine::context::Shared;
+use gpucloud_engine::failure::Failure;
 
 /// The network volume id to attach: `id` when the spec gives one, else the id of the
 /// Ready `NetworkVolume` named by `reference` in `namespace`, else none. Waiting (not an

@@ -12,19 +12,19 @@ use kube_lease_manager::LeaseManagerBuilder;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
+use crate::app::server::{self, Readiness};
+use crate::app::telemetry::{self, LogFormat};
 use crate::metrics::Metrics;
 use crate::platform::PlatformClient;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
-use crate::server::{self, Readiness};
-use crate::telemetry::{self, LogFormat};
 
-use super::annotations::parse_duration;
-use super::budget::BudgetLedger;
-use super::context::{EngineConfig, Shared};
-use super::credentials::{CredentialResolver, DefaultKey};
-use super::guardrails::clock::Clock;
-use super::runner::{Namespaces, Watched};
-use super::spawn::{Controllers, stopped as wait_for};
+use crate::app::controllers::{Controllers, stopped as wait_for};
+use gpucloud_engine::annotations::parse_duration;
+use gpucloud_engine::context::{EngineConfig, Shared};
+use gpucloud_engine::credentials::{CredentialResolver, DefaultKey};
+use gpucloud_engine::runner::{Namespaces, Watched};
+use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::guardrails::clock::Clock;
 
 /// Options of `run`.
 #[derive(Debug, Clone, clap::Args)]

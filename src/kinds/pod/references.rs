@@ -11,10 +11,10 @@ use kube::ResourceExt;
 use crate::crd::{Pod, RegistryCredential, Template};
 use crate::platform::domain::PodRequest;
 
-use super::context::Shared;
-use super::dependency;
-use super::failure::Failure;
-use super::secret_env;
+use crate::kinds::shared::dependency;
+use crate::kinds::shared::secret_env;
+use gpucloud_engine::context::Shared;
+use gpucloud_engine::failure::Failure;
 
 /// Sets `request.template_id` (with the template's settings merged in) and
 /// `request.registry_id` from `spec.templateRef` and `spec.registryCredentialRef`, waiting

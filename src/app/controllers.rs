@@ -8,12 +8,12 @@ use kube::runtime::reflector::ObjectRef;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::adapter::Adapter;
-use super::budget::BudgetLedger;
-use super::context::Shared;
-use super::engine::Engine;
-use super::orphan_census;
-use super::runner::{Companion, Watched, run_kind};
+use gpucloud_engine::adapter::Adapter;
+use gpucloud_engine::context::Shared;
+use gpucloud_engine::engine::Engine;
+use gpucloud_engine::runner::{Companion, Watched, run_kind};
+use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::orphans::census;
 
 /// What `run` hands to every kind's start: built once, shared by all kinds.
 pub struct Controllers {
@@ -46,9 +46,8 @@ impl Controllers {
         // The orphan census of the kind reads the controller's store, beside it.
         let census = A::ORPHAN_SWEEP.then(|| {
             let (engine, watched) = (engine.clone(), self.watched.clone());
-            Box::new(move |store, synced| {
-                tokio::spawn(orphan_census::run(engine, store, synced, watched))
-            }) as Companion<A::Kind>
+            Box::new(move |store, synced| tokio::spawn(census::run(engine, store, synced, watched)))
+                as Companion<A::Kind>
         });
         tokio::spawn(run_kind(
             engine,

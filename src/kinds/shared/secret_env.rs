@@ -9,8 +9,8 @@ use kube::Api;
 
 use crate::crd::pod::EnvVar;
 
-use super::context::Shared;
-use super::failure::Failure;
+use gpucloud_engine::context::Shared;
+use gpucloud_engine::failure::Failure;
 
 /// `(name, value)` of every variable of `env`, in order, with Secrets read from `ns` (each
 /// once). Failure messages name the entry as `spec.env[i] (NAME)`.

@@ -8,6 +8,8 @@
 //! and delete the old one once no Template uses it. A pull therefore never meets a deleted
 //! credential.
 
+pub mod docker_config;
+
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 
@@ -16,9 +18,9 @@ use crate::crd::{RegistryCredential, Template};
 use crate::platform::PlatformClient;
 use crate::platform::domain::{NewRegistryCredential, RegistryCredential as Credential};
 
-use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
-use super::docker_config::{RegistryLogin, login_for, login_hash};
-use super::failure::Failure;
+use docker_config::{RegistryLogin, login_for, login_hash};
+use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::default_remote_name;
 
 /// Hex digits of the login hash that end a credential's name.

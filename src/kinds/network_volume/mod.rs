@@ -5,8 +5,8 @@ use crate::crd::network_volume::{NetworkVolumeStatus, VolumeClass};
 use crate::platform::PlatformClient;
 use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 
-use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
-use super::failure::Failure;
+use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::failure::Failure;
 pub use gpucloud_engine::marker::default_remote_name;
 
 /// The volume as the spec wants it.

@@ -14,10 +14,10 @@ use crate::crd::{Endpoint, LocalObjectReference, Pod, RegistryCredential, Templa
 use crate::platform::PlatformClient;
 use crate::platform::domain::{NewTemplate, Template as Remote, TemplateChange};
 
-use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
-use super::dependency;
-use super::failure::Failure;
-use super::secret_env;
+use crate::kinds::shared::dependency;
+use crate::kinds::shared::secret_env;
+use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::default_remote_name;
 
 /// Where a template's local volume is mounted when the spec does not say.

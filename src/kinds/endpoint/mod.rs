@@ -1,7 +1,7 @@
 //! The Endpoint adapter: serverless endpoints with their queue and worker health, and a
 //! ConfigMap that tells in-cluster applications where to send jobs. A create, or a change
 //! that raises what the minimum workers cost, is admitted against the namespace's Budgets
-//! first (see `super::budget`).
+//! first (see `gpucloud_policy::budget`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -21,12 +21,12 @@ use crate::platform::domain::{EndpointChange, EndpointSpec, Rollout, Scaler, Ser
 use crate::platform::domain::{ServerlessPrices, Unpriced};
 use crate::platform::{Health, PlatformClient, PlatformError};
 
-use super::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
-use super::budget::{BudgetLedger, LISTING_WAIT};
-use super::context::{FIELD_MANAGER, Shared};
-use super::dependency;
-use super::failure::{Applied, Failure};
+use crate::kinds::shared::dependency;
+use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::context::{FIELD_MANAGER, Shared};
+use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::default_remote_name;
+use gpucloud_policy::budget::{BudgetLedger, LISTING_WAIT};
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";

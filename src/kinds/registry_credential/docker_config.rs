@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::crd::registry_credential::{DOCKER_CONFIG_JSON_KEY, DOCKER_CONFIG_JSON_TYPE};
 
-use super::failure::Failure;
+use gpucloud_engine::failure::Failure;
 
 /// A username and password. `Debug` masks both.
 #[derive(Clone, PartialEq, Eq)]

@@ -1,0 +1,7 @@
+//! The process wiring of `run`: the controllers of every kind started as tasks
+//! ([`controllers`]), the `/metrics`, `/healthz` and `/readyz` server ([`server`]) and the
+//! logs ([`telemetry`]).
+
+pub mod controllers;
+pub mod server;
+pub mod telemetry;
