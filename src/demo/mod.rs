@@ -15,13 +15,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use clap::Parser;
-use futures::FutureExt as _;
-use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
-use kube::core::NamespaceResourceScope;
-use serde::de::DeserializeOwned;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use tokio::sync::watch;
 
 use crate::cli::run::{RunArgs, run_with};
@@ -31,7 +27,7 @@ use gpucloud_engine::annotations::parse_duration;
 
 use self::apply::{apply_objects, parse_documents};
 use self::cluster::Cluster;
-use self::table::{Row, TableRow};
+use crate::kinds::summary::Row;
 
 const FIELD_MANAGER: &str = "gpucloud-operator-demo";
 /// The key the demo's emulator accepts; it guards nothing but the emulator in this process.
@@ -358,28 +354,6 @@ impl Session {
         let _ = tokio::time::timeout(Duration::from_secs(20), self.operator).await;
         self.emulator.shutdown().await;
     }
-}
-
-/// The table's rows of every `K` in `namespace`; a kind's registration points here.
-pub fn rows_of<K>(
-    client: kube::Client,
-    namespace: String,
-) -> BoxFuture<'static, kube::Result<Vec<Row>>>
-where
-    K: TableRow
-        + kube::Resource<Scope = NamespaceResourceScope, DynamicType = ()>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + 'static,
-{
-    async move {
-        let objects: Api<K> = Api::namespaced(client, &namespace);
-        let listed = objects.list(&ListParams::default()).await?;
-        Ok(listed.iter().map(K::row).collect())
-    }
-    .boxed()
 }
 
 /// Applies the CRDs (server-side, idempotent) and waits until they are served.

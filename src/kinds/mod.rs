@@ -12,6 +12,7 @@ pub mod pod;
 pub mod rbac;
 pub mod registry_credential;
 pub mod shared;
+pub mod summary;
 pub mod template;
 
 use futures::StreamExt;
@@ -24,13 +25,12 @@ use tokio::task::JoinHandle;
 
 use crate::app::controllers::{Controllers, stopped};
 use crate::crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
-use crate::demo::rows_of;
-use crate::demo::table::Row;
 use budget as budget_controller;
 use endpoint::EndpointAdapter;
 use network_volume::NetworkVolumeAdapter;
 use pod::PodAdapter;
 use registry_credential::RegistryCredentialAdapter;
+use summary::{Row, rows_of};
 use template::TemplateAdapter;
 
 /// Starts a kind's controller as a task.

@@ -37,6 +37,7 @@ pub mod snapshot;
 pub mod triggers;
 pub mod vanished;
 pub mod watch_merge;
+pub mod watched;
 
 /// Gives back the room a burst left in `table` once most of it has been swept: 10,000
 /// objects created at once size a table for 10,000, and a `HashMap` keeps its capacity

@@ -14,7 +14,7 @@ use kube::runtime::controller::Config as ControllerConfig;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::utils::WatchStreamExt;
 use kube::runtime::{Controller, watcher};
-use kube::{Api, Client, ResourceExt};
+use kube::{Client, ResourceExt};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
@@ -24,38 +24,8 @@ use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::triggers::{Triggers, reference};
 use super::watch_merge::watch_namespaces;
+pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
-
-/// Which namespaces the operator watches.
-#[derive(Clone, Debug, Default)]
-pub enum Namespaces {
-    #[default]
-    All,
-    Only(Vec<String>),
-}
-
-/// What one install watches: namespaces, and optionally only objects with some labels.
-#[derive(Clone, Debug, Default)]
-pub struct Watched {
-    pub namespaces: Namespaces,
-    /// A label selector on the objects of every kind (not on Secrets).
-    pub selector: Option<String>,
-}
-
-impl Namespaces {
-    pub fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
-    where
-        K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-    {
-        match self {
-            Namespaces::All => vec![Api::all(client.clone())],
-            Namespaces::Only(list) => list
-                .iter()
-                .map(|ns| Api::namespaced(client.clone(), ns))
-                .collect(),
-        }
-    }
-}
 
 /// The annotation `kubectl apply` keeps a whole copy of the object in (its last applied
 /// configuration): as large as the spec and metadata together, never read here.

@@ -27,7 +27,7 @@ use kube::runtime::{WatchStreamExt, watcher as watch};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 
-use super::runner::Namespaces;
+use super::watched::Namespaces;
 
 /// The watch events of kind `K` in `namespaces`, for the store `store` (which the caller
 /// fills from this stream): one watch when it covers them (every namespace, or one), else

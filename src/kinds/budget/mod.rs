@@ -4,6 +4,8 @@
 //! from the ledger, writes it only when it changed, and with `StopNewest` marks the Pods
 //! to stop. No platform call is made here.
 
+pub mod summary;
+
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

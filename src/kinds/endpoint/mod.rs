@@ -3,6 +3,8 @@
 //! that raises what the minimum workers cost, is admitted against the namespace's Budgets
 //! first (see `gpucloud_policy::budget`).
 
+pub mod summary;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,5 +1,7 @@
 //! The NetworkVolume adapter: create, rename, grow (never shrink), delete by policy.
 
+pub mod summary;
+
 use crate::crd::NetworkVolume;
 use crate::crd::network_volume::{NetworkVolumeStatus, VolumeClass};
 use crate::platform::PlatformClient;

@@ -24,6 +24,7 @@
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
 
 pub mod references;
+pub mod summary;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

@@ -9,6 +9,7 @@
 //! credential.
 
 pub mod docker_config;
+pub mod summary;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};

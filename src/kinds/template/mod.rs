@@ -1,6 +1,8 @@
 //! The Template adapter: create, change in place (or replace, where the backend cannot
 //! change a field), and delete only once no Endpoint of the cluster uses the template.
 
+pub mod summary;
+
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 

@@ -1,0 +1,33 @@
+//! The Endpoint line of the operator's tables (the demo's): its state, what it runs on, its
+//! cost and whether it is Ready.
+
+use crate::crd::Endpoint;
+use crate::kinds::summary::{Row, TableRow, ready_of, short_gpu};
+
+pub fn summarize(endpoint: &Endpoint) -> Row {
+    let status = endpoint.status.as_ref();
+    let (ready, is_ready) = ready_of(endpoint.metadata.generation, status.map(|s| &s.common));
+    let workers = status.and_then(|s| s.workers.clone());
+    Row {
+        kind: "Endpoint",
+        name: endpoint.metadata.name.clone().unwrap_or_default(),
+        state: workers
+            .map(|w| format!("workers {w}"))
+            .unwrap_or_else(|| "-".into()),
+        gpu: endpoint
+            .spec
+            .gpu_type_ids
+            .first()
+            .map(|t| short_gpu(t))
+            .unwrap_or_else(|| "-".into()),
+        cost_per_hour: None,
+        ready,
+        is_ready,
+    }
+}
+
+impl TableRow for Endpoint {
+    fn row(&self) -> Row {
+        summarize(self)
+    }
+}

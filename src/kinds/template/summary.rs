@@ -1,0 +1,27 @@
+//! The Template line of the operator's tables (the demo's): its state, what it runs on, its
+//! cost and whether it is Ready.
+
+use crate::crd::Template;
+use crate::kinds::summary::{Row, TableRow, ready_of};
+
+pub fn summarize(template: &Template) -> Row {
+    let status = template.status.as_ref();
+    let (ready, is_ready) = ready_of(template.metadata.generation, status.map(|s| &s.common));
+    Row {
+        kind: "Template",
+        name: template.metadata.name.clone().unwrap_or_default(),
+        state: status
+            .and_then(|s| s.image.clone())
+            .unwrap_or_else(|| "-".into()),
+        gpu: "-".into(),
+        cost_per_hour: None,
+        ready,
+        is_ready,
+    }
+}
+
+impl TableRow for Template {
+    fn row(&self) -> Row {
+        summarize(self)
+    }
+}
