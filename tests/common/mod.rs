@@ -11,6 +11,8 @@ use kube::Client;
 pub mod backend;
 pub mod operator;
 pub mod pods;
+pub mod templates;
+pub mod volumes;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 /// A client for the cluster named by `KUBECONFIG`, which `scripts/test.sh` points at the

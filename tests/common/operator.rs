@@ -137,7 +137,9 @@ impl Env {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                    tracing_subscriber::EnvFilter::new("warn,gpucloud_operator=info")
+                    tracing_subscriber::EnvFilter::new(
+                        "warn,gpucloud_operator=info,gpucloud_engine=info,gpucloud_policy=info",
+                    )
                 }),
             )
             .with_test_writer()

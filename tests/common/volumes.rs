@@ -1,0 +1,44 @@
+//! What the NetworkVolume suites share: the one remote volume of a Ready object, and
+//! whether an Event with a reason was published about an object.
+
+use gpucloud_engine::marker::default_remote_name;
+use gpucloud_operator::crd::NetworkVolume;
+use kube::ResourceExt;
+
+use super::operator::Env;
+
+/// The annotations of the crash-safe create, spelled out here rather than read from the
+/// engine, so that renaming one (which breaks objects already in clusters) fails a test.
+pub const PENDING: &str = "gpucloud.io/external-create-pending";
+pub const EXTERNAL_ID: &str = "gpucloud.io/external-id";
+
+/// The remote volume of a Ready object: exactly one on the platform carries its name, and
+/// it is the one status names. The create marker stays (it is what finds the volume again
+/// if status is ever lost); no external-id annotation is written.
+pub async fn assert_exactly_one_remote(env: &Env, nv: &NetworkVolume) -> String {
+    let status = nv.status.as_ref().expect("status");
+    let id = status.common.id.clone().expect("status.id");
+    let name = status.name.clone().expect("status.name");
+    assert_eq!(name, default_remote_name(nv), "the deterministic name");
+    let remote = env.remote_volumes(&name).await;
+    assert_eq!(
+        remote.len(),
+        1,
+        "{}: want exactly one remote volume named {name}, got {remote:#?}",
+        nv.name_any()
+    );
+    assert_eq!(remote[0].id, id);
+    assert!(!nv.annotations().contains_key(EXTERNAL_ID));
+    assert!(
+        nv.annotations().contains_key(PENDING),
+        "the create marker is gone"
+    );
+    id
+}
+
+pub async fn has_reason_event(env: &Env, name: &str, wanted: &str) -> bool {
+    env.events_about("NetworkVolume", name)
+        .await
+        .iter()
+        .any(|e| e.reason.as_deref() == Some(wanted))
+}
