@@ -20,7 +20,7 @@ pub const SYNCED: &str = "Synced";
 pub const RECONCILING: &str = "Reconciling";
 pub const STALLED: &str = "Stalled";
 
-/// The fixed reasons and messages of the conditions (`controller::conditions::Verdicts`
+/// The fixed reasons and messages of the conditions (`gpucloud_engine::conditions::Verdicts`
 /// builds them from these), so that the table below cannot drift from what is written.
 pub mod phrase {
     // Reasons.

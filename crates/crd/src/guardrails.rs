@@ -1,6 +1,6 @@
 //! The cost guardrails of a `Pod` (issue #16): `spec.schedule`, `spec.maxRuntime`,
 //! `spec.idleStop`, and what status shows of them. The decisions are in
-//! `crate::controller::guardrails`.
+//! `gpucloud_policy::guardrails`.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::KubeSchema;

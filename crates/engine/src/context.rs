@@ -39,7 +39,7 @@ pub struct EngineConfig {
     /// This install's name in the claims it writes (`namespace/name` of its Lease).
     pub install: String,
     /// The operator's own namespace (its Lease's), where it records the remote objects it
-    /// released on purpose (`crate::orphans::released`).
+    /// released on purpose ([`crate::released`]).
     pub operator_namespace: String,
     /// How long the Lease of an install holding a claim must have been expired before
     /// this install takes the object over.
