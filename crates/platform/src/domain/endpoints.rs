@@ -157,6 +157,13 @@ pub struct Endpoints {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// Serverless endpoints, on whichever backend the configuration chose.
+    pub fn endpoints(&self) -> Endpoints {
+        Endpoints::new(self.clone())
+    }
+}
+
 impl Endpoints {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }

@@ -92,6 +92,13 @@ pub struct Pods {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// GPU pods, on whichever backend the configuration chose.
+    pub fn pods(&self) -> Pods {
+        Pods::new(self.clone())
+    }
+}
+
 impl Pods {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }

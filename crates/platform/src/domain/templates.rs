@@ -149,6 +149,13 @@ pub struct Templates {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// Templates, on whichever backend the configuration chose.
+    pub fn templates(&self) -> Templates {
+        Templates::new(self.clone())
+    }
+}
+
 impl Templates {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }
