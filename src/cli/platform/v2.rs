@@ -13,11 +13,12 @@ use serde::de::DeserializeOwned;
 use super::{OutputFormat, Printer};
 use crate::platform::PlatformClient;
 use crate::platform::v2::{
-    BillingBucketSize, BillingWindow, Cloud, Compliance, CpuQuery, CreateCpuConfig, CreateEndpoint,
-    CreateGpuConfig, CreateNetworkVolume, CreatePod, CreateRegistry, CreateTemplate,
-    DataCenterQuery, DataCenterRegion, Endpoint, GpuQuery, GpuType, LogQuery, LogSource, Mounts,
-    NetworkMount, NetworkVolume, Pod, PodAction, PodListQuery, Product, PublicTemplateSource,
-    Template, UpdateEndpoint, UpdateNetworkVolume, UpdatePod, UpdateTemplate, V2, VolumeType,
+    BillingBucketSize, BillingWindow, Cloud, Compliance, CpuQuery, CreateContainerConfig,
+    CreateCpuConfig, CreateEndpoint, CreateGpuConfig, CreateNetworkVolume, CreatePod,
+    CreateRegistry, CreateTemplate, DataCenterQuery, DataCenterRegion, Endpoint, GpuQuery, GpuType,
+    LogQuery, LogSource, Mounts, NetworkMount, NetworkVolume, Pod, PodAction, PodListQuery,
+    Product, PublicTemplateSource, Template, UpdateContainerConfig, UpdateEndpoint,
+    UpdateNetworkVolume, UpdatePod, UpdateTemplate, V2, VolumeType,
 };
 
 #[derive(Debug, clap::Subcommand)]
@@ -414,7 +415,7 @@ fn pod_row(p: &Pod) -> Vec<String> {
         p.name.clone(),
         p.status.to_string(),
         compute,
-        p.image.clone(),
+        p.container.image.clone(),
         p.data_center_id.clone().unwrap_or_else(|| "-".into()),
         format!("{:.2}", p.cost),
     ]
@@ -445,7 +446,10 @@ async fn pods(v2: &V2, out: Printer, command: PodCommand) -> anyhow::Result<()> 
                 Some(raw) => read_body(&raw)?,
                 None => UpdatePod {
                     name: args.name,
-                    image: args.image,
+                    container: UpdateContainerConfig {
+                        image: args.image,
+                        ..UpdateContainerConfig::default()
+                    },
                     locked: args.locked,
                     ..UpdatePod::default()
                 },
@@ -515,7 +519,13 @@ fn pod_create_body(a: PodCreateArgs) -> anyhow::Result<CreatePod> {
         .collect::<anyhow::Result<_>>()?;
     Ok(CreatePod {
         name: a.name.unwrap_or_default(),
-        image: a.image,
+        container: CreateContainerConfig {
+            image: a.image,
+            disk: a.disk,
+            env: (!a.env.is_empty()).then(|| parse_env(&a.env)).transpose()?,
+            ports: (!a.ports.is_empty()).then_some(a.ports),
+            ..CreateContainerConfig::default()
+        },
         gpu: a.gpu.map(|id| CreateGpuConfig {
             id,
             count: a.gpu_count,
@@ -528,9 +538,6 @@ fn pod_create_body(a: PodCreateArgs) -> anyhow::Result<CreatePod> {
         cloud: a
             .cloud
             .map(|c| c.parse::<Cloud>().unwrap_or_else(|e| match e {})),
-        disk: a.disk,
-        env: (!a.env.is_empty()).then(|| parse_env(&a.env)).transpose()?,
-        ports: (!a.ports.is_empty()).then_some(a.ports),
         data_center_ids: (!a.data_centers.is_empty()).then_some(a.data_centers),
         mounts: (!network.is_empty()).then(|| Mounts {
             network: Some(network),
@@ -575,7 +582,7 @@ fn endpoint_row(e: &Endpoint) -> Vec<String> {
             .unwrap_or_else(|| "-".into()),
         compute,
         format!("{}..{}", bound(e.workers.min), bound(e.workers.max)),
-        e.image.clone().unwrap_or_default(),
+        e.container.image.clone().unwrap_or_default(),
     ]
 }
 
@@ -676,7 +683,7 @@ fn template_row(t: &Template) -> Vec<String> {
     vec![
         t.id.clone(),
         t.name.clone(),
-        t.image.clone(),
+        t.container.image.clone(),
         t.serverless.to_string(),
         t.public.to_string(),
         t.category
@@ -704,7 +711,10 @@ async fn templates(v2: &V2, out: Printer, command: TemplateCommand) -> anyhow::R
                 Some(raw) => read_body(&raw)?,
                 None => CreateTemplate {
                     name: name.unwrap_or_default(),
-                    image: image.unwrap_or_default(),
+                    container: CreateContainerConfig {
+                        image: image.unwrap_or_default(),
+                        ..CreateContainerConfig::default()
+                    },
                     serverless: serverless.then_some(true),
                     ..CreateTemplate::default()
                 },
@@ -1195,7 +1205,7 @@ mod tests {
     #[test]
     fn bodies_read_inline_or_from_files() {
         let b: UpdatePod = read_body(r#"{"registry": null}"#).unwrap();
-        assert_eq!(b.registry, Some(None));
+        assert_eq!(b.container.registry, Some(None));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.json");
         std::fs::write(&path, r#"{"name": "t", "image": "i"}"#).unwrap();

@@ -247,12 +247,7 @@ impl Endpoints {
                         .transpose()?,
                     flashboot: Some(v2_flashboot(spec.flashboot)),
                     template_id: Some(spec.template_id.clone()),
-                    image: None,
-                    args: None,
-                    disk: None,
-                    env: None,
-                    ports: None,
-                    registry: None,
+                    container: v2::CreateContainerConfig::default(),
                 };
                 let created = self
                     .client
