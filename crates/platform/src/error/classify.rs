@@ -182,7 +182,7 @@ pub(crate) fn parse_retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Ok(secs) = raw.parse::<f64>() {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
     }
-    let when = chrono::DateTime::parse_from_rfc2822(raw).ok()?;
-    let delta = when.with_timezone(&chrono::Utc) - chrono::Utc::now();
-    Some(delta.to_std().unwrap_or(Duration::ZERO))
+    let when = jiff::fmt::rfc2822::parse(raw).ok()?.timestamp();
+    let delta = when.duration_since(jiff::Timestamp::now());
+    Some(Duration::try_from(delta).unwrap_or(Duration::ZERO))
 }

@@ -147,10 +147,11 @@ fn retry_after_seconds_and_date() {
     let e = from_http("x", StatusCode::TOO_MANY_REQUESTS, &h, b"{}", false);
     assert_eq!(e.retry_after(), Some(Duration::from_secs(7)));
     assert!(e.to_string().contains("retry after 7.0s"), "{e}");
-    let later = chrono::Utc::now() + chrono::Duration::seconds(30);
+    let later = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(30);
+    let printer = jiff::fmt::rfc2822::DateTimePrinter::new();
     h.insert(
         RETRY_AFTER,
-        HeaderValue::from_str(&later.to_rfc2822()).unwrap(),
+        HeaderValue::from_str(&printer.timestamp_to_rfc9110_string(&later).unwrap()).unwrap(),
     );
     let d = parse_retry_after(&h).unwrap();
     assert!(
