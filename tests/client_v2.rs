@@ -13,7 +13,9 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gpucloud_operator::platform::v2::{CreateGpuConfig, CreatePod, PodListQuery};
+use gpucloud_operator::platform::v2::{
+    CreateContainerConfig, CreateGpuConfig, CreatePod, PodListQuery,
+};
 use gpucloud_operator::platform::{
     ApiKey, BaseUrls, ErrorClass, PlatformClient, PlatformConfig, PlatformError,
 };
@@ -275,7 +277,10 @@ async fn a_long_spent_window_is_not_waited_out_and_costs_no_call() {
 fn create_body() -> CreatePod {
     CreatePod {
         name: "p".into(),
-        image: Some("img".into()),
+        container: CreateContainerConfig {
+            image: Some("img".into()),
+            ..Default::default()
+        },
         gpu: Some(CreateGpuConfig {
             id: "NVIDIA A40".into(),
             ..Default::default()
@@ -336,7 +341,10 @@ async fn statuses_map_and_only_what_may_be_repeated_is() {
     let e = expect_class(
         v2.create_template(&gpucloud_operator::platform::v2::CreateTemplate {
             name: "t".into(),
-            image: "i".into(),
+            container: gpucloud_operator::platform::v2::CreateContainerConfig {
+                image: "i".into(),
+                ..Default::default()
+            },
             ..Default::default()
         })
         .await,
@@ -385,12 +393,13 @@ mod emulated {
     use gpucloud_operator::emulator::EmulatorConfig;
     use gpucloud_operator::emulator::v2::limits::Quota as EmuQuota;
     use gpucloud_operator::platform::v2::{
-        AvailabilityLevel, BillingBucketSize, BillingWindow, CpuQuery, CreateCpuConfig,
-        CreateEndpoint, CreateEndpointGpuConfig, CreateGpuConfig, CreateNetworkVolume, CreatePod,
-        CreateRegistry, CreateTemplate, DataCenterQuery, DataCenterRegion, EndpointScaling,
-        EndpointType, EndpointWorkers, FlashBoot, GpuQuery, LogQuery, Mounts, PersistentMount,
-        PodAction, PodListQuery, PodStatus, Product, PublicTemplateSource, UpdateEndpoint,
-        UpdateNetworkVolume, UpdatePod, UpdateTemplate,
+        AvailabilityLevel, BillingBucketSize, BillingWindow, CpuQuery, CreateContainerConfig,
+        CreateCpuConfig, CreateEndpoint, CreateEndpointGpuConfig, CreateGpuConfig,
+        CreateNetworkVolume, CreatePod, CreateRegistry, CreateTemplate, DataCenterQuery,
+        DataCenterRegion, EndpointScaling, EndpointType, EndpointWorkers, FlashBoot, GpuQuery,
+        LogQuery, Mounts, PersistentMount, PodAction, PodListQuery, PodStatus, Product,
+        PublicTemplateSource, UpdateContainerConfig, UpdateEndpoint, UpdateNetworkVolume,
+        UpdatePod, UpdateTemplate,
     };
     use gpucloud_operator::platform::{ErrorClass, PlatformClient};
 
@@ -402,14 +411,18 @@ mod emulated {
     fn gpu_pod(name: &str) -> CreatePod {
         CreatePod {
             name: name.into(),
-            image: Some("runpod/pytorch:2.8".into()),
+            container: CreateContainerConfig {
+                image: Some("runpod/pytorch:2.8".into()),
+                ports: Some(vec!["8888/http".into(), "22/tcp".into()]),
+                env: Some(BTreeMap::from([("MODEL".to_owned(), "llama".to_owned())])),
+                disk: Some(30),
+                ..Default::default()
+            },
             gpu: Some(CreateGpuConfig {
                 id: RTX4090.into(),
                 count: Some(1),
                 ..Default::default()
             }),
-            ports: Some(vec!["8888/http".into(), "22/tcp".into()]),
-            env: Some(BTreeMap::from([("MODEL".to_owned(), "llama".to_owned())])),
             mounts: Some(Mounts {
                 persistent: Some(PersistentMount {
                     size: 20,
@@ -417,7 +430,6 @@ mod emulated {
                 }),
                 ..Default::default()
             }),
-            disk: Some(30),
             ..Default::default()
         }
     }
@@ -434,7 +446,7 @@ mod emulated {
         assert_eq!(pod.status, PodStatus::Provisioning);
         assert_eq!(pod.actions, [PodAction::Stop, PodAction::Terminate]);
         assert_eq!(pod.gpu.as_ref().unwrap().id, RTX4090);
-        assert_eq!(pod.env["MODEL"], "llama");
+        assert_eq!(pod.container.env["MODEL"], "llama");
         assert_eq!(pod.mounts.persistent.as_ref().unwrap().path, "/workspace");
 
         let listed = v2.list_pods(&PodListQuery::default()).await.unwrap();
@@ -492,7 +504,10 @@ mod emulated {
         let cpu = v2
             .create_pod(&CreatePod {
                 name: "cpu".into(),
-                image: Some("ubuntu".into()),
+                container: CreateContainerConfig {
+                    image: Some("ubuntu".into()),
+                    ..Default::default()
+                },
                 cpu: Some(CreateCpuConfig {
                     id: "cpu3c".into(),
                     vcpu_count: 2,
@@ -532,12 +547,14 @@ mod emulated {
             timeout: Some(120_000),
             flashboot: Some(FlashBoot::Flashboot),
             template_id: None,
-            image: Some("me/worker:1".into()),
-            args: None,
-            disk: None,
-            env: Some(BTreeMap::from([("MODEL".to_owned(), "tiny".to_owned())])),
-            ports: None,
-            registry: None,
+            container: CreateContainerConfig {
+                image: Some("me/worker:1".into()),
+                args: None,
+                disk: None,
+                env: Some(BTreeMap::from([("MODEL".to_owned(), "tiny".to_owned())])),
+                ports: None,
+                registry: None,
+            },
         };
         let ep = v2.create_endpoint(&create).await.unwrap();
         assert_eq!(ep.endpoint_type, Some(EndpointType::Queue));
@@ -576,7 +593,10 @@ mod emulated {
             .update_endpoint(
                 &ep.id,
                 &UpdateEndpoint {
-                    image: Some("me/worker:2".into()),
+                    container: UpdateContainerConfig {
+                        image: Some("me/worker:2".into()),
+                        ..Default::default()
+                    },
                     workers: Some(EndpointWorkers {
                         max: Some(5),
                         ..Default::default()
@@ -587,7 +607,7 @@ mod emulated {
             .await
             .unwrap();
         assert_eq!(updated.workers.max, Some(5));
-        assert_eq!(updated.image.as_deref(), Some("me/worker:2"));
+        assert_eq!(updated.container.image.as_deref(), Some("me/worker:2"));
 
         let workers = v2.endpoint_workers(&ep.id).await.unwrap();
         assert_eq!(workers.summary.total as usize, workers.workers.len());
@@ -614,13 +634,16 @@ mod emulated {
         let t = v2
             .create_template(&CreateTemplate {
                 name: "mine".into(),
-                image: "me/img:1".into(),
-                ports: Some(vec!["8888/http".into()]),
+                container: CreateContainerConfig {
+                    image: "me/img:1".into(),
+                    ports: Some(vec!["8888/http".into()]),
+                    ..Default::default()
+                },
                 ..Default::default()
             })
             .await
             .unwrap();
-        assert_eq!(t.image, "me/img:1");
+        assert_eq!(t.container.image, "me/img:1");
         assert!(
             v2.list_templates()
                 .await
@@ -824,7 +847,7 @@ mod emulated {
 
         // 422: the contract is broken; one call, never repeated.
         let mut bad = gpu_pod("bad");
-        bad.disk = Some(0);
+        bad.container.disk = Some(0);
         let e = expect_class(v2.create_pod(&bad).await, ErrorClass::InvalidInput);
         assert!(!e.may_have_been_applied());
         assert_eq!(calls(&env, "POST /v2/pods").await, 1);

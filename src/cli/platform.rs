@@ -10,6 +10,7 @@
 //! surfaces (GraphQL and REST v1). `platform v2 ...` always speaks REST v2; `job` and
 //! `delegations` have one API only.
 
+mod output;
 mod v2;
 
 use std::io::Write;
@@ -18,17 +19,18 @@ use std::time::Duration;
 
 use anyhow::Context;
 use futures::StreamExt;
-use serde::Serialize;
 
-use super::table::render;
 use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use crate::platform::graphql::types::LowestPriceInput;
 use crate::platform::jobs::PollOptions;
-use crate::platform::types::{Job, JobRequest};
+use crate::platform::types::JobRequest;
 use crate::platform::v2::{GpuQuery, PodListQuery};
 use crate::platform::{PlatformClient, validate};
 
+pub use output::OutputFormat;
 pub use v2::V2Command;
+
+use output::Printer;
 
 /// Options of `platform`.
 #[derive(Debug, clap::Args)]
@@ -59,15 +61,6 @@ pub struct PlatformArgs {
     pub output: OutputFormat,
     #[command(subcommand)]
     pub command: PlatformCommand,
-}
-
-/// How results are printed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// Aligned columns for people.
-    Table,
-    /// JSON for scripts.
-    Json,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -180,17 +173,13 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<()> {
                 Some(id) => vec![client.v2().get_gpu_type(id, &q).await?],
                 None => client.v2().list_gpu_types(&q).await?,
             };
-            v2::print_gpus(out, &gpus)
+            out.rows(&gpus)
         }
         PlatformCommand::Pods if !seed => {
-            v2::print_pods(out, &client.v2().list_pods(&PodListQuery::default()).await?)
+            out.rows(&client.v2().list_pods(&PodListQuery::default()).await?)
         }
-        PlatformCommand::Endpoints if !seed => {
-            v2::print_endpoints(out, &client.v2().list_endpoints().await?)
-        }
-        PlatformCommand::Volumes if !seed => {
-            v2::print_volumes(out, &client.v2().list_network_volumes().await?)
-        }
+        PlatformCommand::Endpoints if !seed => out.rows(&client.v2().list_endpoints().await?),
+        PlatformCommand::Volumes if !seed => out.rows(&client.v2().list_network_volumes().await?),
         PlatformCommand::V2 { command } => v2::run(&client, out, command).await,
         PlatformCommand::GpuTypes {
             id,
@@ -422,89 +411,6 @@ fn read_input(raw: &str) -> anyhow::Result<serde_json::Value> {
 
 fn join(v: &[i64]) -> String {
     v.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-}
-
-#[derive(Clone, Copy)]
-struct Printer {
-    format: OutputFormat,
-}
-
-impl Printer {
-    fn list<T: Serialize>(
-        &self,
-        items: &[T],
-        headers: &[&str],
-        row: impl Fn(&T) -> Vec<String>,
-    ) -> anyhow::Result<()> {
-        let text = match self.format {
-            OutputFormat::Json => format!("{}\n", serde_json::to_string_pretty(items)?),
-            OutputFormat::Table => render(headers, &items.iter().map(row).collect::<Vec<_>>()),
-        };
-        std::io::stdout().write_all(text.as_bytes())?;
-        Ok(())
-    }
-
-    /// One object: a one-row table, or the object itself as JSON.
-    fn one<T: Serialize>(
-        &self,
-        item: &T,
-        headers: &[&str],
-        row: impl Fn(&T) -> Vec<String>,
-    ) -> anyhow::Result<()> {
-        match self.format {
-            OutputFormat::Json => self.json(item),
-            OutputFormat::Table => self.list(std::slice::from_ref(item), headers, row),
-        }
-    }
-
-    fn json<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
-        let text = format!("{}\n", serde_json::to_string_pretty(value)?);
-        std::io::stdout().write_all(text.as_bytes())?;
-        Ok(())
-    }
-
-    /// What was done to an object that has no answer to show.
-    fn done(&self, id: &str, what: &str) -> anyhow::Result<()> {
-        match self.format {
-            OutputFormat::Json => self.json(&serde_json::json!({"id": id, "result": what})),
-            OutputFormat::Table => {
-                println!("{id} {what}");
-                Ok(())
-            }
-        }
-    }
-
-    fn job(&self, job: &Job) -> anyhow::Result<()> {
-        match self.format {
-            OutputFormat::Json => println!("{}", serde_json::to_string_pretty(job)?),
-            OutputFormat::Table => {
-                let id = job.id.clone().unwrap_or_default();
-                let times = format!(
-                    "{}/{}",
-                    job.delay_time
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into()),
-                    job.execution_time
-                        .map(|v| v.to_string())
-                        .unwrap_or_else(|| "-".into())
-                );
-                print!(
-                    "{}",
-                    render(
-                        &["ID", "STATUS", "DELAY/EXEC"],
-                        &[vec![id, job.status.to_string(), times]]
-                    )
-                );
-                if let Some(output) = &job.output {
-                    println!("output: {}", serde_json::to_string_pretty(output)?);
-                }
-                if let Some(err) = job.extra.get("error").filter(|e| !e.is_null()) {
-                    println!("error: {err}");
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]

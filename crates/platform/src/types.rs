@@ -580,8 +580,9 @@ pub struct Delegation {
 }
 
 impl Delegation {
-    pub fn created_at_parsed(&self) -> Option<chrono::DateTime<chrono::FixedOffset>> {
-        chrono::DateTime::parse_from_rfc3339(&self.created_at).ok()
+    /// The creation instant, when `created_at` is RFC 3339 (its offset is not kept).
+    pub fn created_at_parsed(&self) -> Option<jiff::Timestamp> {
+        self.created_at.parse().ok()
     }
 }
 

@@ -157,6 +157,13 @@ pub struct Endpoints {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// Serverless endpoints, on whichever backend the configuration chose.
+    pub fn endpoints(&self) -> Endpoints {
+        Endpoints::new(self.clone())
+    }
+}
+
 impl Endpoints {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }
@@ -240,12 +247,7 @@ impl Endpoints {
                         .transpose()?,
                     flashboot: Some(v2_flashboot(spec.flashboot)),
                     template_id: Some(spec.template_id.clone()),
-                    image: None,
-                    args: None,
-                    disk: None,
-                    env: None,
-                    ports: None,
-                    registry: None,
+                    container: v2::CreateContainerConfig::default(),
                 };
                 let created = self
                     .client

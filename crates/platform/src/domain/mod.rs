@@ -57,6 +57,7 @@ pub(crate) fn rename_field(err: PlatformError, from: &str, to: &str) -> Platform
 }
 
 pub mod catalog;
+pub(crate) mod catalog_cache;
 pub mod endpoints;
 pub mod pods;
 pub mod registries;

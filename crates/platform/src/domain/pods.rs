@@ -92,6 +92,13 @@ pub struct Pods {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// GPU pods, on whichever backend the configuration chose.
+    pub fn pods(&self) -> Pods {
+        Pods::new(self.clone())
+    }
+}
+
 impl Pods {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }
@@ -279,11 +286,14 @@ fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
     };
     v2::CreatePod {
         name: req.name.clone(),
-        image: Some(req.image.clone()),
-        args: req.docker_args.clone(),
-        disk: u32::try_from(req.container_disk_gb).ok().filter(|d| *d > 0),
-        env: Some(req.env.iter().cloned().collect()),
-        ports: (!req.ports.is_empty()).then(|| req.ports.clone()),
+        container: v2::CreateContainerConfig {
+            image: Some(req.image.clone()),
+            args: req.docker_args.clone(),
+            disk: u32::try_from(req.container_disk_gb).ok().filter(|d| *d > 0),
+            env: Some(req.env.iter().cloned().collect()),
+            ports: (!req.ports.is_empty()).then(|| req.ports.clone()),
+            registry: req.registry_id.clone(),
+        },
         cloud: placement.secure_cloud.map(|secure| {
             if secure {
                 v2::Cloud::Secure
@@ -305,7 +315,6 @@ fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
             .filter(|_| req.network_volume_id.is_none())
             .map(|dc| vec![dc]),
         mounts,
-        registry: req.registry_id.clone(),
         template_id: req.template_id.clone(),
         ..Default::default()
     }
@@ -360,22 +369,27 @@ pub fn from_v2(p: v2::Pod) -> Pod {
         }),
         id: p.id,
         name: p.name,
-        image_name: p.image,
-        env: p.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+        image_name: p.container.image,
+        env: p
+            .container
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect(),
         machine_id: String::new(),
         desired_status,
         runtime,
         gpu_count: p.gpu.as_ref().and_then(|g| g.count).map(i64::from),
         vcpu_count: None,
         memory_in_gb: None,
-        container_disk_in_gb: p.disk.map(i64::from),
+        container_disk_in_gb: p.container.disk.map(i64::from),
         volume_in_gb: Some(persistent.as_ref().map_or(0, |m| i64::from(m.size))),
         volume_mount_path: network
             .as_ref()
             .map(|n| n.path.clone())
             .or_else(|| persistent.map(|m| m.path)),
-        docker_args: p.args,
-        ports: Some(p.ports.join(",")),
+        docker_args: p.container.args,
+        ports: Some(p.container.ports.join(",")),
         cost_per_hr: Some(p.cost),
         last_status_change: p.started_at,
         network_volume_id: network.map(|n| n.volume_id),

@@ -38,6 +38,13 @@ pub struct RegistryCredentials {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// Container registry credentials, on whichever backend the configuration chose.
+    pub fn registries(&self) -> RegistryCredentials {
+        RegistryCredentials::new(self.clone())
+    }
+}
+
 impl RegistryCredentials {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }

@@ -149,6 +149,13 @@ pub struct Templates {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// Templates, on whichever backend the configuration chose.
+    pub fn templates(&self) -> Templates {
+        Templates::new(self.clone())
+    }
+}
+
 impl Templates {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }
@@ -207,15 +214,17 @@ impl Templates {
             PlatformApi::V2 => {
                 let input = v2::CreateTemplate {
                     name: new.name.clone(),
-                    image: new.image.clone(),
-                    args: (!new.args.is_empty()).then(|| new.args.clone()),
-                    disk: new
-                        .container_disk_gb
-                        .map(|d| gigabytes("containerDiskGb", d))
-                        .transpose()?,
-                    env: Some(new.env.clone()),
-                    ports: Some(new.ports.clone()),
-                    registry: new.registry_id.clone(),
+                    container: v2::CreateContainerConfig {
+                        image: new.image.clone(),
+                        args: (!new.args.is_empty()).then(|| new.args.clone()),
+                        disk: new
+                            .container_disk_gb
+                            .map(|d| gigabytes("containerDiskGb", d))
+                            .transpose()?,
+                        env: Some(new.env.clone()),
+                        ports: Some(new.ports.clone()),
+                        registry: new.registry_id.clone(),
+                    },
                     mounts: v2_mounts(new.volume_gb, new.volume_mount_path.as_deref())?,
                     category: new.category.clone().map(v2::TemplateCategory::from),
                     public: None,
@@ -287,15 +296,17 @@ impl Templates {
                 };
                 let input = v2::UpdateTemplate {
                     name: change.name.clone(),
-                    image: change.image.clone(),
-                    args: change.args.clone(),
-                    disk: change
-                        .container_disk_gb
-                        .map(|d| gigabytes("containerDiskGb", d))
-                        .transpose()?,
-                    env: change.env.clone(),
-                    ports: change.ports.clone(),
-                    registry: change.registry_id.clone(),
+                    container: v2::UpdateContainerConfig {
+                        image: change.image.clone(),
+                        args: change.args.clone(),
+                        disk: change
+                            .container_disk_gb
+                            .map(|d| gigabytes("containerDiskGb", d))
+                            .transpose()?,
+                        env: change.env.clone(),
+                        ports: change.ports.clone(),
+                        registry: change.registry_id.clone(),
+                    },
                     mounts,
                     category: change.category.clone().map(v2::TemplateCategory::from),
                     public: None,
@@ -380,15 +391,15 @@ fn from_v2(t: v2::Template) -> Template {
     Template {
         id: t.id,
         name: t.name,
-        image: t.image,
-        args: t.args.unwrap_or_default(),
-        container_disk_gb: t.disk.map(i64::from),
+        image: t.container.image,
+        args: t.container.args.unwrap_or_default(),
+        container_disk_gb: t.container.disk.map(i64::from),
         volume_gb: persistent.as_ref().map_or(0, |p| i64::from(p.size)),
         volume_mount_path: persistent.map(|p| p.path),
-        env: t.env,
-        ports: t.ports,
+        env: t.container.env,
+        ports: t.container.ports,
         serverless: t.serverless,
-        registry_id: t.registry,
+        registry_id: t.container.registry,
         category: t.category.map(|c| c.as_str().to_string()),
         start_ssh: Some(t.start_ssh),
         start_jupyter: Some(t.start_jupyter),

@@ -58,6 +58,13 @@ pub struct Volumes {
     client: PlatformClient,
 }
 
+impl PlatformClient {
+    /// Network volumes, on whichever backend the configuration chose.
+    pub fn volumes(&self) -> Volumes {
+        Volumes::new(self.clone())
+    }
+}
+
 impl Volumes {
     pub(crate) fn new(client: PlatformClient) -> Self {
         Self { client }

@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
-pub use pods::LogStream;
+pub use sse::LogStream;
 pub use types::*;
 
 use super::error::PlatformError;

@@ -1,21 +1,16 @@
 //! Pod calls: list, get, create, update, delete, actions and the log stream.
 
-use std::pin::Pin;
-
-use futures::Stream;
 use reqwest::Method;
 
+use super::sse::{self, LogStream};
 use super::types::listing;
 use super::types::{
-    CreatePod, LogLine, LogQuery, Pod, PodAction, PodActionRequest, PodListQuery, UpdatePod,
+    CreatePod, LogQuery, Pod, PodAction, PodActionRequest, PodListQuery, UpdatePod,
 };
-use super::{Result, V2, check_id, query, sse};
+use super::{Result, V2, check_id, query};
 use crate::error::PlatformError;
 use crate::operation::Operation;
 use crate::transport::{Auth, Call};
-
-/// Log lines as the platform streams them; ends when the platform closes the stream.
-pub type LogStream = Pin<Box<dyn Stream<Item = Result<LogLine>> + Send>>;
 
 impl V2 {
     /// `GET /v2/pods`.

@@ -1,9 +1,11 @@
 //! Server-Sent Events as the log routes send them: `id:` and `data:` lines, events ended
 //! by a blank line. The decoder is pure; [`log_lines`] drives it from a response.
 
-use async_stream::try_stream;
+use std::pin::Pin;
 
-use super::pods::LogStream;
+use async_stream::try_stream;
+use futures::Stream;
+
 use super::types::LogLine;
 use crate::error::{PlatformError, truncate};
 use crate::operation::Operation;
@@ -11,6 +13,9 @@ use crate::operation::Operation;
 /// Longest event accepted: a log line is short; a server that never ends an event must not
 /// grow the buffer without bound.
 const MAX_EVENT_BYTES: usize = 1024 * 1024;
+
+/// Log lines as the platform streams them; ends when the platform closes the stream.
+pub type LogStream = Pin<Box<dyn Stream<Item = Result<LogLine, PlatformError>> + Send>>;
 
 /// One event: the `data:` lines joined by newlines, and its `id:` if it had one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

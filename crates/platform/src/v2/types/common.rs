@@ -1,4 +1,4 @@
-//! Pieces shared by several v2 resources: the open enums, container settings, mounts and
+//! Pieces shared by several v2 resources: the open enums, mounts and
 //! compute selections.
 
 use std::collections::BTreeMap;

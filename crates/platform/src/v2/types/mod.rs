@@ -4,6 +4,7 @@
 mod billing;
 mod catalog;
 mod common;
+mod container;
 mod pods;
 mod registries;
 mod serverless;
@@ -19,6 +20,7 @@ pub use common::{
     Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, Env, GpuConfig, Mounts, NetworkMount,
     PersistentMount, TemplateMounts, VolumeType,
 };
+pub use container::{ContainerConfig, CreateContainerConfig, ImageField, UpdateContainerConfig};
 pub(crate) use pods::PodActionRequest;
 pub use pods::*;
 pub use registries::*;

@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, Env, GpuConfig, Mounts, nullable, open_enum,
+    Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, GpuConfig, Mounts, open_enum,
 };
+use super::container::{ContainerConfig, CreateContainerConfig, UpdateContainerConfig};
 
 open_enum! {
     /// Lifecycle state of a pod.
@@ -43,23 +44,11 @@ pub struct Pod {
     /// Transitions the current status allows.
     #[serde(default)]
     pub actions: Vec<PodAction>,
-    #[serde(default)]
-    pub image: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    /// Container disk, GB (wiped on restart).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: ContainerConfig,
     #[serde(default)]
     pub mounts: Mounts,
-    /// `port/protocol`, such as `8888/http`.
-    #[serde(default)]
-    pub ports: Vec<String>,
-    #[serde(default)]
-    pub env: Env,
-    /// Registry credential id, for private images.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
     /// Set for GPU pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuConfig>,
@@ -198,18 +187,9 @@ pub struct PodCluster {
 #[serde(rename_all = "camelCase")]
 pub struct CreatePod {
     pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Env>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: CreateContainerConfig,
     /// The platform's default is `SECURE`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloud: Option<Cloud>,
@@ -232,29 +212,16 @@ pub struct CreatePod {
     pub template_id: Option<String>,
 }
 
-/// Body of `PATCH /v2/pods/{id}`: only what is set changes. `registry: Some(None)` sends
-/// `null`, which removes the credential.
+/// Body of `PATCH /v2/pods/{id}`: only what is set changes. `container.registry:
+/// Some(None)` sends `null`, which removes the credential.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdatePod {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Env>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Vec<String>>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nullable"
-    )]
-    pub registry: Option<Option<String>>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: UpdateContainerConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mounts: Option<Mounts>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::common::{CpuConfig, CreateCpuConfig, Env, nullable, open_enum};
+use super::common::{CpuConfig, CreateCpuConfig, open_enum};
+use super::container::{ContainerConfig, CreateContainerConfig, UpdateContainerConfig};
 
 open_enum! {
     /// How requests reach the workers.
@@ -67,18 +68,10 @@ pub struct Endpoint {
     pub flashboot: Option<FlashBoot>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default)]
-    pub env: Env,
-    #[serde(default)]
-    pub ports: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
+    /// `image` (none when a template supplies it), `args`, `disk`, `ports`, `env` and
+    /// `registry`.
+    #[serde(flatten)]
+    pub container: ContainerConfig<Option<String>>,
 }
 
 /// The endpoint's URLs: `run` .. `health` for queue endpoints, `base` and `health` for
@@ -213,18 +206,9 @@ pub struct CreateEndpoint {
     pub flashboot: Option<FlashBoot>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Env>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: CreateContainerConfig,
 }
 
 /// Body of `PATCH /v2/serverless/{id}`: only what is set changes.
@@ -252,23 +236,9 @@ pub struct UpdateEndpoint {
     pub flashboot: Option<FlashBoot>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Env>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Vec<String>>,
-    /// `Some(None)` sends `null`: no credential.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nullable"
-    )]
-    pub registry: Option<Option<String>>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: UpdateContainerConfig,
 }
 
 /// `GET /v2/serverless/{id}/workers`.

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{Env, TemplateMounts, nullable, open_enum};
+use super::common::{TemplateMounts, open_enum};
+use super::container::{ContainerConfig, CreateContainerConfig, UpdateContainerConfig};
 
 open_enum! {
     /// Hardware family a template is meant for.
@@ -24,21 +25,12 @@ open_enum! {
 pub struct Template {
     pub id: String,
     pub name: String,
-    #[serde(default)]
-    pub image: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry` (the registry is always unset
+    /// on templates of others).
+    #[serde(flatten)]
+    pub container: ContainerConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mounts: Option<TemplateMounts>,
-    #[serde(default)]
-    pub ports: Vec<String>,
-    #[serde(default)]
-    pub env: Env,
-    /// Registry credential id; always unset on templates of others.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
     /// For serverless workers (true) or pods (false).
     #[serde(default)]
     pub serverless: bool,
@@ -60,17 +52,9 @@ pub struct Template {
 #[serde(rename_all = "camelCase")]
 pub struct CreateTemplate {
     pub name: String,
-    pub image: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Env>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub registry: Option<String>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: CreateContainerConfig<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mounts: Option<TemplateMounts>,
     /// The platform's default is `NVIDIA`.
@@ -96,23 +80,9 @@ pub struct CreateTemplate {
 pub struct UpdateTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub env: Option<Env>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ports: Option<Vec<String>>,
-    /// `Some(None)` sends `null`: no credential.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "nullable"
-    )]
-    pub registry: Option<Option<String>>,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: UpdateContainerConfig,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mounts: Option<TemplateMounts>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

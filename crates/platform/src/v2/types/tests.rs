@@ -66,13 +66,13 @@ fn pods_decode_with_unknown_fields_and_values() {
     assert_eq!(pod.gpu.as_ref().unwrap().count, Some(2));
     assert_eq!(pod.mounts.network.as_ref().unwrap()[0].volume_id, "vol_1");
     assert_eq!(pod.mounts.persistent.as_ref().unwrap().size, 20);
-    assert_eq!(pod.env["MODE"], "train");
+    assert_eq!(pod.container.env["MODE"], "train");
     assert_eq!(pod.cloud, Some(Cloud::Secure));
     let rt = pod.runtime.as_ref().unwrap();
     assert_eq!((rt.uptime, rt.gpus[0].memory_util), (120, 10));
     assert_eq!(rt.ports[0].public, Some(443));
     assert!(pod.ssh.as_ref().unwrap().direct.is_none());
-    assert_eq!(pod.registry, None);
+    assert_eq!(pod.container.registry, None);
 
     let mut odd = pod_sample();
     odd["status"] = json!("HIBERNATING");
@@ -96,7 +96,10 @@ fn pods_decode_with_unknown_fields_and_values() {
 fn pod_requests_send_only_what_is_set() {
     let create = CreatePod {
         name: "p".into(),
-        image: Some("img".into()),
+        container: CreateContainerConfig {
+            image: Some("img".into()),
+            ..Default::default()
+        },
         gpu: Some(CreateGpuConfig {
             id: "NVIDIA A40".into(),
             count: Some(1),
@@ -139,8 +142,11 @@ fn pod_requests_send_only_what_is_set() {
 
     assert_eq!(encode(&UpdatePod::default()), json!({}));
     let clear = UpdatePod {
-        registry: Some(None),
-        ports: Some(vec![]),
+        container: UpdateContainerConfig {
+            registry: Some(None),
+            ports: Some(vec![]),
+            ..Default::default()
+        },
         locked: Some(true),
         ..Default::default()
     };
@@ -150,9 +156,9 @@ fn pod_requests_send_only_what_is_set() {
     );
     // Absent and null stay apart when read back (the CLI reads bodies from files).
     let back: UpdatePod = decode(json!({"registry": null}));
-    assert_eq!(back.registry, Some(None));
+    assert_eq!(back.container.registry, Some(None));
     let back: UpdatePod = decode(json!({"name": "n"}));
-    assert_eq!(back.registry, None);
+    assert_eq!(back.container.registry, None);
 
     assert_eq!(
         encode(&PodActionRequest {
@@ -254,12 +260,14 @@ fn endpoints_decode_and_encode() {
         timeout: None,
         flashboot: None,
         template_id: None,
-        image: Some("me/worker:1".into()),
-        args: None,
-        disk: None,
-        env: None,
-        ports: None,
-        registry: None,
+        container: CreateContainerConfig {
+            image: Some("me/worker:1".into()),
+            args: None,
+            disk: None,
+            env: None,
+            ports: None,
+            registry: None,
+        },
     };
     assert_eq!(
         encode(&create),
@@ -281,7 +289,10 @@ fn endpoints_decode_and_encode() {
             min_cuda_version: Some(String::new()),
             ..Default::default()
         }),
-        registry: Some(None),
+        container: UpdateContainerConfig {
+            registry: Some(None),
+            ..Default::default()
+        },
         ..Default::default()
     };
     assert_eq!(
@@ -342,7 +353,10 @@ fn templates_decode_and_encode() {
 
     let create = CreateTemplate {
         name: "t".into(),
-        image: "img".into(),
+        container: CreateContainerConfig {
+            image: "img".into(),
+            ..Default::default()
+        },
         serverless: Some(true),
         ..Default::default()
     };
