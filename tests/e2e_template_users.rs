@@ -81,12 +81,12 @@ async fn a_pod_deploys_from_its_template_and_credential() {
         .expect("the pod on the platform");
     // The template's env reached the pod, under the Pod's own.
     assert_eq!(
-        remote.env.get("MODE").map(String::as_str),
+        remote.container.env.get("MODE").map(String::as_str),
         Some("from-template")
     );
     if is_v2() {
         assert_eq!(
-            remote.registry.as_deref(),
+            remote.container.registry.as_deref(),
             Some(id_of(&credential).as_str())
         );
     } else {
