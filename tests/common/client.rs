@@ -145,3 +145,39 @@ pub async fn start_with(config: EmulatorConfig, tweak: impl FnOnce(&mut Platform
 pub async fn start() -> Env {
     start_with(emulator_config(), |_| {}).await
 }
+
+/// The error `r` must be, of `class`: logged (so the no-key-in-logs checks see it) and
+/// returned for more checks.
+pub fn expect_class<T: std::fmt::Debug>(
+    r: Result<T, PlatformError>,
+    class: gpucloud_operator::platform::ErrorClass,
+) -> PlatformError {
+    match r {
+        Ok(v) => panic!("expected {class:?}, got Ok({v:?})"),
+        Err(e) => {
+            log_error(&e);
+            assert_eq!(e.class(), class, "{e}");
+            e
+        }
+    }
+}
+
+/// A GraphQL deploy of one GPU of `gpu`, as the seed surface takes it.
+pub fn deploy_input(name: &str, gpu: &str) -> gpucloud_operator::platform::DeployPodInput {
+    gpucloud_operator::platform::DeployPodInput {
+        cloud_type: Some(gpucloud_operator::platform::CloudType::All),
+        gpu_count: Some(1),
+        volume_in_gb: Some(20),
+        container_disk_in_gb: Some(10),
+        gpu_type_id: Some(gpu.into()),
+        name: Some(name.into()),
+        image_name: Some("runpod/pytorch:2.4.0".into()),
+        ports: Some("8888/http,22/tcp".into()),
+        volume_mount_path: Some("/workspace".into()),
+        env: Some(vec![gpucloud_operator::platform::EnvVar {
+            key: "MODE".into(),
+            value: "test".into(),
+        }]),
+        ..Default::default()
+    }
+}
