@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use gpucloud_operator::emulator::{self, EmulatorConfig};
-use gpucloud_operator::platform::{
+use gpucloud_emulator::{self as emulator, EmulatorConfig};
+use gpucloud_platform::{
     ApiKey, BaseUrls, EndpointCreate, JobRequest, PlatformClient, PlatformConfig, RateLimits,
 };
 use serde_json::json;

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gpucloud_operator::emulator::model::{PodFixture, StockFixture};
-use gpucloud_operator::emulator::v2::limits::Quota;
-use gpucloud_operator::emulator::{self, EmulatorConfig, Fixtures, RunningEmulator};
+use gpucloud_emulator::model::{PodFixture, StockFixture};
+use gpucloud_emulator::v2::limits::Quota;
+use gpucloud_emulator::{self as emulator, EmulatorConfig, Fixtures, RunningEmulator};
 use serde_json::{Value, json};
 
 const KEY: &str = "bench-key";
@@ -163,7 +163,7 @@ fn many_pods() -> Fixtures {
 
 /// The same listing without HTTP: executing the query, then serializing the answer.
 async fn listing_in_process() {
-    use gpucloud_operator::emulator::state::Emulator;
+    use gpucloud_emulator::state::Emulator;
     let app = Emulator::new(config(Some(many_pods()))).unwrap();
     let mut exec = Vec::new();
     let mut ser = Vec::new();
@@ -316,8 +316,8 @@ async fn v2_pods_listing(emu: &RunningEmulator) {
 /// The same listing without HTTP: what the handler does (one answer object per pod, under
 /// the world's lock), then serializing the answer.
 fn v2_listing_in_process() {
-    use gpucloud_operator::emulator::state::Emulator;
-    use gpucloud_operator::emulator::v2::pods::pod_json;
+    use gpucloud_emulator::state::Emulator;
+    use gpucloud_emulator::v2::pods::pod_json;
     let app = Emulator::new(config(Some(many_pods()))).unwrap();
     let mut build = Vec::new();
     let mut ser = Vec::new();

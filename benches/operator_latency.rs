@@ -21,8 +21,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use gpucloud_operator::crd::NetworkVolume;
-use gpucloud_operator::emulator::faults::CallSeen;
+use gpucloud_crd::NetworkVolume;
+use gpucloud_emulator::faults::CallSeen;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use tokio::sync::broadcast;
 
@@ -180,7 +180,7 @@ async fn run(opts: Options) {
     );
     let env = Env::start_with(
         "bench-lat",
-        with_bench_quota(gpucloud_operator::emulator::EmulatorConfig::default()),
+        with_bench_quota(gpucloud_emulator::EmulatorConfig::default()),
     )
     .await;
     let poll = format!("--poll-interval={}s", opts.poll.as_secs());

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use gpucloud_operator::crd::NetworkVolume;
+use gpucloud_crd::NetworkVolume;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 use common::TestNamespace;
@@ -188,7 +188,7 @@ async fn run(opts: Options) {
     // The bare apiserver: the same N creates, one connection, nothing watching them.
     // BENCH_V2_QUOTA_PER_MINUTE lifts the emulator's REST v2 quota (default: the emulator's
     // own, as a real account has one), to measure the operator rather than the quota.
-    let config = with_bench_quota(gpucloud_operator::emulator::EmulatorConfig::default());
+    let config = with_bench_quota(gpucloud_emulator::EmulatorConfig::default());
     let env = Env::start_with("bench-nv", config).await;
     let bare_ns = TestNamespace::create(&env.client, "bench-bare").await;
     let bare_api: Api<NetworkVolume> = Api::namespaced(env.client.clone(), bare_ns.name());

@@ -24,9 +24,9 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use gpucloud_operator::crd::{Pod, PodSpec};
-use gpucloud_operator::emulator::model::StockFixture;
-use gpucloud_operator::emulator::{EmulatorConfig, Fixtures};
+use gpucloud_crd::{Pod, PodSpec};
+use gpucloud_emulator::model::StockFixture;
+use gpucloud_emulator::{EmulatorConfig, Fixtures};
 use kube::api::{Api, PostParams};
 
 use common::TestNamespace;

@@ -1,23 +1,17 @@
-//! gpucloud-operator: a Kubernetes operator for GPU pods, serverless endpoints and network
-//! volumes on a GPU cloud platform, and a local emulator of that platform's API.
+//! gpucloud-operator, the binary: the operator's kinds on top of the layers of the
+//! workspace (see docs/architecture.md).
 //!
-//! The layers, from the outside in:
-//! - [`platform`]: typed client for the platform's four API surfaces; knows nothing of Kubernetes.
-//! - [`emulator`]: a faithful local stand-in for the platform; knows nothing of the operator.
-//! - [`crd`]: the custom resources users apply.
-//! - [`controller`]: the managed-resource engine and one small adapter per kind.
-//! - [`kinds`]: the one list of kinds that the CRDs, `run`, the demo and the manifests follow.
+//! - [`kinds`]: one folder per kind (its adapter, its decisions, its table line), and the
+//!   one list of kinds that the CRDs, `run`, the demo and the manifests follow;
+//! - [`app`]: the process wiring of `run` (every kind's controller as a task, the metrics
+//!   and health server, the logs);
+//! - [`cli`]: every subcommand (`run`, `crds`, `emulator`, `platform`, `orphans`, `demo`);
 //! - [`demo`]: `gpucloud-operator demo`, and applying manifests the way the examples are.
-//! - [`observe`]: shared snapshots of remote state, one list call per kind per interval.
-//! - [`orphans`]: the sweep of remote pods with the operator's marker and no object.
+//!
+//! Below it: `gpucloud_policy`, `gpucloud_engine`, `gpucloud_crd`, `gpucloud_platform`,
+//! and, standing alone, `gpucloud_emulator`.
 
 pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod kinds;
-
-pub use gpucloud_crd as crd;
-pub use gpucloud_emulator as emulator;
-pub use gpucloud_engine::metrics;
-pub use gpucloud_platform as platform;
-pub use gpucloud_policy::orphans;

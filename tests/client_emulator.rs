@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use gpucloud_operator::platform::{
+use gpucloud_platform::{
     ApiKey, EndpointCreate, EndpointUpdate, ErrorClass, JobPolicy, JobRequest, JobStatus,
     LowestPriceInput, NetworkVolumeCreate, NetworkVolumeUpdate, PlatformError, PollOptions,
     ResumePodInput, TemplateCreate,

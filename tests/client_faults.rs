@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use gpucloud_operator::platform::{
+use gpucloud_platform::{
     ApiKey, EndpointCreate, ErrorClass, JobRequest, NetworkVolumeCreate, Operation, PlatformClient,
     ResumePodInput, RetryConfig, TemplateCreate,
 };

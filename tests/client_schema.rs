@@ -2,10 +2,8 @@
 //! emulator serves (`schema/platform.graphql`): if either drifts, this fails.
 
 use apollo_compiler::{ExecutableDocument, Schema};
-use gpucloud_operator::platform::graphql::documents;
-use gpucloud_operator::platform::{
-    CloudType, DeployPodInput, EnvVar, LowestPriceInput, ResumePodInput,
-};
+use gpucloud_platform::graphql::documents;
+use gpucloud_platform::{CloudType, DeployPodInput, EnvVar, LowestPriceInput, ResumePodInput};
 
 const SCHEMA: &str = include_str!("../schema/platform.graphql");
 

@@ -7,8 +7,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use gpucloud_operator::platform::domain::{NewRegistryCredential, NewTemplate, TemplateChange};
-use gpucloud_operator::platform::{ErrorClass, PlatformApi};
+use gpucloud_platform::domain::{NewRegistryCredential, NewTemplate, TemplateChange};
+use gpucloud_platform::{ErrorClass, PlatformApi};
 
 use common::*;
 

@@ -12,7 +12,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gpucloud_operator::platform::{
+use gpucloud_platform::{
     ApiKey, BaseUrls, DeployPodInput, EndpointCreate, ErrorClass, JobRequest, PlatformClient,
     PlatformConfig, PlatformError, RetryConfig,
 };

@@ -13,10 +13,8 @@ use axum::Router;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gpucloud_operator::platform::v2::{
-    CreateContainerConfig, CreateGpuConfig, CreatePod, PodListQuery,
-};
-use gpucloud_operator::platform::{ApiKey, BaseUrls, ErrorClass, PlatformClient, PlatformConfig};
+use gpucloud_platform::v2::{CreateContainerConfig, CreateGpuConfig, CreatePod, PodListQuery};
+use gpucloud_platform::{ApiKey, BaseUrls, ErrorClass, PlatformClient, PlatformConfig};
 use serde_json::json;
 
 use common::*;
@@ -327,9 +325,9 @@ async fn statuses_map_and_only_what_may_be_repeated_is() {
     assert_eq!(count("POST /v2/pods"), 1, "a create is never repeated");
 
     let e = expect_class(
-        v2.create_template(&gpucloud_operator::platform::v2::CreateTemplate {
+        v2.create_template(&gpucloud_platform::v2::CreateTemplate {
             name: "t".into(),
-            container: gpucloud_operator::platform::v2::CreateContainerConfig {
+            container: gpucloud_platform::v2::CreateContainerConfig {
                 image: "i".into(),
                 ..Default::default()
             },
@@ -342,7 +340,7 @@ async fn statuses_map_and_only_what_may_be_repeated_is() {
     assert_eq!(count("POST /v2/templates"), 1);
 
     expect_class(
-        v2.create_network_volume(&gpucloud_operator::platform::v2::CreateNetworkVolume {
+        v2.create_network_volume(&gpucloud_platform::v2::CreateNetworkVolume {
             name: "n".into(),
             size: 10,
             data_center: "EU-RO-1".into(),
@@ -352,7 +350,7 @@ async fn statuses_map_and_only_what_may_be_repeated_is() {
         ErrorClass::PaymentRequired,
     );
     expect_class(
-        v2.pod_action("p1", gpucloud_operator::platform::v2::PodAction::Start)
+        v2.pod_action("p1", gpucloud_platform::v2::PodAction::Start)
             .await,
         ErrorClass::Conflict,
     );

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::StreamExt;
-use gpucloud_operator::emulator::EmulatorConfig;
-use gpucloud_operator::emulator::v2::limits::Quota as EmuQuota;
-use gpucloud_operator::platform::v2::{
+use gpucloud_emulator::EmulatorConfig;
+use gpucloud_emulator::v2::limits::Quota as EmuQuota;
+use gpucloud_platform::v2::{
     AvailabilityLevel, BillingBucketSize, BillingWindow, CpuQuery, CreateContainerConfig,
     CreateCpuConfig, CreateEndpoint, CreateEndpointGpuConfig, CreateGpuConfig, CreateNetworkVolume,
     CreatePod, CreateRegistry, CreateTemplate, DataCenterQuery, DataCenterRegion, EndpointScaling,
@@ -19,7 +19,7 @@ use gpucloud_operator::platform::v2::{
     PodAction, PodListQuery, PodStatus, Product, PublicTemplateSource, UpdateContainerConfig,
     UpdateEndpoint, UpdateNetworkVolume, UpdatePod, UpdateTemplate,
 };
-use gpucloud_operator::platform::{ErrorClass, PlatformClient};
+use gpucloud_platform::{ErrorClass, PlatformClient};
 
 use common::*;
 
@@ -191,7 +191,7 @@ async fn serverless_round_trip() {
         .jobs()
         .runsync(
             &ep.id,
-            &gpucloud_operator::platform::JobRequest::new(serde_json::json!({"output": "hi"})),
+            &gpucloud_platform::JobRequest::new(serde_json::json!({"output": "hi"})),
             None,
         )
         .await

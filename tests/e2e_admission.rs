@@ -5,7 +5,7 @@
 
 mod common;
 
-use gpucloud_operator::crd::Pod;
+use gpucloud_crd::Pod;
 use kube::Api;
 use kube::api::PostParams;
 use serde_json::json;

@@ -5,9 +5,9 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::crd::budget::Budget;
-use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::crd::{BudgetSpec, Endpoint, EndpointSpec, Pod};
+use gpucloud_crd::budget::Budget;
+use gpucloud_crd::pod::PodPhase;
+use gpucloud_crd::{BudgetSpec, Endpoint, EndpointSpec, Pod};
 use kube::Api;
 use kube::api::{ListParams, PostParams};
 use serde_json::json;
@@ -155,7 +155,7 @@ async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
     let op = env.operator(&[]);
     let budgets: Api<Budget> = env.api();
     let mut b = budget("team", 3.0);
-    b.spec.action = gpucloud_operator::crd::budget::BudgetAction::StopNewest;
+    b.spec.action = gpucloud_crd::budget::BudgetAction::StopNewest;
     budgets.create(&PostParams::default(), &b).await.unwrap();
     wait_budget_status(&env, "team", |_| true).await;
     let pods: Api<Pod> = env.api();

@@ -9,8 +9,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use futures::StreamExt;
-use gpucloud_operator::crd::ManagedKind;
-use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
+use gpucloud_crd::ManagedKind;
+use gpucloud_crd::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use gpucloud_operator::demo::apply::parse_documents;
 use gpucloud_operator::demo::examples::EXAMPLES;
 use k8s_openapi::api::core::v1::Namespace;
@@ -103,7 +103,7 @@ fn watch_ready(client: &kube::Client, namespace: &str) -> mpsc::UnboundedReceive
 /// Sends Budget/NAME of every Budget seen Ready (enforced) for its generation. A Budget is
 /// no platform object, so it has no engine status of its own.
 fn watch_budgets(client: &kube::Client, namespace: &str, tx: mpsc::UnboundedSender<String>) {
-    use gpucloud_operator::crd::Budget;
+    use gpucloud_crd::Budget;
     let api: Api<Budget> = Api::namespaced(client.clone(), namespace);
     tokio::spawn(async move {
         let mut objects = watcher(api, watcher::Config::default())

@@ -5,8 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::crd::{Endpoint, EndpointSpec, NetworkVolume, NetworkVolumeSpec};
-use gpucloud_operator::platform::{ErrorClass, JobRequest};
+use gpucloud_crd::{Endpoint, EndpointSpec, NetworkVolume, NetworkVolumeSpec};
+use gpucloud_platform::{ErrorClass, JobRequest};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
@@ -319,7 +319,7 @@ async fn adopts_an_existing_endpoint_and_converges_through_faults() {
     let existing = env
         .platform
         .rest()
-        .create_endpoint(&gpucloud_operator::platform::EndpointCreate {
+        .create_endpoint(&gpucloud_platform::EndpointCreate {
             name: "made-elsewhere".into(),
             template_id: "tmpl-worker-base".into(),
             gpu_type_ids: vec!["NVIDIA A40".into()],
@@ -392,8 +392,8 @@ async fn adopts_an_existing_endpoint_and_converges_through_faults() {
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_key_without_write_access_stalls_with_forbidden() {
     // The key in the Secret may read but not write: every create answers 403.
-    let config = gpucloud_operator::emulator::EmulatorConfig {
-        api_keys: vec![gpucloud_operator::emulator::ApiKey {
+    let config = gpucloud_emulator::EmulatorConfig {
+        api_keys: vec![gpucloud_emulator::ApiKey {
             key: common::operator::API_KEY.into(),
             read_only: true,
         }],

@@ -8,12 +8,12 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gpucloud_operator::crd::guardrails::WindowPhase;
-use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod};
+use gpucloud_crd::guardrails::WindowPhase;
+use gpucloud_crd::pod::PodPhase;
+use gpucloud_crd::{Endpoint, NetworkVolume, Pod};
+use gpucloud_emulator::EmulatorConfig;
 use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
 use gpucloud_operator::demo::examples::{ADOPTED_POD_ID, EXAMPLES, fixtures};
-use gpucloud_operator::emulator::EmulatorConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::jiff::Timestamp;
@@ -358,7 +358,7 @@ async fn adopt_pod_takes_over_the_running_pod_and_orphans_it_on_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn team_budget_runs_what_fits_and_holds_a_third_pod_until_room_appears() {
-    use gpucloud_operator::crd::budget::Budget;
+    use gpucloud_crd::budget::Budget;
     let env = start("ex-budget").await;
     let operator = env.operator(&[]);
     apply_example(&env, "team-budget.yaml").await;

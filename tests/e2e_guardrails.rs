@@ -7,10 +7,10 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::crd::Pod;
-use gpucloud_operator::crd::guardrails::{Guardrail, WindowPhase};
-use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::emulator::EmulatorConfig;
+use gpucloud_crd::Pod;
+use gpucloud_crd::guardrails::{Guardrail, WindowPhase};
+use gpucloud_crd::pod::PodPhase;
+use gpucloud_emulator::EmulatorConfig;
 use k8s_openapi::jiff::{SignedDuration, Timestamp, ToSpan, Unit};
 use kube::Api;
 use kube::api::PostParams;

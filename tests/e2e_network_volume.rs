@@ -5,8 +5,8 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::crd::NetworkVolume;
-use gpucloud_operator::platform::NetworkVolumeCreate;
+use gpucloud_crd::NetworkVolume;
+use gpucloud_platform::NetworkVolumeCreate;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
@@ -122,7 +122,7 @@ async fn apply_grow_rename_and_delete() {
         .unwrap_err();
     assert_eq!(
         err.class(),
-        gpucloud_operator::platform::ErrorClass::NotFound,
+        gpucloud_platform::ErrorClass::NotFound,
         "{err}"
     );
 

@@ -9,9 +9,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use gpucloud_crd::NetworkVolume;
 use gpucloud_engine::marker::default_remote_name;
-use gpucloud_operator::crd::NetworkVolume;
-use gpucloud_operator::platform::NetworkVolumeCreate;
+use gpucloud_platform::NetworkVolumeCreate;
 use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
 };

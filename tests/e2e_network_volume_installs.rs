@@ -10,8 +10,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use gpucloud_crd::NetworkVolume;
 use gpucloud_engine::marker::default_remote_name;
-use gpucloud_operator::crd::NetworkVolume;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -207,13 +207,13 @@ async fn a_small_v2_quota_is_absorbed_without_429s() {
         return;
     }
     const OBJECTS: usize = 30;
-    let quota = gpucloud_operator::emulator::v2::limits::Quota {
+    let quota = gpucloud_emulator::v2::limits::Quota {
         minute: 10,
         hour: 1_000_000,
         day: 10_000_000,
     };
     // Twenty emulated minutes pass in one real minute: a window resets every 3 s.
-    let config = gpucloud_operator::emulator::EmulatorConfig {
+    let config = gpucloud_emulator::EmulatorConfig {
         v2_quota: quota,
         time_scale: 20.0,
         ..Default::default()

@@ -11,9 +11,9 @@ mod common;
 use std::process::Command;
 use std::time::Duration;
 
-use gpucloud_operator::crd::ManagedKind;
-use gpucloud_operator::crd::{Endpoint, NetworkVolume, Pod, Template};
-use gpucloud_operator::platform::domain::{NewVolume, VolumeType};
+use gpucloud_crd::ManagedKind;
+use gpucloud_crd::{Endpoint, NetworkVolume, Pod, Template};
+use gpucloud_platform::domain::{NewVolume, VolumeType};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};

@@ -5,10 +5,10 @@ mod common;
 
 use std::time::Duration;
 
+use gpucloud_crd::pod::PodPhase;
+use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec, Pod};
 use gpucloud_engine::marker::TAG_ENV;
-use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec, Pod};
-use gpucloud_operator::platform::{self, DeployPodInput};
+use gpucloud_platform::{self as platform, DeployPodInput};
 use k8s_openapi::api::core::v1::{Event, Secret};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};

@@ -6,9 +6,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use gpucloud_operator::crd::Pod;
-use gpucloud_operator::crd::pod::PodPhase;
-use gpucloud_operator::platform::{self, DeployPodInput, LowestPriceInput};
+use gpucloud_crd::Pod;
+use gpucloud_crd::pod::PodPhase;
+use gpucloud_platform::{self as platform, DeployPodInput, LowestPriceInput};
 use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_operator::crd::{Pod, RegistryCredential, Template};
+use gpucloud_crd::{Pod, RegistryCredential, Template};
 use kube::api::{DeleteParams, PostParams};
 use serde_json::json;
 
@@ -243,7 +243,7 @@ async fn an_existing_template_is_adopted_by_id_and_changed_in_place() {
     let existing = env
         .platform
         .templates()
-        .create(&gpucloud_operator::platform::domain::NewTemplate {
+        .create(&gpucloud_platform::domain::NewTemplate {
             name: "made-elsewhere".into(),
             image: "registry.example.com/acme/worker:1".into(),
             serverless: true,

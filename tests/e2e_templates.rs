@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gpucloud_operator::crd::{Endpoint, RegistryCredential, Template};
+use gpucloud_crd::{Endpoint, RegistryCredential, Template};
 use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
 use gpucloud_operator::demo::examples::EXAMPLES;
 use kube::Api;

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 const MIB: usize = 1024 * 1024;
 
 async fn fast(scale: f64) -> Emu {
-    start(gpucloud_operator::emulator::EmulatorConfig {
+    start(gpucloud_emulator::EmulatorConfig {
         time_scale: scale,
         ..config()
     })
@@ -724,7 +724,7 @@ async fn rate_limit_purge_queue_two_per_10_seconds() {
 
 #[tokio::test]
 async fn rate_limit_requests_and_the_dynamic_rule() {
-    let e = start(gpucloud_operator::emulator::EmulatorConfig {
+    let e = start(gpucloud_emulator::EmulatorConfig {
         requests_per_worker: 10,
         ..config()
     })

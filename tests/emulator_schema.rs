@@ -98,7 +98,7 @@ fn served_schema_equals_the_committed_sdl() {
         "/schema/platform.graphql"
     ))
     .expect("schema/platform.graphql");
-    let served = gpucloud_operator::emulator::graphql::build_schema().sdl();
+    let served = gpucloud_emulator::graphql::build_schema().sdl();
     let want = shape(&committed, "schema/platform.graphql");
     let got = shape(&served, "served.graphql");
     let mut problems = Vec::new();

@@ -180,7 +180,7 @@ async fn availability_follows_the_machines_per_cloud_count_and_data_center() {
 #[tokio::test]
 async fn max_count_is_what_a_create_accepts_and_zero_where_not_offered() {
     let mut config = config();
-    let mut fixtures = gpucloud_operator::emulator::Fixtures::built_in();
+    let mut fixtures = gpucloud_emulator::Fixtures::built_in();
     let h100 = fixtures
         .gpu_types
         .iter_mut()

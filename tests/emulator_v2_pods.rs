@@ -5,8 +5,8 @@
 mod emu;
 
 use emu::*;
-use gpucloud_operator::emulator::EmulatorConfig;
-use gpucloud_operator::emulator::v2::limits::Quota;
+use gpucloud_emulator::EmulatorConfig;
+use gpucloud_emulator::v2::limits::Quota;
 use reqwest::Method;
 use serde_json::{Value, json};
 

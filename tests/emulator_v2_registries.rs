@@ -9,7 +9,7 @@ mod emu;
 mod v2;
 
 use emu::*;
-use gpucloud_operator::platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
+use gpucloud_platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
 use reqwest::Method;
 use serde_json::{Value, json};
 use v2::*;

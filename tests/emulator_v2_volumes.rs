@@ -7,7 +7,7 @@ mod emu;
 mod v2;
 
 use emu::*;
-use gpucloud_operator::emulator::v2::limits::Quota;
+use gpucloud_emulator::v2::limits::Quota;
 use reqwest::Method;
 use serde_json::{Value, json};
 use v2::*;

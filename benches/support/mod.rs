@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use gpucloud_operator::crd::ManagedKind;
+use gpucloud_crd::ManagedKind;
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::watcher;
@@ -120,8 +120,8 @@ pub async fn apiserver_writes(
 /// when set: to measure the operator rather than the quota. Unset, the emulator keeps its
 /// own quota, as a real account has one.
 pub fn with_bench_quota(
-    mut config: gpucloud_operator::emulator::EmulatorConfig,
-) -> gpucloud_operator::emulator::EmulatorConfig {
+    mut config: gpucloud_emulator::EmulatorConfig,
+) -> gpucloud_emulator::EmulatorConfig {
     if let Some(per_minute) = std::env::var("BENCH_V2_QUOTA_PER_MINUTE")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())

@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
-use crate::metrics::Metrics;
+use gpucloud_engine::metrics::Metrics;
 
 /// Readiness of the process: true once it leads (or needs no election) and its
 /// controllers run.

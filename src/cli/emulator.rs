@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::emulator::{ApiKey, EmulatorConfig, Fixtures};
+use gpucloud_emulator::{ApiKey, EmulatorConfig, Fixtures};
 
 /// Options of `emulator`.
 #[derive(Debug, clap::Args)]
@@ -71,13 +71,13 @@ pub async fn run(args: EmulatorArgs) -> anyhow::Result<()> {
         pod_boot_ms: args.pod_boot_ms,
         registry_requests_per_minute: args.registry_requests_per_minute,
         registry_forbidden_keys: args.registry_forbidden_keys,
-        v2_quota: crate::emulator::v2::limits::Quota {
+        v2_quota: gpucloud_emulator::v2::limits::Quota {
             minute: args.v2_requests_per_minute,
             hour: args.v2_requests_per_hour,
             day: args.v2_requests_per_day,
         },
     };
-    let emulator = crate::emulator::start(config, args.listen)
+    let emulator = gpucloud_emulator::start(config, args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     // One line a script can parse, then one per surface.

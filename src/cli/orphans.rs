@@ -17,17 +17,17 @@ use kube::Api;
 use kube::api::ListParams;
 
 use crate::cli::table::render;
-use crate::crd::ManagedKind;
-use crate::crd::{Endpoint, NetworkVolume, Pod, Template};
-use crate::platform::PlatformClient;
-use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
-use crate::platform::domain::ServerlessEndpoint;
+use gpucloud_crd::ManagedKind;
+use gpucloud_crd::{Endpoint, NetworkVolume, Pod, Template};
+use gpucloud_platform::PlatformClient;
+use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
+use gpucloud_platform::domain::ServerlessEndpoint;
 
-use crate::orphans::{
+use gpucloud_engine::released;
+use gpucloud_policy::orphans::{
     Candidate, ClusterObjects, Orphan, Scope, endpoint_candidate, orphans, pod_candidate,
     template_candidate, volume_candidate,
 };
-use gpucloud_engine::released;
 
 /// A kind the sweep looks at, in the order `--delete` removes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]

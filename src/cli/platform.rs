@@ -20,12 +20,12 @@ use std::time::Duration;
 use anyhow::Context;
 use futures::StreamExt;
 
-use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
-use crate::platform::graphql::types::LowestPriceInput;
-use crate::platform::jobs::PollOptions;
-use crate::platform::types::JobRequest;
-use crate::platform::v2::{GpuQuery, PodListQuery};
-use crate::platform::{PlatformClient, validate};
+use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
+use gpucloud_platform::graphql::types::LowestPriceInput;
+use gpucloud_platform::jobs::PollOptions;
+use gpucloud_platform::types::JobRequest;
+use gpucloud_platform::v2::{GpuQuery, PodListQuery};
+use gpucloud_platform::{PlatformClient, validate};
 
 pub use output::OutputFormat;
 pub use v2::V2Command;
@@ -160,13 +160,13 @@ pub async fn run(args: PlatformArgs) -> anyhow::Result<()> {
         } if !seed => {
             let q = GpuQuery {
                 count: Some(u32::try_from(gpu_count.max(1)).unwrap_or(1)),
-                cloud: secure_cloud.then_some(crate::platform::v2::Cloud::Secure),
+                cloud: secure_cloud.then_some(gpucloud_platform::v2::Cloud::Secure),
                 ..GpuQuery::default()
             };
             // The count and cloud only scope availability, which must name a product.
             let q = GpuQuery {
                 availability: true,
-                products: vec![crate::platform::v2::Product::Pod],
+                products: vec![gpucloud_platform::v2::Product::Pod],
                 ..q
             };
             let gpus = match &id {

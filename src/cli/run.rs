@@ -14,9 +14,9 @@ use tracing::{error, info, warn};
 
 use crate::app::server::{self, Readiness};
 use crate::app::telemetry::{self, LogFormat};
-use crate::metrics::Metrics;
-use crate::platform::PlatformClient;
-use crate::platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
+use gpucloud_engine::metrics::Metrics;
+use gpucloud_platform::PlatformClient;
+use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 
 use crate::app::controllers::{Controllers, stopped as wait_for};
 use gpucloud_engine::annotations::parse_duration;

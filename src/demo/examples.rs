@@ -1,8 +1,8 @@
 //! The manifests of `examples/`, built into the binary so that `demo` works from anywhere,
 //! and the emulator state they expect.
 
-use crate::emulator::Fixtures;
-use crate::emulator::model::PodFixture;
+use gpucloud_emulator::Fixtures;
+use gpucloud_emulator::model::PodFixture;
 
 /// Every file of `examples/`, by file name, in the order the demo applies them.
 pub const EXAMPLES: &[(&str, &str)] = &[

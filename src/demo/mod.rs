@@ -21,8 +21,8 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use tokio::sync::watch;
 
 use crate::cli::run::{RunArgs, run_with};
-use crate::emulator::{self, ApiKey, EmulatorConfig};
 use crate::kinds::KINDS;
+use gpucloud_emulator::{self as emulator, ApiKey, EmulatorConfig};
 use gpucloud_engine::annotations::parse_duration;
 
 use self::apply::{apply_objects, parse_documents};

@@ -24,9 +24,9 @@ use kube::CustomResourceExt;
 use tokio::task::JoinHandle;
 
 use crate::app::controllers::{Controllers, stopped};
-use crate::crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use budget as budget_controller;
 use endpoint::EndpointAdapter;
+use gpucloud_crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use network_volume::NetworkVolumeAdapter;
 use pod::PodAdapter;
 use registry_credential::RegistryCredentialAdapter;
@@ -181,7 +181,7 @@ impl RegisteredKind {
 pub fn crds() -> Vec<CustomResourceDefinition> {
     KINDS
         .iter()
-        .map(|kind| crate::crd::with_unobserved_status((kind.crd)()))
+        .map(|kind| gpucloud_crd::with_unobserved_status((kind.crd)()))
         .collect()
 }
 
@@ -200,7 +200,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::crd::GROUP;
+    use gpucloud_crd::GROUP;
 
     #[test]
     fn kinds_plurals_and_short_names_are_unique() {

@@ -11,7 +11,7 @@ use kube::api::{Api, ListParams};
 use kube::core::NamespaceResourceScope;
 use serde::de::DeserializeOwned;
 
-use crate::crd::common::CommonStatus;
+use gpucloud_crd::common::CommonStatus;
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]

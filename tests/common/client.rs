@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
-use gpucloud_operator::platform::{
+use gpucloud_emulator::{self as emulator, EmulatorConfig, RunningEmulator};
+use gpucloud_platform::{
     ApiKey, BaseUrls, PlatformClient, PlatformConfig, PlatformError, RetryConfig,
 };
 
@@ -150,7 +150,7 @@ pub async fn start() -> Env {
 /// returned for more checks.
 pub fn expect_class<T: std::fmt::Debug>(
     r: Result<T, PlatformError>,
-    class: gpucloud_operator::platform::ErrorClass,
+    class: gpucloud_platform::ErrorClass,
 ) -> PlatformError {
     match r {
         Ok(v) => panic!("expected {class:?}, got Ok({v:?})"),
@@ -163,9 +163,9 @@ pub fn expect_class<T: std::fmt::Debug>(
 }
 
 /// A GraphQL deploy of one GPU of `gpu`, as the seed surface takes it.
-pub fn deploy_input(name: &str, gpu: &str) -> gpucloud_operator::platform::DeployPodInput {
-    gpucloud_operator::platform::DeployPodInput {
-        cloud_type: Some(gpucloud_operator::platform::CloudType::All),
+pub fn deploy_input(name: &str, gpu: &str) -> gpucloud_platform::DeployPodInput {
+    gpucloud_platform::DeployPodInput {
+        cloud_type: Some(gpucloud_platform::CloudType::All),
         gpu_count: Some(1),
         volume_in_gb: Some(20),
         container_disk_in_gb: Some(10),
@@ -174,7 +174,7 @@ pub fn deploy_input(name: &str, gpu: &str) -> gpucloud_operator::platform::Deplo
         image_name: Some("runpod/pytorch:2.4.0".into()),
         ports: Some("8888/http,22/tcp".into()),
         volume_mount_path: Some("/workspace".into()),
-        env: Some(vec![gpucloud_operator::platform::EnvVar {
+        env: Some(vec![gpucloud_platform::EnvVar {
             key: "MODE".into(),
             value: "test".into(),
         }]),

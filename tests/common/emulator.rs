@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use gpucloud_operator::emulator::{self, ApiKey, EmulatorConfig, RunningEmulator};
+use gpucloud_emulator::{self as emulator, ApiKey, EmulatorConfig, RunningEmulator};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

@@ -8,12 +8,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use clap::Parser;
+use gpucloud_crd::ManagedKind;
+use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
+use gpucloud_emulator::{self as emulator, EmulatorConfig, RunningEmulator};
 use gpucloud_engine::clock::{Clock, WallClock};
 use gpucloud_operator::cli::run::{RunArgs, run_with, run_with_clock};
-use gpucloud_operator::crd::ManagedKind;
-use gpucloud_operator::crd::{NetworkVolume, NetworkVolumeSpec};
-use gpucloud_operator::emulator::{self, EmulatorConfig, RunningEmulator};
-use gpucloud_operator::platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
+use gpucloud_platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
 use kube::api::{Api, PostParams};
@@ -304,7 +304,7 @@ impl Env {
     /// Deletes every object of the operator's kinds in the namespace and waits (up to a
     /// minute) until their finalizers have let them go.
     async fn delete_managed_objects(&self) {
-        use gpucloud_operator::crd::{Endpoint, Pod, RegistryCredential, Template};
+        use gpucloud_crd::{Endpoint, Pod, RegistryCredential, Template};
         let dp = kube::api::DeleteParams::default();
         let lp = kube::api::ListParams::default();
         let volumes: Api<NetworkVolume> = self.api();
@@ -334,7 +334,7 @@ impl Env {
     }
 
     /// Every network volume of the account, through the backend under test.
-    pub async fn platform_volumes(&self) -> Vec<gpucloud_operator::platform::domain::Volume> {
+    pub async fn platform_volumes(&self) -> Vec<gpucloud_platform::domain::Volume> {
         self.platform
             .volumes()
             .list()
@@ -343,10 +343,7 @@ impl Env {
     }
 
     /// Every network volume on the platform whose name is `name`.
-    pub async fn remote_volumes(
-        &self,
-        name: &str,
-    ) -> Vec<gpucloud_operator::platform::NetworkVolume> {
+    pub async fn remote_volumes(&self, name: &str) -> Vec<gpucloud_platform::NetworkVolume> {
         let all = self
             .platform
             .rest()
@@ -528,9 +525,9 @@ impl Drop for OperatorProcess {
 
 /// The status of condition `type_` in a status's conditions, if any.
 pub fn condition<'a>(
-    conditions: &'a [gpucloud_operator::crd::condition::Condition],
+    conditions: &'a [gpucloud_crd::condition::Condition],
     type_: &str,
-) -> Option<&'a gpucloud_operator::crd::condition::Condition> {
+) -> Option<&'a gpucloud_crd::condition::Condition> {
     conditions.iter().find(|c| c.type_ == type_)
 }
 

@@ -1,9 +1,9 @@
 //! What the Pod suites share: the GPU types they ask for, an emulator whose pods boot fast,
 //! a Pod manifest, and a look at the platform's side.
 
-use gpucloud_operator::crd::{Pod, PodSpec};
-use gpucloud_operator::emulator::EmulatorConfig;
-use gpucloud_operator::platform;
+use gpucloud_crd::{Pod, PodSpec};
+use gpucloud_emulator::EmulatorConfig;
+use gpucloud_platform as platform;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;

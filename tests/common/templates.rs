@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use gpucloud_operator::crd::{Endpoint, RegistryCredential, Template};
+use gpucloud_crd::{Endpoint, RegistryCredential, Template};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
 use kube::Api;
@@ -157,7 +157,7 @@ pub fn record<'a>(state: &'a Value, collection: &str, id: &str) -> Option<&'a Va
         .find(|r| r["id"] == id)
 }
 
-pub fn id_of<K: gpucloud_operator::crd::ManagedKind>(obj: &K) -> String {
+pub fn id_of<K: gpucloud_crd::ManagedKind>(obj: &K) -> String {
     obj.current_status()
         .and_then(|s| K::common(s).id.clone())
         .expect("status.id")

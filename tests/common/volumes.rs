@@ -1,8 +1,8 @@
 //! What the NetworkVolume suites share: the one remote volume of a Ready object, and
 //! whether an Event with a reason was published about an object.
 
+use gpucloud_crd::NetworkVolume;
 use gpucloud_engine::marker::default_remote_name;
-use gpucloud_operator::crd::NetworkVolume;
 use kube::ResourceExt;
 
 use super::operator::Env;

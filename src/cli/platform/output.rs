@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::super::table::render;
-use crate::platform::types::Job;
+use gpucloud_platform::types::Job;
 
 /// How results are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -19,7 +19,7 @@ mod volumes;
 pub use args::*;
 
 use super::output::Printer;
-use crate::platform::PlatformClient;
+use gpucloud_platform::PlatformClient;
 
 pub(super) async fn run(
     client: &PlatformClient,

@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::crd::condition::Condition;
+use gpucloud_crd::condition::Condition;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
 use kube::core::Selector;
@@ -26,8 +26,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tracing::{debug, info, warn};
 
-use crate::crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
-use crate::crd::{Endpoint, Pod};
+use gpucloud_crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
+use gpucloud_crd::{Endpoint, Pod};
 
 use gpucloud_engine::context::FIELD_MANAGER;
 use gpucloud_engine::runner::Watched;
@@ -251,7 +251,7 @@ async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, Bud
     if budget.status.as_ref() != Some(&status) {
         let api: Api<Budget> = Api::namespaced(ctx.client.clone(), &ns);
         let patch = json!({
-            "apiVersion": crate::crd::api_version(),
+            "apiVersion": gpucloud_crd::api_version(),
             "kind": "Budget",
             "status": status,
         });
@@ -394,7 +394,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::budget::{BudgetAction, BudgetSpec};
+    use gpucloud_crd::budget::{BudgetAction, BudgetSpec};
 
     fn budget(selector: Option<serde_json::Value>) -> Budget {
         let mut spec = json!({"maxCostPerHour": 1.0});

@@ -1,8 +1,8 @@
 //! The Budget line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::crd::Budget;
 use crate::kinds::summary::{Row, TableRow};
+use gpucloud_crd::Budget;
 
 /// A Budget's row: its cost against its cap, and how many Pods and Endpoints it holds. It is "ready"
 /// once its status is computed for the current spec.

@@ -14,14 +14,16 @@ use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 use tracing::warn;
 
-use crate::crd::Endpoint;
-use crate::crd::budget::BUDGET_EXCEEDED;
-use crate::crd::endpoint::{
+use gpucloud_crd::Endpoint;
+use gpucloud_crd::budget::BUDGET_EXCEEDED;
+use gpucloud_crd::endpoint::{
     EndpointHealth, EndpointRollout, EndpointStatus, JobCounts, ScalerType, WorkerCounts,
 };
-use crate::platform::domain::{EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint};
-use crate::platform::domain::{ServerlessPrices, Unpriced};
-use crate::platform::{Health, PlatformClient, PlatformError};
+use gpucloud_platform::domain::{
+    EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint,
+};
+use gpucloud_platform::domain::{ServerlessPrices, Unpriced};
+use gpucloud_platform::{Health, PlatformClient, PlatformError};
 
 use crate::kinds::shared::dependency;
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
@@ -389,8 +391,8 @@ impl Adapter for EndpointAdapter {
 
     const ORPHAN_SWEEP: bool = true;
 
-    fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::endpoint_candidate(
+    fn orphan_candidate(remote: &Self::Remote) -> Option<gpucloud_policy::orphans::Candidate> {
+        Some(gpucloud_policy::orphans::endpoint_candidate(
             &remote.record,
             remote.min_workers_cost,
         ))
@@ -445,7 +447,7 @@ impl Adapter for EndpointAdapter {
         let template = match (&obj.spec.template_id, &obj.spec.template_ref) {
             (Some(id), _) => id.clone(),
             (None, Some(r)) => {
-                dependency::ready_id::<crate::crd::Template>(
+                dependency::ready_id::<gpucloud_crd::Template>(
                     pass.shared,
                     &obj.namespace().unwrap_or_default(),
                     &r.name,

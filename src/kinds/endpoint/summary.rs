@@ -1,8 +1,8 @@
 //! The Endpoint line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::crd::Endpoint;
 use crate::kinds::summary::{Row, TableRow, ready_of, short_gpu};
+use gpucloud_crd::Endpoint;
 
 pub fn summarize(endpoint: &Endpoint) -> Row {
     let status = endpoint.status.as_ref();

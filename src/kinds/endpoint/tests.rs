@@ -1,7 +1,7 @@
 //! Unit tests of the Endpoint adapter: desired state, plans, cost admission, readiness and status, without a network.
 
 use super::*;
-use crate::platform::domain::GpuSelection;
+use gpucloud_platform::domain::GpuSelection;
 
 fn record() -> ServerlessEndpoint {
     ServerlessEndpoint {
@@ -101,7 +101,7 @@ fn the_cost_shape_follows_the_record_and_a_change() {
 #[test]
 fn status_reports_the_cost_of_the_minimum_workers() {
     let adapter = EndpointAdapter::default();
-    let spec: crate::crd::endpoint::EndpointSpec = serde_json::from_value(
+    let spec: gpucloud_crd::endpoint::EndpointSpec = serde_json::from_value(
         serde_json::json!({"templateId": "t", "gpuTypeIds": ["NVIDIA A40"]}),
     )
     .unwrap();

@@ -2,10 +2,10 @@
 
 pub mod summary;
 
-use crate::crd::NetworkVolume;
-use crate::crd::network_volume::{NetworkVolumeStatus, VolumeClass};
-use crate::platform::PlatformClient;
-use crate::platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
+use gpucloud_crd::NetworkVolume;
+use gpucloud_crd::network_volume::{NetworkVolumeStatus, VolumeClass};
+use gpucloud_platform::PlatformClient;
+use gpucloud_platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::failure::Failure;
@@ -100,8 +100,8 @@ impl Adapter for NetworkVolumeAdapter {
 
     const ORPHAN_SWEEP: bool = true;
 
-    fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::volume_candidate(remote))
+    fn orphan_candidate(remote: &Self::Remote) -> Option<gpucloud_policy::orphans::Candidate> {
+        Some(gpucloud_policy::orphans::volume_candidate(remote))
     }
 
     fn id(remote: &Self::Remote) -> &str {
@@ -223,7 +223,7 @@ impl Adapter for NetworkVolumeAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::NetworkVolumeSpec;
+    use gpucloud_crd::NetworkVolumeSpec;
     use kube::api::ObjectMeta;
 
     fn remote(name: &str, size: i64, dc: &str) -> Volume {

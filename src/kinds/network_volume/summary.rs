@@ -1,8 +1,8 @@
 //! The NetworkVolume line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::crd::NetworkVolume;
 use crate::kinds::summary::{Row, TableRow, ready_of};
+use gpucloud_crd::NetworkVolume;
 
 pub fn summarize(volume: &NetworkVolume) -> Row {
     let status = volume.status.as_ref();

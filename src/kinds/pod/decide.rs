@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use kube::ResourceExt;
 
-use crate::crd::Pod;
-use crate::crd::pod::{
+use gpucloud_crd::Pod;
+use gpucloud_crd::pod::{
     CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
 };
-use crate::platform::PlatformError;
-use crate::platform::domain::{EXITED, Pod as RemotePod, PodRequest, RUNNING, TERMINATED};
+use gpucloud_platform::PlatformError;
+use gpucloud_platform::domain::{EXITED, Pod as RemotePod, PodRequest, RUNNING, TERMINATED};
 
-use crate::crd::guardrails::Guardrail;
+use gpucloud_crd::guardrails::Guardrail;
 use gpucloud_engine::adapter::{Plan, Readiness};
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::Failure;

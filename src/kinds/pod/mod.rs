@@ -36,15 +36,14 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use tokio::time::Instant;
 
-use crate::crd::Pod;
-use crate::crd::budget::BUDGET_EXCEEDED;
-use crate::crd::pod::{DesiredState, PodPhase, PodStatus, UpdateStrategy};
-use crate::platform::domain::{GpuOffer, Placement, Pod as RemotePod, RUNNING};
-use crate::platform::{ErrorClass, PlatformClient, PlatformError};
+use gpucloud_crd::Pod;
+use gpucloud_crd::budget::BUDGET_EXCEEDED;
+use gpucloud_crd::pod::{DesiredState, PodPhase, PodStatus, UpdateStrategy};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
+use gpucloud_platform::domain::{GpuOffer, Placement, Pod as RemotePod, RUNNING};
+use gpucloud_platform::{ErrorClass, PlatformClient, PlatformError};
 
 use crate::kinds::shared::dependency;
-use crate::metrics::Metrics;
 use gpucloud_engine::adapter::{
     Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
 };
@@ -52,6 +51,7 @@ use gpucloud_engine::conditions::Verdict;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_engine::metrics::Metrics;
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::guardrails::{self, Decision, clock::Clock};
 use gpucloud_policy::placement::{self, Candidate, PlacementRules};
@@ -329,8 +329,8 @@ impl Adapter for PodAdapter {
 
     const ORPHAN_SWEEP: bool = true;
 
-    fn orphan_candidate(remote: &RemotePod) -> Option<crate::orphans::Candidate> {
-        crate::orphans::pod_candidate(remote)
+    fn orphan_candidate(remote: &RemotePod) -> Option<gpucloud_policy::orphans::Candidate> {
+        gpucloud_policy::orphans::pod_candidate(remote)
     }
 
     fn id(remote: &RemotePod) -> &str {

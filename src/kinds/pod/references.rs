@@ -8,8 +8,8 @@
 
 use kube::ResourceExt;
 
-use crate::crd::{Pod, RegistryCredential, Template};
-use crate::platform::domain::PodRequest;
+use gpucloud_crd::{Pod, RegistryCredential, Template};
+use gpucloud_platform::domain::PodRequest;
 
 use crate::kinds::shared::dependency;
 use crate::kinds::shared::secret_env;
@@ -85,7 +85,7 @@ pub fn merge_template(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::TemplateSpec;
+    use gpucloud_crd::TemplateSpec;
     use serde_json::json;
 
     fn request() -> PodRequest {

@@ -1,8 +1,8 @@
 //! The Pod line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::crd::Pod;
 use crate::kinds::summary::{Row, TableRow, ready_of, short_gpu};
+use gpucloud_crd::Pod;
 
 pub fn summarize(pod: &Pod) -> Row {
     let status = pod.status.as_ref();

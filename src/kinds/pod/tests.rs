@@ -1,8 +1,8 @@
 //! Unit tests of the Pod adapter: desired state, placement, plans, readiness, status and guardrails, without a network.
 
 use super::*;
-use crate::crd::PodSpec;
-use crate::crd::guardrails::Guardrail;
+use gpucloud_crd::PodSpec;
+use gpucloud_crd::guardrails::Guardrail;
 use kube::api::ObjectMeta;
 use serde_json::json;
 
@@ -343,7 +343,7 @@ fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
     let status = a.status(&o, Some(&exited), Seen::default());
     assert_eq!(status.phase, Some(PodPhase::Stopped));
     let window = status.guardrails.unwrap().schedule.unwrap();
-    assert_eq!(window.window, crate::crd::guardrails::WindowPhase::Closed);
+    assert_eq!(window.window, gpucloud_crd::guardrails::WindowPhase::Closed);
     let conditions = a.extra_conditions(&o, Some(&exited));
     assert_eq!(conditions.len(), 1);
     assert_eq!(conditions[0].0, GUARDRAIL_CONDITION);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde::Deserialize;
 
-use crate::crd::registry_credential::{DOCKER_CONFIG_JSON_KEY, DOCKER_CONFIG_JSON_TYPE};
+use gpucloud_crd::registry_credential::{DOCKER_CONFIG_JSON_KEY, DOCKER_CONFIG_JSON_TYPE};
 
 use gpucloud_engine::failure::Failure;
 

@@ -14,10 +14,10 @@ pub mod summary;
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, ResourceExt};
 
-use crate::crd::registry_credential::{DOCKER_CONFIG_JSON_KEY, RegistryCredentialStatus};
-use crate::crd::{RegistryCredential, Template};
-use crate::platform::PlatformClient;
-use crate::platform::domain::{NewRegistryCredential, RegistryCredential as Credential};
+use gpucloud_crd::registry_credential::{DOCKER_CONFIG_JSON_KEY, RegistryCredentialStatus};
+use gpucloud_crd::{RegistryCredential, Template};
+use gpucloud_platform::PlatformClient;
+use gpucloud_platform::domain::{NewRegistryCredential, RegistryCredential as Credential};
 
 use docker_config::{RegistryLogin, login_for, login_hash};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
@@ -417,8 +417,8 @@ impl Adapter for RegistryCredentialAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::RegistryCredentialSpec;
-    use crate::crd::registry_credential::DockerConfigSecretRef;
+    use gpucloud_crd::RegistryCredentialSpec;
+    use gpucloud_crd::registry_credential::DockerConfigSecretRef;
     use kube::api::ObjectMeta;
 
     fn obj(retiring: &[&str]) -> RegistryCredential {

@@ -1,8 +1,8 @@
 //! The RegistryCredential line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::crd::RegistryCredential;
 use crate::kinds::summary::{Row, TableRow, ready_of};
+use gpucloud_crd::RegistryCredential;
 
 pub fn summarize(credential: &RegistryCredential) -> Row {
     let status = credential.status.as_ref();

@@ -4,9 +4,9 @@
 
 use kube::Api;
 
-use crate::crd::{LocalObjectReference, NetworkVolume};
+use gpucloud_crd::{LocalObjectReference, NetworkVolume};
 
-use crate::crd::ManagedKind;
+use gpucloud_crd::ManagedKind;
 use gpucloud_engine::conditions;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::Failure;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
-use crate::crd::pod::EnvVar;
+use gpucloud_crd::pod::EnvVar;
 
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::Failure;

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::crd::template::TemplateStatus;
-use crate::crd::{Endpoint, LocalObjectReference, Pod, RegistryCredential, Template};
-use crate::platform::PlatformClient;
-use crate::platform::domain::{NewTemplate, Template as Remote, TemplateChange};
+use gpucloud_crd::template::TemplateStatus;
+use gpucloud_crd::{Endpoint, LocalObjectReference, Pod, RegistryCredential, Template};
+use gpucloud_platform::PlatformClient;
+use gpucloud_platform::domain::{NewTemplate, Template as Remote, TemplateChange};
 
 use crate::kinds::shared::dependency;
 use crate::kinds::shared::secret_env;
@@ -314,8 +314,8 @@ impl Adapter for TemplateAdapter {
 
     const ORPHAN_SWEEP: bool = true;
 
-    fn orphan_candidate(remote: &Self::Remote) -> Option<crate::orphans::Candidate> {
-        Some(crate::orphans::template_candidate(remote))
+    fn orphan_candidate(remote: &Self::Remote) -> Option<gpucloud_policy::orphans::Candidate> {
+        Some(gpucloud_policy::orphans::template_candidate(remote))
     }
 
     fn id(remote: &Self::Remote) -> &str {
@@ -456,8 +456,8 @@ impl Adapter for TemplateAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crd::TemplateSpec;
-    use crate::crd::pod::{EnvVar, EnvVarSource, SecretKeySelector};
+    use gpucloud_crd::TemplateSpec;
+    use gpucloud_crd::pod::{EnvVar, EnvVarSource, SecretKeySelector};
     use kube::api::ObjectMeta;
     use std::collections::BTreeMap;
 
@@ -638,7 +638,7 @@ mod tests {
             }))
             .unwrap();
             if let Some(id) = status_id {
-                e.status = Some(crate::crd::EndpointStatus {
+                e.status = Some(gpucloud_crd::EndpointStatus {
                     template_id: Some(id.into()),
                     ..Default::default()
                 });

@@ -1,8 +1,8 @@
 //! The Template line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::crd::Template;
 use crate::kinds::summary::{Row, TableRow, ready_of};
+use gpucloud_crd::Template;
 
 pub fn summarize(template: &Template) -> Row {
     let status = template.status.as_ref();

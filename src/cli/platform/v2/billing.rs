@@ -2,7 +2,7 @@
 
 use super::args::{BillingArgs, BillingCommand};
 use crate::cli::platform::output::Printer;
-use crate::platform::v2::{BillingBucketSize, BillingWindow, V2};
+use gpucloud_platform::v2::{BillingBucketSize, BillingWindow, V2};
 
 pub(super) async fn run(v2: &V2, out: Printer, command: BillingCommand) -> anyhow::Result<()> {
     match command {

@@ -17,7 +17,7 @@ pub(super) fn read_body<T: DeserializeOwned>(raw: &str) -> anyhow::Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::v2::{CreateTemplate, UpdatePod};
+    use gpucloud_platform::v2::{CreateTemplate, UpdatePod};
 
     #[test]
     fn bodies_read_inline_or_from_files() {

@@ -3,7 +3,7 @@
 
 use super::args::{CatalogCommand, GpuFilterArgs};
 use crate::cli::platform::output::Printer;
-use crate::platform::v2::{
+use gpucloud_platform::v2::{
     Cloud, Compliance, CpuQuery, DataCenterQuery, DataCenterRegion, GpuQuery, Product,
     PublicTemplateSource, V2, VolumeType,
 };

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use super::args::{PodCommand, PodCreateArgs};
 use super::body::read_body;
 use crate::cli::platform::output::{OutputFormat, Printer};
-use crate::platform::v2::{
+use gpucloud_platform::v2::{
     Cloud, CreateContainerConfig, CreateCpuConfig, CreateGpuConfig, CreatePod, LogQuery, LogSource,
     Mounts, NetworkMount, PodAction, PodListQuery, UpdateContainerConfig, UpdatePod, V2,
 };

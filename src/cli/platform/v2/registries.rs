@@ -5,7 +5,7 @@ use anyhow::Context;
 
 use super::args::RegistryCommand;
 use crate::cli::platform::output::Printer;
-use crate::platform::v2::{CreateRegistry, V2};
+use gpucloud_platform::v2::{CreateRegistry, V2};
 
 pub(super) async fn run(v2: &V2, out: Printer, command: RegistryCommand) -> anyhow::Result<()> {
     match command {

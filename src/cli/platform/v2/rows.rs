@@ -1,7 +1,7 @@
 //! How each REST v2 wire type shows as one row of a table.
 
 use crate::cli::platform::output::Row;
-use crate::platform::v2::{
+use gpucloud_platform::v2::{
     BillingRecord, CpuType, DataCenter, Endpoint, GpuType, NetworkVolume,
     NetworkVolumeBillingRecord, Pod, PodBillingRecord, Registry, Release, ServerlessBillingRecord,
     Template, Worker,

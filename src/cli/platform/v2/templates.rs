@@ -3,7 +3,7 @@
 use super::args::TemplateCommand;
 use super::body::read_body;
 use crate::cli::platform::output::Printer;
-use crate::platform::v2::{CreateContainerConfig, CreateTemplate, UpdateTemplate, V2};
+use gpucloud_platform::v2::{CreateContainerConfig, CreateTemplate, UpdateTemplate, V2};
 
 pub(super) async fn run(v2: &V2, out: Printer, command: TemplateCommand) -> anyhow::Result<()> {
     match command {

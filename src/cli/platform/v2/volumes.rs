@@ -4,7 +4,7 @@ use anyhow::bail;
 
 use super::args::VolumeCommand;
 use crate::cli::platform::output::Printer;
-use crate::platform::v2::{CreateNetworkVolume, UpdateNetworkVolume, V2, VolumeType};
+use gpucloud_platform::v2::{CreateNetworkVolume, UpdateNetworkVolume, V2, VolumeType};
 
 pub(super) async fn run(v2: &V2, out: Printer, command: VolumeCommand) -> anyhow::Result<()> {
     match command {
