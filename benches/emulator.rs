@@ -169,8 +169,7 @@ async fn listing_in_process() {
     let mut ser = Vec::new();
     for _ in 0..10 {
         let t = Instant::now();
-        let resp = app
-            .schema
+        let resp = gpucloud_emulator::graphql::schema()
             .execute(async_graphql::Request::new(SDK_PODS_QUERY).data(app.clone()))
             .await;
         exec.push(t.elapsed());

@@ -5,16 +5,14 @@
 //! types, but list, look up and delete them the same way: a list is every record in id
 //! order, a missing id is a 404 naming the record, and a record something still refers to
 //! is a 400 saying what. [`Collection`] holds what differs between collections and
-//! [`Refusal`] converts into either surface's error.
+//! [`Refusal`] is what each surface turns into its own error (`error::ApiError`,
+//! `v2::Problem`).
 
 use std::collections::BTreeMap;
 
-use super::endpoints;
-use super::error::ApiError;
 use super::model::{EndpointRecord, NetworkVolume, RegistryAuth, Template};
-use super::state::World;
-use super::v2::Problem;
-use super::v2::registries::registry_in_use;
+use super::world::World;
+use super::world::endpoints;
 
 /// Records by id: every collection of the world is one.
 pub type Records<R> = BTreeMap<String, R>;
@@ -28,24 +26,6 @@ pub enum Refusal {
     /// 400: something still uses the record; the text says what.
     #[error("{0}")]
     InUse(String),
-}
-
-impl From<Refusal> for ApiError {
-    fn from(r: Refusal) -> Self {
-        match r {
-            Refusal::NotFound(detail) => ApiError::not_found(detail),
-            Refusal::InUse(why) => ApiError::bad_request(why),
-        }
-    }
-}
-
-impl From<Refusal> for Problem {
-    fn from(r: Refusal) -> Self {
-        match r {
-            Refusal::NotFound(detail) => Problem::not_found(detail),
-            Refusal::InUse(why) => Problem::bad_request(why),
-        }
-    }
 }
 
 /// One collection of the world: what its records are called in errors, where they are kept,
@@ -153,10 +133,28 @@ impl<R> Collection<R> {
     }
 }
 
+/// Why a credential cannot be deleted, if it cannot.
+pub fn registry_in_use(world: &World, id: &str) -> Option<String> {
+    if let Some(p) = world
+        .cloud
+        .pods()
+        .find(|p| p.registry.as_deref() == Some(id))
+    {
+        return Some(format!("registry {id} is used by pod {}", p.id));
+    }
+    world
+        .endpoints
+        .values()
+        .find(|e| e.container.registry.as_deref() == Some(id))
+        .map(|e| format!("registry {id} is used by endpoint {}", e.id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ApiError;
     use crate::fixtures::Fixtures;
+    use crate::v2::Problem;
 
     fn world() -> World {
         World::from_fixtures(&Fixtures::built_in()).unwrap()

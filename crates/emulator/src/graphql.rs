@@ -35,6 +35,13 @@ pub fn build_schema() -> PlatformSchema {
     Schema::build(QueryRoot, MutationRoot, EmptySubscription).finish()
 }
 
+/// The schema every request runs against: built once per process and holding no state
+/// (the world comes with each request), so it lives with the surface, not the world.
+pub fn schema() -> &'static PlatformSchema {
+    static SCHEMA: std::sync::OnceLock<PlatformSchema> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(build_schema)
+}
+
 // ------------------------------------------------------------------ types
 
 #[derive(Enum, Copy, Clone, Eq, PartialEq, Debug)]
@@ -558,8 +565,7 @@ pub async fn handler(
     if latency > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(latency)).await;
     }
-    let response = app
-        .schema
+    let response = schema()
         .execute(request.data(app.clone()).data(caller))
         .await;
     if answer_latency > 0 {

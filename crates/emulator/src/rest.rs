@@ -13,7 +13,6 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::collection::{ENDPOINTS, Keyed, TEMPLATES, VOLUMES};
-use super::endpoints;
 use super::error::ApiError;
 use super::ids;
 use super::model::{
@@ -22,6 +21,7 @@ use super::model::{
 use super::pods::parse_ports;
 use super::state::{App, World};
 use super::validate::{Fields, check, parse_object};
+use super::world::endpoints;
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -308,7 +308,7 @@ pub async fn create_endpoint(
         world.endpoints.insert(record.id.clone(), record.clone());
         record
     };
-    endpoints::start_runtime(&app, &record);
+    app.add_runtime(&record);
     tracing::info!(endpoint = %record.id, "endpoint created");
     Ok(Json(V1Endpoint::from(&record)).into_response())
 }
@@ -332,7 +332,7 @@ pub async fn update_endpoint(
         let released = endpoints::commit_update(&mut world, &existing, &mut record, now);
         (record, released)
     };
-    endpoints::update_runtime(&app, &record, released);
+    app.update_runtime(&record, released);
     Ok(Json(V1Endpoint::from(&record)).into_response())
 }
 

@@ -6,142 +6,19 @@
 //! over any quota is a 429 problem with `Retry-After` and is not counted. The middleware also
 //! authenticates (401 before anything is counted) and leaves the [`Caller`] for handlers.
 
-use std::collections::HashMap;
-
 use axum::extract::{Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use parking_lot::Mutex;
 
 use super::problem::Problem;
 use super::request::{Caller, authenticate};
-use crate::clock::{Clock, Millis};
 use crate::state::App;
+
+pub use crate::quota::{Decision, Quota, V2Limiter};
 
 pub const RATE_LIMIT: &str = "ratelimit";
 pub const RATE_LIMIT_POLICY: &str = "ratelimit-policy";
-
-/// Requests allowed per window, per key and route group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quota {
-    pub minute: u64,
-    pub hour: u64,
-    pub day: u64,
-}
-
-impl Default for Quota {
-    /// Roomy enough for a schema-driven test run against one group, small enough that a test
-    /// can reach it.
-    fn default() -> Self {
-        Self {
-            minute: 600,
-            hour: 20_000,
-            day: 200_000,
-        }
-    }
-}
-
-const WINDOWS: [(&str, Millis); 3] = [("minute", 60_000), ("hour", 3_600_000), ("day", 86_400_000)];
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Window {
-    index: u64,
-    used: u64,
-}
-
-/// What the limiter decided for one request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decision {
-    /// `RateLimit` header value.
-    pub remaining: String,
-    /// `RateLimit-Policy` header value.
-    pub policy: String,
-    /// Real seconds to wait, when the request is over a quota.
-    pub retry_after: Option<u64>,
-}
-
-/// Fixed-window counters.
-#[derive(Debug)]
-pub struct V2Limiter {
-    clock: Clock,
-    quota: Quota,
-    counters: Mutex<HashMap<(usize, String), [Window; 3]>>,
-}
-
-impl V2Limiter {
-    pub fn new(clock: Clock, quota: Quota) -> Self {
-        Self {
-            clock,
-            quota,
-            counters: Mutex::default(),
-        }
-    }
-
-    pub fn quota(&self) -> Quota {
-        self.quota
-    }
-
-    pub fn reset(&self) {
-        self.counters.lock().clear();
-    }
-
-    /// Counts one request of key `key_index` to `group`, unless a window is exhausted.
-    pub fn take(&self, key_index: usize, group: &str) -> Decision {
-        let now = self.clock.now();
-        let quotas = [self.quota.minute, self.quota.hour, self.quota.day];
-        let mut counters = self.counters.lock();
-        let windows = counters
-            .entry((key_index, group.to_string()))
-            .or_insert_with(|| [Window::default(); 3]);
-        for (w, (_, len)) in windows.iter_mut().zip(WINDOWS) {
-            let index = now / len;
-            if w.index != index {
-                *w = Window { index, used: 0 };
-            }
-        }
-        let reset_in = |len: Millis| -> u64 {
-            let ms = len - now % len;
-            self.clock.real_duration(ms).as_secs_f64().ceil() as u64
-        };
-        let over: Vec<usize> = (0..3).filter(|&i| windows[i].used >= quotas[i]).collect();
-        let retry_after = over.iter().map(|&i| reset_in(WINDOWS[i].1).max(1)).max();
-        if retry_after.is_none() {
-            for w in windows.iter_mut() {
-                w.used += 1;
-            }
-        }
-        let remaining = (0..3)
-            .map(|i| {
-                format!(
-                    "\"{}\";r={};t={}",
-                    WINDOWS[i].0,
-                    quotas[i].saturating_sub(windows[i].used),
-                    reset_in(WINDOWS[i].1)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        // Like `t` and `Retry-After`, the window length is told in real seconds: under a
-        // fast clock a caller must be able to pace itself by its own clock.
-        let policy = (0..3)
-            .map(|i| {
-                format!(
-                    "\"{}\";q={};w={}",
-                    WINDOWS[i].0,
-                    quotas[i],
-                    (self.clock.real_duration(WINDOWS[i].1).as_secs_f64().ceil() as u64).max(1)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        Decision {
-            remaining,
-            policy,
-            retry_after,
-        }
-    }
-}
 
 /// The route group of a v2 path: `/v2/pods/abc/action` is `pods`.
 pub fn route_group(path: &str) -> &str {
@@ -180,54 +57,6 @@ pub async fn layer(State(app): State<App>, mut req: Request, next: Next) -> Resp
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn limiter(minute: u64) -> (Clock, V2Limiter) {
-        let clock = Clock::new(1.0);
-        let l = V2Limiter::new(
-            clock.clone(),
-            Quota {
-                minute,
-                hour: 100,
-                day: 1000,
-            },
-        );
-        (clock, l)
-    }
-
-    #[test]
-    fn headers_count_down_and_reset_with_the_window() {
-        let (clock, l) = limiter(2);
-        let d = l.take(0, "pods");
-        assert!(d.retry_after.is_none());
-        assert!(
-            d.remaining.starts_with("\"minute\";r=1;t="),
-            "{}",
-            d.remaining
-        );
-        assert!(d.remaining.contains("\"hour\";r=99;"), "{}", d.remaining);
-        assert_eq!(
-            d.policy,
-            "\"minute\";q=2;w=60, \"hour\";q=100;w=3600, \"day\";q=1000;w=86400"
-        );
-        assert!(l.take(0, "pods").retry_after.is_none());
-        let over = l.take(0, "pods");
-        let wait = over.retry_after.expect("third call in a minute is over");
-        assert!((1..=60).contains(&wait), "{wait}");
-        assert!(over.remaining.starts_with("\"minute\";r=0;"));
-        // Refused calls are not counted against the longer windows.
-        assert!(
-            over.remaining.contains("\"hour\";r=98;"),
-            "{}",
-            over.remaining
-        );
-        // Other groups and keys have their own counters.
-        assert!(l.take(0, "catalog").retry_after.is_none());
-        assert!(l.take(1, "pods").retry_after.is_none());
-        clock.advance(60_000);
-        assert!(l.take(0, "pods").retry_after.is_none());
-        l.reset();
-        assert!(l.take(0, "pods").remaining.starts_with("\"minute\";r=1;"));
-    }
 
     #[test]
     fn groups_are_the_segment_after_v2() {

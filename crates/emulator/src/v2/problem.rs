@@ -5,6 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::collection::Refusal;
 use crate::error::ApiError;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -124,6 +125,16 @@ impl IntoResponse for Problem {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         response
+    }
+}
+
+/// A collection handler's refusal as REST v2 answers it.
+impl From<Refusal> for Problem {
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::NotFound(detail) => Problem::not_found(detail),
+            Refusal::InUse(why) => Problem::bad_request(why),
+        }
     }
 }
 

@@ -105,22 +105,6 @@ fn redact(mut p: Problem) -> Problem {
     p
 }
 
-/// Why a credential cannot be deleted, if it cannot.
-pub fn registry_in_use(world: &World, id: &str) -> Option<String> {
-    if let Some(p) = world
-        .cloud
-        .pods()
-        .find(|p| p.registry.as_deref() == Some(id))
-    {
-        return Some(format!("registry {id} is used by pod {}", p.id));
-    }
-    world
-        .endpoints
-        .values()
-        .find(|e| e.container.registry.as_deref() == Some(id))
-        .map(|e| format!("registry {id} is used by endpoint {}", e.id))
-}
-
 async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
     caller.require_write()?;
     let mut world = app.world.lock();

@@ -23,11 +23,11 @@ use super::records::{self, V2Shown};
 use super::request::{Caller, Violations, not_null, nullable, parse_body};
 use super::rules::{self, Rules};
 use crate::collection::TEMPLATES;
-use crate::endpoints;
 use crate::ids;
 use crate::model::{PublicTemplate, Template, TemplateCategory};
 use crate::rest::MAX_VOLUME_GB;
 use crate::state::{App, World};
+use crate::world::endpoints;
 
 pub fn routes() -> Router<App> {
     Router::new()

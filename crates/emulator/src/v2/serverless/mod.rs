@@ -2,11 +2,11 @@
 //! `GET,PATCH,DELETE /v2/serverless/{id}`, `GET /v2/serverless/{id}/workers`,
 //! `GET /v2/serverless/{id}/releases`, `GET /v2/serverless/{id}/workers/{workerId}/logs`.
 //!
-//! The record is the one `/v1/endpoints` lists (see [`crate::endpoints`] for the
+//! The record is the one `/v1/endpoints` lists (see [`crate::world::endpoints`] for the
 //! field mapping) and its runtime is the job API's: an endpoint created here takes jobs at
 //! the `requestUrls` at once. A change of the worker configuration makes a release; the
 //! workers on older versions report `isStale` until the rollover replaces them, one per
-//! [`ROLLOVER_INTERVAL_MS`](crate::endpoints::ROLLOVER_INTERVAL_MS) of emulated
+//! [`ROLLOVER_INTERVAL_MS`](crate::world::endpoints::ROLLOVER_INTERVAL_MS) of emulated
 //! time, oldest first.
 
 pub mod body;
@@ -24,8 +24,8 @@ use axum::{Json, Router};
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, V2Query, parse_body};
 use crate::collection::ENDPOINTS;
-use crate::endpoints;
 use crate::state::App;
+use crate::world::endpoints;
 use body::EndpointBody;
 use logs::{LogQuery, WorkerLife};
 
@@ -82,7 +82,7 @@ async fn create(
         world.endpoints.insert(record.id.clone(), record.clone());
         record
     };
-    endpoints::start_runtime(&app, &record);
+    app.add_runtime(&record);
     tracing::info!(endpoint = %record.id, "endpoint created (v2)");
     let answer = view::endpoint(&record, &view::origin(&headers), &app.clock);
     Ok((StatusCode::CREATED, Json(answer)).into_response())
@@ -120,7 +120,7 @@ async fn update(
         let released = endpoints::commit_update(&mut world, &current, &mut record, now);
         (record, released)
     };
-    endpoints::update_runtime(&app, &record, released);
+    app.update_runtime(&record, released);
     if released {
         tracing::info!(endpoint = %record.id, version = record.version(), "endpoint release");
     }

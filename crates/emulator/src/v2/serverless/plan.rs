@@ -4,7 +4,6 @@
 //! them.
 
 use super::body::{EndpointBody, FlashBoot, GpuBody};
-use crate::endpoints::{self, pool_exists, pool_of, types_in_pools};
 use crate::ids;
 use crate::model::{
     ContainerSettings, CpuSelection, EndpointRecord, EndpointType, PublicTemplate, ScalerType,
@@ -15,6 +14,7 @@ use crate::state::World;
 use crate::v2::container::ContainerPatch;
 use crate::v2::problem::{Problem, V2Result};
 use crate::v2::rules::{self, Rules};
+use crate::world::endpoints::{self, pool_exists, pool_of, types_in_pools};
 
 /// Most GPUs one worker may take.
 pub const MAX_GPUS_PER_WORKER: u32 = 8;

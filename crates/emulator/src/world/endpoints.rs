@@ -16,9 +16,10 @@
 
 use serde_json::{Value, json};
 
-use super::ids;
-use super::model::{ContainerSettings, EndpointRecord, Release, ReleaseChange, Template};
-use super::state::{App, World, worker_settings};
+use super::World;
+use crate::ids;
+use crate::model::{ContainerSettings, EndpointRecord, Release, ReleaseChange, Template};
+use crate::workers::WorkerSettings;
 
 /// One stale worker is replaced every this many emulated milliseconds after a release,
 /// oldest first (see [`crate::jobs::rollout`]).
@@ -255,7 +256,7 @@ pub fn bound_template(e: &EndpointRecord) -> Template {
         docker_start_cmd: c.args.split_whitespace().map(str::to_string).collect(),
         registry: c.registry.clone(),
         public: false,
-        category: super::model::TemplateCategory::Nvidia,
+        category: crate::model::TemplateCategory::Nvidia,
         start_ssh: false,
         start_jupyter: false,
         allowed_cuda_versions: e.allowed_cuda_versions.clone(),
@@ -347,19 +348,15 @@ pub fn volume_in_use(world: &World, volume_id: &str) -> Option<String> {
         })
 }
 
-/// Starts the runtime of a new endpoint.
-pub fn start_runtime(app: &App, e: &EndpointRecord) {
-    app.add_runtime(e);
-}
-
-/// Brings the runtime in line with an updated record: worker settings at once, and a
-/// rollover of the workers when a release was made.
-pub fn update_runtime(app: &App, e: &EndpointRecord, released: bool) {
-    if let Some(rt) = app.runtime(&e.id) {
-        rt.update_settings(worker_settings(e));
-        if released {
-            rt.release(e.version(), ROLLOVER_INTERVAL_MS);
-        }
+/// Worker settings of an endpoint record, in emulated milliseconds.
+pub fn worker_settings(e: &EndpointRecord) -> WorkerSettings {
+    WorkerSettings {
+        min: e.workers_min,
+        max: e.workers_max,
+        idle_timeout_ms: u64::from(e.idle_timeout) * 1000,
+        execution_timeout_ms: e.execution_timeout_ms,
+        scaler_type: e.scaler_type,
+        scaler_value: e.scaler_value,
     }
 }
 

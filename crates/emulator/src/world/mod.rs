@@ -1,0 +1,116 @@
+//! The world every surface shares: the account's records (endpoints, volumes, templates,
+//! registries, delegations), its pods and GPU stock, and its usage for billing. The
+//! surfaces read and write it behind one lock (`state::Emulator`); it imports no surface.
+
+pub mod endpoints;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::fixtures::Fixtures;
+use crate::model::{
+    DataCenter, Delegation, EndpointRecord, NetworkVolume, PublicTemplate, RegistryAuth, Template,
+};
+use crate::pods::Cloud;
+use crate::usage::UsageLedger;
+
+/// Records and pods, behind one lock: every operation on them is short.
+#[derive(Debug, Clone)]
+pub struct World {
+    pub user_id: String,
+    pub data_centers: Vec<DataCenter>,
+    pub cloud: Cloud,
+    pub endpoints: BTreeMap<String, EndpointRecord>,
+    pub volumes: BTreeMap<String, NetworkVolume>,
+    pub templates: BTreeMap<String, Template>,
+    pub delegations: Vec<Delegation>,
+    /// The public template catalog (not the account's own templates).
+    pub public_templates: Vec<PublicTemplate>,
+    /// Volume and serverless usage over time, for billing.
+    pub usage: UsageLedger,
+    /// Container registry credentials (REST v2 `/v2/registries`).
+    pub registries: BTreeMap<String, RegistryAuth>,
+}
+
+impl World {
+    pub fn from_fixtures(f: &Fixtures) -> Result<Self, String> {
+        f.check().map_err(|e| e.to_string())?;
+        let mut cloud = Cloud::new(
+            f.gpu_types.clone(),
+            f.data_centers.iter().map(|d| d.id.clone()).collect(),
+        )
+        .with_cpu_types(f.cpu_types.clone());
+        cloud.seed_pods(&f.pods, 0)?;
+        let mut world = Self {
+            user_id: f.user_id.clone(),
+            data_centers: f.data_centers.clone(),
+            cloud,
+            endpoints: f
+                .endpoints
+                .iter()
+                .map(|e| (e.id.clone(), e.clone()))
+                .collect(),
+            volumes: f
+                .network_volumes
+                .iter()
+                .map(|v| (v.id.clone(), v.clone()))
+                .collect(),
+            templates: f
+                .templates
+                .iter()
+                .map(|t| (t.id.clone(), t.clone()))
+                .collect(),
+            delegations: f.delegations.clone(),
+            registries: f
+                .registries
+                .iter()
+                .map(|r| (r.id.clone(), r.clone()))
+                .collect(),
+            public_templates: f.public_templates.clone(),
+            usage: UsageLedger::default(),
+        };
+        let mut endpoints = std::mem::take(&mut world.endpoints);
+        for e in endpoints.values_mut() {
+            endpoints::hydrate(e, &world, 0);
+        }
+        world.endpoints = endpoints;
+        world.observe_volumes(0);
+        Ok(world)
+    }
+
+    /// Records the network volumes as they are now in the usage ledger. Called after every
+    /// successful write of any surface, so creates, resizes and deletes are stamped with
+    /// the emulated time of the request that made them.
+    pub fn observe_volumes(&mut self, now: crate::clock::Millis) {
+        let current = self.volumes.values().map(|v| {
+            let hp = v.volume_type == crate::model::VolumeType::HighPerformance;
+            (v.id.as_str(), v.size, hp)
+        });
+        self.usage.observe_volumes(current, now);
+    }
+
+    pub fn dump(&self) -> Value {
+        json!({
+            "userId": self.user_id,
+            "dataCenters": self.data_centers,
+            "endpoints": self.endpoints.values().collect::<Vec<_>>(),
+            "networkVolumes": self.volumes.values().collect::<Vec<_>>(),
+            "templates": self.templates.values().collect::<Vec<_>>(),
+            "delegations": self.delegations,
+            "registries": self.registries.values().collect::<Vec<_>>(),
+            "machines": self.cloud.machines().iter().map(|m| json!({
+                "id": m.id, "gpuTypeId": m.gpu_type_id, "dataCenterId": m.data_center_id,
+                "secureCloud": m.secure, "totalGpus": m.total, "freeGpus": m.free,
+            })).collect::<Vec<_>>(),
+            "pods": self.cloud.pods().map(|p| json!({
+                "id": p.id, "name": p.name, "machineId": p.machine_id,
+                "gpuTypeId": p.gpu_type_id, "gpuCount": p.gpu_count,
+                "desiredStatus": match p.desired {
+                    crate::pods::DesiredStatus::Running => "RUNNING",
+                    crate::pods::DesiredStatus::Exited => "EXITED",
+                },
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
