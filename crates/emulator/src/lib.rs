@@ -2,7 +2,7 @@
 //! API, registry delegation and GraphQL, with fault injection and a fast clock.
 //!
 //! Start it in-process with [`start`] (port 0 is fine) or as `gpucloud-operator emulator`.
-//! The routes and the admin surface are described in `src/emulator/README.md`.
+//! The routes and the admin surface are described in the crate's `README.md`.
 
 pub mod admin;
 pub mod auth;
