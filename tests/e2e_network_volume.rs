@@ -671,7 +671,7 @@ async fn a_volume_whose_key_secret_went_first_is_still_deleted() {
 /// An install that watches two namespaces: volumes applied in both before it starts, and
 /// one applied later, all converge; a volume deleted while the operator was away is
 /// deleted from the platform when it comes back. (One watch per namespace, merged: see
-/// `controller::watch_merge`. Merged as they came, the second namespace's listing would
+/// `gpucloud_engine::watch_merge`. Merged as they came, the second namespace's listing would
 /// have replaced the first's in the operator's store.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]

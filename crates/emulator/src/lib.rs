@@ -140,7 +140,7 @@ impl RunningEmulator {
     }
 
     /// The emulator's clock itself, for an in-process operator to run on (see
-    /// `controller::guardrails::clock`).
+    /// `gpucloud_engine::clock`).
     pub fn clock(&self) -> clock::Clock {
         self.app.clock.clone()
     }
