@@ -23,8 +23,6 @@ const KNOWN_LONG_FILES: &[(&str, usize)] = &[
     ("crates/emulator/src/pods.rs", 1090),
     ("crates/emulator/src/v2/pods.rs", 1248),
     ("crates/engine/src/engine.rs", 1587),
-    ("tests/emulator_jobs.rs", 846),
-    ("tests/emulator_v2_serverless.rs", 873),
 ];
 const KNOWN_LONG_ENGINE_FNS: &[(&str, usize)] = &[
     ("crates/engine/src/engine.rs: fn converge", 129),

@@ -251,3 +251,15 @@ pub fn assert_problem(r: &Resp, status: u16, needle: &str) {
 fn rand_suffix() -> String {
     uuid::Uuid::new_v4().simple().to_string()[..8].to_string()
 }
+
+/// A mebibyte, for the payload and chunk limits.
+pub const MIB: usize = 1024 * 1024;
+
+/// An emulator whose clock runs `scale` times faster than the wall clock.
+pub async fn fast(scale: f64) -> Emu {
+    start(EmulatorConfig {
+        time_scale: scale,
+        ..config()
+    })
+    .await
+}
