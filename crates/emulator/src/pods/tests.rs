@@ -1,0 +1,118 @@
+//! Unit tests of the emulator's pods: placement on machines, capacity errors, stop and resume on the host, stock, prices and ports.
+
+use super::*;
+use crate::fixtures::Fixtures;
+
+fn cloud() -> Cloud {
+    let f = Fixtures::built_in();
+    Cloud::new(
+        f.gpu_types,
+        f.data_centers.into_iter().map(|d| d.id).collect(),
+    )
+}
+
+fn req(gpu: &str, count: i32) -> DeployRequest {
+    DeployRequest {
+        name: Some("p".into()),
+        image_name: Some("img".into()),
+        gpu_type_id: Some(gpu.into()),
+        gpu_count: Some(count),
+        ports: Some("8888/http,22/tcp".into()),
+        ..DeployRequest::default()
+    }
+}
+
+const H100: &str = "NVIDIA H100 80GB HBM3";
+
+#[test]
+fn deploy_takes_stock_and_stop_gives_it_back() {
+    let mut c = cloud();
+    let before = c.free_gpus(H100, None);
+    let id = c.deploy(req(H100, 2), 0).unwrap().id.clone();
+    assert_eq!(c.free_gpus(H100, None), before - 2);
+    assert_eq!(c.pod(&id).unwrap().port_map.len(), 2);
+    c.stop(&id, 1).unwrap();
+    assert_eq!(c.pod(&id).unwrap().desired, DesiredStatus::Exited);
+    assert_eq!(c.free_gpus(H100, None), before);
+    c.resume(&id, None, 2).unwrap();
+    assert_eq!(c.free_gpus(H100, None), before - 2);
+    c.terminate(&id, 3).unwrap();
+    assert_eq!(c.free_gpus(H100, None), before);
+    assert_eq!(c.terminate(&id, 4), Err(PodError::NotFound(id)));
+}
+
+#[test]
+fn no_stock_gives_the_platform_text() {
+    let mut c = cloud();
+    c.set_stock(H100, None, None, 0).unwrap();
+    let err = c.deploy(req(H100, 1), 0).unwrap_err();
+    assert_eq!(err.to_string(), NO_CAPACITY);
+}
+
+#[test]
+fn resume_fails_when_the_host_is_taken() {
+    let mut c = cloud();
+    c.set_stock(H100, Some(true), None, 8).unwrap();
+    c.set_stock(H100, Some(false), None, 0).unwrap();
+    let a = c.deploy(req(H100, 8), 0).unwrap().id.clone();
+    c.stop(&a, 1).unwrap();
+    let _b = c.deploy(req(H100, 4), 2).unwrap();
+    assert_eq!(c.resume(&a, None, 3).unwrap_err().to_string(), HOST_FULL);
+    // Nothing changed for the stopped pod.
+    assert_eq!(c.pod(&a).unwrap().desired, DesiredStatus::Exited);
+}
+
+#[test]
+fn a_frozen_stock_view_shows_stock_the_machines_no_longer_have() {
+    let mut c = cloud();
+    let g = c.gpu_type(H100).unwrap().clone();
+    c.freeze_stock_view();
+    c.set_stock(H100, None, None, 0).unwrap();
+    let shown = c.lowest_price(&g, 1, Some(true), None);
+    assert_ne!(shown.stock_status, "None");
+    assert_eq!(c.deploy(req(H100, 1), 0).unwrap_err(), PodError::NoCapacity);
+    c.thaw_stock_view();
+    assert_eq!(c.lowest_price(&g, 1, Some(true), None).stock_status, "None");
+}
+
+#[test]
+fn validation_names_fields() {
+    let mut c = cloud();
+    let err = c.deploy(req(H100, 99), 0).unwrap_err();
+    assert!(err.to_string().starts_with("gpuCount:"));
+    let err = c.deploy(req("nope", 1), 0).unwrap_err();
+    assert!(err.to_string().starts_with("gpuTypeId:"));
+    let mut r = req(H100, 1);
+    r.ports = Some("abc".into());
+    assert!(
+        c.deploy(r, 0)
+            .unwrap_err()
+            .to_string()
+            .starts_with("ports:")
+    );
+    assert_eq!(c.pod_count(), 0);
+}
+
+#[test]
+fn cloud_choice_and_prices() {
+    let mut c = cloud();
+    let g = c.gpu_type(H100).unwrap().clone();
+    let p = c.lowest_price(&g, 1, Some(true), None);
+    assert_eq!(p.uninterruptable_price, Some(2.99));
+    assert_eq!(p.available_gpu_counts, (1..=8).collect::<Vec<_>>());
+    // H100 has only secure machines: community deploys fail.
+    let mut r = req(H100, 1);
+    r.cloud = CloudChoice::Community;
+    assert_eq!(c.deploy(r, 0).unwrap_err(), PodError::NoCapacity);
+    let none = c.lowest_price(&g, 1, Some(false), None);
+    assert_eq!(none.stock_status, "None");
+    assert!(none.available_gpu_counts.is_empty());
+}
+
+#[test]
+fn stock_words() {
+    assert_eq!(stock_status(0), "None");
+    assert_eq!(stock_status(2), "Low");
+    assert_eq!(stock_status(8), "Medium");
+    assert_eq!(stock_status(100), "High");
+}
