@@ -20,7 +20,6 @@ const MAX_ENGINE_FN_LINES: usize = 120;
 /// open until these lists are empty). They may only shrink: a listed file or function that
 /// grows fails, and one that is back within the limit fails until it is taken off the list.
 const KNOWN_LONG_FILES: &[(&str, usize)] = &[
-    ("crates/emulator/src/v2/pods.rs", 1248),
     ("crates/engine/src/engine.rs", 1587),
 ];
 const KNOWN_LONG_ENGINE_FNS: &[(&str, usize)] = &[

@@ -1,0 +1,173 @@
+//! A pod's log history and its stream (`GET /v2/pods/{id}/logs`): the system and container
+//! lines the emulated life of the pod produces.
+
+use super::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogSource {
+    Container,
+    System,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct LogsQuery {
+    #[serde(default)]
+    source: Option<LogSource>,
+    #[serde(default)]
+    tail: Option<u32>,
+    #[serde(default)]
+    since: Option<String>,
+}
+
+/// One log line of a pod's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub at: Millis,
+    pub source: LogSource,
+    pub line: String,
+}
+
+/// Most lines a pod's history yields (the document's `tail` maximum).
+pub(super) const MAX_LOG_LINES: usize = 5000;
+
+/// A plausible history of a pod up to `now`: the system's provisioning steps, the
+/// container's start, then a heartbeat line every emulated minute of uptime.
+pub fn pod_history(p: &Pod, now: Millis, boot_ms: u64) -> Vec<LogLine> {
+    let mut lines = vec![
+        LogLine {
+            at: p.created_at,
+            source: LogSource::System,
+            line: format!("pod {} scheduled on machine {}", p.id, p.machine_id),
+        },
+        LogLine {
+            at: p.created_at,
+            source: LogSource::System,
+            line: format!("pulling image {}", p.image_name),
+        },
+    ];
+    if let Some(started) = p.started_at {
+        if !p.first_start() {
+            lines.push(LogLine {
+                at: started,
+                source: LogSource::System,
+                line: "starting container".into(),
+            });
+        }
+        let booted = started + boot_ms;
+        if booted <= now {
+            if p.first_start() {
+                lines.push(LogLine {
+                    at: started + boot_ms / 2,
+                    source: LogSource::System,
+                    line: format!("image {} pulled", p.image_name),
+                });
+            }
+            lines.push(LogLine {
+                at: booted,
+                source: LogSource::System,
+                line: "container started".into(),
+            });
+            lines.push(LogLine {
+                at: booted,
+                source: LogSource::Container,
+                line: format!("{} ready", p.image_name),
+            });
+            let minutes = ((now - booted) / 60_000) as usize;
+            let first = minutes.saturating_sub(MAX_LOG_LINES);
+            for m in first..minutes {
+                let at = booted + (m as u64 + 1) * 60_000;
+                lines.push(LogLine {
+                    at,
+                    source: LogSource::Container,
+                    line: format!("heartbeat: up {} min", m + 1),
+                });
+            }
+        }
+    } else {
+        lines.push(LogLine {
+            at: p.last_status_change_at,
+            source: LogSource::System,
+            line: "container stopped".into(),
+        });
+    }
+    lines.sort_by_key(|l| l.at);
+    lines
+}
+
+pub(super) fn parse_time(app: &App, field: &str, value: &str) -> V2Result<Millis> {
+    let t = chrono::DateTime::parse_from_rfc3339(value).map_err(|_| {
+        Problem::unprocessable(vec![format!(
+            "{field}: must be an RFC 3339 date-time (got {value:?})"
+        )])
+    })?;
+    let start = app.clock.wall_at(0);
+    let ms = (t.with_timezone(&chrono::Utc) - start).num_milliseconds();
+    Ok(ms.max(0) as Millis)
+}
+
+pub(super) async fn logs(
+    State(app): State<App>,
+    _caller: Caller,
+    Path(id): Path<String>,
+    V2Query(q): V2Query<LogsQuery>,
+    headers: HeaderMap,
+) -> V2Result<Response> {
+    if q.tail.is_some_and(|t| t as usize > MAX_LOG_LINES) {
+        return Err(Problem::unprocessable(vec![format!(
+            "tail: must be at most {MAX_LOG_LINES}"
+        )]));
+    }
+    let last_event = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| parse_time(&app, "Last-Event-ID", v))
+        .transpose()?;
+    let since = q
+        .since
+        .as_deref()
+        .map(|s| parse_time(&app, "since", s))
+        .transpose()?;
+    let now = app.clock.now();
+    let history = {
+        let world = app.world.lock();
+        let pod = world.cloud.pod(&id).ok_or_else(|| pod_not_found(&id))?;
+        pod_history(pod, now, app.config.pod_boot_ms)
+    };
+    let chosen: Vec<&LogLine> = history
+        .iter()
+        .filter(|l| q.source.is_none_or(|s| s == l.source))
+        .collect();
+    let chosen: Vec<&LogLine> = match (last_event, since) {
+        (Some(after), _) => chosen.into_iter().filter(|l| l.at > after).collect(),
+        (None, Some(from)) => chosen.into_iter().filter(|l| l.at >= from).collect(),
+        (None, None) => {
+            let tail = q.tail.unwrap_or(100) as usize;
+            let skip = chosen.len().saturating_sub(tail);
+            chosen.into_iter().skip(skip).collect()
+        }
+    };
+    let mut out = String::new();
+    for l in chosen {
+        let ts = app
+            .clock
+            .wall_at(l.at)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let source = match l.source {
+            LogSource::Container => "container",
+            LogSource::System => "system",
+        };
+        let data = json!({"source": source, "line": l.line, "ts": ts});
+        out.push_str(&format!("id: {ts}\ndata: {data}\n\n"));
+    }
+    let mut response = Response::new(Body::from(out));
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(response)
+}
