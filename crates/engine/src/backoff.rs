@@ -46,6 +46,16 @@ impl BackoffPolicy {
     }
 }
 
+/// `d` moved by up to `fraction` either way: a periodic requeue of many objects spread out.
+pub fn jitter(d: Duration, fraction: f64) -> Duration {
+    BackoffPolicy {
+        initial: d,
+        max: d,
+        jitter: fraction,
+    }
+    .jittered(d)
+}
+
 /// Failure counts by object.
 pub struct Backoffs<K> {
     policy: BackoffPolicy,

@@ -48,6 +48,12 @@ impl AccountId {
     pub fn any() -> Self {
         AccountId(0)
     }
+
+    /// The `n`th of several accounts, for unit tests that tell them apart.
+    #[cfg(test)]
+    pub(crate) fn nth(n: u64) -> Self {
+        AccountId(n)
+    }
 }
 
 /// A key, the account it stands for, and where it was read from.

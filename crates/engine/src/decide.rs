@@ -13,12 +13,14 @@
 
 use std::time::Duration;
 
+use k8s_openapi::jiff::Timestamp;
 use tokio::time::Instant;
 
 use crate::snapshot::Freshness;
+use gpucloud_crd::{DeletionPolicy, ManagementPolicy};
 
 use super::adapter::WhenGone;
-use super::failure::Failure;
+use super::failure::{Applied, Failure};
 
 /// Who chose the id the object is managed by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,8 +36,62 @@ pub enum IdChosenBy {
 pub struct Marker {
     /// When the create was started (the marker's time, on this process's clock).
     pub at: Instant,
-    /// From when a listing shows whatever the create made (see `engine::pending_settles_at`).
+    /// From when a listing shows whatever the create made (see [`pending_settles_at`]).
     pub settles_at: Instant,
+}
+
+/// A create whose answer said nothing certain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnsureCreate {
+    /// The pending marker written before it.
+    pub marker: Timestamp,
+    /// From this instant on, a new listing shows the object if the create made one.
+    pub settled_at: Instant,
+}
+
+/// Pure: from when a listing can tell whether the create marked pending at `marker` made
+/// something. A create this process sent and got an answer to (a 5xx) happened, if it
+/// did, before the answer; one that got no answer (a timeout) may still be running at the
+/// platform, until `create_timeout` after the call gave up (`unsure` holds both). A marker
+/// this process knows nothing of was left by an earlier process, which sent nothing after
+/// it died, so before this one started: its create is over by `started + create_timeout`.
+pub fn pending_settles_at(
+    marker: Timestamp,
+    unsure: Option<UnsureCreate>,
+    started: Instant,
+    create_timeout: Duration,
+) -> Instant {
+    match unsure {
+        Some(own) if own.marker == marker => own.settled_at,
+        _ => started + create_timeout,
+    }
+}
+
+/// What a create the platform did not confirm leaves behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailedCreate {
+    /// It may have made the object: keep the marker, so that the next pass looks the object
+    /// up before anything else, in a listing that started after `settles_in` from now.
+    MaybeMade { settles_in: Duration },
+    /// Nothing was made: drop the marker, which would only make the next pass wait. A
+    /// refusal for good is remembered, so that the same create is not sent again.
+    NotMade { refused_for_good: bool },
+}
+
+/// Pure: what a failed create leaves behind. One the platform answered (a 5xx) is settled
+/// at once; one that got no answer may still land until `create_timeout` has passed.
+pub fn after_failed_create(failure: &Failure, create_timeout: Duration) -> FailedCreate {
+    match failure.applied {
+        Applied::No => FailedCreate::NotMade {
+            refused_for_good: failure.is_permanent(),
+        },
+        Applied::MaybeAnswered => FailedCreate::MaybeMade {
+            settles_in: Duration::ZERO,
+        },
+        Applied::MaybeUnanswered => FailedCreate::MaybeMade {
+            settles_in: create_timeout,
+        },
+    }
 }
 
 /// Everything the decision needs; `claimed` and `by_id` are read from `listing_started`'s
@@ -77,6 +133,22 @@ pub enum Step<R> {
     Recreate,
     /// Report, change nothing.
     Fail(Failure),
+}
+
+impl<R> Step<R> {
+    /// A short name of the step, for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Relist(_) => "relist",
+            Step::Manage(_) => "manage",
+            Step::Observe(_) => "observe",
+            Step::Adopt(..) => "adopt",
+            Step::Create => "create",
+            Step::WaitForPendingCreate(_) => "wait-for-pending-create",
+            Step::Recreate => "recreate",
+            Step::Fail(_) => "fail",
+        }
+    }
 }
 
 /// How an adopted object was found.
@@ -206,6 +278,12 @@ pub struct CleanupFacts<'a> {
     pub marker: Option<Marker>,
     /// The newest listing read in this deletion, and the ids it shows this object claims.
     pub listing: Option<(Instant, Vec<&'a str>)>,
+}
+
+/// Pure: whether deleting the object leaves its remote object on the platform: its
+/// deletionPolicy says Orphan, it was only ever observed, or it is paused (hands off).
+pub fn keeps_remote(deletion: DeletionPolicy, management: ManagementPolicy, paused: bool) -> bool {
+    deletion == DeletionPolicy::Orphan || management == ManagementPolicy::ObserveOnly || paused
 }
 
 /// Pure: what deleting the object does.
@@ -530,6 +608,94 @@ mod tests {
             decide(&f, NOUN),
             Step::Adopt(found.clone(), Adoption::AfterInterruptedCreate)
         );
+    }
+
+    const TIMEOUT: Duration = Duration::from_secs(30);
+
+    #[test]
+    fn an_answered_create_of_this_process_settles_when_it_was_answered() {
+        let started = Instant::now();
+        let marker = Timestamp::now();
+        let answered = started + Duration::from_secs(5);
+        let own = UnsureCreate {
+            marker,
+            settled_at: answered,
+        };
+        assert_eq!(
+            pending_settles_at(marker, Some(own), started, TIMEOUT),
+            answered
+        );
+    }
+
+    #[test]
+    fn a_marker_left_by_an_earlier_process_waits_for_its_create_to_be_over() {
+        let started = Instant::now();
+        let marker = Timestamp::now();
+        assert_eq!(
+            pending_settles_at(marker, None, started, TIMEOUT),
+            started + TIMEOUT
+        );
+        // A record of another create (an older marker) says nothing of this one.
+        let older = UnsureCreate {
+            marker: marker - k8s_openapi::jiff::SignedDuration::from_secs(60),
+            settled_at: started,
+        };
+        assert_eq!(
+            pending_settles_at(marker, Some(older), started, TIMEOUT),
+            started + TIMEOUT
+        );
+    }
+
+    #[test]
+    fn a_create_that_may_have_happened_keeps_its_marker_until_it_settles() {
+        let answered = Failure {
+            applied: Applied::MaybeAnswered,
+            ..Failure::retryable("PlatformUnavailable", "502")
+        };
+        assert_eq!(
+            after_failed_create(&answered, TIMEOUT),
+            FailedCreate::MaybeMade {
+                settles_in: Duration::ZERO
+            }
+        );
+        let unanswered = Failure {
+            applied: Applied::MaybeUnanswered,
+            ..answered
+        };
+        assert_eq!(
+            after_failed_create(&unanswered, TIMEOUT),
+            FailedCreate::MaybeMade {
+                settles_in: TIMEOUT
+            }
+        );
+    }
+
+    #[test]
+    fn a_create_that_made_nothing_drops_its_marker_and_remembers_a_refusal() {
+        let refused = Failure::permanent("InvalidSpec", "unknown data center");
+        assert_eq!(
+            after_failed_create(&refused, TIMEOUT),
+            FailedCreate::NotMade {
+                refused_for_good: true
+            }
+        );
+        let busy = Failure::retryable("RateLimited", "429");
+        assert_eq!(
+            after_failed_create(&busy, TIMEOUT),
+            FailedCreate::NotMade {
+                refused_for_good: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_remote_object_is_kept_when_orphaned_observed_or_paused() {
+        use DeletionPolicy::{Delete, Orphan};
+        use ManagementPolicy::{Manage, ObserveOnly};
+        assert!(!keeps_remote(Delete, Manage, false));
+        assert!(keeps_remote(Orphan, Manage, false));
+        assert!(keeps_remote(Delete, ObserveOnly, false));
+        assert!(keeps_remote(Delete, Manage, true));
     }
 
     fn cleanup<'a>(now: Instant) -> CleanupFacts<'a> {

@@ -6,10 +6,11 @@
 //! - [`runner`] feeds the engine: the kind's watch ([`triggers`] says which events count,
 //!   [`watch_merge`] merges several namespaces' watches, [`vanished`] tells what a
 //!   relisting no longer shows) and the Secrets holding API keys;
-//! - [`engine`] runs the pass: it gathers the facts ([`snapshot`]: the one shared listing
-//!   per kind and account; [`annotations`], [`credentials`], [`recent_writes`]), asks
-//!   [`decide`] (pure) for the step, carries it out through the adapter, and reports
-//!   ([`conditions`], [`failure`], [`events`], [`backoff`], [`metrics`]);
+//! - [`engine`] runs the pass as a pipeline, one module per stage: observe the facts
+//!   ([`snapshot`]: the one shared listing per kind and account; [`annotations`],
+//!   [`credentials`], [`recent_writes`]), ask [`decide`] (pure) for the step, execute it
+//!   through the adapter, and report it in status ([`conditions`], [`failure`],
+//!   [`events`], [`backoff`], [`metrics`]);
 //! - [`ownership`] keeps one install per object, [`released`] remembers the remote objects
 //!   let go of on purpose, and [`marker`] is how a remote object is known as ours.
 //!

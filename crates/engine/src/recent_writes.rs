@@ -2,10 +2,10 @@
 //! still matter.
 //!
 //! A pass needs a listing that started after the last change it made (see
-//! `engine::listing_need`), but only while that change is younger than the oldest listing a
-//! pass would take anyway (the poll interval). An older entry changes nothing, so entries
-//! are swept once they are that old: after creating 10,000 objects, the table would
-//! otherwise keep a name and an instant for each of them for good.
+//! `engine::observe::listing_need`), but only while that change is younger than the oldest
+//! listing a pass would take anyway (the poll interval). An older entry changes nothing,
+//! so entries are swept once they are that old: after creating 10,000 objects, the table
+//! would otherwise keep a name and an instant for each of them for good.
 
 use std::collections::HashMap;
 use std::time::Duration;

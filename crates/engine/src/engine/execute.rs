@@ -1,0 +1,257 @@
+//! The third stage of a pass: carry out decide's step. Report a remote object, adopt one,
+//! bring one in line with the spec (the adapter's pure `plan`, then its platform calls:
+//! update in place, or delete to replace), create one ([`super::create`]), or only report.
+//! Every branch ends in an [`Outcome`] for the status stage; the apiserver writes it needs
+//! (the claim and the finalizer of an adopted object) go through [`super::writes`].
+
+use std::time::Duration;
+
+use kube::Api;
+use tracing::{info, warn};
+
+use super::create::CreateAttempt;
+use super::outcome::{Outcome, Requeue};
+use super::writes::legacy_id_removal;
+use super::{Engine, EngineError, Observed};
+use crate::adapter::{Adapter, PassContext, Plan, Readiness};
+use crate::conditions::{Verdict, Verdicts};
+use crate::decide::{Adoption, Step};
+use crate::failure::Failure;
+
+impl<A: Adapter> Engine<A> {
+    /// Carries out `step`.
+    pub(super) async fn execute(
+        &self,
+        api: &Api<A::Kind>,
+        seen: &Observed<A::Kind>,
+        pass: &PassContext<'_>,
+        attempt: CreateAttempt,
+        step: Step<A::Remote>,
+    ) -> Result<Outcome<A::Remote>, EngineError> {
+        let obj = seen.obj.as_ref();
+        match step {
+            Step::Relist(_) => unreachable!("observe reads the listing decide asks for"),
+            Step::Fail(f) => Ok(Outcome::failed(f, None, seen.last_ready.clone())),
+            Step::WaitForPendingCreate(wait) => Ok(wait_for_pending_create(A::NOUN, wait)),
+            Step::Observe(remote) => {
+                self.ensure_owned(api, obj, false).await?;
+                Ok(self.observed(obj, remote))
+            }
+            Step::Adopt(remote, how) => self.adopt(api, seen, pass, remote, how).await,
+            Step::Manage(remote) => {
+                self.ensure_owned(api, obj, true).await?;
+                self.manage(api, seen, pass, remote).await
+            }
+            Step::Recreate => {
+                let id = seen.known.as_ref().map(|(id, _)| id.as_str());
+                let id = id.unwrap_or_default();
+                let message = format!(
+                    "{} {id} was deleted outside the operator; creating it again",
+                    A::NOUN
+                );
+                warn!(kind = A::KIND, object = %seen.key, id = %id, "deleted outside the operator");
+                self.shared
+                    .event(obj, true, "ExternalDeleted", "Create", message)
+                    .await;
+                self.create(api, seen, pass, attempt).await
+            }
+            Step::Create => self.create(api, seen, pass, attempt).await,
+        }
+    }
+
+    /// Takes `remote` as the object's own, then manages it (or only reports it, under
+    /// ObserveOnly).
+    async fn adopt(
+        &self,
+        api: &Api<A::Kind>,
+        seen: &Observed<A::Kind>,
+        pass: &PassContext<'_>,
+        remote: A::Remote,
+        how: Adoption,
+    ) -> Result<Outcome<A::Remote>, EngineError> {
+        let obj = seen.obj.as_ref();
+        let id = A::id(&remote).to_string();
+        self.ensure_owned(api, obj, !seen.observe_only).await?;
+        self.unsure_creates.lock().remove(&seen.key);
+        info!(kind = A::KIND, object = %seen.key, id = %id, reason = how.reason(), "adopted");
+        let message = format!("adopted existing {} {id}", A::NOUN);
+        self.shared
+            .event(obj, false, how.reason(), "Adopt", message)
+            .await;
+        match seen.observe_only {
+            true => Ok(self.observed(obj, remote)),
+            false => self.manage(api, seen, pass, remote).await,
+        }
+    }
+
+    /// Brings an existing remote object in line with the spec.
+    async fn manage(
+        &self,
+        api: &Api<A::Kind>,
+        seen: &Observed<A::Kind>,
+        pass: &PassContext<'_>,
+        mut remote: A::Remote,
+    ) -> Result<Outcome<A::Remote>, EngineError> {
+        let obj = seen.obj.as_ref();
+        let last_ready = seen.last_ready.clone();
+        let desired = match self.adapter.desired(pass, obj).await {
+            Ok(d) => d,
+            Err(f) => return Ok(Outcome::failed(f, Some(remote), last_ready)),
+        };
+        match self.adapter.plan(obj, &desired, &remote) {
+            Plan::UpToDate => match self.after_sync_if_ready(pass, obj, &mut remote).await {
+                Ok(()) => Ok(self.observed(obj, remote)),
+                Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
+            },
+            Plan::Blocked(failure) => {
+                let mut outcome = Outcome::failed(failure, Some(remote), last_ready);
+                outcome.seen.blocked = true;
+                Ok(outcome)
+            }
+            Plan::Update(changes) => {
+                let admitted = self
+                    .adapter
+                    .admit(pass, obj, &desired, Some(&remote), &changes)
+                    .await;
+                match admitted {
+                    Ok(()) => Ok(self.update(seen, pass, remote, &changes).await),
+                    Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
+                }
+            }
+            Plan::Replace { reason } => self.replace(api, seen, pass, remote, reason).await,
+        }
+    }
+
+    /// Makes `changes` in place, in order, stopping at the first that fails.
+    async fn update(
+        &self,
+        seen: &Observed<A::Kind>,
+        pass: &PassContext<'_>,
+        mut remote: A::Remote,
+        changes: &[A::Change],
+    ) -> Outcome<A::Remote> {
+        let obj = seen.obj.as_ref();
+        for change in changes {
+            if let Err(f) = self.adapter.apply(pass.client, &mut remote, change).await {
+                // The remote object is known not to match the spec (a pod stopped out of
+                // band that cannot resume): not Ready, as a change that went through would
+                // not be either until the next listing.
+                let not_ready = Verdict::no(f.reason.clone(), f.message.clone());
+                return Outcome::failed(f, Some(remote), not_ready);
+            }
+            let note = self.adapter.describe(change);
+            info!(kind = A::KIND, object = %seen.key, id = A::id(&remote), change = %note, "updated");
+            let reason = self.adapter.change_reason(change);
+            self.shared.event(obj, false, reason, "Update", note).await;
+        }
+        self.wrote(obj);
+        // The listing predates the change: show the change as under way and read a fresh
+        // listing on the next pass.
+        let message = format!("updated the {}", A::NOUN);
+        Outcome::progressing(Some(remote), "Updating", message, Requeue::Progress)
+    }
+
+    /// Deletes the remote object so that the next pass creates it again.
+    async fn replace(
+        &self,
+        api: &Api<A::Kind>,
+        seen: &Observed<A::Kind>,
+        pass: &PassContext<'_>,
+        remote: A::Remote,
+        reason: String,
+    ) -> Result<Outcome<A::Remote>, EngineError> {
+        let obj = seen.obj.as_ref();
+        let id = A::id(&remote).to_string();
+        if let Err(f) = self.adapter.delete(pass.client, &id).await
+            && !f.is_not_found()
+        {
+            return Ok(Outcome::failed(f, Some(remote), seen.last_ready.clone()));
+        }
+        let message = format!("deleted {} {id}: {reason}", A::NOUN);
+        self.shared
+            .event(obj, false, "Replacing", "Delete", message)
+            .await;
+        self.wrote(obj);
+        // An id the operator chose and recorded in an annotation (earlier versions) must
+        // go with the object; one in status goes with the status.
+        if seen.annotations.external_id.is_some() {
+            self.patch_metadata(api, obj, &legacy_id_removal(), None, false)
+                .await?;
+        }
+        let outcome = Outcome::progressing(None, "Replacing", reason, Requeue::Now);
+        Ok(Outcome {
+            forget_id: true,
+            ..outcome
+        })
+    }
+
+    /// Extra I/O of the kind once its remote object is Ready (see `Adapter::after_sync`).
+    pub(super) async fn after_sync_if_ready(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &A::Kind,
+        remote: &mut A::Remote,
+    ) -> Result<(), Failure> {
+        match self.adapter.readiness(obj, remote) {
+            Readiness::Ready { .. } => self.adapter.after_sync(pass, obj, remote).await,
+            Readiness::Progressing { .. } => Ok(()),
+        }
+    }
+
+    /// An up-to-date remote object: Ready, or still coming up.
+    pub(super) fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
+        match self.adapter.readiness(obj, &remote) {
+            Readiness::Ready { message } => {
+                Outcome::new(Some(remote), Verdicts::converged(message), Requeue::Poll)
+            }
+            Readiness::Progressing { reason, message } => {
+                Outcome::progressing(Some(remote), reason, message, Requeue::Progress)
+            }
+        }
+    }
+}
+
+/// Pure: an earlier create may still land: look for it again after `wait`, creating
+/// nothing meanwhile.
+fn wait_for_pending_create<R>(noun: &str, wait: Duration) -> Outcome<R> {
+    let message = format!(
+        "an earlier create of the {noun} may still be under way; looking for it again in {}s before creating",
+        wait.as_secs().max(1)
+    );
+    let requeue = Requeue::After(wait + Duration::from_millis(100));
+    let mut outcome = Outcome::progressing(None, "CreatePending", message, requeue);
+    outcome.seen.creating = true;
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_create_that_may_still_land_is_waited_for_and_shown_as_creating() {
+        let outcome = wait_for_pending_create::<()>("volume", Duration::from_millis(2_500));
+        assert_eq!(
+            outcome.requeue,
+            Requeue::After(Duration::from_millis(2_600))
+        );
+        assert!(outcome.seen.creating && !outcome.forget_id);
+        assert_eq!(outcome.verdicts.ready.reason, "CreatePending");
+        assert!(outcome.verdicts.reconciling.status);
+        assert!(
+            outcome
+                .verdicts
+                .ready
+                .message
+                .contains("looking for it again in 2s"),
+            "{:?}",
+            outcome.verdicts.ready
+        );
+    }
+
+    #[test]
+    fn a_wait_shorter_than_a_second_is_told_as_one() {
+        let outcome = wait_for_pending_create::<()>("volume", Duration::from_millis(300));
+        assert!(outcome.verdicts.ready.message.contains("in 1s"));
+    }
+}

@@ -1,0 +1,211 @@
+//! The managed-resource engine: one reconcile for every kind.
+//!
+//! One object's pass is a pipeline, one module per stage, read in this order:
+//! - [`claim`]: ownership, the gate: an object another install holds is left alone;
+//! - [`observe`]: the facts: the object's annotations, policies, id and create marker, its
+//!   key, and its slice of the shared listing, read until [`crate::decide`] (pure) has a
+//!   step for it;
+//! - [`execute`]: the step carried out: adopt, update or replace through the adapter,
+//!   or [`create`] (the crash-safe create); each ends in an [`outcome::Outcome`];
+//! - [`status`]: the outcome reported: status computed as data and written only when it
+//!   changed, the Event of a new situation, the requeue.
+//!
+//! An object being deleted takes [`cleanup`] instead of observe to status. The apiserver
+//! writes are in [`writes`]; what the engine remembers between passes is in [`memory`].
+//!
+//! Writes per object, apply to Ready: the marker with the finalizer (one conflict-checked
+//! patch), the platform create, status with the id, and the `Created` Event.
+
+mod claim;
+mod cleanup;
+mod create;
+mod execute;
+mod memory;
+mod observe;
+mod outcome;
+mod status;
+mod writes;
+
+use std::sync::Arc;
+
+use kube::runtime::controller::Action;
+use kube::{Api, Resource, ResourceExt};
+use tokio::time::Instant;
+use tracing::warn;
+
+use crate::snapshot::Snapshots;
+use gpucloud_crd::ManagedKind;
+
+use super::adapter::{Adapter, PassContext};
+use super::backoff::Backoffs;
+use super::context::{FINALIZER, Shared};
+use super::credentials::{AccountId, Credentials};
+use super::decide::UnsureCreate;
+use super::failure::Failure;
+use super::ownership::Ownership;
+use super::recent_writes::RecentWrites;
+use create::RefusedCreate;
+use memory::SecretKeyRef;
+use observe::Observed;
+use outcome::Outcome;
+
+/// Errors that end a reconcile early; the controller's error policy requeues them. Platform
+/// failures are not among them: they are reported in status and requeued by class.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("Kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+}
+
+/// The engine for one kind.
+pub struct Engine<A: Adapter> {
+    pub shared: Arc<Shared>,
+    pub adapter: A,
+    snapshots: Snapshots<AccountId, A::Remote, Failure>,
+    backoffs: Backoffs<String>,
+    /// When this process last changed each object's remote object: a listing that started
+    /// before that would show the old state and lead to the same change again.
+    last_write: parking_lot::Mutex<RecentWrites>,
+    /// Creates this process sent whose outcome it does not know (a 5xx or a timeout), by
+    /// object: from when a listing can tell whether they happened.
+    unsure_creates: parking_lot::Mutex<std::collections::HashMap<String, UnsureCreate>>,
+    /// Creates the platform refused for good (a bad spec, a key without write access), by
+    /// object: another trigger for the same generation and account (a finalizer event that
+    /// arrives after the pass that added it) must not send the same create again. The
+    /// Stalled recheck, a spec change or another key are let through.
+    refused_creates: parking_lot::Mutex<std::collections::HashMap<String, RefusedCreate>>,
+    /// When this engine started: a create marked pending by an earlier process (one that
+    /// crashed with the create in flight) has landed or failed by `started + create_timeout`.
+    started: Instant,
+    /// The status this process last wrote, by object, with the resourceVersion the write
+    /// returned: the next pass may start before the watch has delivered it, and must not
+    /// take the older status it then sees for the current one (it would write the same
+    /// status again, with new transition times). Dropped once the watch has caught up.
+    own_status: parking_lot::Mutex<std::collections::HashMap<String, OwnStatus<A>>>,
+    /// Which install claims which object, and whether the holder of a claim still runs.
+    ownership: Ownership,
+    /// Objects claimed by another install that this process has said so about once.
+    told_claimed: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// The key last read through each credentials reference (`None`: the default key), so
+    /// that an object whose Secret went first (a namespace being deleted takes both) can
+    /// still delete its remote object instead of leaking it. One entry per Secret, not
+    /// per object.
+    last_keys: parking_lot::Mutex<std::collections::HashMap<Option<SecretKeyRef>, Credentials>>,
+    /// The resourceVersion of this process's last metadata patch of each object (the create
+    /// marker with the finalizer and the claim, an adoption's claim) until the watch brings
+    /// it back: that echo is not a reason for another pass (see [`Engine::is_echo`]).
+    own_writes: parking_lot::Mutex<std::collections::HashMap<String, String>>,
+}
+
+type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);
+
+impl<A: Adapter> Engine<A> {
+    pub fn new(shared: Arc<Shared>, adapter: A) -> Self {
+        let backoffs = Backoffs::new(shared.config.backoff);
+        // The oldest listing a pass takes (see `observe::listing_need`).
+        let writes_matter_for = shared
+            .config
+            .poll_interval
+            .max(shared.config.progress_interval);
+        let ownership = Ownership::new(
+            shared.kube.clone(),
+            shared.config.install.clone(),
+            shared.config.takeover_after,
+        );
+        Self {
+            ownership,
+            told_claimed: Default::default(),
+            own_writes: Default::default(),
+            last_keys: Default::default(),
+            shared,
+            adapter,
+            snapshots: Snapshots::new(),
+            backoffs,
+            last_write: parking_lot::Mutex::new(RecentWrites::new(
+                writes_matter_for,
+                Instant::now(),
+            )),
+            unsure_creates: Default::default(),
+            refused_creates: Default::default(),
+            started: Instant::now(),
+            own_status: Default::default(),
+        }
+    }
+
+    /// The entry point the controller runs for every object.
+    pub async fn reconcile(self: Arc<Self>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
+        let started = std::time::Instant::now();
+        self.shared.expire_event_cache();
+        let api: Api<A::Kind> = Api::namespaced(
+            self.shared.kube.clone(),
+            &obj.namespace().unwrap_or_default(),
+        );
+        let Some(obj) = self.claim(&api, obj).await? else {
+            return Ok(self.left_alone());
+        };
+        let result = if obj.meta().deletion_timestamp.is_none() {
+            self.pass(&api, obj).await
+        } else if obj.finalizers().iter().any(|f| f == FINALIZER) {
+            self.cleanup(&api, obj).await
+        } else {
+            // Nothing of ours holds it: it goes without us.
+            self.forget(&obj.key());
+            Ok(Action::await_change())
+        };
+        let outcome = if result.is_ok() { "ok" } else { "error" };
+        self.shared
+            .metrics
+            .reconciled(A::KIND, outcome, started.elapsed());
+        if let Some(age) = self.snapshots.oldest_age() {
+            self.shared.metrics.snapshot_age(A::KIND, age);
+        }
+        result
+    }
+
+    /// One pass over a live object: observe, decide, execute, status.
+    async fn pass(&self, api: &Api<A::Kind>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
+        let seen = self.observe(obj);
+        if seen.annotations.paused {
+            // Hands off: no platform call, only say so in status.
+            return self.report_paused(api, &seen).await;
+        }
+        // No status write before this point: until the first one, the CRD's status default
+        // (observedGeneration 0) keeps kstatus and Argo CD from reading the object as done.
+        let outcome = match self.credentials(&seen.obj).await {
+            Ok(creds) => self
+                .converge(api, &seen, &creds)
+                .await?
+                .naming_credentials(&creds),
+            Err(failure) => Outcome::failed(failure, None, seen.last_ready.clone()),
+        };
+        self.report(api, &seen, outcome).await
+    }
+
+    /// The platform's side of a pass, with the object's key: observe its slice of the
+    /// listing until decide has a step, and carry the step out.
+    async fn converge(
+        &self,
+        api: &Api<A::Kind>,
+        seen: &Observed<A::Kind>,
+        creds: &Credentials,
+    ) -> Result<Outcome<A::Remote>, EngineError> {
+        let client = self.client_for(creds);
+        let pass = PassContext {
+            shared: &self.shared,
+            credentials: creds,
+            client: &client,
+        };
+        let attempt = seen.attempt(creds.account);
+        match self.observe_platform(seen, &pass, attempt).await {
+            Ok(step) => self.execute(api, seen, &pass, attempt, step).await,
+            Err(failure) => Ok(Outcome::failed(failure, None, seen.last_ready.clone())),
+        }
+    }
+
+    /// What the controller does when `reconcile` returned an error (a Kubernetes write failed).
+    pub fn error_policy(&self, obj: &A::Kind, err: &EngineError) -> Action {
+        let delay = self.backoffs.fail(&obj.key(), None);
+        warn!(kind = A::KIND, object = %obj.key(), error = %err, retry_in = ?delay, "reconcile failed");
+        Action::requeue(delay)
+    }
+}
