@@ -482,7 +482,13 @@ async fn registry_lists_delegations_with_every_field() {
     ] {
         assert!(list[0][field].is_string(), "{field}: {}", list[0]);
     }
-    assert!(chrono::DateTime::parse_from_rfc3339(list[0]["createdAt"].as_str().unwrap()).is_ok());
+    assert!(
+        list[0]["createdAt"]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .is_ok()
+    );
     // Not taken for an endpoint called "registries".
     assert!(r.body.get("jobs").is_none());
 }

@@ -276,7 +276,13 @@ async fn delegations_serve_both_contracts() {
         r.body["dockerRegistryUri"],
         "418399314813.dkr.ecr.us-east-2.amazonaws.com"
     );
-    assert!(chrono::DateTime::parse_from_rfc3339(r.body["createdAt"].as_str().unwrap()).is_ok());
+    assert!(
+        r.body["createdAt"]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .is_ok()
+    );
     // The seed's client still reads the listing.
     let urls = BaseUrls::single_host(&e.emu.base_url()).unwrap();
     let client = PlatformClient::new(PlatformConfig::new(urls, ApiKey::new(KEY).unwrap())).unwrap();

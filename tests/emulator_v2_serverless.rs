@@ -60,7 +60,13 @@ async fn a_v2_endpoint_runs_jobs_at_its_request_urls_and_is_a_v1_endpoint() {
         (ep["timeout"].as_u64(), ep["flashboot"].as_str()),
         (Some(120_000), Some("FLASHBOOT"))
     );
-    assert!(chrono::DateTime::parse_from_rfc3339(ep["createdAt"].as_str().unwrap()).is_ok());
+    assert!(
+        ep["createdAt"]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .is_ok()
+    );
 
     // The job API serves it at once.
     let url = ep["requestUrls"]["runSync"].as_str().unwrap();

@@ -89,7 +89,7 @@ pub struct EmulatorWallClock(pub emulator::clock::Clock);
 
 impl WallClock for EmulatorWallClock {
     fn now(&self) -> k8s_openapi::jiff::Timestamp {
-        let ms = self.0.wall().timestamp_millis();
+        let ms = self.0.wall().as_millisecond();
         k8s_openapi::jiff::Timestamp::from_millisecond(ms).expect("an emulated time in range")
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use jiff::{SignedDuration, Timestamp};
 use tokio::sync::Notify;
 
 /// Emulated milliseconds since the emulator started.
@@ -25,7 +25,7 @@ pub struct Clock {
 #[derive(Debug)]
 struct Inner {
     started: Instant,
-    started_wall: DateTime<Utc>,
+    started_wall: Timestamp,
     scale: f64,
     /// Milliseconds added by [`Clock::advance`].
     offset_ms: AtomicU64,
@@ -43,7 +43,7 @@ impl Clock {
         Self {
             inner: Arc::new(Inner {
                 started: Instant::now(),
-                started_wall: Utc::now(),
+                started_wall: Timestamp::now(),
                 scale,
                 offset_ms: AtomicU64::new(0),
                 advanced: Notify::new(),
@@ -62,13 +62,21 @@ impl Clock {
     }
 
     /// Emulated wall-clock time, for timestamps shown to clients.
-    pub fn wall(&self) -> DateTime<Utc> {
+    pub fn wall(&self) -> Timestamp {
         self.wall_at(self.now())
     }
 
     /// Emulated wall-clock time of an emulated instant.
-    pub fn wall_at(&self, at: Millis) -> DateTime<Utc> {
-        self.inner.started_wall + chrono::Duration::milliseconds(at as i64)
+    pub fn wall_at(&self, at: Millis) -> Timestamp {
+        self.inner
+            .started_wall
+            .saturating_add(SignedDuration::from_millis(at as i64))
+            .expect("a duration without calendar units")
+    }
+
+    /// Emulated milliseconds of a wall-clock instant (negative: before the emulator ran).
+    pub fn emulated_at(&self, t: Timestamp) -> i64 {
+        t.duration_since(self.inner.started_wall).as_millis() as i64
     }
 
     /// Jumps the clock forward and wakes every sleeper so it re-checks its deadline.
@@ -110,9 +118,29 @@ impl Clock {
     }
 }
 
+/// `t` as RFC 3339 in UTC to the second (`2026-06-01T12:00:00Z`), as the platform writes
+/// its timestamps.
+pub fn rfc3339_secs(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// `t` as RFC 3339 in UTC to the millisecond (`2026-06-01T12:00:00.250Z`).
+pub fn rfc3339_millis(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wall_times_are_written_in_utc_to_the_second_or_the_millisecond() {
+        let t: Timestamp = "2026-06-01T12:00:00.25+02:00".parse().unwrap();
+        assert_eq!(rfc3339_secs(t), "2026-06-01T10:00:00Z");
+        assert_eq!(rfc3339_millis(t), "2026-06-01T10:00:00.250Z");
+        let clock = Clock::new(1.0);
+        assert_eq!(clock.emulated_at(clock.wall_at(90_000)), 90_000);
+    }
 
     #[test]
     fn scale_makes_time_pass_faster() {

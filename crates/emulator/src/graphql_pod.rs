@@ -94,20 +94,12 @@ pub struct PodRuntimeContainer {
     pub memory_percent: f64,
 }
 
-static DATE_ITEMS: std::sync::LazyLock<Vec<chrono::format::Item<'static>>> =
-    std::sync::LazyLock::new(|| {
-        chrono::format::StrftimeItems::new(
-            "%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)",
-        )
-        .collect()
-    });
-
 /// "Fri Nov 21 2025 10:00:00 GMT+0000 (Coordinated Universal Time)", as the platform
-/// writes `lastStatusChange` (format parsed once: listings format thousands of these).
+/// writes `lastStatusChange` (JavaScript's `Date.toString()` in UTC).
 fn js_date(app: &App, at: Millis) -> String {
     app.clock
         .wall_at(at)
-        .format_with_items(DATE_ITEMS.iter())
+        .strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
         .to_string()
 }
 

@@ -9,13 +9,14 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use chrono::{DateTime, Datelike, Duration, TimeZone, Utc};
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp, ToSpan, civil};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, IntParam, V2Query, Violations};
-use crate::clock::{Clock, Millis};
+use crate::clock::{Clock, Millis, rfc3339_secs};
 use crate::state::{App, World};
 use crate::usage::WorkerSpan;
 
@@ -65,54 +66,48 @@ impl BucketSize {
     }
 
     /// Start of the bucket holding `t` (weeks start on Monday, all in UTC).
-    pub fn floor(self, t: DateTime<Utc>) -> DateTime<Utc> {
-        let day = Utc
-            .with_ymd_and_hms(t.year(), t.month(), t.day(), 0, 0, 0)
-            .single()
-            .expect("midnight exists in UTC");
-        match self {
-            Self::Hour => day + Duration::hours(i64::from(chrono::Timelike::hour(&t))),
-            Self::Day => day,
-            Self::Week => day - Duration::days(i64::from(t.weekday().num_days_from_monday())),
-            Self::Month => Utc
-                .with_ymd_and_hms(t.year(), t.month(), 1, 0, 0, 0)
-                .single()
-                .expect("first of month exists"),
-            Self::Year => Utc
-                .with_ymd_and_hms(t.year(), 1, 1, 0, 0, 0)
-                .single()
-                .expect("new year exists"),
-        }
+    pub fn floor(self, t: Timestamp) -> Timestamp {
+        let at = TimeZone::UTC.to_datetime(t);
+        let date = at.date();
+        let start = match self {
+            Self::Hour => date.at(at.hour(), 0, 0, 0),
+            Self::Day => date.at(0, 0, 0, 0),
+            Self::Week => {
+                let back = i64::from(date.weekday().to_monday_zero_offset());
+                date.checked_sub(back.days()).unwrap_or(date).at(0, 0, 0, 0)
+            }
+            Self::Month => date.first_of_month().at(0, 0, 0, 0),
+            Self::Year => date.first_of_year().at(0, 0, 0, 0),
+        };
+        utc(start).unwrap_or(t)
     }
 
     /// Start of the bucket after the one starting at `start`.
-    pub fn next(self, start: DateTime<Utc>) -> DateTime<Utc> {
-        match self {
-            Self::Hour => start + Duration::hours(1),
-            Self::Day => start + Duration::days(1),
-            Self::Week => start + Duration::days(7),
-            Self::Month => start
-                .checked_add_months(chrono::Months::new(1))
-                .unwrap_or(DateTime::<Utc>::MAX_UTC),
-            Self::Year => start
-                .checked_add_months(chrono::Months::new(12))
-                .unwrap_or(DateTime::<Utc>::MAX_UTC),
-        }
+    pub fn next(self, start: Timestamp) -> Timestamp {
+        self.step(start, 1).unwrap_or(Timestamp::MAX)
     }
 
-    fn previous(self, start: DateTime<Utc>) -> DateTime<Utc> {
-        match self {
-            Self::Hour => start - Duration::hours(1),
-            Self::Day => start - Duration::days(1),
-            Self::Week => start - Duration::days(7),
-            Self::Month => start
-                .checked_sub_months(chrono::Months::new(1))
-                .unwrap_or(DateTime::<Utc>::MIN_UTC),
-            Self::Year => start
-                .checked_sub_months(chrono::Months::new(12))
-                .unwrap_or(DateTime::<Utc>::MIN_UTC),
-        }
+    fn previous(self, start: Timestamp) -> Timestamp {
+        self.step(start, -1).unwrap_or(Timestamp::MIN)
     }
+
+    /// `start` moved by `n` buckets, on the UTC calendar (months and years are not a fixed
+    /// number of hours).
+    fn step(self, start: Timestamp, n: i64) -> Option<Timestamp> {
+        let span = match self {
+            Self::Hour => n.hours(),
+            Self::Day => n.days(),
+            Self::Week => n.weeks(),
+            Self::Month => n.months(),
+            Self::Year => n.years(),
+        };
+        utc(TimeZone::UTC.to_datetime(start).checked_add(span).ok()?)
+    }
+}
+
+/// The instant of a civil time in UTC (`None` out of range).
+fn utc(at: civil::DateTime) -> Option<Timestamp> {
+    TimeZone::UTC.to_timestamp(at).ok()
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -139,48 +134,42 @@ struct BillingQuery {
 pub struct Window {
     pub bucket: BucketSize,
     /// Bucket boundaries: `buckets[i]..buckets[i + 1]`.
-    pub bounds: Vec<DateTime<Utc>>,
+    pub bounds: Vec<Timestamp>,
 }
 
 impl Window {
-    pub fn start(&self) -> DateTime<Utc> {
+    pub fn start(&self) -> Timestamp {
         self.bounds[0]
     }
 
-    pub fn end(&self) -> DateTime<Utc> {
+    pub fn end(&self) -> Timestamp {
         *self.bounds.last().expect("at least one bucket")
     }
 
     fn query_json(&self) -> Value {
         json!({
-            "startTime": rfc3339(self.start()),
-            "endTime": rfc3339(self.end()),
+            "startTime": rfc3339_secs(self.start()),
+            "endTime": rfc3339_secs(self.end()),
             "bucketSize": self.bucket.as_str(),
         })
     }
 }
 
-fn rfc3339(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-fn parse_time(field: &str, value: &str) -> V2Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(value)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| {
-            Problem::unprocessable(vec![format!(
-                "{field}: must be an RFC 3339 date-time (got {value:?})"
-            )])
-        })
+fn parse_time(field: &str, value: &str) -> V2Result<Timestamp> {
+    value.parse::<Timestamp>().map_err(|_| {
+        Problem::unprocessable(vec![format!(
+            "{field}: must be an RFC 3339 date-time (got {value:?})"
+        )])
+    })
 }
 
 /// Resolves the document's window rules: `lastN` or `startTime`/`endTime` (not both),
 /// defaults of 30 days ago and now, start snapped down and end snapped up to buckets.
 pub fn resolve_window(
-    now: DateTime<Utc>,
+    now: Timestamp,
     bucket: BucketSize,
-    start: Option<DateTime<Utc>>,
-    end: Option<DateTime<Utc>>,
+    start: Option<Timestamp>,
+    end: Option<Timestamp>,
     last_n: Option<u32>,
 ) -> V2Result<Window> {
     let (start, end) = match last_n {
@@ -203,7 +192,8 @@ pub fn resolve_window(
             (first, bucket.next(current))
         }
         None => {
-            let start = bucket.floor(start.unwrap_or(now - Duration::days(DEFAULT_DAYS)));
+            let start =
+                bucket.floor(start.unwrap_or(now - SignedDuration::from_hours(24 * DEFAULT_DAYS)));
             let end = end.unwrap_or(now);
             let snapped = bucket.floor(end);
             let end = if snapped == end {
@@ -253,11 +243,6 @@ fn window_of(clock: &Clock, q: &BillingQuery) -> V2Result<Window> {
         end,
         last_n,
     )
-}
-
-/// Emulated milliseconds of a wall instant (negative instants are before the emulator ran).
-fn emulated(clock: &Clock, t: DateTime<Utc>) -> i64 {
-    (t - clock.wall_at(0)).num_milliseconds()
 }
 
 /// Hours of [from, to) inside [a, b), all in emulated ms (`to` = now while open).
@@ -321,8 +306,8 @@ pub fn pod_records(
     let mut out: Vec<(String, usize, PodAmounts)> = Vec::new();
     for i in 0..w.bounds.len() - 1 {
         let (a, b) = (
-            emulated(clock, w.bounds[i]),
-            emulated(clock, w.bounds[i + 1]),
+            clock.emulated_at(w.bounds[i]),
+            clock.emulated_at(w.bounds[i + 1]),
         );
         let mut per_pod: Vec<(String, PodAmounts)> = Vec::new();
         for it in world.cloud.pod_usage() {
@@ -371,8 +356,8 @@ pub fn volume_records(
     let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
     for i in 0..w.bounds.len() - 1 {
         let (a, b) = (
-            emulated(clock, w.bounds[i]),
-            emulated(clock, w.bounds[i + 1]),
+            clock.emulated_at(w.bounds[i]),
+            clock.emulated_at(w.bounds[i + 1]),
         );
         let start = out.len();
         for it in world.usage.volumes() {
@@ -442,8 +427,8 @@ pub fn serverless_records(
     let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
     for i in 0..w.bounds.len() - 1 {
         let (a, b) = (
-            emulated(clock, w.bounds[i]),
-            emulated(clock, w.bounds[i + 1]),
+            clock.emulated_at(w.bounds[i]),
+            clock.emulated_at(w.bounds[i + 1]),
         );
         let start = out.len();
         for s in world.usage.workers().iter().chain(live) {
@@ -488,8 +473,8 @@ pub fn serverless_records(
 
 fn bucket_json(w: &Window, i: usize) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
-    m.insert("startTime".into(), json!(rfc3339(w.bounds[i])));
-    m.insert("endTime".into(), json!(rfc3339(w.bounds[i + 1])));
+    m.insert("startTime".into(), json!(rfc3339_secs(w.bounds[i])));
+    m.insert("endTime".into(), json!(rfc3339_secs(w.bounds[i + 1])));
     m
 }
 

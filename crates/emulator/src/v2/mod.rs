@@ -81,9 +81,7 @@ pub fn is_rest_path(path: &str) -> bool {
 
 /// An emulated instant as the RFC 3339 UTC timestamp the document shows (`2026-06-01T12:00:00Z`).
 pub fn timestamp(clock: &Clock, at: Millis) -> String {
-    clock
-        .wall_at(at)
-        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    super::clock::rfc3339_secs(clock.wall_at(at))
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 
 use super::*;
 
-fn t(s: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+fn t(s: &str) -> Timestamp {
+    s.parse().unwrap()
 }
 
 #[test]

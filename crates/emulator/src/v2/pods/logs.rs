@@ -97,14 +97,12 @@ pub fn pod_history(p: &Pod, now: Millis, boot_ms: u64) -> Vec<LogLine> {
 }
 
 pub(super) fn parse_time(app: &App, field: &str, value: &str) -> V2Result<Millis> {
-    let t = chrono::DateTime::parse_from_rfc3339(value).map_err(|_| {
+    let t: jiff::Timestamp = value.parse().map_err(|_| {
         Problem::unprocessable(vec![format!(
             "{field}: must be an RFC 3339 date-time (got {value:?})"
         )])
     })?;
-    let start = app.clock.wall_at(0);
-    let ms = (t.with_timezone(&chrono::Utc) - start).num_milliseconds();
-    Ok(ms.max(0) as Millis)
+    Ok(app.clock.emulated_at(t).max(0) as Millis)
 }
 
 pub(super) async fn logs(
@@ -150,10 +148,7 @@ pub(super) async fn logs(
     };
     let mut out = String::new();
     for l in chosen {
-        let ts = app
-            .clock
-            .wall_at(l.at)
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let ts = crate::clock::rfc3339_millis(app.clock.wall_at(l.at));
         let source = match l.source {
             LogSource::Container => "container",
             LogSource::System => "system",

@@ -6,10 +6,10 @@
 //! number) and the data `{ts, source, line}`. The answer holds the lines the query selects
 //! and then ends; an EventSource reconnects with `Last-Event-ID` and gets what came after.
 
-use chrono::{DateTime, Utc};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, rfc3339_secs};
 use crate::v2::problem::{Problem, V2Result};
 use crate::v2::request::Violations;
 
@@ -38,7 +38,7 @@ pub struct LogQuery {
 /// One log line of a worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogLine {
-    pub ts: DateTime<Utc>,
+    pub ts: Timestamp,
     pub seq: u64,
     pub source: LogSource,
     pub line: String,
@@ -59,9 +59,7 @@ pub enum Cursor {
 }
 
 fn parse_ts(s: &str) -> Option<i64> {
-    DateTime::parse_from_rfc3339(s.trim())
-        .ok()
-        .map(|t| t.timestamp())
+    s.trim().parse::<Timestamp>().ok().map(|t| t.as_second())
 }
 
 impl Cursor {
@@ -77,7 +75,7 @@ impl Cursor {
     }
 
     fn admits(&self, l: &LogLine) -> bool {
-        let ts = l.ts.timestamp();
+        let ts = l.ts.as_second();
         match *self {
             Self::After { ts: t, seq } => (ts, l.seq) > (t, seq),
             Self::From { ts: t } => ts >= t,
@@ -180,7 +178,7 @@ pub fn worker_lines(w: &WorkerLife<'_>, clock: &Clock) -> Vec<LogLine> {
 pub fn event_stream(lines: &[&LogLine]) -> String {
     let mut out = String::new();
     for l in lines {
-        let ts = l.ts.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let ts = rfc3339_secs(l.ts);
         let data = serde_json::to_string(&LogEvent {
             ts: ts.clone(),
             source: l.source,
@@ -235,7 +233,7 @@ mod tests {
         assert_eq!(q(None, Some(2), None, None), vec![2, 3]);
         assert_eq!(q(None, Some(0), None, None), Vec::<u64>::new());
         assert_eq!(q(Some(LogSource::Container), None, None, None), vec![3]);
-        let ts = all[0].ts.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let ts = rfc3339_secs(all[0].ts);
         let id = format!("{ts}/{:012}", 1);
         assert_eq!(q(None, Some(0), None, Some(&id)), vec![2, 3]);
         assert_eq!(q(None, Some(0), Some(&ts), None), vec![0, 1, 2, 3]);
