@@ -54,17 +54,17 @@ pub struct RegisteredKind {
 /// Every kind, in the order of the CRD stream (`crds`, `crds/gpucloud.io.yaml`).
 pub const KINDS: &[RegisteredKind] = &[
     RegisteredKind {
-        crd: NetworkVolume::crd,
+        crd: gpucloud_crd::managed_crd::<NetworkVolume>,
         controller: Some(start_network_volumes),
         demo_rows: rows_of::<NetworkVolume>,
     },
     RegisteredKind {
-        crd: Endpoint::crd,
+        crd: gpucloud_crd::managed_crd::<Endpoint>,
         controller: Some(start_endpoints),
         demo_rows: rows_of::<Endpoint>,
     },
     RegisteredKind {
-        crd: Pod::crd,
+        crd: gpucloud_crd::managed_crd::<Pod>,
         controller: Some(start_pods),
         demo_rows: rows_of::<Pod>,
     },
@@ -75,12 +75,12 @@ pub const KINDS: &[RegisteredKind] = &[
     },
     // --- issue #15: Template and RegistryCredential ---
     RegisteredKind {
-        crd: RegistryCredential::crd,
+        crd: gpucloud_crd::managed_crd::<RegistryCredential>,
         controller: Some(start_registry_credentials),
         demo_rows: rows_of::<RegistryCredential>,
     },
     RegisteredKind {
-        crd: Template::crd,
+        crd: gpucloud_crd::managed_crd::<Template>,
         controller: Some(start_templates),
         demo_rows: rows_of::<Template>,
     },

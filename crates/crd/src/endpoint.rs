@@ -51,12 +51,7 @@ pub enum ScalerType {
         type_ = "string",
         json_path = ".status.conditions[?(@.type==\"Ready\")].status"
     ),
-    printcolumn(name = "URL", type_ = "string", json_path = ".status.url"),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    printcolumn(name = "URL", type_ = "string", json_path = ".status.url")
 )]
 #[x_kube(
     validation = Rule::new("self.workersMin <= self.workersMax").message("workersMin must not exceed workersMax").field_path(".workersMin"),

@@ -35,16 +35,6 @@ pub const MAX_SIZE_GB: i32 = 4000;
         name = "DATACENTER",
         type_ = "string",
         json_path = ".spec.dataCenterId"
-    ),
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
     )
 )]
 #[serde(rename_all = "camelCase")]

@@ -121,17 +121,7 @@ pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> 
     doc = "An on-demand GPU pod on the GPU cloud, with a GPU fallback list and a price cap.",
     printcolumn(name = "STATE", type_ = "string", json_path = ".status.phase"),
     printcolumn(name = "GPU", type_ = "string", json_path = ".status.gpuTypeId"),
-    printcolumn(name = "COST/HR", type_ = "number", json_path = ".status.costPerHour"),
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    printcolumn(name = "COST/HR", type_ = "number", json_path = ".status.costPerHour")
 )]
 #[x_kube(
     validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both")

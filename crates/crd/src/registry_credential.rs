@@ -30,17 +30,7 @@ pub const DOCKER_CONFIG_JSON_KEY: &str = ".dockerconfigjson";
     doc = "Container registry credentials for private images, read from a docker-registry Secret.",
     printcolumn(name = "ID", type_ = "string", json_path = ".status.id"),
     printcolumn(name = "REGISTRY", type_ = "string", json_path = ".spec.registry"),
-    printcolumn(name = "SECRET", type_ = "string", json_path = ".spec.secretRef.name"),
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    printcolumn(name = "SECRET", type_ = "string", json_path = ".spec.secretRef.name")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct RegistryCredentialSpec {

@@ -26,17 +26,7 @@ use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE};
     doc = "A template on the GPU cloud: the container that serverless workers or pods run.",
     printcolumn(name = "ID", type_ = "string", json_path = ".status.id"),
     printcolumn(name = "IMAGE", type_ = "string", json_path = ".spec.image"),
-    printcolumn(name = "SERVERLESS", type_ = "boolean", json_path = ".spec.serverless"),
-    printcolumn(
-        name = "READY",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"Ready\")].status"
-    ),
-    printcolumn(
-        name = "AGE",
-        type_ = "date",
-        json_path = ".metadata.creationTimestamp"
-    )
+    printcolumn(name = "SERVERLESS", type_ = "boolean", json_path = ".spec.serverless")
 )]
 #[x_kube(
     validation = Rule::new("!has(self.volumeMountPath) || (has(self.volumeGb) && self.volumeGb > 0)").message("volumeMountPath needs volumeGb greater than 0")
