@@ -215,34 +215,44 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    /// `callers` concurrent `get`s of one account's listing, each of which would fetch
+    /// with a call that takes `takes` and answers `answer`: what each caller got, and how
+    /// many calls were made.
+    async fn concurrent_gets<E: Clone + Send + Sync + 'static>(
+        snapshots: &Arc<Snapshots<&'static str, u32, E>>,
+        callers: usize,
+        takes: Duration,
+        answer: Result<Vec<u32>, E>,
+    ) -> (Vec<Result<usize, E>>, usize) {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..callers {
+            let (snapshots, calls, answer) = (snapshots.clone(), calls.clone(), answer.clone());
+            tasks.push(tokio::spawn(async move {
+                let fetch = || async {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(takes).await;
+                    answer
+                };
+                let need = Freshness::MaxAge(Duration::from_secs(30));
+                let got = snapshots.get(&"acct", need, fetch).await;
+                got.map(|listing| listing.items.len())
+            }));
+        }
+        let mut got = Vec::new();
+        for t in tasks {
+            got.push(t.await.unwrap());
+        }
+        (got, calls.load(Ordering::SeqCst))
+    }
+
     #[tokio::test]
     async fn concurrent_callers_share_one_fetch() {
         let snapshots: Arc<Snapshots<&str, u32, ()>> = Arc::new(Snapshots::new());
-        let calls = Arc::new(AtomicUsize::new(0));
-        let mut tasks = Vec::new();
-        for _ in 0..100 {
-            let (snapshots, calls) = (snapshots.clone(), calls.clone());
-            tasks.push(tokio::spawn(async move {
-                snapshots
-                    .get(
-                        &"acct",
-                        Freshness::MaxAge(Duration::from_secs(30)),
-                        || async {
-                            calls.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                            Ok(vec![1, 2, 3])
-                        },
-                    )
-                    .await
-                    .unwrap()
-                    .items
-                    .len()
-            }));
-        }
-        for t in tasks {
-            assert_eq!(t.await.unwrap(), 3);
-        }
-        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let took = Duration::from_millis(20);
+        let (got, calls) = concurrent_gets(&snapshots, 100, took, Ok(vec![1, 2, 3])).await;
+        assert!(got.iter().all(|g| *g == Ok(3)), "{got:?}");
+        assert_eq!(calls, 1);
     }
 
     #[tokio::test]
@@ -350,31 +360,11 @@ mod tests {
     #[tokio::test]
     async fn callers_waiting_for_a_failing_refresh_share_its_error() {
         let snapshots: Arc<Snapshots<&str, u32, String>> = Arc::new(Snapshots::new());
-        let calls = Arc::new(AtomicUsize::new(0));
-        let mut tasks = Vec::new();
-        for _ in 0..50 {
-            let (snapshots, calls) = (snapshots.clone(), calls.clone());
-            tasks.push(tokio::spawn(async move {
-                snapshots
-                    .get(
-                        &"acct",
-                        Freshness::MaxAge(Duration::from_secs(30)),
-                        || async {
-                            calls.fetch_add(1, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                            Err::<Vec<u32>, _>("401".to_string())
-                        },
-                    )
-                    .await
-                    .unwrap_err()
-            }));
-        }
-        for t in tasks {
-            assert_eq!(t.await.unwrap(), "401");
-        }
+        let took = Duration::from_millis(50);
+        let (got, calls) = concurrent_gets(&snapshots, 50, took, Err("401".to_string())).await;
+        assert!(got.iter().all(|g| *g == Err("401".to_string())), "{got:?}");
         assert_eq!(
-            calls.load(Ordering::SeqCst),
-            1,
+            calls, 1,
             "one failed call answers everyone who waited for it"
         );
         // A caller that comes after the failure tries again, and a success clears it.
