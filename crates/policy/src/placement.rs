@@ -246,13 +246,18 @@ mod tests {
         assert!(err.message.contains("Z 9000"));
     }
 
-    #[test]
-    fn within_a_type_data_centers_go_cheapest_first_and_exhausted_ones_are_skipped() {
-        let offers = vec![
+    /// B in two data centers (the cheaper in US-TX-3), C in one, cheaper than both.
+    fn two_types_in_two_data_centers() -> Vec<GpuOffer> {
+        vec![
             offer("B", Some("EU-RO-1"), Some(0.50), true, &[1]),
             offer("B", Some("US-TX-3"), Some(0.40), true, &[1]),
             offer("C", Some("EU-RO-1"), Some(0.30), true, &[1]),
-        ];
+        ]
+    }
+
+    #[test]
+    fn within_a_type_data_centers_go_cheapest_first_and_exhausted_ones_are_skipped() {
+        let offers = two_types_in_two_data_centers();
         let t = types(&["B", "C"]);
         let got = choose_placements(&rules(&t, 1, None), &offers, &HashSet::new()).unwrap();
         assert_eq!(
@@ -277,11 +282,7 @@ mod tests {
 
     #[test]
     fn a_network_volume_leaves_one_try_per_type_and_cloud() {
-        let offers = vec![
-            offer("B", Some("EU-RO-1"), Some(0.50), true, &[1]),
-            offer("B", Some("US-TX-3"), Some(0.40), true, &[1]),
-            offer("C", Some("EU-RO-1"), Some(0.30), true, &[1]),
-        ];
+        let offers = two_types_in_two_data_centers();
         let t = types(&["B", "C"]);
         let got = choose_placements(&rules(&t, 1, None), &offers, &HashSet::new()).unwrap();
         let pinned = pinned_by_volume(got);
