@@ -224,7 +224,6 @@ impl Adapter for NetworkVolumeAdapter {
 mod tests {
     use super::*;
     use gpucloud_crd::NetworkVolumeSpec;
-    use kube::api::ObjectMeta;
 
     fn remote(name: &str, size: i64, dc: &str) -> Volume {
         Volume {
@@ -309,12 +308,7 @@ mod tests {
                 credentials_secret_ref: None,
             },
         );
-        obj.metadata = ObjectMeta {
-            name: Some("data".into()),
-            namespace: Some("team-a".into()),
-            uid: Some("1b4e28ba-2fa1-11d2-883f-0016d3cca427".into()),
-            ..Default::default()
-        };
+        obj.metadata = crate::kinds::shared::fixtures::applied("data");
         assert_eq!(default_remote_name(&obj), "team-a-data-1b4e28ba");
         assert!(NetworkVolumeAdapter.claims(&obj, &remote("team-a-data-1b4e28ba", 10, "EU-RO-1")));
         assert!(!NetworkVolumeAdapter.claims(&obj, &remote("team-a-data", 10, "EU-RO-1")));

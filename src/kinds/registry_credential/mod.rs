@@ -419,7 +419,6 @@ mod tests {
     use super::*;
     use gpucloud_crd::RegistryCredentialSpec;
     use gpucloud_crd::registry_credential::DockerConfigSecretRef;
-    use kube::api::ObjectMeta;
 
     fn obj(retiring: &[&str]) -> RegistryCredential {
         let mut o = RegistryCredential::new(
@@ -435,12 +434,7 @@ mod tests {
                 credentials_secret_ref: None,
             },
         );
-        o.metadata = ObjectMeta {
-            name: Some("pull".into()),
-            namespace: Some("team-a".into()),
-            uid: Some("1b4e28ba-2fa1-11d2-883f-0016d3cca427".into()),
-            ..Default::default()
-        };
+        o.metadata = crate::kinds::shared::fixtures::applied("pull");
         o.status = Some(RegistryCredentialStatus {
             retiring_ids: retiring.iter().map(|s| s.to_string()).collect(),
             ..Default::default()

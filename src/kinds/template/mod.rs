@@ -458,7 +458,6 @@ mod tests {
     use super::*;
     use gpucloud_crd::TemplateSpec;
     use gpucloud_crd::pod::{EnvVar, EnvVarSource, SecretKeySelector};
-    use kube::api::ObjectMeta;
     use std::collections::BTreeMap;
 
     fn obj() -> Template {
@@ -500,12 +499,7 @@ mod tests {
                 credentials_secret_ref: None,
             },
         );
-        t.metadata = ObjectMeta {
-            name: Some("worker".into()),
-            namespace: Some("team-a".into()),
-            uid: Some("1b4e28ba-2fa1-11d2-883f-0016d3cca427".into()),
-            ..Default::default()
-        };
+        t.metadata = crate::kinds::shared::fixtures::applied("worker");
         t
     }
 

@@ -1,0 +1,15 @@
+//! What the kinds' unit tests build their objects from: the metadata of an applied object
+//! in a namespace, with a UID, from which the default remote names are derived
+//! (`team-a-<name>-1b4e28ba`).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+/// The metadata of object `name` in namespace `team-a`.
+pub fn applied(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("team-a".into()),
+        uid: Some("1b4e28ba-2fa1-11d2-883f-0016d3cca427".into()),
+        ..Default::default()
+    }
+}
