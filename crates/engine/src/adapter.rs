@@ -229,9 +229,7 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     /// Names of the Secrets (in the object's namespace) this object reads; a change to one
     /// of them triggers a reconcile.
     fn secrets(&self, obj: &Self::Kind) -> Vec<String> {
-        obj.credentials()
-            .map(|c| vec![c.name.clone()])
-            .unwrap_or_default()
+        secrets_with_credentials(obj, [])
     }
 
     fn when_gone(&self, _obj: &Self::Kind) -> WhenGone {
@@ -266,4 +264,21 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     ) -> Vec<(&'static str, Verdict)> {
         Vec::new()
     }
+}
+
+/// The Secrets an object reads: its credentials Secret (when it names one) and `more`,
+/// sorted and each once, for [`Adapter::secrets`].
+pub fn secrets_with_credentials<K: ManagedKind>(
+    obj: &K,
+    more: impl IntoIterator<Item = String>,
+) -> Vec<String> {
+    let mut names: Vec<String> = obj
+        .credentials()
+        .map(|c| c.name.clone())
+        .into_iter()
+        .chain(more)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }

@@ -43,7 +43,7 @@ use gpucloud_engine::snapshot::{Freshness, Snapshots};
 use gpucloud_platform::domain::{GpuOffer, Placement, Pod as RemotePod, RUNNING};
 use gpucloud_platform::{ErrorClass, PlatformClient, PlatformError};
 
-use crate::kinds::shared::dependency;
+use crate::kinds::shared::{dependency, secret_env};
 use gpucloud_engine::adapter::{
     Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
 };
@@ -597,22 +597,10 @@ impl Adapter for PodAdapter {
     }
 
     fn secrets(&self, obj: &Pod) -> Vec<String> {
-        let mut names: Vec<String> = obj
-            .spec
-            .credentials_secret_ref
-            .iter()
-            .map(|c| c.name.clone())
-            .chain(
-                obj.spec
-                    .env
-                    .iter()
-                    .filter_map(|e| e.value_from.as_ref())
-                    .map(|f| f.secret_key_ref.name.clone()),
-            )
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        gpucloud_engine::adapter::secrets_with_credentials(
+            obj,
+            secret_env::secret_names(&obj.spec.env),
+        )
     }
 
     fn forget(&self, key: &str) {

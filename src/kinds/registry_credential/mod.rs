@@ -401,16 +401,7 @@ impl Adapter for RegistryCredentialAdapter {
     }
 
     fn secrets(&self, obj: &RegistryCredential) -> Vec<String> {
-        let mut names: Vec<String> = obj
-            .spec
-            .credentials_secret_ref
-            .iter()
-            .map(|c| c.name.clone())
-            .chain(std::iter::once(obj.spec.secret_ref.name.clone()))
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        gpucloud_engine::adapter::secrets_with_credentials(obj, [obj.spec.secret_ref.name.clone()])
     }
 }
 

@@ -440,16 +440,10 @@ impl Adapter for TemplateAdapter {
     }
 
     fn secrets(&self, obj: &Template) -> Vec<String> {
-        let mut names: Vec<String> = obj
-            .spec
-            .credentials_secret_ref
-            .iter()
-            .map(|c| c.name.clone())
-            .chain(secret_env::secret_names(&obj.spec.env))
-            .collect();
-        names.sort();
-        names.dedup();
-        names
+        gpucloud_engine::adapter::secrets_with_credentials(
+            obj,
+            secret_env::secret_names(&obj.spec.env),
+        )
     }
 }
 
