@@ -14,8 +14,33 @@ use serde_json::json;
 
 const KEY: &str = "bench-key";
 
-fn rate(n: usize, d: Duration) -> f64 {
-    n as f64 / d.as_secs_f64()
+/// One row of the table: the case, how many calls, and calls per second.
+fn row(case: &str, calls: usize, took: Duration) {
+    let per_second = calls as f64 / took.as_secs_f64();
+    println!("{case:<44} {calls:>10} {per_second:>12.0}");
+}
+
+/// How long `n` job submissions to `endpoint` take, `concurrency` at a time.
+async fn run_jobs(
+    client: &PlatformClient,
+    endpoint: &str,
+    n: usize,
+    concurrency: usize,
+) -> Duration {
+    timed(n, concurrency, |i| {
+        let jobs = client.jobs();
+        async move {
+            let job = JobRequest::new(json!({ "i": i }));
+            jobs.run(endpoint, &job).await.unwrap();
+        }
+    })
+    .await
+}
+
+/// The job's status with bare reqwest, parsed as the client would parse it.
+async fn raw_status(raw: &reqwest::Client, url: &str) -> serde_json::Value {
+    let response = raw.get(url).bearer_auth(KEY).send().await.unwrap();
+    serde_json::from_slice(&response.bytes().await.unwrap()).unwrap()
 }
 
 async fn timed<F, Fut>(n: usize, concurrency: usize, f: F) -> Duration
@@ -84,14 +109,7 @@ async fn main() {
     // Warm the pools.
     for _ in 0..50 {
         client.jobs().status(&ep.id, &job_id, None).await.unwrap();
-        raw.get(&status_url)
-            .bearer_auth(KEY)
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        raw_status(&raw, &status_url).await;
     }
 
     println!("platform client benchmark (emulator on loopback, client limits off)");
@@ -106,17 +124,7 @@ async fn main() {
     for _ in 0..rounds {
         let started = Instant::now();
         for _ in 0..per_round {
-            let body = raw
-                .get(&status_url)
-                .bearer_auth(KEY)
-                .send()
-                .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap();
-            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
-            std::hint::black_box(v);
+            std::hint::black_box(raw_status(&raw, &status_url).await);
         }
         raw_seq += started.elapsed();
         let started = Instant::now();
@@ -127,18 +135,8 @@ async fn main() {
         client_seq += started.elapsed();
     }
     let seq_n = per_round * rounds;
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "jobs.status sequential (client)",
-        seq_n,
-        rate(seq_n, client_seq)
-    );
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "GET /status sequential (bare reqwest)",
-        seq_n,
-        rate(seq_n, raw_seq)
-    );
+    row("jobs.status sequential (client)", seq_n, client_seq);
+    row("GET /status sequential (bare reqwest)", seq_n, raw_seq);
 
     // Concurrent (64 in flight).
     let c = 64;
@@ -153,49 +151,15 @@ async fn main() {
     let raw_par = timed(n, c, |_| {
         let (raw, url) = (raw.clone(), status_url.clone());
         async move {
-            let body = raw
-                .get(&url)
-                .bearer_auth(KEY)
-                .send()
-                .await
-                .unwrap()
-                .bytes()
-                .await
-                .unwrap();
-            let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
-            std::hint::black_box(v);
+            std::hint::black_box(raw_status(&raw, &url).await);
         }
     })
     .await;
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "jobs.status x64 concurrent (client)",
-        n,
-        rate(n, client_par)
-    );
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "GET /status x64 concurrent (bare reqwest)",
-        n,
-        rate(n, raw_par)
-    );
+    row("jobs.status x64 concurrent (client)", n, client_par);
+    row("GET /status x64 concurrent (bare reqwest)", n, raw_par);
 
-    let runs = timed(n, c, |i| {
-        let jobs = client.jobs();
-        let ep = ep.id.clone();
-        async move {
-            jobs.run(&ep, &JobRequest::new(json!({"i": i})))
-                .await
-                .unwrap();
-        }
-    })
-    .await;
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "jobs.run x64 concurrent (client)",
-        n,
-        rate(n, runs)
-    );
+    let runs = run_jobs(&client, &ep.id, n, c).await;
+    row("jobs.run x64 concurrent (client)", n, runs);
 
     let m = n / 5;
     let rest = timed(m, c, |_| {
@@ -205,12 +169,7 @@ async fn main() {
         }
     })
     .await;
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "rest.list_network_volumes x64 (client)",
-        m,
-        rate(m, rest)
-    );
+    row("rest.list_network_volumes x64 (client)", m, rest);
     let gql = timed(m, c, |_| {
         let gql = client.graphql();
         async move {
@@ -218,12 +177,7 @@ async fn main() {
         }
     })
     .await;
-    println!(
-        "{:<44} {:>10} {:>12.0}",
-        "graphql.my_pods x64 (client)",
-        m,
-        rate(m, gql)
-    );
+    row("graphql.my_pods x64 (client)", m, gql);
 
     let per_call_seq = (client_seq.as_secs_f64() - raw_seq.as_secs_f64()) / seq_n as f64 * 1e6;
     let per_call_par = (client_par.as_secs_f64() - raw_par.as_secs_f64()) / n as f64 * 1e6;
@@ -244,21 +198,12 @@ async fn main() {
     cfg.rate_limits = RateLimits::default();
     let paced = PlatformClient::new(cfg).unwrap();
     let burst = 300;
-    let d = timed(burst, burst, |i| {
-        let jobs = paced.jobs();
-        let ep = ep.id.clone();
-        async move {
-            jobs.run(&ep, &JobRequest::new(json!({"i": i})))
-                .await
-                .unwrap();
-        }
-    })
-    .await;
+    let d = run_jobs(&paced, &ep.id, burst, burst).await;
     println!();
     println!(
         "with the spec's limits (1000 /run per 10 s, 0.9 headroom): {burst} /run in {:.2} s ({:.0}/s)",
         d.as_secs_f64(),
-        rate(burst, d)
+        burst as f64 / d.as_secs_f64()
     );
     emu.shutdown().await;
 }

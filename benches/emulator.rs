@@ -187,6 +187,12 @@ async fn listing_in_process() {
     );
 }
 
+/// The whole answer to one GraphQL `query`, as bytes (not parsed: parsing is not timed).
+async fn graphql_query(http: &reqwest::Client, url: &str, query: &str) -> bytes::Bytes {
+    let response = http.post(url).json(&json!({ "query": query })).send().await;
+    response.unwrap().bytes().await.unwrap()
+}
+
 /// The GraphQL figures, on an emulator holding `PODS` pods.
 async fn graphql(emu: &RunningEmulator) {
     let url = format!("{}?api_key={KEY}", emu.graphql_url());
@@ -194,15 +200,7 @@ async fn graphql(emu: &RunningEmulator) {
 
     // Only ids: the fixed cost of listing, for comparison.
     let t = Instant::now();
-    let ids = http
-        .post(&url)
-        .json(&json!({"query": "{ myself { pods { id } } }"}))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let ids = graphql_query(&http, &url, "{ myself { pods { id } } }").await;
     println!(
         "myself {{ pods {{ id }} }} ({PODS} pods): {:>6.1} ms ({} bytes)",
         t.elapsed().as_secs_f64() * 1e3,
@@ -214,15 +212,7 @@ async fn graphql(emu: &RunningEmulator) {
     let mut times = Vec::new();
     for _ in 0..10 {
         let t = Instant::now();
-        let bytes = http
-            .post(&url)
-            .json(&json!({"query": SDK_PODS_QUERY}))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        let bytes = graphql_query(&http, &url, SDK_PODS_QUERY).await;
         times.push(t.elapsed());
         let resp: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(

@@ -40,6 +40,13 @@ fn stdout_of(out: &Output) -> String {
     text
 }
 
+/// `platform job run` on the demo endpoint with `input`, and `extra` flags.
+fn job_run(env: &Env, key_file: &std::path::Path, input: &str, extra: &[&str]) -> String {
+    let args = ["job", "run", "ep-demo0001", "--input", input];
+    let args: Vec<&str> = args.into_iter().chain(extra.iter().copied()).collect();
+    stdout_of(&run(env, key_file, &args))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_subcommand_against_the_emulator() {
     let env = start().await;
@@ -64,39 +71,16 @@ async fn every_subcommand_against_the_emulator() {
     assert!(stdout_of(&run(&env, &key, &["volumes"])).contains("nv-demo0001"));
     assert!(stdout_of(&run(&env, &key, &["delegations"])).contains("my-team/inference:v1.2.0"));
 
-    let t = stdout_of(&run(
-        &env,
-        &key,
-        &[
-            "job",
-            "run",
-            "ep-demo0001",
-            "--input",
-            r#"{"output": {"ok": true}}"#,
-            "--wait",
-        ],
-    ));
+    let t = job_run(&env, &key, r#"{"output": {"ok": true}}"#, &["--wait"]);
     assert!(t.contains("COMPLETED") && t.contains("\"ok\": true"), "{t}");
-    let j = stdout_of(&run(
+    let j = job_run(
         &env,
         &key,
-        &[
-            "job",
-            "run",
-            "ep-demo0001",
-            "--input",
-            r#"{"stream": ["x", "y"]}"#,
-            "--stream",
-            "-o",
-            "json",
-        ],
-    ));
+        r#"{"stream": ["x", "y"]}"#,
+        &["--stream", "-o", "json"],
+    );
     assert!(j.starts_with("\"x\"\n\"y\"\n"), "{j}");
-    let t = stdout_of(&run(
-        &env,
-        &key,
-        &["job", "run", "ep-demo0001", "--input", "{}"],
-    ));
+    let t = job_run(&env, &key, "{}", &[]);
     assert!(t.contains("IN_QUEUE"), "{t}");
 
     // Bad input is refused with the field named, and a readable error.
@@ -123,6 +107,13 @@ fn run_v2(env: &Env, key_file: &std::path::Path, args: &[&str]) -> Output {
     })
 }
 
+/// `run_v2` with `-o json`, the output parsed.
+fn v2_json(env: &Env, key_file: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let args: Vec<&str> = args.iter().copied().chain(["-o", "json"]).collect();
+    let out = stdout_of(&run_v2(env, key_file, &args));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_subcommands_against_the_emulator() {
     let env = start().await;
@@ -144,7 +135,7 @@ async fn v2_subcommands_against_the_emulator() {
         "{t}"
     );
 
-    let j = stdout_of(&run_v2(
+    let pod = v2_json(
         &env,
         &key,
         &[
@@ -159,11 +150,8 @@ async fn v2_subcommands_against_the_emulator() {
             "NVIDIA GeForce RTX 4090",
             "--env",
             "A=1",
-            "-o",
-            "json",
         ],
-    ));
-    let pod: serde_json::Value = serde_json::from_str(&j).unwrap();
+    );
     let id = pod["id"].as_str().unwrap().to_owned();
     assert_eq!(pod["status"], "PROVISIONING");
     assert_eq!(pod["env"]["A"], "1");
@@ -184,7 +172,7 @@ async fn v2_subcommands_against_the_emulator() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not found"), "{err}");
 
-    let j = stdout_of(&run_v2(
+    let vol = v2_json(
         &env,
         &key,
         &[
@@ -197,11 +185,8 @@ async fn v2_subcommands_against_the_emulator() {
             "20",
             "--data-center",
             "EU-RO-1",
-            "-o",
-            "json",
         ],
-    ));
-    let vol: serde_json::Value = serde_json::from_str(&j).unwrap();
+    );
     let vol_id = vol["id"].as_str().unwrap().to_owned();
     let t = stdout_of(&run_v2(
         &env,
@@ -214,14 +199,11 @@ async fn v2_subcommands_against_the_emulator() {
     let t = stdout_of(&run_v2(&env, &key, &["v2", "volumes", "delete", &vol_id]));
     assert!(t.contains("deleted"), "{t}");
 
-    let j = stdout_of(&run_v2(
+    let b = v2_json(
         &env,
         &key,
-        &[
-            "v2", "billing", "pods", "--last", "2", "--bucket", "day", "-o", "json",
-        ],
-    ));
-    let b: serde_json::Value = serde_json::from_str(&j).unwrap();
+        &["v2", "billing", "pods", "--last", "2", "--bucket", "day"],
+    );
     assert!(b["metadata"]["totals"]["totalAmount"].is_number(), "{b}");
     env.shutdown().await;
 }

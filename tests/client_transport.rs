@@ -13,8 +13,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use gpucloud_platform::{
-    ApiKey, BaseUrls, DeployPodInput, EndpointCreate, ErrorClass, JobRequest, PlatformClient,
-    PlatformConfig, PlatformError, RetryConfig,
+    DeployPodInput, EndpointCreate, ErrorClass, JobRequest, PlatformError, RetryConfig,
 };
 use serde_json::json;
 
@@ -57,16 +56,6 @@ async fn serve(answer: impl Fn(&str) -> Response + Send + Sync + 'static) -> (St
     (format!("http://{addr}"), log)
 }
 
-fn client(base: &str, tweak: impl FnOnce(&mut PlatformConfig)) -> PlatformClient {
-    let mut cfg = PlatformConfig::new(
-        BaseUrls::single_host(base).unwrap(),
-        ApiKey::new(FULL_KEY).unwrap(),
-    );
-    cfg.retry = fast_retry();
-    tweak(&mut cfg);
-    PlatformClient::new(cfg).unwrap()
-}
-
 fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
     (status, axum::Json(body)).into_response()
 }
@@ -91,7 +80,7 @@ async fn auth_travels_as_the_spec_says_per_surface() {
         _ => StatusCode::NOT_FOUND.into_response(),
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     c.rest().list_network_volumes().await.unwrap();
     c.registry().list_delegations().await.unwrap();
     c.jobs().health("ep1").await.unwrap();
@@ -134,7 +123,7 @@ async fn undecodable_answers_name_the_operation() {
         _ => StatusCode::NOT_FOUND.into_response(),
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let e = expect_class(
         c.jobs().run("ep1", &JobRequest::new(json!({}))).await,
         ErrorClass::Decode,
@@ -155,7 +144,7 @@ async fn timeouts_retry_reads_but_flag_creates() {
         json_response(StatusCode::OK, json!([]))
     })
     .await;
-    let c = client(&base, |cfg| {
+    let c = client_at(&base, |cfg| {
         cfg.timeouts.request = Duration::from_millis(100);
         cfg.retry.max_retries = 2;
     });
@@ -195,7 +184,7 @@ async fn refused_connection_is_transient_and_certainly_not_applied() {
     let base = format!("http://{}", listener.local_addr().unwrap());
     drop(listener);
     capture_logs();
-    let c = client(&base, |cfg| cfg.retry.max_retries = 1);
+    let c = client_at(&base, |cfg| cfg.retry.max_retries = 1);
     let input = DeployPodInput {
         name: Some("p".into()),
         image_name: Some("i".into()),
@@ -225,7 +214,7 @@ async fn redirects_are_not_followed() {
             .into_response()
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let e = c
         .graphql()
         .my_pods()
@@ -255,7 +244,7 @@ async fn graphql_error_shapes() {
         gpu_type_id: Some("g".into()),
         ..Default::default()
     };
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     expect_class(c.graphql().deploy_pod(&input).await, ErrorClass::Capacity);
 
     let (base, _) = serve(|_| {
@@ -265,7 +254,7 @@ async fn graphql_error_shapes() {
         )
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let e = expect_class(c.graphql().deploy_pod(&input).await, ErrorClass::Transient);
     assert!(
         e.may_have_been_applied(),
@@ -284,7 +273,7 @@ async fn a_server_echoing_the_key_is_redacted() {
         )
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let e = expect_class(c.rest().list_endpoints().await, ErrorClass::Unauthorized);
     assert!(e.to_string().contains("***"), "{e}");
     assert_no_key_logged();
@@ -302,7 +291,7 @@ async fn a_long_retry_after_goes_back_to_the_caller() {
             .into_response()
     })
     .await;
-    let c = client(&base, |cfg| {
+    let c = client_at(&base, |cfg| {
         cfg.retry = RetryConfig {
             max_retries: 5,
             ..fast_retry()

@@ -14,7 +14,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use gpucloud_platform::v2::{CreateContainerConfig, CreateGpuConfig, CreatePod, PodListQuery};
-use gpucloud_platform::{ApiKey, BaseUrls, ErrorClass, PlatformClient, PlatformConfig};
+use gpucloud_platform::{ApiKey, ErrorClass};
 use serde_json::json;
 
 use common::*;
@@ -43,16 +43,6 @@ async fn serve(
         axum::serve(listener, app).await.unwrap();
     });
     format!("http://{addr}")
-}
-
-fn client(base: &str, tweak: impl FnOnce(&mut PlatformConfig)) -> PlatformClient {
-    let mut cfg = PlatformConfig::new(
-        BaseUrls::single_host(base).unwrap(),
-        ApiKey::new(FULL_KEY).unwrap(),
-    );
-    cfg.retry = fast_retry();
-    tweak(&mut cfg);
-    PlatformClient::new(cfg).unwrap()
 }
 
 fn problem(status: StatusCode, detail: &str) -> Response {
@@ -154,7 +144,7 @@ async fn a_burst_over_the_published_quota_slows_down_and_earns_no_429() {
     let quota = Quota::new(4, Duration::from_secs(1));
     let q = quota.clone();
     let base = serve(move |_, _, h| q.answer(h)).await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let started = Instant::now();
     let calls = (0..12).map(|_| {
         let v2 = c.v2();
@@ -180,7 +170,7 @@ async fn the_quota_is_shared_by_clones_and_kept_per_key() {
     let quota = Quota::new(3, Duration::from_secs(600));
     let q = quota.clone();
     let base = serve(move |_, _, h| q.answer(h)).await;
-    let a = client(&base, |_| {});
+    let a = client_at(&base, |_| {});
     let a_clone = a.clone();
     let b = a.with_api_key(ApiKey::new(READ_ONLY_KEY).unwrap());
     for _ in 0..3 {
@@ -222,7 +212,7 @@ async fn a_429_is_waited_out_for_its_retry_after() {
         }
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let t = Instant::now();
     c.v2().list_pods(&PodListQuery::default()).await.unwrap();
     assert!(
@@ -247,7 +237,7 @@ async fn a_long_spent_window_is_not_waited_out_and_costs_no_call() {
         r
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     c.v2().list_pods(&PodListQuery::default()).await.unwrap();
     let t = Instant::now();
     let e = expect_class(
@@ -313,7 +303,7 @@ async fn statuses_map_and_only_what_may_be_repeated_is() {
         }
     })
     .await;
-    let c = client(&base, |_| {});
+    let c = client_at(&base, |_| {});
     let v2 = c.v2();
     let count = |route: &str| calls.lock().unwrap().get(route).copied().unwrap_or(0);
 

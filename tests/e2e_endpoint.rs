@@ -5,14 +5,15 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_crd::{Endpoint, EndpointSpec, NetworkVolume, NetworkVolumeSpec};
+use gpucloud_crd::{Endpoint, EndpointSpec};
 use gpucloud_platform::{ErrorClass, JobRequest};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, condition, ready_now};
+use common::operator::{Env, condition, ready_now, volume};
+use common::volumes::volume_id;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -40,12 +41,11 @@ async fn create_update_health_connection_and_delete() {
     let env = Env::start("ep-life").await;
     let op = env.operator(&[]);
     let api: Api<Endpoint> = env.api();
-    api.create(
-        &PostParams::default(),
-        &endpoint("infer", json!({"writeConnectionTo": "infer-conn"})),
-    )
-    .await
-    .unwrap();
+    env.create(&endpoint(
+        "infer",
+        json!({"writeConnectionTo": "infer-conn"}),
+    ))
+    .await;
 
     let ready = env.wait_for("infer", TIMEOUT, "Ready", is_ready).await;
     let status = ready.status.clone().unwrap();
@@ -149,27 +149,12 @@ async fn waits_for_its_network_volume_then_attaches_it() {
     })
     .await;
 
-    let volumes: Api<NetworkVolume> = env.api();
-    let spec: NetworkVolumeSpec = serde_json::from_value(
-        json!({"sizeGb": 50, "dataCenterId": "EU-RO-1", "deletionPolicy": "Delete"}),
-    )
-    .unwrap();
-    volumes
-        .create(&PostParams::default(), &NetworkVolume::new("models", spec))
-        .await
-        .unwrap();
+    env.create(&volume("models", 50, json!({"deletionPolicy": "Delete"})))
+        .await;
     let ready = env
         .wait_for("with-data", Duration::from_secs(45), "Ready", is_ready)
         .await;
-    let volume_id = volumes
-        .get("models")
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .common
-        .id
-        .unwrap();
+    let volume_id = volume_id(&env, "models").await;
     let remote = env
         .platform
         .rest()
@@ -191,12 +176,8 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
     let op = env.operator(&[]);
     let api: Api<Endpoint> = env.api();
     env.emulator.admin().clear_calls().await.unwrap();
-    api.create(
-        &PostParams::default(),
-        &endpoint("bad", json!({"templateId": "no-such-template"})),
-    )
-    .await
-    .unwrap();
+    env.create(&endpoint("bad", json!({"templateId": "no-such-template"})))
+        .await;
     let stalled = env
         .wait_for::<Endpoint, _>("bad", TIMEOUT, "Stalled", |ep| {
             ep.status
@@ -240,12 +221,8 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
     );
 
     // Orphan: the endpoint stays on the platform.
-    api.create(
-        &PostParams::default(),
-        &endpoint("kept", json!({"deletionPolicy": "Orphan"})),
-    )
-    .await
-    .unwrap();
+    env.create(&endpoint("kept", json!({"deletionPolicy": "Orphan"})))
+        .await;
     let ready = env.wait_for("kept", TIMEOUT, "Ready", is_ready).await;
     let id = ready.status.unwrap().common.id.unwrap();
     api.delete("kept", &DeleteParams::default()).await.unwrap();
@@ -270,10 +247,7 @@ async fn a_create_that_answers_500_is_adopted_not_repeated() {
         .await
         .unwrap();
     let op = env.operator(&[]);
-    let api: Api<Endpoint> = env.api();
-    api.create(&PostParams::default(), &endpoint("once", json!({})))
-        .await
-        .unwrap();
+    env.create(&endpoint("once", json!({}))).await;
     let ready = env.wait_for("once", TIMEOUT, "Ready", is_ready).await;
     let name = ready.status.as_ref().unwrap().name.clone().unwrap();
     let same_name: Vec<_> = env
@@ -340,7 +314,6 @@ async fn adopts_an_existing_endpoint_and_converges_through_faults() {
         admin.set_error_rate(route, 0.3, 503).await.unwrap();
     }
     let op = env.operator(&[]);
-    let api: Api<Endpoint> = env.api();
     let mut adopt = endpoint(
         "adopted",
         json!({"name": "made-elsewhere", "workersMax": 3}),
@@ -348,14 +321,9 @@ async fn adopts_an_existing_endpoint_and_converges_through_faults() {
     adopt
         .annotations_mut()
         .insert("gpucloud.io/external-id".into(), existing.id.clone());
-    api.create(&PostParams::default(), &adopt).await.unwrap();
+    env.create(&adopt).await;
     for i in 0..5 {
-        api.create(
-            &PostParams::default(),
-            &endpoint(&format!("many-{i}"), json!({})),
-        )
-        .await
-        .unwrap();
+        env.create(&endpoint(&format!("many-{i}"), json!({}))).await;
     }
     let adopted = env
         .wait_for::<Endpoint, _>(
@@ -401,10 +369,7 @@ async fn a_key_without_write_access_stalls_with_forbidden() {
     };
     let env = Env::start_with("ep-403", config).await;
     let op = env.operator(&[]);
-    let api: Api<Endpoint> = env.api();
-    api.create(&PostParams::default(), &endpoint("denied", json!({})))
-        .await
-        .unwrap();
+    env.create(&endpoint("denied", json!({}))).await;
     let stalled = env
         .wait_for::<Endpoint, _>("denied", TIMEOUT, "Stalled", |ep| {
             ep.status
@@ -440,12 +405,11 @@ async fn a_worker_change_rolls_out_before_ready() {
     let admin = env.emulator.admin();
     let op = env.operator(&[]);
     let api: Api<Endpoint> = env.api();
-    api.create(
-        &PostParams::default(),
-        &endpoint("rolling", json!({"workersMin": 2, "workersMax": 2})),
-    )
-    .await
-    .unwrap();
+    env.create(&endpoint(
+        "rolling",
+        json!({"workersMin": 2, "workersMax": 2}),
+    ))
+    .await;
     env.wait_for("rolling", TIMEOUT, "Ready", is_ready).await;
     assert_eq!(
         admin.call_count(RELEASES).await.unwrap(),

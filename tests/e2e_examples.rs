@@ -291,7 +291,7 @@ async fn grow_volume_grows_and_a_shrink_is_refused() {
         ready_now(v) && v.status.as_ref().and_then(|s| s.size_gb) == Some(40)
     })
     .await;
-    let remote = env.platform.rest().get_network_volume(&id).await.unwrap();
+    let remote = env.remote_volume(&id).await.unwrap();
     assert_eq!(remote.size, 40);
 
     let refused = api
@@ -309,10 +309,8 @@ async fn grow_volume_grows_and_a_shrink_is_refused() {
     api.delete("scratch", &DeleteParams::default())
         .await
         .unwrap();
-    let gone = common::wait_until(TIMEOUT, || async {
-        env.platform.rest().get_network_volume(&id).await.is_err()
-    })
-    .await;
+    let gone =
+        common::wait_until(TIMEOUT, || async { env.remote_volume(&id).await.is_err() }).await;
     assert!(gone, "the remote volume was not deleted");
     env.finish(operator).await;
 }

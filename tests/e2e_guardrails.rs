@@ -13,10 +13,9 @@ use gpucloud_crd::pod::PodPhase;
 use gpucloud_emulator::EmulatorConfig;
 use k8s_openapi::jiff::{SignedDuration, Timestamp, ToSpan, Unit};
 use kube::Api;
-use kube::api::PostParams;
 use serde_json::json;
 
-use common::operator::{Env, condition};
+use common::operator::{Env, Operator, condition};
 use common::pods::{id_of, patch_spec, pod, remote_pods};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
@@ -79,6 +78,21 @@ async fn guardrail_stops(metrics_port: u16, guardrail: &str) -> u64 {
         .map_or(0, |n| n.trim().parse().expect("a count"))
 }
 
+/// An operator on the emulator's clock that serves `/metrics` on a free port, and that port.
+fn operator_with_metrics(env: &Env, extra: &[&str]) -> (Operator, u16) {
+    let port = common::operator::free_port();
+    let metrics = format!("--metrics-addr=127.0.0.1:{port}");
+    let flags: Vec<&str> = extra.iter().copied().chain([metrics.as_str()]).collect();
+    (env.operator_on_emulator_clock(&flags), port)
+}
+
+async fn wait_running(env: &Env, name: &str) -> Pod {
+    env.wait_for::<Pod, _>(name, TIMEOUT, "Running", |p| {
+        phase(p) == Some(PodPhase::Running)
+    })
+    .await
+}
+
 async fn has_event(env: &Env, name: &str, reason: &str) -> bool {
     env.events_about("Pod", name)
         .await
@@ -103,11 +117,7 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
         },
     )
     .await;
-    let metrics_port = common::operator::free_port();
-    let op = env.operator_on_emulator_clock(&[
-        "--poll-interval=10m",
-        &format!("--metrics-addr=127.0.0.1:{metrics_port}"),
-    ]);
+    let (op, metrics_port) = operator_with_metrics(&env, &["--poll-interval=10m"]);
     // Windows on whole minutes, in UTC, every day: two minutes each, two minutes apart,
     // the first opening two to three emulated minutes from now (four to six real seconds).
     let minute = env
@@ -119,18 +129,14 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
     let at = |m: i64| minute.checked_add((m * 60).seconds()).unwrap();
     let (open1, close1, open2, close2) = (at(2), at(4), at(6), at(8));
     let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "office",
-            json!({"schedule": {"timeZone": "UTC", "windows": [
-                {"from": hhmm(open1), "to": hhmm(close1)},
-                {"from": hhmm(open2), "to": hhmm(close2)},
-            ]}}),
-        ),
-    )
-    .await
-    .unwrap();
+    env.create(&pod(
+        "office",
+        json!({"schedule": {"timeZone": "UTC", "windows": [
+            {"from": hhmm(open1), "to": hhmm(close1)},
+            {"from": hhmm(open2), "to": hhmm(close2)},
+        ]}}),
+    ))
+    .await;
 
     // Before the first window: not deployed, and status says when it opens.
     let held = env
@@ -212,21 +218,11 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn max_runtime_stops_the_pod_until_the_user_resumes_it() {
     let env = Env::start_with("pod-maxrun", common::pods::config()).await;
-    let metrics_port = common::operator::free_port();
-    let op = env.operator_on_emulator_clock(&[&format!("--metrics-addr=127.0.0.1:{metrics_port}")]);
+    let (op, metrics_port) = operator_with_metrics(&env, &[]);
     let admin = env.emulator.admin();
     let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod("train", json!({"maxRuntime": "1h"})),
-    )
-    .await
-    .unwrap();
-    let running = env
-        .wait_for::<Pod, _>("train", TIMEOUT, "Running", |p| {
-            phase(p) == Some(PodPhase::Running)
-        })
-        .await;
+    env.create(&pod("train", json!({"maxRuntime": "1h"}))).await;
+    let running = wait_running(&env, "train").await;
     let id = id_of(&running);
     // Three poll intervals with 59 minutes to go: still running.
     tokio::time::sleep(Duration::from_secs(6)).await;
@@ -269,24 +265,15 @@ async fn max_runtime_stops_the_pod_until_the_user_resumes_it() {
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn idle_stop_stops_a_pod_whose_gpus_stay_idle() {
     let env = Env::start_with("pod-idle", common::pods::config()).await;
-    let metrics_port = common::operator::free_port();
-    let op = env.operator_on_emulator_clock(&[&format!("--metrics-addr=127.0.0.1:{metrics_port}")]);
+    let (op, metrics_port) = operator_with_metrics(&env, &[]);
     let admin = env.emulator.admin();
     let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "notebook",
-            json!({"idleStop": {"thresholdPercent": 10, "duration": "30m"}}),
-        ),
-    )
-    .await
-    .unwrap();
-    let running = env
-        .wait_for::<Pod, _>("notebook", TIMEOUT, "Running", |p| {
-            phase(p) == Some(PodPhase::Running)
-        })
-        .await;
+    env.create(&pod(
+        "notebook",
+        json!({"idleStop": {"thresholdPercent": 10, "duration": "30m"}}),
+    ))
+    .await;
+    let running = wait_running(&env, "notebook").await;
     let id = id_of(&running);
     let calls_before = env.calls().await;
 
@@ -346,17 +333,12 @@ async fn idle_stop_stops_a_pod_whose_gpus_stay_idle() {
 async fn an_unknown_time_zone_is_reported_naming_the_field() {
     let env = Env::start_with("pod-badzone", common::pods::config()).await;
     let op = env.operator_on_emulator_clock(&[]);
-    let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "mars",
-            json!({"schedule": {"timeZone": "Mars/Olympus_Mons",
+    env.create(&pod(
+        "mars",
+        json!({"schedule": {"timeZone": "Mars/Olympus_Mons",
                 "windows": [{"from": "08:00", "to": "18:00"}]}}),
-        ),
-    )
-    .await
-    .unwrap();
+    ))
+    .await;
     let stalled = env
         .wait_for::<Pod, _>("mars", TIMEOUT, "Stalled", |p| {
             p.status

@@ -26,7 +26,7 @@ async fn apply_grow_rename_and_delete() {
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
     let nv = volume("data", 10, json!({"deletionPolicy": "Delete"}));
-    api.create(&PostParams::default(), &nv).await.unwrap();
+    env.create(&nv).await;
 
     let ready = env.wait_for("data", TIMEOUT, "Ready", is_ready).await;
     let status = ready.status.clone().unwrap();
@@ -66,15 +66,7 @@ async fn apply_grow_rename_and_delete() {
         is_ready(nv) && nv.status.as_ref().unwrap().size_gb == Some(25)
     })
     .await;
-    assert_eq!(
-        env.platform
-            .rest()
-            .get_network_volume(&id)
-            .await
-            .unwrap()
-            .size,
-        25
-    );
+    assert_eq!(env.remote_volume(&id).await.unwrap().size, 25);
 
     // Shrink: refused by the apiserver with the CEL message, nothing changes.
     let err = api
@@ -100,26 +92,13 @@ async fn apply_grow_rename_and_delete() {
         is_ready(nv) && nv.status.as_ref().unwrap().name.as_deref() == Some("renamed")
     })
     .await;
-    assert_eq!(
-        env.platform
-            .rest()
-            .get_network_volume(&id)
-            .await
-            .unwrap()
-            .name,
-        "renamed"
-    );
+    assert_eq!(env.remote_volume(&id).await.unwrap().name, "renamed");
 
     // Delete with policy Delete removes the remote volume.
     api.delete("data", &DeleteParams::default()).await.unwrap();
     let gone = common::wait_gone(&api, "data", TIMEOUT).await;
     assert!(gone, "the object was not released by the finalizer");
-    let err = env
-        .platform
-        .rest()
-        .get_network_volume(&id)
-        .await
-        .unwrap_err();
+    let err = env.remote_volume(&id).await.unwrap_err();
     assert_eq!(
         err.class(),
         gpucloud_platform::ErrorClass::NotFound,
@@ -136,17 +115,13 @@ async fn orphan_keeps_the_volume_and_adoption_finds_it_again() {
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
     // Orphan is the default for volumes.
-    api.create(&PostParams::default(), &volume("keep", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&volume("keep", 10, json!({}))).await;
     let ready = env.wait_for("keep", TIMEOUT, "Ready", is_ready).await;
     let id = ready.status.unwrap().common.id.unwrap();
     api.delete("keep", &DeleteParams::default()).await.unwrap();
     assert!(common::wait_gone(&api, "keep", TIMEOUT).await);
     let kept = env
-        .platform
-        .rest()
-        .get_network_volume(&id)
+        .remote_volume(&id)
         .await
         .expect("the orphaned volume is still there");
     assert_eq!(kept.size, 10);
@@ -156,7 +131,7 @@ async fn orphan_keeps_the_volume_and_adoption_finds_it_again() {
     adopt
         .annotations_mut()
         .insert("gpucloud.io/external-id".into(), id.clone());
-    api.create(&PostParams::default(), &adopt).await.unwrap();
+    env.create(&adopt).await;
     let adopted = env
         .wait_for::<NetworkVolume, _>("adopted", TIMEOUT, "adopted and grown", |nv| {
             is_ready(nv) && nv.status.as_ref().unwrap().size_gb == Some(12)
@@ -199,7 +174,7 @@ async fn paused_and_observe_only_make_no_writes() {
     paused
         .annotations_mut()
         .insert("gpucloud.io/paused".into(), "true".into());
-    api.create(&PostParams::default(), &paused).await.unwrap();
+    env.create(&paused).await;
     env.wait_for::<NetworkVolume, _>("paused", TIMEOUT, "Synced=False/Paused", |nv| {
         reason(nv, "Synced").as_deref() == Some("Paused")
     })
@@ -217,19 +192,14 @@ async fn paused_and_observe_only_make_no_writes() {
     observed
         .annotations_mut()
         .insert("gpucloud.io/external-id".into(), existing.id.clone());
-    api.create(&PostParams::default(), &observed).await.unwrap();
+    env.create(&observed).await;
     let seen = env.wait_for("observed", TIMEOUT, "Ready", is_ready).await;
     assert_eq!(seen.status.as_ref().unwrap().size_gb, Some(30));
     api.delete("observed", &DeleteParams::default())
         .await
         .unwrap();
     assert!(common::wait_gone(&api, "observed", TIMEOUT).await);
-    let after = env
-        .platform
-        .rest()
-        .get_network_volume(&existing.id)
-        .await
-        .unwrap();
+    let after = env.remote_volume(&existing.id).await.unwrap();
     assert_eq!(
         (after.name.as_str(), after.size),
         ("outside", 30),
@@ -282,9 +252,7 @@ async fn kstatus_fields_and_events() {
     admin.add_latency(create_route(), 3_000).await.unwrap();
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
-    api.create(&PostParams::default(), &volume("watched", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&volume("watched", 10, json!({}))).await;
 
     // kstatus reads an object without conditions as Current. From its creation the object
     // reads observedGeneration 0 (the CRD's status default): not yet observed, so kstatus
@@ -377,14 +345,11 @@ async fn wrong_api_key_stalls_quietly_and_a_fixed_secret_converges_without_resta
     let admin = env.emulator.admin();
     admin.clear_calls().await.unwrap();
     let op = env.operator(&[]);
-    let api: Api<NetworkVolume> = env.api();
     let names = ["key-a", "key-b", "key-c"];
     // One at a time: passes that run together share one refused listing (one call per
     // burst, by design), which would make the count below depend on timing.
     for name in names {
-        api.create(&PostParams::default(), &volume(name, 10, json!({})))
-            .await
-            .unwrap();
+        env.create(&volume(name, 10, json!({}))).await;
         let nv = env
             .wait_for::<NetworkVolume, _>(name, TIMEOUT, "Stalled/Unauthorized", |nv| {
                 is_stalled_with(nv, "Unauthorized")
@@ -435,17 +400,12 @@ async fn missing_credentials_secret_stalls_until_it_exists() {
     let admin = env.emulator.admin();
     admin.clear_calls().await.unwrap();
     let op = env.operator(&[]);
-    let api: Api<NetworkVolume> = env.api();
-    api.create(
-        &PostParams::default(),
-        &volume(
-            "own-key",
-            10,
-            json!({"credentialsSecretRef": {"name": "team-key"}}),
-        ),
-    )
-    .await
-    .unwrap();
+    env.create(&volume(
+        "own-key",
+        10,
+        json!({"credentialsSecretRef": {"name": "team-key"}}),
+    ))
+    .await;
     let nv = env
         .wait_for::<NetworkVolume, _>("own-key", TIMEOUT, "Stalled/CredentialsNotFound", |nv| {
             is_stalled_with(nv, "CredentialsNotFound")
@@ -487,12 +447,12 @@ async fn unknown_data_center_stalls_with_one_event_and_no_retry_loop() {
     admin.clear_calls().await.unwrap();
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
-    api.create(
-        &PostParams::default(),
-        &volume("nowhere", 10, json!({"dataCenterId": "XX-NOWHERE-1"})),
-    )
-    .await
-    .unwrap();
+    env.create(&volume(
+        "nowhere",
+        10,
+        json!({"dataCenterId": "XX-NOWHERE-1"}),
+    ))
+    .await;
     let nv = env
         .wait_for::<NetworkVolume, _>("nowhere", TIMEOUT, "Stalled/InvalidSpec", |nv| {
             is_stalled_with(nv, "InvalidSpec")
@@ -527,10 +487,7 @@ async fn metrics_endpoint_exposes_the_operator_series() {
     let env = Env::start("nv-metrics").await;
     let port = free_port();
     let op = env.operator(&[&format!("--metrics-addr=127.0.0.1:{port}")]);
-    let api: Api<NetworkVolume> = env.api();
-    api.create(&PostParams::default(), &volume("measured", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&volume("measured", 10, json!({}))).await;
     env.wait_for("measured", TIMEOUT, "Ready", is_ready).await;
 
     let http = reqwest::Client::new();
@@ -599,9 +556,7 @@ async fn platform_calls_per_interval_do_not_grow_with_objects() {
     let api: Api<NetworkVolume> = env.api();
     let names: Vec<String> = (0..OBJECTS).map(|i| format!("batch-{i:02}")).collect();
     for name in &names {
-        api.create(&PostParams::default(), &volume(name, 10, json!({})))
-            .await
-            .unwrap();
+        env.create(&volume(name, 10, json!({}))).await;
     }
     let all_ready = common::wait_until(Duration::from_secs(90), || async {
         let list = api.list(&Default::default()).await.unwrap();
@@ -648,7 +603,7 @@ async fn a_volume_whose_key_secret_went_first_is_still_deleted() {
     let op = env.operator(&[]);
     let api: Api<NetworkVolume> = env.api();
     let nv = volume("keyless", 10, json!({"deletionPolicy": "Delete"}));
-    api.create(&PostParams::default(), &nv).await.unwrap();
+    env.create(&nv).await;
     let ready = env.wait_for("keyless", TIMEOUT, "Ready", is_ready).await;
     let remote_name = ready.status.unwrap().name.unwrap();
     let secrets: Api<Secret> = env.api();

@@ -40,9 +40,7 @@ async fn killed_with_the_create_in_flight_leaves_exactly_one_volume() {
     admin.add_latency(create_route(), 3_000).await.unwrap();
     let first = env.operator_process(&[PLATFORM_TIMEOUT]);
     let api: Api<NetworkVolume> = env.api();
-    api.create(&PostParams::default(), &volume("inflight", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&volume("inflight", 10, json!({}))).await;
     env.wait_for::<NetworkVolume, _>("inflight", TIMEOUT, "the pending marker", |nv| {
         nv.annotations().contains_key(PENDING)
     })
@@ -89,7 +87,6 @@ async fn killed_with_the_create_in_flight_leaves_exactly_one_volume() {
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn states_a_crash_leaves_are_recovered_without_duplicates() {
     let env = Env::start("nv-crash-states").await;
-    let api: Api<NetworkVolume> = env.api();
     let admin = env.emulator.admin();
     let marked = |name: &str| {
         let mut nv = volume(name, 10, json!({}));
@@ -98,14 +95,9 @@ async fn states_a_crash_leaves_are_recovered_without_duplicates() {
         nv
     };
     // A: the marker was written, then the process died before the create was sent.
-    api.create(&PostParams::default(), &marked("never-sent"))
-        .await
-        .unwrap();
+    env.create(&marked("never-sent")).await;
     // B: the create happened, then the process died before it wrote the id.
-    let landed = api
-        .create(&PostParams::default(), &marked("landed"))
-        .await
-        .unwrap();
+    let landed = env.create(&marked("landed")).await;
     let made = env
         .platform
         .rest()
@@ -118,10 +110,7 @@ async fn states_a_crash_leaves_are_recovered_without_duplicates() {
         .unwrap();
     // C: the create is still in flight at the platform when the new process starts, and
     // lands after the new process first looked.
-    let late = api
-        .create(&PostParams::default(), &marked("lands-late"))
-        .await
-        .unwrap();
+    let late = env.create(&marked("lands-late")).await;
     admin.clear_calls().await.unwrap();
 
     let op = env.operator(&[PLATFORM_TIMEOUT]);
@@ -246,10 +235,7 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
     let env = Env::start("nv-kill-record").await;
     let api: Api<NetworkVolume> = env.api();
     let admin = env.emulator.admin();
-    let nv = api
-        .create(&PostParams::default(), &volume("unrecorded", 10, json!({})))
-        .await
-        .unwrap();
+    let nv = env.create(&volume("unrecorded", 10, json!({}))).await;
     let remote_name = default_remote_name(&nv);
     let hold = HoldStatusId::install(&env).await;
     assert!(
@@ -311,10 +297,7 @@ async fn a_500_on_a_create_that_succeeded_is_adopted_not_repeated() {
     let admin = env.emulator.admin();
     admin.fail_next_creates_on(create_route(), 1).await.unwrap();
     let op = env.operator(&[]);
-    let api: Api<NetworkVolume> = env.api();
-    api.create(&PostParams::default(), &volume("flaky", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&volume("flaky", 10, json!({}))).await;
     let ready = env.wait_for("flaky", TIMEOUT, "Ready", is_ready).await;
     assert_exactly_one_remote(&env, &ready).await;
     assert_eq!(
@@ -348,12 +331,8 @@ async fn thirty_percent_faults_and_429_bursts_converge_with_bounded_calls() {
     let names: Vec<String> = (0..OBJECTS).map(|i| format!("faulty-{i:02}")).collect();
     let started = Instant::now();
     for name in &names {
-        api.create(
-            &PostParams::default(),
-            &volume(name, 10, json!({"deletionPolicy": "Delete"})),
-        )
-        .await
-        .unwrap();
+        env.create(&volume(name, 10, json!({"deletionPolicy": "Delete"})))
+            .await;
     }
     let all = |check: fn(&NetworkVolume) -> bool| {
         let api = api.clone();
@@ -371,15 +350,7 @@ async fn thirty_percent_faults_and_429_bursts_converge_with_bounded_calls() {
     );
     let converged = started.elapsed();
     let prefix = format!("{}-faulty-", env.ns.name());
-    let remote: Vec<_> = env
-        .platform
-        .rest()
-        .list_network_volumes()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|v| v.name.starts_with(&prefix))
-        .collect();
+    let remote: Vec<_> = env.remote_volumes_where(|n| n.starts_with(&prefix)).await;
     assert_eq!(remote.len(), OBJECTS, "duplicates or leaks: {remote:#?}");
     for nv in api.list(&Default::default()).await.unwrap() {
         assert_exactly_one_remote(&env, &nv).await;
@@ -420,15 +391,7 @@ async fn thirty_percent_faults_and_429_bursts_converge_with_bounded_calls() {
         .await,
         "not every volume was released under faults"
     );
-    let left: Vec<_> = env
-        .platform
-        .rest()
-        .list_network_volumes()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|v| v.name.starts_with(&prefix))
-        .collect();
+    let left: Vec<_> = env.remote_volumes_where(|n| n.starts_with(&prefix)).await;
     assert!(left.is_empty(), "leaked volumes: {left:#?}");
 
     let calls: BTreeMap<String, u64> = env.calls().await;

@@ -14,7 +14,7 @@ use gpucloud_crd::NetworkVolume;
 use gpucloud_engine::marker::default_remote_name;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -102,9 +102,7 @@ async fn two_replicas_only_the_leader_acts_and_the_other_takes_over() {
 
     // With both running, the leader does all the work and the follower none.
     for name in ["first", "second"] {
-        api.create(&PostParams::default(), &volume(name, 10, json!({})))
-            .await
-            .unwrap();
+        env.create(&volume(name, 10, json!({}))).await;
     }
     for name in ["first", "second"] {
         env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
@@ -134,9 +132,7 @@ async fn two_replicas_only_the_leader_acts_and_the_other_takes_over() {
     a.kill();
     let killed_at = Instant::now();
     admin.clear_calls().await.unwrap();
-    api.create(&PostParams::default(), &volume("after", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&volume("after", 10, json!({}))).await;
     let (holder, left) = lease_holder(&env).await.expect("a Lease");
     assert_eq!(holder, "replica-a");
     let quiet = left.saturating_sub(Duration::from_secs(1));
@@ -221,14 +217,9 @@ async fn a_small_v2_quota_is_absorbed_without_429s() {
     let env = Env::start_with("nv-quota", config).await;
     let port = free_port();
     let op = env.operator(&[&format!("--metrics-addr=127.0.0.1:{port}")]);
-    let api: Api<NetworkVolume> = env.api();
     for i in 0..OBJECTS {
-        api.create(
-            &PostParams::default(),
-            &volume(&format!("q{i:02}"), 10, json!({})),
-        )
-        .await
-        .unwrap();
+        env.create(&volume(&format!("q{i:02}"), 10, json!({})))
+            .await;
     }
     let started = Instant::now();
     for i in 0..OBJECTS {
@@ -280,7 +271,7 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
     let names: Vec<String> = (0..OBJECTS).map(|i| format!("shared-{i:02}")).collect();
     for name in &names {
         let nv = volume(name, 10, json!({"deletionPolicy": "Delete"}));
-        api.create(&PostParams::default(), &nv).await.unwrap();
+        env.create(&nv).await;
     }
     let mut ids = BTreeMap::new();
     let mut remote_names = Vec::new();
@@ -369,10 +360,8 @@ async fn a_label_selector_splits_objects_between_installs() {
     let op = env.operator(&["--selector=tier=gold"]);
     let mut gold = volume("gold", 10, json!({}));
     gold.labels_mut().insert("tier".into(), "gold".into());
-    api.create(&PostParams::default(), &gold).await.unwrap();
-    api.create(&PostParams::default(), &volume("plain", 10, json!({})))
-        .await
-        .unwrap();
+    env.create(&gold).await;
+    env.create(&volume("plain", 10, json!({}))).await;
     env.wait_for("gold", TIMEOUT, "Ready", is_ready).await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     let plain: NetworkVolume = api.get("plain").await.unwrap();

@@ -58,12 +58,8 @@ async fn a_pod_left_by_a_killed_operator_is_listed_and_deleted_a_released_one_is
     let first = env.operator_process(&[]);
 
     // Released on purpose: deletionPolicy Orphan.
-    api.create(
-        &PostParams::default(),
-        &pod("kept", json!({"deletionPolicy": "Orphan"})),
-    )
-    .await
-    .unwrap();
+    env.create(&pod("kept", json!({"deletionPolicy": "Orphan"})))
+        .await;
     let kept = env.wait_for("kept", TIMEOUT, "Ready", is_ready).await;
     let kept_id = id_of(&kept);
     api.delete("kept", &DeleteParams::default()).await.unwrap();
@@ -71,9 +67,7 @@ async fn a_pod_left_by_a_killed_operator_is_listed_and_deleted_a_released_one_is
     assert!(released, "the kept Pod was not released");
 
     // Deployed, then the operator dies and the object goes without it.
-    api.create(&PostParams::default(), &pod("lost", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("lost", json!({}))).await;
     let lost = env.wait_for("lost", TIMEOUT, "Ready", is_ready).await;
     let lost_id = id_of(&lost);
     let lost_cost = lost.status.as_ref().unwrap().cost_per_hour.unwrap();

@@ -5,8 +5,8 @@ mod common;
 
 use std::time::Duration;
 
+use gpucloud_crd::Pod;
 use gpucloud_crd::pod::PodPhase;
-use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec, Pod};
 use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_platform::{self as platform, DeployPodInput};
 use k8s_openapi::api::core::v1::{Event, Secret};
@@ -15,8 +15,9 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, condition};
+use common::operator::{Env, condition, volume};
 use common::pods::{A40, RTX4090, config, deploy, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::volumes::volume_id;
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 const SECRET_VALUE: &str = "hunter2-very-secret";
@@ -52,18 +53,14 @@ async fn deploy_stop_resume_drift_replace_and_delete() {
         .unwrap();
     let op = env.operator(&[]);
     let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "train",
-            json!({"env": [
-                {"name": "MODE", "value": "fast"},
-                {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}
-            ]}),
-        ),
-    )
-    .await
-    .unwrap();
+    env.create(&pod(
+        "train",
+        json!({"env": [
+            {"name": "MODE", "value": "fast"},
+            {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}
+        ]}),
+    ))
+    .await;
 
     // Deploy → Running with ports and cost.
     let ready = env.wait_for("train", TIMEOUT, "Ready", is_ready).await;
@@ -184,33 +181,23 @@ async fn gpu_fallback_price_cap_and_no_capacity() {
     let env = Env::start_with("pod-gpu", config()).await;
     let admin = env.emulator.admin();
     let op = env.operator(&[]);
-    let api: Api<Pod> = env.api();
 
     // Price cap: on the secure cloud the 4090 costs 0.69/h and the A40 0.40/h.
-    api.create(
-        &PostParams::default(),
-        &pod(
+    env.create(&pod(
             "capped",
             json!({"cloudType": "SECURE", "gpu": {"types": [RTX4090, A40], "count": 1, "maxPricePerHour": 0.5}}),
-        ),
-    )
-    .await
-    .unwrap();
+        )).await;
     let capped = env.wait_for("capped", TIMEOUT, "Ready", is_ready).await;
     let s = capped.status.clone().unwrap();
     assert_eq!(s.gpu_type_id.as_deref(), Some(A40));
     assert!(s.cost_per_hour.unwrap() <= 0.5, "{:?}", s.cost_per_hour);
 
     // A cap below every price: said so, nothing deployed.
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "cheap",
-            json!({"cloudType": "SECURE", "gpu": {"types": [RTX4090, A40], "maxPricePerHour": 0.05}}),
-        ),
-    )
-    .await
-    .unwrap();
+    env.create(&pod(
+        "cheap",
+        json!({"cloudType": "SECURE", "gpu": {"types": [RTX4090, A40], "maxPricePerHour": 0.05}}),
+    ))
+    .await;
     let cheap = env
         .wait_for::<Pod, _>("cheap", TIMEOUT, "PriceAboveCap", |p| {
             cond(p, "Synced").is_some_and(|(s, r)| s == "False" && r == "PriceAboveCap")
@@ -221,17 +208,13 @@ async fn gpu_fallback_price_cap_and_no_capacity() {
 
     // First type out of stock → the second one.
     admin.set_stock(RTX4090, None, 0).await.unwrap();
-    api.create(&PostParams::default(), &pod("fallback", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("fallback", json!({}))).await;
     let fallback = env.wait_for("fallback", TIMEOUT, "Ready", is_ready).await;
     assert_eq!(fallback.status.unwrap().gpu_type_id.as_deref(), Some(A40));
 
     // No stock anywhere → NoCapacity (not Stalled); stock returns → converges.
     admin.set_stock(A40, None, 0).await.unwrap();
-    api.create(&PostParams::default(), &pod("waiting", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("waiting", json!({}))).await;
     let waiting = env
         .wait_for::<Pod, _>("waiting", TIMEOUT, "NoCapacity", |p| {
             cond(p, "Synced").is_some_and(|(s, r)| s == "False" && r == "NoCapacity")
@@ -257,15 +240,11 @@ async fn never_strategy_blocks_and_orphan_keeps_the_pod() {
     let env = Env::start_with("pod-never", config()).await;
     let op = env.operator(&[]);
     let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "pinned",
-            json!({"updateStrategy": "Never", "deletionPolicy": "Orphan"}),
-        ),
-    )
-    .await
-    .unwrap();
+    env.create(&pod(
+        "pinned",
+        json!({"updateStrategy": "Never", "deletionPolicy": "Orphan"}),
+    ))
+    .await;
     let ready = env.wait_for("pinned", TIMEOUT, "Ready", is_ready).await;
     let id = id_of(&ready);
     let deploys = env.emulator.admin().call_count(deploy()).await.unwrap();
@@ -301,39 +280,20 @@ async fn never_strategy_blocks_and_orphan_keeps_the_pod() {
 async fn network_volume_ref_waits_then_attaches() {
     let env = Env::start_with("pod-nv", config()).await;
     let op = env.operator(&[]);
-    let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod(
-            "withvol",
-            json!({"networkVolumeRef": {"name": "data"}, "volumeMountPath": "/workspace"}),
-        ),
-    )
-    .await
-    .unwrap();
+    env.create(&pod(
+        "withvol",
+        json!({"networkVolumeRef": {"name": "data"}, "volumeMountPath": "/workspace"}),
+    ))
+    .await;
     env.wait_for::<Pod, _>("withvol", TIMEOUT, "DependencyNotReady", |p| {
         cond(p, "Ready").is_some_and(|(_, r)| r == "DependencyNotReady")
     })
     .await;
     assert!(remote_pods(&env).await.is_empty());
 
-    let volumes: Api<NetworkVolume> = env.api();
-    let spec: NetworkVolumeSpec =
-        serde_json::from_value(json!({"sizeGb": 10, "dataCenterId": "EU-RO-1"})).unwrap();
-    volumes
-        .create(&PostParams::default(), &NetworkVolume::new("data", spec))
-        .await
-        .unwrap();
+    env.create(&volume("data", 10, json!({}))).await;
     let ready = env.wait_for("withvol", TIMEOUT, "Ready", is_ready).await;
-    let volume_id = volumes
-        .get("data")
-        .await
-        .unwrap()
-        .status
-        .unwrap()
-        .common
-        .id
-        .unwrap();
+    let volume_id = volume_id(&env, "data").await;
     let on_platform = remote(&env, &id_of(&ready)).await.unwrap();
     assert_eq!(on_platform.network_volume_id, Some(volume_id));
     env.finish(op).await;
@@ -348,10 +308,7 @@ async fn interrupted_deploys_are_adopted_never_duplicated() {
 
     // The operator died after the platform deployed the pod but before it recorded the id:
     // the pending marker is set and the pod exists.
-    let created = api
-        .create(&PostParams::default(), &pod("crashed", json!({})))
-        .await
-        .unwrap();
+    let created = env.create(&pod("crashed", json!({}))).await;
     let uid = created.uid().unwrap();
     let name = format!("{}-crashed-{}", env.ns.name(), &uid.replace('-', "")[..8]);
     env.platform
@@ -386,9 +343,7 @@ async fn interrupted_deploys_are_adopted_never_duplicated() {
     // And the platform answers the next deploy with a 500 although it deployed the pod.
     admin.fail_next_creates_on(deploy(), 1).await.unwrap();
     let op = env.operator(&[]);
-    api.create(&PostParams::default(), &pod("flaky", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("flaky", json!({}))).await;
 
     let crashed = env.wait_for("crashed", TIMEOUT, "Ready", is_ready).await;
     let flaky = env.wait_for("flaky", TIMEOUT, "Ready", is_ready).await;

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use gpucloud_crd::Pod;
 use gpucloud_crd::pod::PodPhase;
 use gpucloud_platform::{self as platform, DeployPodInput, LowestPriceInput};
-use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -108,10 +107,7 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
 
     // A long resync keeps the cool-down of the refused type longer than this test.
     let op = env.operator(&["--poll-interval=60s"]);
-    let api: Api<Pod> = env.api();
-    api.create(&PostParams::default(), &pod("fallback", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("fallback", json!({}))).await;
     let ready = env
         .wait_for("fallback", TIMEOUT, "Running", is_running)
         .await;
@@ -145,9 +141,7 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
 
     // During the cool-down the refused type is not asked again: the next pod goes
     // straight to the A40 with one deploy.
-    api.create(&PostParams::default(), &pod("second", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("second", json!({}))).await;
     let second = env.wait_for("second", TIMEOUT, "Running", is_running).await;
     assert_eq!(second.status.unwrap().gpu_type_id.as_deref(), Some(A40));
     assert_eq!(
@@ -188,9 +182,7 @@ async fn kill_with_the_deploy_in_flight(prefix: &str, hold: Hold) -> AfterKill {
     }
     let first = env.operator_process(&[PLATFORM_TIMEOUT]);
     let api: Api<Pod> = env.api();
-    api.create(&PostParams::default(), &pod("inflight", json!({})))
-        .await
-        .unwrap();
+    env.create(&pod("inflight", json!({}))).await;
     env.wait_for::<Pod, _>("inflight", TIMEOUT, "the pending marker", |p| {
         p.annotations().contains_key(PENDING)
     })
@@ -288,12 +280,11 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
     admin.set_stock(RTX4090, Some(true), 1).await.unwrap();
     let op = env.operator(&[]);
     let api: Api<Pod> = env.api();
-    api.create(
-        &PostParams::default(),
-        &pod("resumer", json!({"gpu": {"types": [RTX4090], "count": 1}})),
-    )
-    .await
-    .unwrap();
+    env.create(&pod(
+        "resumer",
+        json!({"gpu": {"types": [RTX4090], "count": 1}}),
+    ))
+    .await;
     let running = env
         .wait_for("resumer", TIMEOUT, "Running", is_running)
         .await;

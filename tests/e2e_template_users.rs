@@ -22,14 +22,7 @@ async fn a_pod_deploys_from_its_template_and_credential() {
     capture_logs();
     let env = Env::start_with("tpl-pod", common::pods::config()).await;
     let operator = env.operator(&[]);
-    put_secret(
-        &env,
-        "login",
-        "kubernetes.io/dockerconfigjson",
-        ".dockerconfigjson",
-        &docker_config("ghcr.io", USERNAME, PASSWORD),
-    )
-    .await;
+    put_login(&env, "login", "kubernetes.io/dockerconfigjson", PASSWORD).await;
     let mut spec = json!({"templateRef": {"name": "notebook"}});
     if is_v2() {
         // The seed API has no pod-level credential (a Template's is the way there).
@@ -49,9 +42,7 @@ async fn a_pod_deploys_from_its_template_and_credential() {
         })
         .await;
     assert!(waiting.status.as_ref().unwrap().common.id.is_none());
-    create::<RegistryCredential>(&env, registry_credential("ghcr", "login", "ghcr.io"))
-        .await
-        .unwrap();
+    create_ghcr_credential(&env).await;
     create::<Template>(
         &env,
         template(
@@ -162,12 +153,11 @@ async fn one_listing_per_kind_per_interval_whatever_the_number_of_objects() {
     let op = env.operator(&["--poll-interval=2s", "--concurrency=16"]);
     for i in 0..CREDENTIALS {
         let secret = format!("login-{i}");
-        put_secret(
+        put_login(
             &env,
             &secret,
             "kubernetes.io/dockerconfigjson",
-            ".dockerconfigjson",
-            &docker_config("ghcr.io", USERNAME, &format!("{PASSWORD}-{i}")),
+            &format!("{PASSWORD}-{i}"),
         )
         .await;
         create::<RegistryCredential>(

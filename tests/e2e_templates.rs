@@ -129,18 +129,9 @@ async fn a_rotated_login_replaces_the_credential_without_a_gap() {
     let env = start("tpl-rotate").await;
     let operator = env.operator(&[]);
     let type_ = "kubernetes.io/dockerconfigjson";
-    put_secret(
-        &env,
-        "login",
-        type_,
-        ".dockerconfigjson",
-        &docker_config("ghcr.io", USERNAME, PASSWORD),
-    )
-    .await;
+    put_login(&env, "login", type_, PASSWORD).await;
     put_secret(&env, "app", "Opaque", "token", ENV_SECRET).await;
-    create::<RegistryCredential>(&env, registry_credential("ghcr", "login", "ghcr.io"))
-        .await
-        .unwrap();
+    create_ghcr_credential(&env).await;
     create::<Template>(
         &env,
         template(
@@ -200,14 +191,7 @@ async fn a_rotated_login_replaces_the_credential_without_a_gap() {
             (samples, gaps)
         })
     };
-    put_secret(
-        &env,
-        "login",
-        type_,
-        ".dockerconfigjson",
-        &docker_config("ghcr.io", USERNAME, PASSWORD_2),
-    )
-    .await;
+    put_login(&env, "login", type_, PASSWORD_2).await;
     let rotated: RegistryCredential = env
         .wait_for(
             "ghcr",
@@ -387,25 +371,11 @@ async fn bad_manifests_are_refused_or_reported_naming_the_field() {
     );
 
     // Reported with a condition naming the field.
-    put_secret(
-        &env,
-        "opaque",
-        "Opaque",
-        ".dockerconfigjson",
-        &docker_config("ghcr.io", USERNAME, PASSWORD),
-    )
-    .await;
+    put_login(&env, "opaque", "Opaque", PASSWORD).await;
     create::<RegistryCredential>(&env, registry_credential("wrong-type", "opaque", "ghcr.io"))
         .await
         .unwrap();
-    put_secret(
-        &env,
-        "login",
-        "kubernetes.io/dockerconfigjson",
-        ".dockerconfigjson",
-        &docker_config("ghcr.io", USERNAME, PASSWORD),
-    )
-    .await;
+    put_login(&env, "login", "kubernetes.io/dockerconfigjson", PASSWORD).await;
     create::<RegistryCredential>(&env, registry_credential("other-host", "login", "quay.io"))
         .await
         .unwrap();

@@ -14,13 +14,10 @@ fn endpoint_body() -> serde_json::Value {
     json!({"name": "f", "templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"]})
 }
 
-async fn endpoint_count(e: &Emu) -> usize {
-    e.rest(Method::GET, "/endpoints", None)
+/// Creates the endpoint of `endpoint_body` over REST v1.
+async fn post_endpoint(e: &Emu) -> Resp {
+    e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
         .await
-        .body
-        .as_array()
-        .unwrap()
-        .len()
 }
 
 #[tokio::test]
@@ -31,20 +28,13 @@ async fn error_rate_answers_with_the_status_changes_nothing_and_is_counted() {
         .set_error_rate("POST /v1/endpoints", 1.0, 503)
         .await
         .unwrap();
-    let before = endpoint_count(&e).await;
-    e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
-        .await
-        .assert_error(503, "injected");
-    assert_eq!(endpoint_count(&e).await, before);
+    let before = e.rest_count("/endpoints").await;
+    post_endpoint(&e).await.assert_error(503, "injected");
+    assert_eq!(e.rest_count("/endpoints").await, before);
     assert_eq!(admin.call_count("POST /v1/endpoints").await.unwrap(), 1);
     assert_eq!(admin.call_count("GET /v1/endpoints").await.unwrap(), 2);
     admin.clear_faults().await.unwrap();
-    assert_eq!(
-        e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
-            .await
-            .status,
-        200
-    );
+    assert_eq!(post_endpoint(&e).await.status, 200);
     // Error rates per GraphQL operation.
     admin
         .set_error_rate("graphql:podFindAndDeployOnDemand", 1.0, 502)
@@ -126,12 +116,10 @@ async fn create_succeeds_but_answers_500() {
     let e = start_default().await;
     let admin = e.emu.admin();
     admin.fail_next_creates(1).await.unwrap();
-    let before = endpoint_count(&e).await;
-    e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
-        .await
-        .assert_error(500, "internal");
+    let before = e.rest_count("/endpoints").await;
+    post_endpoint(&e).await.assert_error(500, "internal");
     assert_eq!(
-        endpoint_count(&e).await,
+        e.rest_count("/endpoints").await,
         before + 1,
         "the endpoint exists despite the 500"
     );
@@ -140,28 +128,28 @@ async fn create_succeeds_but_answers_500() {
         1,
         "not retried"
     );
-    assert_eq!(
-        e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
-            .await
-            .status,
-        200
-    );
+    assert_eq!(post_endpoint(&e).await.status, 200);
 
     admin
         .fail_next_creates_on("graphql:podFindAndDeployOnDemand", 1)
         .await
         .unwrap();
     // Not a create: untouched.
-    assert_eq!(
-        e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
-            .await
-            .status,
-        200
-    );
+    assert_eq!(post_endpoint(&e).await.status, 200);
     let r = e.gql(r#"mutation { podFindAndDeployOnDemand(input: {gpuTypeId: "NVIDIA A40", imageName: "x", name: "dup-check"}) { id } }"#, json!({})).await;
     assert_eq!(r.status, 500);
     let pods = e.gql("{ myself { pods { id name } } }", json!({})).await;
     assert_eq!(pods.body["data"]["myself"]["pods"][0]["name"], "dup-check");
+}
+
+/// The free community-cloud A40 GPUs of an admin state dump.
+fn community_a40_free(state: &serde_json::Value) -> u64 {
+    let machines = state["machines"].as_array().expect("machines in the dump");
+    machines
+        .iter()
+        .filter(|m| m["gpuTypeId"] == "NVIDIA A40" && m["secureCloud"] == false)
+        .map(|m| m["freeGpus"].as_u64().unwrap())
+        .sum()
 }
 
 #[tokio::test]
@@ -170,13 +158,7 @@ async fn stock_state_dump_and_reset() {
     let admin = e.emu.admin();
     admin.set_stock("NVIDIA A40", Some(false), 3).await.unwrap();
     let state = admin.state().await.unwrap();
-    let community_free: u64 = state["machines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["gpuTypeId"] == "NVIDIA A40" && m["secureCloud"] == false)
-        .map(|m| m["freeGpus"].as_u64().unwrap())
-        .sum();
+    let community_free = community_a40_free(&state);
     assert_eq!(community_free, 3);
     for key in [
         "endpoints",
@@ -191,20 +173,13 @@ async fn stock_state_dump_and_reset() {
         assert!(state.get(key).is_some(), "{key} missing from the dump");
     }
     assert!(admin.set_stock("NVIDIA Nope", None, 1).await.is_err());
-    e.rest(Method::POST, "/endpoints", Some(endpoint_body()))
-        .await;
+    post_endpoint(&e).await;
     admin.reset().await.unwrap();
-    assert_eq!(endpoint_count(&e).await, 1);
+    assert_eq!(e.rest_count("/endpoints").await, 1);
     let calls = admin.calls().await.unwrap();
     assert_eq!(calls.get("POST /v1/endpoints"), None);
     let state = admin.state().await.unwrap();
-    let free: u64 = state["machines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["gpuTypeId"] == "NVIDIA A40" && m["secureCloud"] == false)
-        .map(|m| m["freeGpus"].as_u64().unwrap())
-        .sum();
+    let free = community_a40_free(&state);
     assert_eq!(free, 8, "back to the fixtures");
 }
 

@@ -15,14 +15,7 @@ use serde_json::json;
 async fn run_returns_id_and_in_queue_then_completes_with_the_input_as_output() {
     let e = start_default().await;
     let ep = e.endpoint(json!({})).await;
-    let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "run",
-            Some(json!({"input": {"prompt": "hi"}})),
-        )
-        .await;
+    let r = e.post(&ep, "run", json!({"input": {"prompt": "hi"}})).await;
     assert_eq!(r.status, 200);
     let obj = r.body.as_object().unwrap();
     assert_eq!(obj.len(), 2, "{{id, status}} only: {}", r.body);
@@ -43,12 +36,7 @@ async fn runsync_returns_the_result_in_the_same_response() {
     let e = start_default().await;
     let ep = e.endpoint(json!({})).await;
     let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "runsync",
-            Some(json!({"input": {"output": {"answer": 42}}})),
-        )
+        .runsync(&ep, None, json!({"output": {"answer": 42}}))
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body["status"], "COMPLETED");
@@ -63,33 +51,12 @@ async fn runsync_wait_is_validated_in_milliseconds() {
     let e = start_default().await;
     let ep = e.endpoint(json!({})).await;
     for bad in ["999", "300001", "abc", "-5"] {
-        let r = e
-            .job(
-                Method::POST,
-                &ep,
-                &format!("runsync?wait={bad}"),
-                Some(json!({"input": {}})),
-            )
-            .await;
+        let r = e.runsync(&ep, Some(bad), json!({})).await;
         r.assert_error(400, "wait");
     }
-    let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "runsync?wait=1000",
-            Some(json!({"input": {}})),
-        )
-        .await;
+    let r = e.runsync(&ep, Some("1000"), json!({})).await;
     assert_eq!(r.status, 200);
-    let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "runsync?wait=300000",
-            Some(json!({"input": {}})),
-        )
-        .await;
+    let r = e.runsync(&ep, Some("300000"), json!({})).await;
     assert_eq!(r.body["status"], "COMPLETED");
     // Rejected requests change nothing: only the two accepted jobs exist.
     assert_eq!(e.health(&ep).await["jobs"]["completed"], 2);
@@ -101,12 +68,7 @@ async fn runsync_answers_with_the_current_status_when_wait_elapses() {
     let ep = e.endpoint(json!({})).await;
     // The work takes 60 s (0.6 s real); wait is 1 s (10 ms real).
     let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "runsync?wait=1000",
-            Some(json!({"input": {"sleep_ms": 60000}})),
-        )
+        .runsync(&ep, Some("1000"), json!({"sleep_ms": 60000}))
         .await;
     assert_eq!(r.status, 200);
     let status = r.body["status"].as_str().unwrap();
@@ -123,9 +85,7 @@ async fn runsync_answers_with_the_current_status_when_wait_elapses() {
 #[tokio::test]
 async fn unknown_endpoint_and_unknown_job_are_404() {
     let e = start_default().await;
-    let r = e
-        .job(Method::POST, "nope", "run", Some(json!({"input": {}})))
-        .await;
+    let r = e.post("nope", "run", json!({"input": {}})).await;
     r.assert_error(404, "nope");
     let ep = e.endpoint(json!({})).await;
     e.status(&ep, "missing").await.assert_error(404, "missing");
@@ -411,28 +371,12 @@ async fn async_results_are_kept_30_minutes_then_gone_and_not_retryable() {
 async fn sync_results_are_kept_1_minute_or_up_to_wait() {
     let e = start_default().await;
     let ep = e.endpoint(json!({})).await;
-    let r = e
-        .job(Method::POST, &ep, "runsync", Some(json!({"input": {}})))
-        .await;
+    let r = e.runsync(&ep, None, json!({})).await;
     let short = r.body["id"].as_str().unwrap().to_string();
     // Default wait is 90 s, so the result is kept 90 s.
-    let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "runsync?wait=1000",
-            Some(json!({"input": {}})),
-        )
-        .await;
+    let r = e.runsync(&ep, Some("1000"), json!({})).await;
     let one_minute = r.body["id"].as_str().unwrap().to_string();
-    let r = e
-        .job(
-            Method::POST,
-            &ep,
-            "runsync?wait=300000",
-            Some(json!({"input": {}})),
-        )
-        .await;
+    let r = e.runsync(&ep, Some("300000"), json!({})).await;
     let five_minutes = r.body["id"].as_str().unwrap().to_string();
     e.advance(60_000).await;
     e.status(&ep, &one_minute)

@@ -274,11 +274,10 @@ async fn openai_and_requests_exist_and_count() {
     let e = start_default().await;
     let ep = e.endpoint(json!({})).await;
     let r = e
-        .job(
-            Method::POST,
+        .post(
             &ep,
             "openai/v1/chat/completions",
-            Some(json!({"output": {"choices": []}})),
+            json!({"output": {"choices": []}}),
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);

@@ -236,14 +236,7 @@ async fn endpoint_create_returns_the_record_with_defaults() {
 #[tokio::test]
 async fn endpoint_create_validation_names_the_field_and_creates_nothing() {
     let e = start_default().await;
-    let count = || async {
-        e.rest(Method::GET, "/endpoints", None)
-            .await
-            .body
-            .as_array()
-            .unwrap()
-            .len()
-    };
+    let count = || e.rest_count("/endpoints");
     let before = count().await;
     let base = json!({"name": "x", "templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"]});
     let cases = [

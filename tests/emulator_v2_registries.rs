@@ -16,6 +16,12 @@ use v2::*;
 
 const SECRET: &str = "correct-horse-battery-staple";
 
+/// `POST /registries` for `name` with a throwaway login, whatever the answer.
+async fn post_registry(e: &Emu, name: &str) -> Resp {
+    let body = json!({"name": name, "username": "u", "password": "p"});
+    v2::v2(e, Method::POST, "/registries", Some(body)).await
+}
+
 async fn create_registry(e: &Emu, name: &str) -> Value {
     let r = v2::v2(
         e,
@@ -158,17 +164,7 @@ async fn every_documented_error_status() {
         );
     }
     create_registry(&e, "taken").await;
-    problem(
-        &v2::v2(
-            &e,
-            Method::POST,
-            "/registries",
-            Some(json!({"name": "taken", "username": "u", "password": "p"})),
-        )
-        .await,
-        400,
-        "name",
-    );
+    problem(&post_registry(&e, "taken").await, 400, "name");
     problem(
         &v2::v2(&e, Method::GET, "/registries/reg-missing", None).await,
         404,
@@ -184,17 +180,7 @@ async fn every_documented_error_status() {
         .fail_next_creates_on("POST /v2/registries", 1)
         .await
         .unwrap();
-    problem(
-        &v2::v2(
-            &e,
-            Method::POST,
-            "/registries",
-            Some(json!({"name": "ghost", "username": "u", "password": "p"})),
-        )
-        .await,
-        500,
-        "",
-    );
+    problem(&post_registry(&e, "ghost").await, 500, "");
     let r = v2::v2(&e, Method::GET, "/registries", None).await;
     assert!(
         r.body["registries"]
@@ -293,22 +279,11 @@ async fn delegations_serve_both_contracts() {
             .any(|d| d.id == id && d.cloud_region == "us-east-2")
     );
 
-    let r = v2::v2(
-        &e,
-        Method::DELETE,
-        &format!("/registries/delegations/{id}"),
-        None,
-    )
-    .await;
+    let delegation = format!("/registries/delegations/{id}");
+    let r = v2::v2(&e, Method::DELETE, &delegation, None).await;
     assert_eq!(r.status, 204);
     minute_headers(&r, 60);
-    let r = v2::v2(
-        &e,
-        Method::DELETE,
-        &format!("/registries/delegations/{id}"),
-        None,
-    )
-    .await;
+    let r = v2::v2(&e, Method::DELETE, &delegation, None).await;
     problem(&r, 404, &id);
     minute_headers(&r, 60);
     // The seed's GET by id still answers; a 405 advertises only the documented DELETE.

@@ -4,9 +4,7 @@
 
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use gpucloud_emulator::{self as emulator, EmulatorConfig, RunningEmulator};
@@ -21,41 +19,13 @@ pub const NO_REGISTRY_KEY: &str = "sk-NOREG-5e5e5e5e9a9a9a9a";
 pub const WRONG_KEY: &str = "sk-WRONG-0000deadbeef4242";
 pub const ALL_KEYS: &[&str] = &[FULL_KEY, READ_ONLY_KEY, NO_REGISTRY_KEY, WRONG_KEY];
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-static CAPTURE: OnceLock<Capture> = OnceLock::new();
+#[path = "log_capture.rs"]
+mod log_capture;
+pub use log_capture::captured;
 
 /// Installs the process-wide log capture at TRACE for every target (once).
 pub fn capture_logs() {
-    CAPTURE.get_or_init(|| {
-        let capture = Capture::default();
-        let writer = capture.clone();
-        let _ = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .try_init();
-        capture
-    });
-}
-
-/// Everything logged so far.
-pub fn captured() -> String {
-    CAPTURE
-        .get()
-        .map(|c| String::from_utf8_lossy(&c.0.lock().unwrap()).into_owned())
-        .unwrap_or_default()
+    log_capture::capture_logs_with("trace");
 }
 
 /// Fails if any key of the suite appears in the logs so far. Every test ends with it, so
@@ -124,10 +94,22 @@ pub fn fast_retry() -> RetryConfig {
 }
 
 pub fn client_config(emu: &RunningEmulator, key: &str) -> PlatformConfig {
-    let urls = BaseUrls::single_host(&emu.base_url()).expect("emulator URL");
+    config_at(&emu.base_url(), key)
+}
+
+/// The configuration for the server at `base` with `key` and fast retries.
+pub fn config_at(base: &str, key: &str) -> PlatformConfig {
+    let urls = BaseUrls::single_host(base).expect("server URL");
     let mut cfg = PlatformConfig::new(urls, ApiKey::new(key).unwrap());
     cfg.retry = fast_retry();
     cfg
+}
+
+/// A client of the server at `base` with the full key and fast retries, after `tweak`.
+pub fn client_at(base: &str, tweak: impl FnOnce(&mut PlatformConfig)) -> PlatformClient {
+    let mut cfg = config_at(base, FULL_KEY);
+    tweak(&mut cfg);
+    PlatformClient::new(cfg).unwrap()
 }
 
 pub async fn start_with(config: EmulatorConfig, tweak: impl FnOnce(&mut PlatformConfig)) -> Env {

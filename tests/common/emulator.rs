@@ -130,6 +130,14 @@ impl Emu {
             .await
     }
 
+    /// How many records the REST v1 listing at `path` holds.
+    pub async fn rest_count(&self, path: &str) -> usize {
+        let r = self.rest(Method::GET, path, None).await;
+        r.body
+            .as_array()
+            .map_or_else(|| panic!("{path}: {}", r.body), Vec::len)
+    }
+
     // Job API.
     pub fn job_url(&self, endpoint: &str, op: &str) -> String {
         format!("{}/{endpoint}/{op}", self.emu.serverless_url())
@@ -140,10 +148,25 @@ impl Emu {
         self.call(method, &url, Some(KEY), body).await
     }
 
+    /// `POST` to one of the endpoint's job API operations.
+    pub async fn post(&self, endpoint: &str, op: &str, body: Value) -> Resp {
+        self.job(Method::POST, endpoint, op, Some(body)).await
+    }
+
     pub async fn run(&self, endpoint: &str, body: Value) -> String {
         let r = self.job(Method::POST, endpoint, "run", Some(body)).await;
         assert_eq!(r.status, 200, "{}", r.body);
         r.body["id"].as_str().unwrap().to_string()
+    }
+
+    /// `POST /runsync` with `input`, and `?wait=` in milliseconds when given.
+    pub async fn runsync(&self, endpoint: &str, wait: Option<&str>, input: Value) -> Resp {
+        let op = match wait {
+            Some(ms) => format!("runsync?wait={ms}"),
+            None => "runsync".to_string(),
+        };
+        let body = json!({ "input": input });
+        self.job(Method::POST, endpoint, &op, Some(body)).await
     }
 
     pub async fn status(&self, endpoint: &str, id: &str) -> Resp {

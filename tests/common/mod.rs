@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 
 pub mod backend;
+pub mod log_capture;
 pub mod operator;
 pub mod pods;
 pub mod templates;

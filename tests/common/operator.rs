@@ -250,6 +250,21 @@ impl Env {
         Api::namespaced(self.client.clone(), self.ns.name())
     }
 
+    /// Creates `obj` in the test's namespace, as `kubectl create` would.
+    pub async fn create<K>(&self, obj: &K) -> K
+    where
+        K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug,
+    {
+        self.api::<K>()
+            .create(&kube::api::PostParams::default(), obj)
+            .await
+            .unwrap_or_else(|e| panic!("create {}: {e}", obj.meta().name.as_deref().unwrap_or("?")))
+    }
+
     /// Polls `name` until `check` holds, returning the object; panics after `timeout`
     /// with the last state seen.
     pub async fn wait_for<K, F>(&self, name: &str, timeout: Duration, what: &str, check: F) -> K
@@ -344,13 +359,29 @@ impl Env {
 
     /// Every network volume on the platform whose name is `name`.
     pub async fn remote_volumes(&self, name: &str) -> Vec<gpucloud_platform::NetworkVolume> {
+        self.remote_volumes_where(|n| n == name).await
+    }
+
+    /// Every network volume on the platform whose name `keep` accepts.
+    pub async fn remote_volumes_where(
+        &self,
+        keep: impl Fn(&str) -> bool,
+    ) -> Vec<gpucloud_platform::NetworkVolume> {
         let all = self
             .platform
             .rest()
             .list_network_volumes()
             .await
             .expect("list network volumes");
-        all.into_iter().filter(|v| v.name == name).collect()
+        all.into_iter().filter(|v| keep(&v.name)).collect()
+    }
+
+    /// The platform's network volume `id`, or the error it answers.
+    pub async fn remote_volume(
+        &self,
+        id: &str,
+    ) -> Result<gpucloud_platform::NetworkVolume, gpucloud_platform::PlatformError> {
+        self.platform.rest().get_network_volume(id).await
     }
 
     /// The `events.k8s.io/v1` Events about the object `name` of kind `kind`.

@@ -2,8 +2,6 @@
 //! the process (to prove no login or Secret value reaches one), manifests, Secrets, and
 //! reads of the emulator's world.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use gpucloud_crd::{Endpoint, RegistryCredential, Template};
@@ -25,41 +23,14 @@ pub const EXAMPLE_PASSWORD: &str = "replace-me";
 
 // --------------------------------------------------------------------------- log capture
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-static CAPTURE: OnceLock<Capture> = OnceLock::new();
+pub use super::log_capture::captured;
 
 /// Every log line of the process (operator, client, emulator) at DEBUG, installed before
 /// `Env::start` would install its own subscriber.
 pub fn capture_logs() {
-    CAPTURE.get_or_init(|| {
-        let capture = Capture::default();
-        let writer = capture.clone();
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter("info,gpucloud_operator=debug,gpucloud_engine=debug,gpucloud_policy=debug,gpucloud_platform=debug,gpucloud_emulator=debug")
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .try_init();
-        capture
-    });
-}
-
-pub fn captured() -> String {
-    CAPTURE
-        .get()
-        .map(|c| String::from_utf8_lossy(&c.0.lock().unwrap()).into_owned())
-        .unwrap_or_default()
+    super::log_capture::capture_logs_with(
+        "info,gpucloud_operator=debug,gpucloud_engine=debug,gpucloud_policy=debug,gpucloud_platform=debug,gpucloud_emulator=debug",
+    );
 }
 
 pub async fn start(prefix: &str) -> Env {
@@ -89,6 +60,19 @@ pub async fn put_secret(env: &Env, name: &str, type_: &str, key: &str, value: &s
         )
         .await
         .expect("Secret applied");
+}
+
+/// Applies the docker login Secret `name` of type `type_` for `ghcr.io` as `USERNAME`.
+pub async fn put_login(env: &Env, name: &str, type_: &str, password: &str) {
+    let config = docker_config("ghcr.io", USERNAME, password);
+    put_secret(env, name, type_, ".dockerconfigjson", &config).await;
+}
+
+/// Creates the RegistryCredential `ghcr` for `ghcr.io` from the login Secret `login`.
+pub async fn create_ghcr_credential(env: &Env) -> RegistryCredential {
+    create(env, registry_credential("ghcr", "login", "ghcr.io"))
+        .await
+        .expect("RegistryCredential created")
 }
 
 pub async fn create<K>(env: &Env, manifest: Value) -> Result<K, kube::Error>

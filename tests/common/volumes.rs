@@ -1,9 +1,10 @@
-//! What the NetworkVolume suites share: the one remote volume of a Ready object, and
-//! whether an Event with a reason was published about an object.
+//! What the NetworkVolume suites share: the one remote volume of a Ready object, the
+//! platform id of a volume, and whether an Event with a reason was published about an
+//! object.
 
 use gpucloud_crd::NetworkVolume;
 use gpucloud_engine::marker::default_remote_name;
-use kube::ResourceExt;
+use kube::{Api, ResourceExt};
 
 use super::operator::Env;
 
@@ -11,6 +12,13 @@ use super::operator::Env;
 /// engine, so that renaming one (which breaks objects already in clusters) fails a test.
 pub const PENDING: &str = "gpucloud.io/external-create-pending";
 pub const EXTERNAL_ID: &str = "gpucloud.io/external-id";
+
+/// The platform id that the NetworkVolume `name`'s status reports.
+pub async fn volume_id(env: &Env, name: &str) -> String {
+    let volumes: Api<NetworkVolume> = env.api();
+    let nv = volumes.get(name).await.expect("the NetworkVolume exists");
+    nv.status.and_then(|s| s.common.id).expect("status.id")
+}
 
 /// The remote volume of a Ready object: exactly one on the platform carries its name, and
 /// it is the one status names. The create marker stays (it is what finds the volume again
