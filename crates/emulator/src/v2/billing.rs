@@ -23,10 +23,13 @@ use crate::usage::WorkerSpan;
 pub fn routes() -> Router<App> {
     Router::new()
         .route("/v2/billing", get(aggregate))
-        .route("/v2/billing/pods", get(pods))
-        .route("/v2/billing/serverless", get(serverless))
+        .route("/v2/billing/pods", get(history::<PodHistory>))
+        .route("/v2/billing/serverless", get(history::<ServerlessHistory>))
         .route("/v2/billing/endpoints", get(endpoints))
-        .route("/v2/billing/network-volumes", get(network_volumes))
+        .route(
+            "/v2/billing/network-volumes",
+            get(history::<NetworkVolumeHistory>),
+        )
 }
 
 /// Hours in the month the per-GB-month prices are spread over.
@@ -266,6 +269,15 @@ fn money(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
+/// (resource id, bucket index, amounts) rows of one kind of resource.
+pub type Rows<A> = Vec<(String, usize, A)>;
+
+/// One resource's amounts in one bucket, as a per-resource history prints and totals them.
+pub trait Amounts: Default + Copy {
+    fn add(&mut self, o: &Self);
+    fn json(&self) -> Value;
+}
+
 /// Pod amounts of one pod in one bucket: (gpu, cpu, disk).
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct PodAmounts {
@@ -278,7 +290,9 @@ impl PodAmounts {
     fn total(&self) -> f64 {
         self.gpu + self.cpu + self.disk
     }
+}
 
+impl Amounts for PodAmounts {
     fn add(&mut self, o: &Self) {
         self.gpu += o.gpu;
         self.cpu += o.cpu;
@@ -295,31 +309,102 @@ impl PodAmounts {
     }
 }
 
+/// Serverless amounts of one endpoint in one bucket: worker time on GPUs and on vCPUs.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct ServerlessAmounts {
+    pub gpu: f64,
+    pub cpu: f64,
+}
+
+impl Amounts for ServerlessAmounts {
+    fn add(&mut self, o: &Self) {
+        self.gpu += o.gpu;
+        self.cpu += o.cpu;
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "totalAmount": money(self.gpu + self.cpu),
+            "gpuAmount": money(self.gpu),
+            "cpuAmount": money(self.cpu),
+            "diskAmount": 0.0,
+            "feeAmount": 0.0,
+        })
+    }
+}
+
+/// Storage amounts of one network volume in one bucket, by volume type.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct VolumeAmounts {
+    pub standard: f64,
+    pub high_performance: f64,
+}
+
+impl Amounts for VolumeAmounts {
+    fn add(&mut self, o: &Self) {
+        self.standard += o.standard;
+        self.high_performance += o.high_performance;
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "totalAmount": money(self.standard + self.high_performance),
+            "standardAmount": money(self.standard),
+            "highPerformanceAmount": money(self.high_performance),
+        })
+    }
+}
+
+/// (resource id, bucket index, amounts) for every resource with usage in a bucket, in the
+/// order the resources first show there; `only` keeps one resource. `stretch` says whose
+/// usage an item is and when it ran, `price` what its hours inside a bucket cost; the
+/// amounts of one resource in one bucket are summed.
+fn bucket_records<'i, T: 'i, A: Amounts>(
+    clock: &Clock,
+    w: &Window,
+    only: Option<&str>,
+    items: impl Iterator<Item = &'i T> + Clone,
+    stretch: impl Fn(&T) -> (&str, Millis, Millis),
+    price: impl Fn(&'i T, f64) -> A,
+) -> Rows<A> {
+    let mut out: Rows<A> = Vec::new();
+    for i in 0..w.bounds.len() - 1 {
+        let (a, b) = (
+            clock.emulated_at(w.bounds[i]),
+            clock.emulated_at(w.bounds[i + 1]),
+        );
+        let start = out.len();
+        for it in items.clone() {
+            let (id, from, to) = stretch(it);
+            if only.is_some_and(|o| o != id) || !touches(from, to, a, b) {
+                continue;
+            }
+            let amounts = price(it, overlap_hours(from, to, a, b));
+            match out[start..].iter_mut().find(|(r, ..)| r == id) {
+                Some((_, _, sum)) => sum.add(&amounts),
+                None => out.push((id.to_owned(), i, amounts)),
+            }
+        }
+    }
+    out
+}
+
 /// (pod id, bucket index, amounts) for every pod that existed in a bucket.
 pub fn pod_records(
     world: &World,
     clock: &Clock,
     w: &Window,
     pod_id: Option<&str>,
-) -> Vec<(String, usize, PodAmounts)> {
+) -> Rows<PodAmounts> {
     let now = clock.now();
-    let mut out: Vec<(String, usize, PodAmounts)> = Vec::new();
-    for i in 0..w.bounds.len() - 1 {
-        let (a, b) = (
-            clock.emulated_at(w.bounds[i]),
-            clock.emulated_at(w.bounds[i + 1]),
-        );
-        let mut per_pod: Vec<(String, PodAmounts)> = Vec::new();
-        for it in world.cloud.pod_usage() {
-            if pod_id.is_some_and(|p| p != it.pod_id) {
-                continue;
-            }
-            let to = it.to.unwrap_or(now);
-            if !touches(it.from, to, a, b) {
-                continue;
-            }
-            let h = overlap_hours(it.from, to, a, b);
-            let amounts = if it.running {
+    bucket_records(
+        clock,
+        w,
+        pod_id,
+        world.cloud.pod_usage().iter(),
+        |it| (it.pod_id.as_str(), it.from, it.to.unwrap_or(now)),
+        |it, h| {
+            if it.running {
                 let compute = h * it.cost_per_hr;
                 PodAmounts {
                     gpu: if it.cpu { 0.0 } else { compute },
@@ -334,62 +419,45 @@ pub fn pod_records(
                     disk: h * f64::from(it.volume_gb) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
                     ..PodAmounts::default()
                 }
-            };
-            match per_pod.iter_mut().find(|(id, _)| *id == it.pod_id) {
-                Some((_, sum)) => sum.add(&amounts),
-                None => per_pod.push((it.pod_id.clone(), amounts)),
             }
-        }
-        out.extend(per_pod.into_iter().map(|(id, a)| (id, i, a)));
-    }
-    out
+        },
+    )
 }
 
-/// (volume id, bucket index, standard, high performance).
+/// (volume id, bucket index, amounts) for every network volume that existed in a bucket.
 pub fn volume_records(
     world: &World,
     clock: &Clock,
     w: &Window,
     volume_id: Option<&str>,
-) -> Vec<(String, usize, f64, f64)> {
+) -> Rows<VolumeAmounts> {
     let now = clock.now();
-    let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
-    for i in 0..w.bounds.len() - 1 {
-        let (a, b) = (
-            clock.emulated_at(w.bounds[i]),
-            clock.emulated_at(w.bounds[i + 1]),
-        );
-        let start = out.len();
-        for it in world.usage.volumes() {
-            if volume_id.is_some_and(|v| v != it.volume_id) {
-                continue;
-            }
-            let to = it.to.unwrap_or(now);
-            if !touches(it.from, to, a, b) {
-                continue;
-            }
-            let h = overlap_hours(it.from, to, a, b);
+    bucket_records(
+        clock,
+        w,
+        volume_id,
+        world.usage.volumes().iter(),
+        |it| (it.volume_id.as_str(), it.from, it.to.unwrap_or(now)),
+        |it, h| {
             let price = if it.high_performance {
                 VOLUME_HIGH_PERFORMANCE_GB_MONTH
             } else {
                 VOLUME_STANDARD_GB_MONTH
             };
             let amount = h * f64::from(it.size_gb) * price / HOURS_PER_MONTH;
-            let (std, hp) = if it.high_performance {
-                (0.0, amount)
-            } else {
-                (amount, 0.0)
-            };
-            match out[start..].iter_mut().find(|(id, ..)| *id == it.volume_id) {
-                Some(r) => {
-                    r.2 += std;
-                    r.3 += hp;
+            if it.high_performance {
+                VolumeAmounts {
+                    standard: 0.0,
+                    high_performance: amount,
                 }
-                None => out.push((it.volume_id.clone(), i, std, hp)),
+            } else {
+                VolumeAmounts {
+                    standard: amount,
+                    high_performance: 0.0,
+                }
             }
-        }
-    }
-    out
+        },
+    )
 }
 
 /// The worker time of every endpoint that runs now, from its runtime, priced as its
@@ -416,59 +484,48 @@ pub fn live_worker_spans(app: &App, world: &World) -> Vec<WorkerSpan> {
     spans
 }
 
-/// (endpoint id, bucket index, gpu, cpu) of recorded worker time: the ledger's and `live`.
+/// (endpoint id, bucket index, amounts) of recorded worker time: the ledger's and `live`.
 pub fn serverless_records(
     world: &World,
     clock: &Clock,
     w: &Window,
     endpoint_id: Option<&str>,
     live: &[WorkerSpan],
-) -> Vec<(String, usize, f64, f64)> {
-    let mut out: Vec<(String, usize, f64, f64)> = Vec::new();
-    for i in 0..w.bounds.len() - 1 {
-        let (a, b) = (
-            clock.emulated_at(w.bounds[i]),
-            clock.emulated_at(w.bounds[i + 1]),
-        );
-        let start = out.len();
-        for s in world.usage.workers().iter().chain(live) {
-            if endpoint_id.is_some_and(|e| e != s.endpoint_id) || !touches(s.from, s.to, a, b) {
-                continue;
+) -> Rows<ServerlessAmounts> {
+    let spans = world.usage.workers().iter().chain(live);
+    bucket_records(
+        clock,
+        w,
+        endpoint_id,
+        spans,
+        |s| (s.endpoint_id.as_str(), s.from, s.to),
+        |s, h| match &s.gpu_type_id {
+            Some(g) => {
+                let price = world
+                    .cloud
+                    .gpu_type(g)
+                    .and_then(|g| g.serverless_price.or(g.secure_price))
+                    .unwrap_or(0.0);
+                ServerlessAmounts {
+                    gpu: h * price * f64::from(s.gpu_count),
+                    cpu: 0.0,
+                }
             }
-            let h = overlap_hours(s.from, s.to, a, b);
-            let (gpu, cpu) = match &s.gpu_type_id {
-                Some(g) => {
-                    let price = world
-                        .cloud
-                        .gpu_type(g)
-                        .and_then(|g| g.serverless_price.or(g.secure_price))
-                        .unwrap_or(0.0);
-                    (h * price * f64::from(s.gpu_count), 0.0)
+            None => {
+                let per_vcpu = world
+                    .cloud
+                    .cpu_types
+                    .iter()
+                    .map(|c| c.serverless_price_per_vcpu)
+                    .fold(f64::INFINITY, f64::min);
+                let per_vcpu = if per_vcpu.is_finite() { per_vcpu } else { 0.0 };
+                ServerlessAmounts {
+                    gpu: 0.0,
+                    cpu: h * per_vcpu * f64::from(s.vcpus),
                 }
-                None => {
-                    let per_vcpu = world
-                        .cloud
-                        .cpu_types
-                        .iter()
-                        .map(|c| c.serverless_price_per_vcpu)
-                        .fold(f64::INFINITY, f64::min);
-                    let per_vcpu = if per_vcpu.is_finite() { per_vcpu } else { 0.0 };
-                    (0.0, h * per_vcpu * f64::from(s.vcpus))
-                }
-            };
-            match out[start..]
-                .iter_mut()
-                .find(|(id, ..)| *id == s.endpoint_id)
-            {
-                Some(r) => {
-                    r.2 += gpu;
-                    r.3 += cpu;
-                }
-                None => out.push((s.endpoint_id.clone(), i, gpu, cpu)),
             }
-        }
-    }
-    out
+        },
+    )
 }
 
 fn bucket_json(w: &Window, i: usize) -> serde_json::Map<String, Value> {
@@ -489,38 +546,34 @@ fn merge(mut base: serde_json::Map<String, Value>, extra: Value) -> Value {
 #[derive(Debug, Default, Clone, Copy)]
 struct Aggregate {
     pod: PodAmounts,
-    serverless_gpu: f64,
-    serverless_cpu: f64,
-    storage_standard: f64,
-    storage_hp: f64,
+    serverless: ServerlessAmounts,
+    storage: VolumeAmounts,
 }
 
 impl Aggregate {
     fn add(&mut self, o: &Self) {
         self.pod.add(&o.pod);
-        self.serverless_gpu += o.serverless_gpu;
-        self.serverless_cpu += o.serverless_cpu;
-        self.storage_standard += o.storage_standard;
-        self.storage_hp += o.storage_hp;
+        self.serverless.add(&o.serverless);
+        self.storage.add(&o.storage);
     }
 
     fn json(&self) -> Value {
         let total = self.pod.total()
-            + self.serverless_gpu
-            + self.serverless_cpu
-            + self.storage_standard
-            + self.storage_hp;
+            + self.serverless.gpu
+            + self.serverless.cpu
+            + self.storage.standard
+            + self.storage.high_performance;
         json!({
             "totalAmount": money(total),
             "podGpuAmount": money(self.pod.gpu),
             "podCpuAmount": money(self.pod.cpu),
             "podDiskAmount": money(self.pod.disk),
-            "serverlessGpuAmount": money(self.serverless_gpu),
-            "serverlessCpuAmount": money(self.serverless_cpu),
+            "serverlessGpuAmount": money(self.serverless.gpu),
+            "serverlessCpuAmount": money(self.serverless.cpu),
             "serverlessDiskAmount": 0.0,
             "serverlessFeeAmount": 0.0,
-            "storageStandardAmount": money(self.storage_standard),
-            "storageHighPerformanceAmount": money(self.storage_hp),
+            "storageStandardAmount": money(self.storage.standard),
+            "storageHighPerformanceAmount": money(self.storage.high_performance),
             "endpointAmount": 0.0,
             "clusterGpuAmount": 0.0,
             "clusterDiskAmount": 0.0,
@@ -540,14 +593,12 @@ async fn aggregate(
     for (_, i, a) in pod_records(&world, &app.clock, &w, None) {
         buckets[i].pod.add(&a);
     }
-    for (_, i, std, hp) in volume_records(&world, &app.clock, &w, None) {
-        buckets[i].storage_standard += std;
-        buckets[i].storage_hp += hp;
+    for (_, i, a) in volume_records(&world, &app.clock, &w, None) {
+        buckets[i].storage.add(&a);
     }
     let live = live_worker_spans(&app, &world);
-    for (_, i, gpu, cpu) in serverless_records(&world, &app.clock, &w, None, &live) {
-        buckets[i].serverless_gpu += gpu;
-        buckets[i].serverless_cpu += cpu;
+    for (_, i, a) in serverless_records(&world, &app.clock, &w, None, &live) {
+        buckets[i].serverless.add(&a);
     }
     let mut totals = Aggregate::default();
     let records: Vec<Value> = buckets
@@ -572,80 +623,102 @@ fn distinct<'a>(ids: impl Iterator<Item = &'a String>) -> usize {
     v.len()
 }
 
-async fn pods(
+/// One of the per-resource histories: which records it lists and the names it answers in.
+trait History {
+    type Amounts: Amounts;
+    /// Name of the resource id in every record and of its filter in the echoed query.
+    const ID_FIELD: &'static str;
+    /// Name of the count of distinct resources in the metadata.
+    const UNIQUE_COUNT: &'static str;
+    /// The query's filter on the resource id.
+    fn filter(q: &BillingQuery) -> Option<&str>;
+    fn records(app: &App, world: &World, w: &Window, filter: Option<&str>) -> Rows<Self::Amounts>;
+}
+
+/// `/v2/billing/pods`.
+struct PodHistory;
+
+impl History for PodHistory {
+    type Amounts = PodAmounts;
+    const ID_FIELD: &'static str = "podId";
+    const UNIQUE_COUNT: &'static str = "uniquePodCount";
+
+    fn filter(q: &BillingQuery) -> Option<&str> {
+        q.pod_id.as_deref()
+    }
+
+    fn records(app: &App, world: &World, w: &Window, filter: Option<&str>) -> Rows<PodAmounts> {
+        pod_records(world, &app.clock, w, filter)
+    }
+}
+
+/// `/v2/billing/serverless`.
+struct ServerlessHistory;
+
+impl History for ServerlessHistory {
+    type Amounts = ServerlessAmounts;
+    const ID_FIELD: &'static str = "serverlessId";
+    const UNIQUE_COUNT: &'static str = "uniqueServerlessCount";
+
+    fn filter(q: &BillingQuery) -> Option<&str> {
+        q.serverless_id.as_deref()
+    }
+
+    fn records(
+        app: &App,
+        world: &World,
+        w: &Window,
+        filter: Option<&str>,
+    ) -> Rows<ServerlessAmounts> {
+        let live = live_worker_spans(app, world);
+        serverless_records(world, &app.clock, w, filter, &live)
+    }
+}
+
+/// `/v2/billing/network-volumes`.
+struct NetworkVolumeHistory;
+
+impl History for NetworkVolumeHistory {
+    type Amounts = VolumeAmounts;
+    const ID_FIELD: &'static str = "networkVolumeId";
+    const UNIQUE_COUNT: &'static str = "uniqueNetworkVolumeCount";
+
+    fn filter(q: &BillingQuery) -> Option<&str> {
+        q.network_volume_id.as_deref()
+    }
+
+    fn records(app: &App, world: &World, w: &Window, filter: Option<&str>) -> Rows<VolumeAmounts> {
+        volume_records(world, &app.clock, w, filter)
+    }
+}
+
+/// A per-resource history: a record per resource and bucket, named by its id, and totals
+/// over all of them.
+async fn history<H: History>(
     State(app): State<App>,
     _caller: Caller,
     V2Query(q): V2Query<BillingQuery>,
 ) -> V2Result<Response> {
     let w = window_of(&app.clock, &q)?;
-    let world = app.world.lock();
-    let rows = pod_records(&world, &app.clock, &w, q.pod_id.as_deref());
-    let mut totals = PodAmounts::default();
+    let filter = H::filter(&q);
+    // The world is read only for the rows: the lock goes before the answer is built.
+    let rows = H::records(&app, &app.world.lock(), &w, filter);
+    let mut totals = H::Amounts::default();
     let records: Vec<Value> = rows
         .iter()
         .map(|(id, i, a)| {
             totals.add(a);
             let mut r = merge(bucket_json(&w, *i), a.json());
-            r["podId"] = json!(id);
+            r[H::ID_FIELD] = json!(id);
             r
         })
         .collect();
     let mut query = w.query_json();
-    query["podId"] = json!(q.pod_id);
-    Ok(axum::Json(json!({
-        "records": records,
-        "metadata": {
-            "query": query,
-            "recordCount": records.len(),
-            "uniquePodCount": distinct(rows.iter().map(|r| &r.0)),
-            "totals": totals.json(),
-        },
-    }))
-    .into_response())
-}
-
-fn serverless_amounts(gpu: f64, cpu: f64) -> Value {
-    json!({
-        "totalAmount": money(gpu + cpu),
-        "gpuAmount": money(gpu),
-        "cpuAmount": money(cpu),
-        "diskAmount": 0.0,
-        "feeAmount": 0.0,
-    })
-}
-
-async fn serverless(
-    State(app): State<App>,
-    _caller: Caller,
-    V2Query(q): V2Query<BillingQuery>,
-) -> V2Result<Response> {
-    let w = window_of(&app.clock, &q)?;
-    let world = app.world.lock();
-    let live = live_worker_spans(&app, &world);
-    let rows = serverless_records(&world, &app.clock, &w, q.serverless_id.as_deref(), &live);
-    let (mut gpu_total, mut cpu_total) = (0.0, 0.0);
-    let records: Vec<Value> = rows
-        .iter()
-        .map(|(id, i, gpu, cpu)| {
-            gpu_total += gpu;
-            cpu_total += cpu;
-            let mut r = merge(bucket_json(&w, *i), serverless_amounts(*gpu, *cpu));
-            r["serverlessId"] = json!(id);
-            r
-        })
-        .collect();
-    let mut query = w.query_json();
-    query["serverlessId"] = json!(q.serverless_id);
-    Ok(axum::Json(json!({
-        "records": records,
-        "metadata": {
-            "query": query,
-            "recordCount": records.len(),
-            "uniqueServerlessCount": distinct(rows.iter().map(|r| &r.0)),
-            "totals": serverless_amounts(gpu_total, cpu_total),
-        },
-    }))
-    .into_response())
+    query[H::ID_FIELD] = json!(filter);
+    let mut metadata = json!({"query": query, "recordCount": records.len()});
+    metadata[H::UNIQUE_COUNT] = json!(distinct(rows.iter().map(|r| &r.0)));
+    metadata["totals"] = totals.json();
+    Ok(axum::Json(json!({"records": records, "metadata": metadata})).into_response())
 }
 
 /// Public endpoints: the emulated account never calls any, so every bucket is zero.
@@ -661,47 +734,6 @@ async fn endpoints(
     Ok(axum::Json(json!({
         "records": records,
         "metadata": {"query": w.query_json(), "recordCount": records.len(), "totals": {"totalAmount": 0.0}},
-    }))
-    .into_response())
-}
-
-fn volume_amounts(std: f64, hp: f64) -> Value {
-    json!({
-        "totalAmount": money(std + hp),
-        "standardAmount": money(std),
-        "highPerformanceAmount": money(hp),
-    })
-}
-
-async fn network_volumes(
-    State(app): State<App>,
-    _caller: Caller,
-    V2Query(q): V2Query<BillingQuery>,
-) -> V2Result<Response> {
-    let w = window_of(&app.clock, &q)?;
-    let world = app.world.lock();
-    let rows = volume_records(&world, &app.clock, &w, q.network_volume_id.as_deref());
-    let (mut std_total, mut hp_total) = (0.0, 0.0);
-    let records: Vec<Value> = rows
-        .iter()
-        .map(|(id, i, std, hp)| {
-            std_total += std;
-            hp_total += hp;
-            let mut r = merge(bucket_json(&w, *i), volume_amounts(*std, *hp));
-            r["networkVolumeId"] = json!(id);
-            r
-        })
-        .collect();
-    let mut query = w.query_json();
-    query["networkVolumeId"] = json!(q.network_volume_id);
-    Ok(axum::Json(json!({
-        "records": records,
-        "metadata": {
-            "query": query,
-            "recordCount": records.len(),
-            "uniqueNetworkVolumeCount": distinct(rows.iter().map(|r| &r.0)),
-            "totals": volume_amounts(std_total, hp_total),
-        },
     }))
     .into_response())
 }
