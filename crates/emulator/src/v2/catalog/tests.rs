@@ -21,6 +21,33 @@ fn scope(products: &[Product], count: u32, secure: bool) -> GpuScope {
 
 const H100: &str = "NVIDIA H100 80GB HBM3";
 
+/// `gpu`'s availability in `w` for `count` GPUs of `products` in one cloud.
+fn availability(
+    w: &World,
+    gpu: &GpuTypeFixture,
+    products: &[Product],
+    count: u32,
+    secure: bool,
+) -> Value {
+    gpu_availability(
+        &w.cloud,
+        &w.data_centers,
+        gpu,
+        &scope(products, count, secure),
+    )
+}
+
+/// A pod of `count` H100s, the rest left to the cloud.
+fn h100_pod(count: i32) -> DeployRequest {
+    DeployRequest {
+        name: Some("p".into()),
+        image_name: Some("i".into()),
+        gpu_type_id: Some(H100.into()),
+        gpu_count: Some(count),
+        ..DeployRequest::default()
+    }
+}
+
 #[test]
 fn levels() {
     assert_eq!(level(0), "NONE");
@@ -34,27 +61,12 @@ fn availability_per_cloud_count_and_data_center() {
     let w = world();
     let h100 = w.cloud.gpu_type(H100).unwrap().clone();
     // One secure machine of 8 in US-GA-1.
-    let a = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Pod], 1, true),
-    );
+    let a = availability(&w, &h100, &[Product::Pod], 1, true);
     assert_eq!(a["availability"], "MEDIUM");
     assert_eq!(a["dataCenters"][0]["id"], "US-GA-1");
-    let eight = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Pod], 8, true),
-    );
+    let eight = availability(&w, &h100, &[Product::Pod], 8, true);
     assert_eq!(eight["availability"], "LOW");
-    let community = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Pod], 1, false),
-    );
+    let community = availability(&w, &h100, &[Product::Pod], 1, false);
     assert_eq!(community["availability"], "NONE");
     assert!(community.get("dataCenters").is_none());
     assert!(community.get("cudaVersions").is_none());
@@ -87,20 +99,10 @@ fn cuda_filters_and_frozen_view() {
     let h100 = w.cloud.gpu_type(H100).unwrap().clone();
     w.cloud.freeze_stock_view();
     w.cloud.set_stock(H100, None, None, 0).unwrap();
-    let shown = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Pod], 1, true),
-    );
+    let shown = availability(&w, &h100, &[Product::Pod], 1, true);
     assert_ne!(shown["availability"], "NONE");
     w.cloud.thaw_stock_view();
-    let live = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Pod], 1, true),
-    );
+    let live = availability(&w, &h100, &[Product::Pod], 1, true);
     assert_eq!(live["availability"], "NONE");
 }
 
@@ -118,12 +120,7 @@ fn max_count_is_the_catalogs_ceiling_not_todays_stock() {
     w.cloud.freeze_stock_view();
     w.cloud.set_stock(H100, None, None, 0).unwrap();
     let h100 = w.cloud.gpu_type(H100).unwrap().clone();
-    let shown = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Pod], 1, true),
-    );
+    let shown = availability(&w, &h100, &[Product::Pod], 1, true);
     assert_ne!(shown["availability"], "NONE");
     assert_eq!(
         gpu_json(&h100)["maxCount"],
@@ -143,13 +140,7 @@ fn max_count_matches_the_count_a_deploy_accepts() {
     let mut w = world();
     let h100 = w.cloud.gpu_type(H100).unwrap().clone();
     let ceiling = max_count(&h100, true);
-    let req = |count: u32| DeployRequest {
-        name: Some("p".into()),
-        image_name: Some("i".into()),
-        gpu_type_id: Some(H100.into()),
-        gpu_count: Some(count as i32),
-        ..DeployRequest::default()
-    };
+    let req = |count: u32| h100_pod(count as i32);
     assert!(matches!(
         w.cloud.deploy(req(ceiling + 1), 0),
         Err(PodError::Invalid {
@@ -164,36 +155,14 @@ fn max_count_matches_the_count_a_deploy_accepts() {
 fn clusters_need_whole_machines_and_serverless_a_pool() {
     let mut w = world();
     let h100 = w.cloud.gpu_type(H100).unwrap().clone();
-    let req = DeployRequest {
-        name: Some("p".into()),
-        image_name: Some("i".into()),
-        gpu_type_id: Some(H100.into()),
-        gpu_count: Some(1),
-        ..DeployRequest::default()
-    };
-    w.cloud.deploy(req, 0).unwrap();
-    let cluster = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Cluster], 1, true),
-    );
+    w.cloud.deploy(h100_pod(1), 0).unwrap();
+    let cluster = availability(&w, &h100, &[Product::Cluster], 1, true);
     assert_eq!(cluster["availability"], "NONE");
-    let both = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &h100,
-        &scope(&[Product::Cluster, Product::Pod], 1, true),
-    );
+    let both = availability(&w, &h100, &[Product::Cluster, Product::Pod], 1, true);
     assert_eq!(both["availability"], "MEDIUM");
     let mut unpooled = h100.clone();
     unpooled.pool = None;
-    let sls = gpu_availability(
-        &w.cloud,
-        &w.data_centers,
-        &unpooled,
-        &scope(&[Product::Serverless], 1, true),
-    );
+    let sls = availability(&w, &unpooled, &[Product::Serverless], 1, true);
     assert_eq!(sls["availability"], "NONE");
 }
 
@@ -205,44 +174,22 @@ fn query_rules() {
         gpu_scope(&w, &q)
     };
     assert!(q("").unwrap().is_none());
-    assert_eq!(q("product=POD").unwrap_err().status.as_u16(), 400);
-    assert_eq!(q("include=AVAILABILITY").unwrap_err().status.as_u16(), 400);
-    assert_eq!(q("count=2").unwrap_err().status.as_u16(), 400);
-    assert_eq!(
-        q("include=AVAILABILITY&product=POD&cudaVersions=12.8&minCudaVersion=12")
-            .unwrap_err()
-            .status
-            .as_u16(),
-        400
-    );
-    assert_eq!(
-        q("include=AVAILABILITY&product=POD&count=0")
-            .unwrap_err()
-            .status
-            .as_u16(),
-        422
-    );
-    assert_eq!(
-        q("include=AVAILABILITY&product=POD&countryCodes=fr")
-            .unwrap_err()
-            .status
-            .as_u16(),
-        422
-    );
-    assert_eq!(
-        q("include=AVAILABILITY&product=POD&cudaVersions=12")
-            .unwrap_err()
-            .status
-            .as_u16(),
-        422
-    );
-    assert_eq!(
-        q("include=AVAILABILITY&product=MOON")
-            .unwrap_err()
-            .status
-            .as_u16(),
-        422
-    );
+    // Each refused query and the status it is refused with.
+    for (query, status) in [
+        ("product=POD", 400),
+        ("include=AVAILABILITY", 400),
+        ("count=2", 400),
+        (
+            "include=AVAILABILITY&product=POD&cudaVersions=12.8&minCudaVersion=12",
+            400,
+        ),
+        ("include=AVAILABILITY&product=POD&count=0", 422),
+        ("include=AVAILABILITY&product=POD&countryCodes=fr", 422),
+        ("include=AVAILABILITY&product=POD&cudaVersions=12", 422),
+        ("include=AVAILABILITY&product=MOON", 422),
+    ] {
+        assert_eq!(q(query).unwrap_err().status.as_u16(), status, "{query}");
+    }
     let s = q("include=AVAILABILITY&product=POD,SERVERLESS&count=2&cloud=COMMUNITY&countryCodes=RO&minCudaVersion=12")
         .unwrap()
         .unwrap();
