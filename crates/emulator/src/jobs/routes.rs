@@ -30,22 +30,64 @@ struct Admitted {
     _permit: Option<Permit>,
 }
 
+/// Every operation of the job API, for what it must pass before it runs.
+#[derive(Debug, Clone, Copy)]
+enum Operation {
+    Run,
+    RunSync,
+    Status,
+    Stream,
+    Cancel,
+    Retry,
+    PurgeQueue,
+    Health,
+    Requests,
+    OpenAi,
+}
+
+impl Operation {
+    /// The rate limit the operation counts against; `/retry` and `/health` have none.
+    fn limit(self) -> Option<JobOp> {
+        match self {
+            Self::Run => Some(JobOp::Run),
+            Self::RunSync => Some(JobOp::RunSync),
+            Self::Status => Some(JobOp::Status),
+            Self::Stream => Some(JobOp::Stream),
+            Self::Cancel => Some(JobOp::Cancel),
+            Self::PurgeQueue => Some(JobOp::PurgeQueue),
+            Self::Requests => Some(JobOp::Requests),
+            Self::OpenAi => Some(JobOp::OpenAi),
+            Self::Retry | Self::Health => None,
+        }
+    }
+
+    /// For a write, what a read-only key is refused (the 403 names it); `None` for a read.
+    fn write(self) -> Option<&'static str> {
+        match self {
+            Self::Run | Self::RunSync | Self::OpenAi => Some("submit jobs"),
+            Self::Cancel => Some("cancel jobs"),
+            Self::Retry => Some("retry jobs"),
+            Self::PurgeQueue => Some("purge queues"),
+            Self::Status | Self::Stream | Self::Health | Self::Requests => None,
+        }
+    }
+}
+
 /// Auth, endpoint lookup and rate limiting shared by every operation.
 fn admit(
     app: &App,
     headers: &HeaderMap,
     endpoint_id: &str,
-    op: Option<JobOp>,
-    write: Option<&str>,
+    operation: Operation,
 ) -> Result<Admitted> {
     let caller = app.keys.bearer_or_bare(headers)?;
-    if let Some(what) = write {
+    if let Some(what) = operation.write() {
         caller.require_write(what)?;
     }
     let rt = app
         .runtime(endpoint_id)
         .ok_or_else(|| ApiError::not_found(format!("endpoint {endpoint_id} not found")))?;
-    let permit = match op {
+    let permit = match operation.limit() {
         None => None,
         Some(op) => {
             let rule = op.rule();
@@ -81,13 +123,7 @@ pub async fn run(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    let a = admit(
-        &app,
-        &headers,
-        &endpoint_id,
-        Some(JobOp::Run),
-        Some("submit jobs"),
-    )?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Run)?;
     let sub = parse_submission(&body, RUN_PAYLOAD_LIMIT, "/run")?;
     let job = a.rt.submit(sub, None);
     Ok(Json(json!({"id": job.id, "status": "IN_QUEUE"})).into_response())
@@ -124,13 +160,7 @@ pub async fn runsync(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    let a = admit(
-        &app,
-        &headers,
-        &endpoint_id,
-        Some(JobOp::RunSync),
-        Some("submit jobs"),
-    )?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::RunSync)?;
     let wait = query_int(&q, "wait", WAIT_MIN, WAIT_MAX)?.unwrap_or(WAIT_DEFAULT);
     let sub = parse_submission(&body, RUNSYNC_PAYLOAD_LIMIT, "/runsync")?;
     let body = submit_and_wait(&app, &a.rt, sub, wait).await?;
@@ -143,7 +173,7 @@ pub async fn status(
     Query(q): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(&app, &headers, &endpoint_id, Some(JobOp::Status), None)?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Status)?;
     let ttl = query_int(&q, "ttl", TTL_MIN, TTL_MAX)?;
     Ok(Json(a.rt.status(&job_id, ttl)?).into_response())
 }
@@ -153,7 +183,7 @@ pub async fn stream(
     Path((endpoint_id, job_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(&app, &headers, &endpoint_id, Some(JobOp::Stream), None)?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Stream)?;
     Ok(Json(a.rt.stream(&job_id)?).into_response())
 }
 
@@ -162,13 +192,7 @@ pub async fn cancel(
     Path((endpoint_id, job_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(
-        &app,
-        &headers,
-        &endpoint_id,
-        Some(JobOp::Cancel),
-        Some("cancel jobs"),
-    )?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Cancel)?;
     Ok(Json(a.rt.cancel(&job_id)?).into_response())
 }
 
@@ -177,7 +201,7 @@ pub async fn retry(
     Path((endpoint_id, job_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(&app, &headers, &endpoint_id, None, Some("retry jobs"))?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Retry)?;
     Ok(Json(a.rt.retry(&job_id)?).into_response())
 }
 
@@ -186,13 +210,7 @@ pub async fn purge_queue(
     Path(endpoint_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(
-        &app,
-        &headers,
-        &endpoint_id,
-        Some(JobOp::PurgeQueue),
-        Some("purge queues"),
-    )?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::PurgeQueue)?;
     let removed = a.rt.purge();
     Ok(Json(json!({"removed": removed, "status": "completed"})).into_response())
 }
@@ -202,7 +220,7 @@ pub async fn health(
     Path(endpoint_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(&app, &headers, &endpoint_id, None, None)?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Health)?;
     Ok(Json(health_body(&a.rt.health())).into_response())
 }
 
@@ -212,7 +230,7 @@ pub async fn requests(
     Path(endpoint_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let a = admit(&app, &headers, &endpoint_id, Some(JobOp::Requests), None)?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::Requests)?;
     Ok(Json(json!({"requests": a.rt.list()})).into_response())
 }
 
@@ -224,13 +242,7 @@ pub async fn openai(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    let a = admit(
-        &app,
-        &headers,
-        &endpoint_id,
-        Some(JobOp::OpenAi),
-        Some("submit jobs"),
-    )?;
+    let a = admit(&app, &headers, &endpoint_id, Operation::OpenAi)?;
     let wrapped = match serde_json::from_slice::<Value>(&body) {
         Ok(Value::Object(input)) => json!({"input": input}),
         _ => return Err(ApiError::bad_request("body: must be a JSON object")),
