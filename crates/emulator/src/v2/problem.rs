@@ -26,12 +26,8 @@ pub type V2Result<T> = Result<T, Problem>;
 
 impl Problem {
     pub fn new(status: StatusCode, detail: impl Into<String>) -> Self {
-        Self {
-            status,
-            detail: detail.into(),
-            errors: Vec::new(),
-            retry_after: None,
-        }
+        // The same bare error the seed surfaces make; only the answer's shape differs.
+        ApiError::new(status, detail).into()
     }
 
     /// 400: the request matches the document but breaks a rule (or cannot be placed).
