@@ -11,6 +11,7 @@
 pub mod billing;
 pub mod catalog;
 pub mod container;
+pub mod event_stream;
 pub mod integer;
 pub mod limits;
 pub mod pods;

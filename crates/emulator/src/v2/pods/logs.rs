@@ -156,13 +156,5 @@ pub(super) async fn logs(
         let data = json!({"source": source, "line": l.line, "ts": ts});
         out.push_str(&format!("id: {ts}\ndata: {data}\n\n"));
     }
-    let mut response = Response::new(Body::from(out));
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    Ok(response)
+    Ok(event_stream::answer(out))
 }

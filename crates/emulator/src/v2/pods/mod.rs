@@ -16,15 +16,16 @@ pub use view::*;
 use std::collections::BTreeMap;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::catalog::public_template;
+use super::event_stream;
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, Int, V2Query, Violations, not_null, nullable, parse_body};
 use super::timestamp;

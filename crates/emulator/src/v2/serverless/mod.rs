@@ -14,13 +14,14 @@ pub mod logs;
 pub mod plan;
 pub mod view;
 
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
+use super::event_stream;
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, V2Query, parse_body};
 use crate::collection::ENDPOINTS;
@@ -233,13 +234,5 @@ async fn worker_logs(
         &app.clock,
     );
     let text = logs::event_stream(&logs::select(&lines, &selection));
-    let mut response = Response::new(Body::from(text));
-    let h = response.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    Ok(response)
+    Ok(event_stream::answer(text))
 }
