@@ -104,10 +104,7 @@ pub fn plan_create(body: EndpointBody, world: &World, now: u64) -> V2Result<Crea
     e.endpoint_type = body.endpoint_type.unwrap_or_default();
     e.idle_timeout = DEFAULT_IDLE_TIMEOUT_S;
     e.execution_timeout_ms = DEFAULT_TIMEOUT_MS;
-    let patch = match &source {
-        Some(s) => body.container().over_template(&s.settings()),
-        None => body.container(),
-    };
+    let patch = container_patch(&body, source.as_ref());
     let mut container = ContainerSettings {
         disk: DEFAULT_DISK_GB,
         ..ContainerSettings::default()
@@ -127,13 +124,7 @@ pub fn plan_create(body: EndpointBody, world: &World, now: u64) -> V2Result<Crea
         }
         apply_gpu(&mut e, &gpu, world, &mut r);
     }
-    if let Some(cpu) = &body.cpu {
-        apply_cpu(&mut e, cpu, world, &mut r);
-    }
-    apply_common(&mut e, &body, world, &mut r);
-    check_record(&e, &body, world, &mut r);
-    r.finish()?;
-    derive_v1(&mut e, world);
+    complete(&mut e, &body, world, r)?;
     let bound_template = match &source {
         // Another endpoint's own template is copied, not shared: it goes with that endpoint.
         Some(Source::Own(t)) if t.bound_endpoint.is_none() => {
@@ -180,24 +171,42 @@ pub fn plan_update(
         None => None,
     };
     let mut e = current.clone();
-    let patch: ContainerPatch = match &source {
-        Some(s) => body.container().over_template(&s.settings()),
-        None => body.container(),
-    };
+    let patch = container_patch(&body, source.as_ref());
     let mut r = Rules::new();
     patch.rules(world, &mut r);
     patch.apply(&mut e.container);
     if let Some(gpu) = &body.gpu {
         apply_gpu(&mut e, gpu, world, &mut r);
     }
-    if let Some(cpu) = &body.cpu {
-        apply_cpu(&mut e, cpu, world, &mut r);
-    }
-    apply_common(&mut e, &body, world, &mut r);
-    check_record(&e, &body, world, &mut r);
-    r.finish()?;
-    derive_v1(&mut e, world);
+    complete(&mut e, &body, world, r)?;
     Ok(e)
+}
+
+/// The body's container fields, over the settings of the template it names, if any.
+fn container_patch(body: &EndpointBody, source: Option<&Source<'_>>) -> ContainerPatch {
+    match source {
+        Some(s) => body.container().over_template(&s.settings()),
+        None => body.container(),
+    }
+}
+
+/// What a create and an update do once the GPU selection is applied: the CPU selection,
+/// the settings both take, the record's own rules (`r` holds the ones found so far), then
+/// the v1 fields derived from the result.
+fn complete(
+    e: &mut EndpointRecord,
+    body: &EndpointBody,
+    world: &World,
+    mut r: Rules,
+) -> V2Result<()> {
+    if let Some(cpu) = &body.cpu {
+        apply_cpu(e, cpu, world, &mut r);
+    }
+    apply_common(e, body, world, &mut r);
+    check_record(e, body, world, &mut r);
+    r.finish()?;
+    derive_v1(e, world);
+    Ok(())
 }
 
 /// A GPU selection (create or patch semantics: `pools` replaces pools and exclusions).
