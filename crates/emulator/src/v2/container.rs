@@ -25,6 +25,24 @@ pub struct ContainerPatch {
     pub registry: Option<Option<String>>,
 }
 
+/// The [`ContainerPatch`] of a request body that carries the document's container fields
+/// (`image`, `args`, `disk`, `env`, `ports`, `registry`) as its own: endpoint and template
+/// bodies declare them alike, each in its own struct, because serde's `flatten` does not go
+/// with `deny_unknown_fields`.
+macro_rules! container_patch_of {
+    ($body:expr) => {
+        $crate::v2::container::ContainerPatch {
+            image: $body.image.clone(),
+            args: $body.args.clone(),
+            disk: $body.disk,
+            env: $body.env.clone(),
+            ports: $body.ports.clone(),
+            registry: $body.registry.clone(),
+        }
+    };
+}
+pub(crate) use container_patch_of;
+
 impl ContainerPatch {
     /// Schema bounds: `disk` at least 1.
     pub fn schema(&self, v: &mut Violations) {

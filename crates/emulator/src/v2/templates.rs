@@ -16,7 +16,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 
-use super::container::ContainerPatch;
+use super::container::{ContainerPatch, container_patch_of};
 use super::integer::{integer, opt_integer};
 use super::problem::V2Result;
 use super::records::{self, V2Shown};
@@ -191,14 +191,7 @@ struct TemplateBody {
 
 impl TemplateBody {
     fn container(&self) -> ContainerPatch {
-        ContainerPatch {
-            image: self.image.clone(),
-            args: self.args.clone(),
-            disk: self.disk,
-            env: self.env.clone(),
-            ports: self.ports.clone(),
-            registry: self.registry.clone(),
-        }
+        container_patch_of!(self)
     }
 
     /// The document's schema beyond types: required fields on create, lengths, bounds,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::super::container::ContainerPatch;
+use super::super::container::{ContainerPatch, container_patch_of};
 use super::super::integer::{integer, opt_integer};
 use super::super::problem::V2Result;
 use super::super::request::{Violations, not_null, nullable};
@@ -190,14 +190,7 @@ pub struct EndpointBody {
 
 impl EndpointBody {
     pub fn container(&self) -> ContainerPatch {
-        ContainerPatch {
-            image: self.image.clone(),
-            args: self.args.clone(),
-            disk: self.disk,
-            env: self.env.clone(),
-            ports: self.ports.clone(),
-            registry: self.registry.clone(),
-        }
+        container_patch_of!(self)
     }
 
     /// The schema of a create (`creating`) or an update body.
