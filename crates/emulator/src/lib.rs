@@ -210,7 +210,7 @@ pub fn router(app: App) -> Router {
         )
         .route(
             "/v1/networkvolumes",
-            get(rest::list::<NetworkVolume>).post(rest::create_volume),
+            get(rest::list::<NetworkVolume>).post(rest::create::<NetworkVolume>),
         )
         .route(
             "/v1/networkvolumes/{id}",
@@ -221,7 +221,7 @@ pub fn router(app: App) -> Router {
         .route("/v1/networkvolumes/{id}/update", post(rest::update_volume))
         .route(
             "/v1/templates",
-            get(rest::list::<Template>).post(rest::create_template),
+            get(rest::list::<Template>).post(rest::create::<Template>),
         )
         .route(
             "/v1/templates/{id}",

@@ -184,9 +184,38 @@ pub async fn delete_unused<R: Keyed>(
     Path(id): Path<String>,
 ) -> Result<Response> {
     let what = format!("delete {}s", R::COLLECTION.noun);
-    app.keys.bearer(&headers)?.require_write(&what)?;
+    authorize_write(&app, &headers, &what)?;
     R::COLLECTION.delete_unused(&mut app.world.lock(), &id)?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// A record v1 creates from the body alone (an endpoint has its own create: a runtime
+/// starts with it).
+pub trait V1Created: V1Shown + Clone {
+    /// Validates a create body against the world and builds the record.
+    fn from_create(map: &Map<String, Value>, world: &World) -> Result<Self>;
+    fn id(&self) -> &str;
+}
+
+/// `POST` of a new record.
+pub async fn create<R: V1Created>(
+    State(app): State<App>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response> {
+    let what = format!("create {}s", R::COLLECTION.noun);
+    authorize_write(&app, &headers, &what)?;
+    let map = parse_object(&body, false)?;
+    let mut world = app.world.lock();
+    let record = R::from_create(&map, &world)?;
+    (R::COLLECTION.records_mut)(&mut world).insert(record.id().to_owned(), record.clone());
+    Ok(Json(record.v1()).into_response())
+}
+
+/// The check before every write: a known key (401) that may write (403 naming `what`).
+fn authorize_write(app: &App, headers: &HeaderMap, what: &str) -> Result<()> {
+    app.keys.bearer(headers)?.require_write(what)?;
+    Ok(())
 }
 
 // ---------------------------------------------------------------- endpoints
@@ -296,9 +325,7 @@ pub async fn create_endpoint(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("create endpoints")?;
+    authorize_write(&app, &headers, "create endpoints")?;
     let map = parse_object(&body, false)?;
     let now = app.clock.now();
     let record = {
@@ -319,9 +346,7 @@ pub async fn update_endpoint(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("update endpoints")?;
+    authorize_write(&app, &headers, "update endpoints")?;
     let now = app.clock.now();
     let (record, released) = {
         let mut world = app.world.lock();
@@ -341,9 +366,7 @@ pub async fn delete_endpoint(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("delete endpoints")?;
+    authorize_write(&app, &headers, "delete endpoints")?;
     let removed = ENDPOINTS.delete_unused(&mut app.world.lock(), &id)?;
     app.retire_runtime(&removed);
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -410,36 +433,29 @@ pub fn volume_update(map: &Map<String, Value>, current: &NetworkVolume) -> Resul
     Ok(updated)
 }
 
-pub async fn create_volume(
-    State(app): State<App>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("create network volumes")?;
-    let map = parse_object(&body, false)?;
-    let mut world = app.world.lock();
-    let v = volume_from_create(&map, &world)?;
-    world.volumes.insert(v.id.clone(), v.clone());
-    Ok(Json(V1Volume::from(&v)).into_response())
-}
-
 pub async fn update_volume(
     State(app): State<App>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("update network volumes")?;
+    authorize_write(&app, &headers, "update network volumes")?;
     let mut world = app.world.lock();
     let current = VOLUMES.find(&world, &id)?;
     let map = parse_object(&body, false)?;
     let updated = volume_update(&map, current)?;
     world.volumes.insert(id, updated.clone());
     Ok(Json(V1Volume::from(&updated)).into_response())
+}
+
+impl V1Created for NetworkVolume {
+    fn from_create(map: &Map<String, Value>, world: &World) -> Result<Self> {
+        volume_from_create(map, world)
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 // ---------------------------------------------------------------- templates
@@ -490,19 +506,14 @@ pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<T
     })
 }
 
-pub async fn create_template(
-    State(app): State<App>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("create templates")?;
-    let map = parse_object(&body, false)?;
-    let mut world = app.world.lock();
-    let t = template_from_create(&map, &world)?;
-    world.templates.insert(t.id.clone(), t.clone());
-    Ok(Json(V1Template::from(&t)).into_response())
+impl V1Created for Template {
+    fn from_create(map: &Map<String, Value>, world: &World) -> Result<Self> {
+        template_from_create(map, world)
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 /// `containerRegistryAuthId`, which must name a credential of the account (empty: none).
@@ -630,9 +641,7 @@ pub async fn update_template(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Response> {
-    app.keys
-        .bearer(&headers)?
-        .require_write("update templates")?;
+    authorize_write(&app, &headers, "update templates")?;
     let map = parse_object(&body, false)?;
     let mut world = app.world.lock();
     let current = TEMPLATES.find(&world, &id)?;
