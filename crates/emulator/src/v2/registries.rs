@@ -6,7 +6,6 @@
 //! a pod or an endpoint pulls its image with cannot be deleted (400); templates that name it
 //! lose the reference (`registry` becomes null).
 
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -16,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::problem::{Problem, V2Result};
 use super::records::{self, V2Shown};
-use super::request::{Caller, Violations, parse_body};
+use super::request::{Violations, WriteBody, parse_body};
 use super::rules::Rules;
 use crate::ids;
 use crate::model::RegistryAuth;
@@ -105,8 +104,7 @@ fn redact(mut p: Problem) -> Problem {
     p
 }
 
-async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
-    caller.require_write()?;
+async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<Response> {
     let mut world = app.world.lock();
     let r = registry_from_create(&body, &world)?;
     world.registries.insert(r.id.clone(), r.clone());

@@ -9,8 +9,10 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use axum::extract::FromRequestParts;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
 use serde::de::{self, DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize, Deserializer};
 
@@ -80,6 +82,45 @@ impl FromRequestParts<App> for Caller {
             return Ok(*caller);
         }
         authenticate(app, &parts.headers)
+    }
+}
+
+/// A caller whose key may write. It is extracted after the path, so a path that does not
+/// parse is refused before a read-only key is (as when the handler checked it itself).
+#[derive(Debug, Clone, Copy)]
+pub struct Writer;
+
+impl FromRequestParts<App> for Writer {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, Self::Rejection> {
+        Caller::from_request_parts(parts, app)
+            .await?
+            .require_write()?;
+        Ok(Self)
+    }
+}
+
+/// The body of a write: read like plain `Bytes` (a body that cannot be read is refused
+/// first), then the caller must be a [`Writer`].
+#[derive(Debug, Clone)]
+pub struct WriteBody(pub Bytes);
+
+impl FromRequest<App> for WriteBody {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, app: &App) -> Result<Self, Self::Rejection> {
+        let (mut parts, body) = req.into_parts();
+        let caller = Caller::from_request_parts(&mut parts, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let bytes = Bytes::from_request(Request::from_parts(parts, body), app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        caller
+            .require_write()
+            .map_err(IntoResponse::into_response)?;
+        Ok(Self(bytes))
     }
 }
 
@@ -589,6 +630,67 @@ mod tests {
             }
             .require_write()
             .is_ok()
+        );
+    }
+
+    /// A read-only key is refused a write, whether it carries a body or not, and only
+    /// after a path that cannot be read; a writer's request goes on to the handler.
+    #[tokio::test]
+    async fn writes_need_a_key_that_may_write() {
+        use axum::body::Body;
+        use tower::ServiceExt;
+
+        let config = crate::EmulatorConfig {
+            api_keys: vec![
+                crate::ApiKey {
+                    key: "writer".into(),
+                    read_only: false,
+                },
+                crate::ApiKey {
+                    key: "reader".into(),
+                    read_only: true,
+                },
+            ],
+            ..crate::EmulatorConfig::default()
+        };
+        let router = crate::router(crate::state::Emulator::new(config).unwrap());
+        let call = |method: &str, path: &str, key: &str, body: &str| {
+            let request = axum::http::Request::builder()
+                .method(method)
+                .uri(path)
+                .header("authorization", format!("Bearer {key}"))
+                .header("content-type", "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap();
+            let router = router.clone();
+            async move { router.oneshot(request).await.unwrap().status() }
+        };
+        let volume = r#"{"name":"v","size":10,"dataCenterId":"EU-RO-1"}"#;
+        assert_eq!(
+            call("POST", "/v2/network-volumes", "reader", volume).await,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            call("DELETE", "/v2/pods/nope", "reader", "").await,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            call("DELETE", "/v2/pods/%FF", "reader", "").await,
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            call("DELETE", "/v2/pods/nope", "writer", "").await,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            call(
+                "POST",
+                "/v2/pods/nope/action",
+                "writer",
+                r#"{"action":"stop"}"#
+            )
+            .await,
+            StatusCode::NOT_FOUND
         );
     }
 }

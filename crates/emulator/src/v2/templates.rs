@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -20,7 +19,7 @@ use super::container::{ContainerPatch, container_patch_of};
 use super::integer::{integer, opt_integer};
 use super::problem::V2Result;
 use super::records::{self, V2Shown};
-use super::request::{Caller, Violations, not_null, nullable, parse_body};
+use super::request::{Caller, Violations, WriteBody, not_null, nullable, parse_body};
 use super::rules::{self, Rules};
 use crate::collection::TEMPLATES;
 use crate::ids;
@@ -330,8 +329,7 @@ pub fn template_update(bytes: &[u8], current: &Template, world: &World) -> V2Res
 
 // ---------------------------------------------------------------- handlers
 
-async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
-    caller.require_write()?;
+async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<Response> {
     let mut world = app.world.lock();
     let t = template_from_create(&body, &world)?;
     world.templates.insert(t.id.clone(), t.clone());
@@ -358,11 +356,9 @@ async fn get_one(
 
 async fn update(
     State(app): State<App>,
-    caller: Caller,
     Path(id): Path<String>,
-    body: Bytes,
+    WriteBody(body): WriteBody,
 ) -> V2Result<Json<TemplateView>> {
-    caller.require_write()?;
     let mut world = app.world.lock();
     let current = TEMPLATES.find(&world, &id)?;
     let t = template_update(&body, current, &world)?;

@@ -7,7 +7,6 @@
 //! (keeping it is fine, shrinking is a 400). A volume attached to an endpoint or a pod cannot
 //! be deleted (400), as over v1.
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -18,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::integer::{integer, opt_integer};
 use super::problem::V2Result;
 use super::records::{self, V2Shown};
-use super::request::{Caller, Violations, not_null, parse_body};
+use super::request::{Violations, WriteBody, not_null, parse_body};
 use super::rules::Rules;
 use crate::collection::VOLUMES;
 use crate::ids;
@@ -183,8 +182,7 @@ pub fn volume_update(bytes: &[u8], current: &NetworkVolume) -> V2Result<NetworkV
     Ok(updated)
 }
 
-async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
-    caller.require_write()?;
+async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<Response> {
     let mut world = app.world.lock();
     let v = volume_from_create(&body, &world)?;
     world.volumes.insert(v.id.clone(), v.clone());
@@ -194,11 +192,9 @@ async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result
 
 async fn update(
     State(app): State<App>,
-    caller: Caller,
     Path(id): Path<String>,
-    body: Bytes,
+    WriteBody(body): WriteBody,
 ) -> V2Result<Response> {
-    caller.require_write()?;
     let mut world = app.world.lock();
     let current = VOLUMES.find(&world, &id)?;
     let updated = volume_update(&body, current)?;

@@ -16,7 +16,6 @@ pub use view::*;
 use std::collections::BTreeMap;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -27,7 +26,9 @@ use serde_json::{Value, json};
 use super::catalog::public_template;
 use super::event_stream;
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, Int, V2Query, Violations, not_null, nullable, parse_body};
+use super::request::{
+    Caller, Int, V2Query, Violations, WriteBody, Writer, not_null, nullable, parse_body,
+};
 use super::timestamp;
 use crate::clock::Millis;
 use crate::pods::{
@@ -127,8 +128,7 @@ async fn read(
     Ok(axum::Json(pod_json(&app, &world, pod, now)).into_response())
 }
 
-async fn create(State(app): State<App>, caller: Caller, body: Bytes) -> V2Result<Response> {
-    caller.require_write()?;
+async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<Response> {
     let b: CreatePodBody = parse_body(&body)?;
     check_create(&b)?;
     let now = app.clock.now();
@@ -395,11 +395,9 @@ fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
 
 async fn update(
     State(app): State<App>,
-    caller: Caller,
     Path(id): Path<String>,
-    body: Bytes,
+    WriteBody(body): WriteBody,
 ) -> V2Result<Response> {
-    caller.require_write()?;
     let b: UpdatePodBody = parse_body(&body)?;
     check_update(&b)?;
     let now = app.clock.now();
@@ -549,10 +547,9 @@ fn check_mount_change(
 
 async fn delete(
     State(app): State<App>,
-    caller: Caller,
     Path(id): Path<String>,
+    _writer: Writer,
 ) -> V2Result<StatusCode> {
-    caller.require_write()?;
     let now = app.clock.now();
     app.world
         .lock()
@@ -565,11 +562,9 @@ async fn delete(
 
 async fn action(
     State(app): State<App>,
-    caller: Caller,
     Path(id): Path<String>,
-    body: Bytes,
+    WriteBody(body): WriteBody,
 ) -> V2Result<Response> {
-    caller.require_write()?;
     let ActionBody { action } = parse_body(&body)?;
     let now = app.clock.now();
     let mut world = app.world.lock();

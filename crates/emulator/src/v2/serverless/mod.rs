@@ -14,7 +14,6 @@ pub mod logs;
 pub mod plan;
 pub mod view;
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -23,7 +22,7 @@ use axum::{Json, Router};
 
 use super::event_stream;
 use super::problem::{Problem, V2Result};
-use super::request::{Caller, V2Query, parse_body};
+use super::request::{Caller, V2Query, WriteBody, Writer, parse_body};
 use crate::collection::ENDPOINTS;
 use crate::state::App;
 use crate::world::endpoints;
@@ -66,11 +65,9 @@ async fn list(
 
 async fn create(
     State(app): State<App>,
-    caller: Caller,
     headers: HeaderMap,
-    body: Bytes,
+    WriteBody(body): WriteBody,
 ) -> V2Result<Response> {
-    caller.require_write()?;
     let body: EndpointBody = parse_body(&body)?;
     let now = app.clock.now();
     let record = {
@@ -102,12 +99,10 @@ async fn get_one(
 
 async fn update(
     State(app): State<App>,
-    caller: Caller,
     headers: HeaderMap,
     Path(id): Path<String>,
-    body: Bytes,
+    WriteBody(body): WriteBody,
 ) -> V2Result<Json<view::EndpointView>> {
-    caller.require_write()?;
     let body: EndpointBody = parse_body(&body)?;
     let now = app.clock.now();
     let (record, released) = {
@@ -134,10 +129,9 @@ async fn update(
 
 async fn delete(
     State(app): State<App>,
-    caller: Caller,
     Path(id): Path<String>,
+    _writer: Writer,
 ) -> V2Result<StatusCode> {
-    caller.require_write()?;
     let removed = ENDPOINTS.delete_unused(&mut app.world.lock(), &id)?;
     app.retire_runtime(&removed);
     Ok(StatusCode::NO_CONTENT)
