@@ -287,16 +287,21 @@ fn is_major_or_major_minor(v: &str) -> bool {
     (!v.is_empty() && v.bytes().all(|c| c.is_ascii_digit())) || is_major_minor(v)
 }
 
+/// The `include` list of a GPU or CPU catalog query; more than one item is a violation.
+fn checked_include<'q>(
+    include: &'q Option<CommaList<CatalogInclude>>,
+    v: &mut Violations,
+) -> &'q [CatalogInclude] {
+    let include = include.as_ref().map(|l| l.0.as_slice()).unwrap_or_default();
+    v.check(include.len() <= 1, "include", "must have at most 1 item");
+    include
+}
+
 /// Checks the GPU catalog query: patterns and ranges are 422s, combinations 400s. `None`
 /// when availability was not asked for.
 fn gpu_scope(world: &World, q: &GpuQuery) -> V2Result<Option<GpuScope>> {
     let mut v = Violations::new();
-    let include = q
-        .include
-        .as_ref()
-        .map(|l| l.0.as_slice())
-        .unwrap_or_default();
-    v.check(include.len() <= 1, "include", "must have at most 1 item");
+    let include = checked_include(&q.include, &mut v);
     v.range(q.count.map(|c| c.0), "count", Some(1), None);
     for c in q.country_codes.iter().flat_map(|l| &l.0) {
         v.check(
@@ -457,12 +462,7 @@ struct CpuQuery {
 /// vCPUs a CPU availability read asks for; `None` when availability was not asked for.
 fn cpu_scope(q: &CpuQuery) -> V2Result<Option<(Vec<CpuProduct>, Option<u32>)>> {
     let mut v = Violations::new();
-    let include = q
-        .include
-        .as_ref()
-        .map(|l| l.0.as_slice())
-        .unwrap_or_default();
-    v.check(include.len() <= 1, "include", "must have at most 1 item");
+    let include = checked_include(&q.include, &mut v);
     v.range(q.vcpu_count.map(|n| n.0), "vcpuCount", Some(2), None);
     v.finish()?;
     if !include.contains(&CatalogInclude::Availability) {
