@@ -59,43 +59,14 @@ impl Member {
 /// Splits a structured-field list into members, honouring quoted strings. Malformed
 /// members are skipped rather than failing the whole header.
 fn members(value: &str) -> Vec<Member> {
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut in_quotes = false;
-    let mut escaped = false;
-    let mut parts = Vec::new();
-    for c in value.chars() {
-        if in_quotes {
-            current.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_quotes = false;
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                in_quotes = true;
-                current.push(c);
-            }
-            ',' => parts.push(std::mem::take(&mut current)),
-            _ => current.push(c),
-        }
-    }
-    parts.push(current);
-    for part in parts {
-        if let Some(m) = member(&part) {
-            out.push(m);
-        }
-    }
-    out
+    split_outside_quotes(value, ',')
+        .into_iter()
+        .filter_map(|part| member(&part))
+        .collect()
 }
 
 fn member(text: &str) -> Option<Member> {
-    let mut pieces = split_params(text.trim()).into_iter();
+    let mut pieces = split_outside_quotes(text.trim(), ';').into_iter();
     let item = pieces.next()?.trim().to_owned();
     let name = if let Some(inner) = item.strip_prefix('"') {
         inner
@@ -123,8 +94,10 @@ fn member(text: &str) -> Option<Member> {
     Some(Member { name, params })
 }
 
-/// Splits `item;a=1;b=2` at the semicolons outside quotes.
-fn split_params(text: &str) -> Vec<String> {
+/// Splits `text` at each `sep` outside quoted strings: list members at commas
+/// (`"minute";r=0, "hour";r=2`), a member's parameters at semicolons (`item;a=1;b=2`).
+/// A backslash inside quotes escapes the next character, so `"a\",b"` stays whole.
+fn split_outside_quotes(text: &str, sep: char) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut in_quotes = false;
@@ -142,7 +115,7 @@ fn split_params(text: &str) -> Vec<String> {
         } else if c == '"' {
             in_quotes = true;
             current.push(c);
-        } else if c == ';' {
+        } else if c == sep {
             out.push(std::mem::take(&mut current));
         } else {
             current.push(c);
