@@ -2,13 +2,12 @@
 //! templates and container registry credentials. Bearer auth.
 
 use reqwest::Method;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
 use super::error::PlatformError;
 use super::operation::Operation;
-use super::transport::{Auth, Call, Transport};
+use super::transport::{Auth, Call, PathApi, Transport};
 use super::types::{
     ContainerRegistryAuth, ContainerRegistryAuthCreate, Endpoint, EndpointCreate, EndpointUpdate,
     Listing, NetworkVolume, NetworkVolumeCreate, NetworkVolumeUpdate, Template, TemplateCreate,
@@ -22,6 +21,16 @@ type Result<T> = std::result::Result<T, PlatformError>;
 #[derive(Clone, Debug)]
 pub struct Rest {
     t: Transport,
+}
+
+impl PathApi for Rest {
+    fn transport(&self) -> &Transport {
+        &self.t
+    }
+
+    fn call(&self, op: Operation, method: Method, segments: &[&str]) -> Call {
+        Call::new(op, method, self.url(segments), Auth::Bearer)
+    }
 }
 
 impl Rest {
@@ -39,10 +48,6 @@ impl Rest {
             }
         }
         url
-    }
-
-    fn call(&self, op: Operation, method: Method, segments: &[&str]) -> Call {
-        Call::new(op, method, self.url(segments), Auth::Bearer)
     }
 
     async fn list<T: DeserializeOwned>(&self, op: Operation, collection: &str) -> Result<Vec<T>> {
@@ -64,17 +69,6 @@ impl Rest {
         self.t
             .send_json(&self.call(op, Method::GET, &[collection, id]))
             .await
-    }
-
-    async fn send_body<B: Serialize, T: DeserializeOwned>(
-        &self,
-        op: Operation,
-        method: Method,
-        segments: &[&str],
-        body: &B,
-    ) -> Result<T> {
-        let call = self.call(op, method, segments).json_body(body)?;
-        self.t.send_json(&call).await
     }
 
     async fn delete(&self, op: Operation, collection: &str, id: &str, field: &str) -> Result<()> {

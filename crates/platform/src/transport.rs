@@ -34,6 +34,28 @@ pub(crate) enum Auth {
     QueryApiKey,
 }
 
+/// A management API that names its resources by path segments under one base URL: REST v1
+/// and REST v2. Each says where its calls go and how they authenticate; sending a JSON body
+/// and reading the JSON answer is the same for both, so it is written once here.
+pub(crate) trait PathApi {
+    fn transport(&self) -> &Transport;
+
+    /// A call to `{base}/{segments...}`, segments percent-encoded.
+    fn call(&self, op: Operation, method: Method, segments: &[&str]) -> Call;
+
+    /// Sends `body` as JSON to `{base}/{segments...}` and decodes the JSON answer.
+    async fn send_body<B: serde::Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        op: Operation,
+        method: Method,
+        segments: &[&str],
+        body: &B,
+    ) -> Result<T, PlatformError> {
+        let call = self.call(op, method, segments).json_body(body)?;
+        self.transport().send_json(&call).await
+    }
+}
+
 /// One call to make.
 #[derive(Debug)]
 pub(crate) struct Call {
@@ -502,6 +524,23 @@ pub(crate) fn decode<T: DeserializeOwned>(op: Operation, body: &[u8]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The operator awaits these calls on a multi-threaded runtime: the futures of
+    /// [`PathApi`]'s default methods must stay `Send` for every surface that uses them.
+    #[test]
+    fn path_api_calls_are_send() {
+        fn is_send<T: Send>(_: T) {}
+        fn check(
+            rest: &super::super::rest::Rest,
+            v2: &super::super::v2::V2,
+            seed: &super::super::TemplateCreate,
+            new: &super::super::v2::CreateTemplate,
+        ) {
+            is_send(rest.create_template(seed));
+            is_send(v2.create_template(new));
+        }
+        let _ = check;
+    }
 
     #[test]
     fn decode_error_quotes_the_operation() {

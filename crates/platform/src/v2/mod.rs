@@ -31,7 +31,6 @@ pub mod types;
 mod tests;
 
 use reqwest::Method;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use url::Url;
 
@@ -40,7 +39,7 @@ pub use types::*;
 
 use super::error::PlatformError;
 use super::operation::Operation;
-use super::transport::{Auth, Call, Transport};
+use super::transport::{Auth, Call, PathApi, Transport};
 use super::validate;
 
 type Result<T> = std::result::Result<T, PlatformError>;
@@ -49,6 +48,16 @@ type Result<T> = std::result::Result<T, PlatformError>;
 #[derive(Clone, Debug)]
 pub struct V2 {
     t: Transport,
+}
+
+impl PathApi for V2 {
+    fn transport(&self) -> &Transport {
+        &self.t
+    }
+
+    fn call(&self, op: Operation, method: Method, segments: &[&str]) -> Call {
+        Call::new(op, method, self.url(segments, &[]), Auth::Bearer)
+    }
 }
 
 impl V2 {
@@ -61,10 +70,6 @@ impl V2 {
         build_url(&self.t.urls().api, segments, query)
     }
 
-    fn call(&self, op: Operation, method: Method, segments: &[&str]) -> Call {
-        Call::new(op, method, self.url(segments, &[]), Auth::Bearer)
-    }
-
     async fn get<T: DeserializeOwned>(
         &self,
         op: Operation,
@@ -72,17 +77,6 @@ impl V2 {
         query: &[(&'static str, String)],
     ) -> Result<T> {
         let call = Call::new(op, Method::GET, self.url(segments, query), Auth::Bearer);
-        self.t.send_json(&call).await
-    }
-
-    async fn send_body<B: Serialize + ?Sized, T: DeserializeOwned>(
-        &self,
-        op: Operation,
-        method: Method,
-        segments: &[&str],
-        body: &B,
-    ) -> Result<T> {
-        let call = self.call(op, method, segments).json_body(body)?;
         self.t.send_json(&call).await
     }
 

@@ -10,7 +10,7 @@ use super::types::{
 use super::{Result, V2, check_id, query};
 use crate::error::PlatformError;
 use crate::operation::Operation;
-use crate::transport::{Auth, Call};
+use crate::transport::{Auth, Call, PathApi};
 
 impl V2 {
     /// `GET /v2/pods`.

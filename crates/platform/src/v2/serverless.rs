@@ -6,6 +6,7 @@ use super::types::listing;
 use super::types::{CreateEndpoint, Endpoint, ReleaseList, UpdateEndpoint, WorkerList};
 use super::{Result, V2, check_id};
 use crate::operation::Operation;
+use crate::transport::PathApi;
 
 impl V2 {
     /// `GET /v2/serverless`.

@@ -9,6 +9,7 @@ use super::types::{
 };
 use super::{Result, V2, check_id};
 use crate::operation::Operation;
+use crate::transport::PathApi;
 
 impl V2 {
     /// `GET /v2/templates`: the account's own templates.
