@@ -169,10 +169,7 @@ impl Rest {
         volume_id: &str,
         input: &NetworkVolumeUpdate,
     ) -> Result<NetworkVolume> {
-        let op = Operation::RestUpdateNetworkVolume;
-        validate::id("networkVolumeId", volume_id).map_err(|e| e.in_operation(op.name()))?;
-        validate::volume_update(input).map_err(|e| e.in_operation(op.name()))?;
-        self.send_body(op, Method::PATCH, &["networkvolumes", volume_id], input)
+        self.send_volume_update(Method::PATCH, volume_id, &[], input)
             .await
     }
 
@@ -183,16 +180,27 @@ impl Rest {
         volume_id: &str,
         input: &NetworkVolumeUpdate,
     ) -> Result<NetworkVolume> {
+        self.send_volume_update(Method::POST, volume_id, &["update"], input)
+            .await
+    }
+
+    /// Checks and sends a volume update to `/networkvolumes/{id}` followed by `suffix`: the
+    /// two routes of UpdateNetworkVolume take the same body and the same checks.
+    async fn send_volume_update(
+        &self,
+        method: Method,
+        volume_id: &str,
+        suffix: &[&str],
+        input: &NetworkVolumeUpdate,
+    ) -> Result<NetworkVolume> {
         let op = Operation::RestUpdateNetworkVolume;
         validate::id("networkVolumeId", volume_id).map_err(|e| e.in_operation(op.name()))?;
         validate::volume_update(input).map_err(|e| e.in_operation(op.name()))?;
-        self.send_body(
-            op,
-            Method::POST,
-            &["networkvolumes", volume_id, "update"],
-            input,
-        )
-        .await
+        let segments: Vec<&str> = ["networkvolumes", volume_id]
+            .into_iter()
+            .chain(suffix.iter().copied())
+            .collect();
+        self.send_body(op, method, &segments, input).await
     }
 
     /// `DELETE /networkvolumes/{id}`.
