@@ -9,7 +9,26 @@
 //! Each facade is obtained from the client (`client.volumes()`, ...) and is as cheap to
 //! make as the client is to clone.
 
+use std::future::Future;
+
+use super::config::PlatformApi;
 use super::error::PlatformError;
+
+/// Lists from the configured backend and converts each record to the domain's type: what
+/// every facade's `list` does. Both listings are passed in, but a future does nothing until
+/// awaited, so only the configured backend is called.
+pub(crate) async fn list_from<S, V, T>(
+    api: PlatformApi,
+    seed: impl Future<Output = Result<Vec<S>, PlatformError>>,
+    from_seed: impl FnMut(S) -> T,
+    v2: impl Future<Output = Result<Vec<V>, PlatformError>>,
+    from_v2: impl FnMut(V) -> T,
+) -> Result<Vec<T>, PlatformError> {
+    Ok(match api {
+        PlatformApi::Seed => seed.await?.into_iter().map(from_seed).collect(),
+        PlatformApi::V2 => v2.await?.into_iter().map(from_v2).collect(),
+    })
+}
 
 /// A create's "not found" is about something the request names (a template, a network
 /// volume), not about the object being made: the input is wrong, and retrying cannot

@@ -163,24 +163,14 @@ impl Templates {
 
     /// The account's own templates, in one call.
     pub async fn list(&self) -> Result<Vec<Template>> {
-        match self.client.api() {
-            PlatformApi::Seed => Ok(self
-                .client
-                .rest()
-                .list_templates()
-                .await?
-                .into_iter()
-                .map(from_seed)
-                .collect()),
-            PlatformApi::V2 => Ok(self
-                .client
-                .v2()
-                .list_templates()
-                .await?
-                .into_iter()
-                .map(from_v2)
-                .collect()),
-        }
+        super::list_from(
+            self.client.api(),
+            self.client.rest().list_templates(),
+            from_seed,
+            self.client.v2().list_templates(),
+            from_v2,
+        )
+        .await
     }
 
     /// Creates a template. Never retried after an ambiguous failure: see

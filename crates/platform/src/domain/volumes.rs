@@ -72,24 +72,14 @@ impl Volumes {
 
     /// Every volume of the account, in one call.
     pub async fn list(&self) -> Result<Vec<Volume>> {
-        match self.client.api() {
-            PlatformApi::Seed => Ok(self
-                .client
-                .rest()
-                .list_network_volumes()
-                .await?
-                .into_iter()
-                .map(from_seed)
-                .collect()),
-            PlatformApi::V2 => Ok(self
-                .client
-                .v2()
-                .list_network_volumes()
-                .await?
-                .into_iter()
-                .map(from_v2)
-                .collect()),
-        }
+        super::list_from(
+            self.client.api(),
+            self.client.rest().list_network_volumes(),
+            from_seed,
+            self.client.v2().list_network_volumes(),
+            from_v2,
+        )
+        .await
     }
 
     /// Creates a volume. Never retried after an ambiguous failure: see
