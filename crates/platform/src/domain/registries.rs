@@ -3,7 +3,7 @@
 
 use super::super::config::PlatformApi;
 use super::super::error::PlatformError;
-use super::super::{ContainerRegistryAuthCreate, PlatformClient, v2};
+use super::super::{ContainerRegistryAuth, ContainerRegistryAuthCreate, PlatformClient, v2};
 
 type Result<T> = std::result::Result<T, PlatformError>;
 
@@ -12,6 +12,24 @@ type Result<T> = std::result::Result<T, PlatformError>;
 pub struct RegistryCredential {
     pub id: String,
     pub name: String,
+}
+
+impl From<ContainerRegistryAuth> for RegistryCredential {
+    fn from(r: ContainerRegistryAuth) -> Self {
+        Self {
+            id: r.id,
+            name: r.name,
+        }
+    }
+}
+
+impl From<v2::Registry> for RegistryCredential {
+    fn from(r: v2::Registry) -> Self {
+        Self {
+            id: r.id,
+            name: r.name,
+        }
+    }
 }
 
 /// What a create sends. `Debug` masks the username and password.
@@ -52,36 +70,20 @@ impl RegistryCredentials {
 
     /// Every credential of the account, in one call.
     pub async fn list(&self) -> Result<Vec<RegistryCredential>> {
-        match self.client.api() {
-            PlatformApi::Seed => Ok(self
-                .client
-                .rest()
-                .list_container_registry_auths()
-                .await?
-                .into_iter()
-                .map(|r| RegistryCredential {
-                    id: r.id,
-                    name: r.name,
-                })
-                .collect()),
-            PlatformApi::V2 => Ok(self
-                .client
-                .v2()
-                .list_registries()
-                .await?
-                .into_iter()
-                .map(|r| RegistryCredential {
-                    id: r.id,
-                    name: r.name,
-                })
-                .collect()),
-        }
+        super::list_from(
+            self.client.api(),
+            self.client.rest().list_container_registry_auths(),
+            RegistryCredential::from,
+            self.client.v2().list_registries(),
+            RegistryCredential::from,
+        )
+        .await
     }
 
     /// Creates a credential. Never retried after an ambiguous failure: see
     /// [`PlatformError::may_have_been_applied`].
     pub async fn create(&self, new: &NewRegistryCredential) -> Result<RegistryCredential> {
-        let (id, name) = match self.client.api() {
+        match self.client.api() {
             PlatformApi::Seed => {
                 let input = ContainerRegistryAuthCreate {
                     name: new.name.clone(),
@@ -93,7 +95,7 @@ impl RegistryCredentials {
                     .rest()
                     .create_container_registry_auth(&input)
                     .await?;
-                (r.id, r.name)
+                Ok(r.into())
             }
             PlatformApi::V2 => {
                 let input = v2::CreateRegistry {
@@ -101,11 +103,9 @@ impl RegistryCredentials {
                     username: new.username.clone(),
                     password: new.password.clone(),
                 };
-                let r = self.client.v2().create_registry(&input).await?;
-                (r.id, r.name)
+                Ok(self.client.v2().create_registry(&input).await?.into())
             }
-        };
-        Ok(RegistryCredential { id, name })
+        }
     }
 
     /// Deletes a credential; refused while a pod or an endpoint pulls with it.
