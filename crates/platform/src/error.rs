@@ -135,6 +135,27 @@ fn fmt_retry_after(d: &Option<Duration>) -> String {
         .unwrap_or_default()
 }
 
+/// Matches `$value` (a [`PlatformError`], by value, `&` or `&mut`) against every variant,
+/// binds the field all of them have (`operation` or `detail`) as `$field`, and evaluates
+/// `$body`. The variant list lives here once: a function could not serve both the `&self`
+/// and the `&mut self` bindings, and a match per use would repeat every variant.
+macro_rules! in_every_variant {
+    ($value:expr, $field:ident => $body:expr) => {
+        match $value {
+            PlatformError::InvalidInput { $field, .. }
+            | PlatformError::Unauthorized { $field, .. }
+            | PlatformError::Forbidden { $field, .. }
+            | PlatformError::NotFound { $field, .. }
+            | PlatformError::RateLimited { $field, .. }
+            | PlatformError::Capacity { $field, .. }
+            | PlatformError::Transient { $field, .. }
+            | PlatformError::Decode { $field, .. }
+            | PlatformError::Conflict { $field, .. }
+            | PlatformError::PaymentRequired { $field, .. } => $body,
+        }
+    };
+}
+
 impl PlatformError {
     /// A local validation failure, before any request.
     pub fn invalid_input(field: impl Into<String>, detail: impl Into<String>) -> Self {
@@ -171,18 +192,7 @@ impl PlatformError {
 
     /// The operation that failed (for example `jobs.run` or `graphql.podResume`).
     pub fn operation(&self) -> &'static str {
-        match self {
-            Self::InvalidInput { operation, .. }
-            | Self::Unauthorized { operation, .. }
-            | Self::Forbidden { operation, .. }
-            | Self::NotFound { operation, .. }
-            | Self::RateLimited { operation, .. }
-            | Self::Capacity { operation, .. }
-            | Self::Transient { operation, .. }
-            | Self::Decode { operation, .. }
-            | Self::Conflict { operation, .. }
-            | Self::PaymentRequired { operation, .. } => operation,
-        }
+        in_every_variant!(self, operation => operation)
     }
 
     /// How long the platform asked us to wait, when it said.
@@ -234,44 +244,20 @@ impl PlatformError {
                 *s = s.replace(secret, "***");
             }
         };
-        match &mut self {
-            Self::InvalidInput {
-                field,
-                detail,
-                problems,
-                ..
-            } => {
-                scrub(field);
-                scrub(detail);
-                problems.iter_mut().for_each(scrub);
-            }
-            Self::Unauthorized { detail, .. }
-            | Self::Forbidden { detail, .. }
-            | Self::NotFound { detail, .. }
-            | Self::RateLimited { detail, .. }
-            | Self::Capacity { detail, .. }
-            | Self::Transient { detail, .. }
-            | Self::Decode { detail, .. }
-            | Self::Conflict { detail, .. }
-            | Self::PaymentRequired { detail, .. } => scrub(detail),
+        if let Self::InvalidInput {
+            field, problems, ..
+        } = &mut self
+        {
+            scrub(field);
+            problems.iter_mut().for_each(scrub);
         }
+        in_every_variant!(&mut self, detail => scrub(detail));
         self
     }
 
     /// Sets the operation (validation helpers do not know it).
     pub(crate) fn in_operation(mut self, op: &'static str) -> Self {
-        match &mut self {
-            Self::InvalidInput { operation, .. }
-            | Self::Unauthorized { operation, .. }
-            | Self::Forbidden { operation, .. }
-            | Self::NotFound { operation, .. }
-            | Self::RateLimited { operation, .. }
-            | Self::Capacity { operation, .. }
-            | Self::Transient { operation, .. }
-            | Self::Decode { operation, .. }
-            | Self::Conflict { operation, .. }
-            | Self::PaymentRequired { operation, .. } => *operation = op,
-        }
+        in_every_variant!(&mut self, operation => *operation = op);
         self
     }
 }
