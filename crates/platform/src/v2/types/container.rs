@@ -10,7 +10,8 @@ use super::common::{Env, nullable};
 
 /// What `image` is on a schema: required (`String`, always sent) or optional
 /// (`Option<String>`, sent when set). Pods and templates answer with an image; an
-/// endpoint made from a template may have none.
+/// endpoint made from a template may have none. A template's `name` is the same kind of
+/// field: required on a create, optional on an update ([`super::TemplateBody`]).
 pub trait ImageField: Default {
     /// Whether the field stays out of the JSON.
     fn is_unset(&self) -> bool;

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::{TemplateMounts, open_enum};
-use super::container::{ContainerConfig, CreateContainerConfig, UpdateContainerConfig};
+use super::container::{ContainerConfig, CreateContainerConfig, ImageField, UpdateContainerConfig};
 
 open_enum! {
     /// Hardware family a template is meant for.
@@ -48,54 +48,45 @@ pub struct Template {
 }
 
 /// Body of `POST /v2/templates`; `name` and `image` are required.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CreateTemplate {
-    pub name: String,
-    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
-    #[serde(flatten)]
-    pub container: CreateContainerConfig<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mounts: Option<TemplateMounts>,
-    /// The platform's default is `NVIDIA`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<TemplateCategory>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub public: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serverless: Option<bool>,
-    /// The platform's default is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_jupyter: Option<bool>,
-    /// The platform's default is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_ssh: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_cuda_versions: Option<Vec<String>>,
-}
+pub type CreateTemplate = TemplateBody<String, CreateContainerConfig<String>>;
 
 /// Body of `PATCH /v2/templates/{id}`: only what is set changes.
+pub type UpdateTemplate = TemplateBody<Option<String>, UpdateContainerConfig>;
+
+/// The body a template is created ([`CreateTemplate`]) or changed ([`UpdateTemplate`])
+/// with. The two have the same fields in the same order and differ only in whether the
+/// name is required (`String`) or optional (`Option<String>`) and in the container's shape,
+/// so they are one struct.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UpdateTemplate {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+#[serde(
+    rename_all = "camelCase",
+    bound(
+        serialize = "N: Serialize + ImageField, C: Serialize",
+        deserialize = "N: Deserialize<'de> + ImageField, C: Deserialize<'de>"
+    )
+)]
+pub struct TemplateBody<N, C> {
+    #[serde(skip_serializing_if = "ImageField::is_unset")]
+    pub name: N,
     /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
     #[serde(flatten)]
-    pub container: UpdateContainerConfig,
+    pub container: C,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mounts: Option<TemplateMounts>,
+    /// The platform's default on a create is `NVIDIA`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<TemplateCategory>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serverless: Option<bool>,
+    /// The platform's default on a create is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_jupyter: Option<bool>,
+    /// The platform's default on a create is true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ssh: Option<bool>,
-    /// An empty list clears the constraint.
+    /// On an update, an empty list clears the constraint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_cuda_versions: Option<Vec<String>>,
 }

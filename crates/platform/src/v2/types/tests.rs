@@ -372,6 +372,70 @@ fn templates_decode_and_encode() {
     assert_eq!(PublicTemplateSource::Verified.as_str(), "verified");
 }
 
+/// Create and update bodies of a template are one generic struct in Rust: every field set,
+/// the bytes sent (key order included) are the document's, and they read back the same.
+#[test]
+fn template_bodies_keep_their_bytes() {
+    let mounts = TemplateMounts {
+        persistent: Some(PersistentMount {
+            size: 20,
+            path: "/workspace".into(),
+        }),
+    };
+    let create = CreateTemplate {
+        name: "t".into(),
+        container: CreateContainerConfig {
+            image: "img".into(),
+            args: Some("a".into()),
+            disk: Some(5),
+            env: Some([("K".to_string(), "V".to_string())].into()),
+            ports: Some(vec!["22/tcp".into()]),
+            registry: Some("r".into()),
+        },
+        mounts: Some(mounts.clone()),
+        category: Some(TemplateCategory::Cpu),
+        public: Some(false),
+        serverless: Some(true),
+        start_jupyter: Some(false),
+        start_ssh: Some(true),
+        allowed_cuda_versions: Some(vec!["12.4".into()]),
+    };
+    let text = serde_json::to_string(&create).unwrap();
+    assert_eq!(
+        text,
+        r#"{"name":"t","image":"img","args":"a","disk":5,"env":{"K":"V"},"ports":["22/tcp"],"registry":"r","mounts":{"persistent":{"size":20,"path":"/workspace"}},"category":"CPU","public":false,"serverless":true,"startJupyter":false,"startSsh":true,"allowedCudaVersions":["12.4"]}"#
+    );
+    assert_eq!(
+        serde_json::from_str::<CreateTemplate>(&text).unwrap(),
+        create
+    );
+    assert!(serde_json::from_str::<CreateTemplate>(r#"{"image":"img"}"#).is_err());
+
+    let update = UpdateTemplate {
+        name: Some("t".into()),
+        container: UpdateContainerConfig {
+            registry: Some(None),
+            ..Default::default()
+        },
+        mounts: Some(mounts),
+        start_ssh: Some(false),
+        ..Default::default()
+    };
+    let text = serde_json::to_string(&update).unwrap();
+    assert_eq!(
+        text,
+        r#"{"name":"t","registry":null,"mounts":{"persistent":{"size":20,"path":"/workspace"}},"startSsh":false}"#
+    );
+    assert_eq!(
+        serde_json::from_str::<UpdateTemplate>(&text).unwrap(),
+        update
+    );
+    assert_eq!(
+        serde_json::from_str::<UpdateTemplate>("{}").unwrap(),
+        UpdateTemplate::default()
+    );
+}
+
 #[test]
 fn volumes_and_registries_decode_and_encode() {
     let v: NetworkVolume = decode(json!({
