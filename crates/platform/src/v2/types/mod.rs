@@ -20,7 +20,10 @@ pub use common::{
     Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, Env, GpuConfig, Mounts, NetworkMount,
     PersistentMount, TemplateMounts, VolumeType,
 };
-pub use container::{ContainerConfig, CreateContainerConfig, ImageField, UpdateContainerConfig};
+pub use container::{
+    ContainerConfig, ContainerRequest, CreateContainerConfig, ImageField, RegistryField,
+    UpdateContainerConfig,
+};
 pub(crate) use pods::PodActionRequest;
 pub use pods::*;
 pub use registries::*;

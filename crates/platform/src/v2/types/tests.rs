@@ -436,6 +436,20 @@ fn template_bodies_keep_their_bytes() {
     );
 }
 
+/// One struct serves both container bodies: a `null` registry is "none" on a create but
+/// "remove the credential" on an update, and an absent one is unset on both.
+#[test]
+fn a_null_registry_reads_per_body() {
+    let create: CreateContainerConfig = decode(json!({"registry": null}));
+    assert_eq!(create.registry, None);
+    let update: UpdateContainerConfig = decode(json!({"registry": null}));
+    assert_eq!(update.registry, Some(None));
+    let update: UpdateContainerConfig = decode(json!({"registry": "r"}));
+    assert_eq!(update.registry, Some(Some("r".into())));
+    assert_eq!(decode::<UpdateContainerConfig>(json!({})).registry, None);
+    assert_eq!(encode(&UpdateContainerConfig::default()), json!({}));
+}
+
 #[test]
 fn volumes_and_registries_decode_and_encode() {
     let v: NetworkVolume = decode(json!({
