@@ -306,22 +306,13 @@ async fn v2_pods_listing(emu: &RunningEmulator) {
 /// the world's lock), then serializing the answer.
 fn v2_listing_in_process() {
     use gpucloud_emulator::state::Emulator;
-    use gpucloud_emulator::v2::pods::pod_json;
+    use gpucloud_emulator::v2::pods::pods_listing;
     let app = Emulator::new(config(Some(many_pods()))).unwrap();
     let mut build = Vec::new();
     let mut ser = Vec::new();
     for _ in 0..10 {
         let t = Instant::now();
-        let answer = {
-            let now = app.clock.now();
-            let world = app.world.lock();
-            let pods: Vec<Value> = world
-                .cloud
-                .pods()
-                .map(|p| pod_json(&app, &world, p, now))
-                .collect();
-            json!({ "pods": pods })
-        };
+        let answer = pods_listing(&app);
         build.push(t.elapsed());
         let t = Instant::now();
         let bytes = serde_json::to_vec(&answer).unwrap();

@@ -107,14 +107,7 @@ struct ListQuery {
 async fn list(State(app): State<App>, _caller: Caller, V2Query(q): V2Query<ListQuery>) -> Response {
     // The emulator has no clusters, so there are no member pods to include or exclude.
     let _ = q.include_cluster_pods;
-    let now = app.clock.now();
-    let world = app.world.lock();
-    let pods: Vec<Value> = world
-        .cloud
-        .pods()
-        .map(|p| pod_json(&app, &world, p, now))
-        .collect();
-    axum::Json(json!({ "pods": pods })).into_response()
+    axum::Json(pods_listing(&app)).into_response()
 }
 
 async fn read(
