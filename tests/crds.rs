@@ -24,6 +24,18 @@ fn committed_crds_match_the_code() {
     }
 }
 
+/// The field reference is generated from the same CRDs, so it cannot drift from them.
+#[test]
+fn committed_field_reference_matches_the_code() {
+    let generated = gpucloud_operator::kinds::reference_markdown();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        generated == committed,
+        "docs/reference.md is out of date: run `cargo run -- crds --reference > docs/reference.md` and commit it"
+    );
+}
+
 #[test]
 fn no_unsigned_integer_formats() {
     // schemars emits uint32/uint64 for unsigned types; the apiserver accepts them but

@@ -13,6 +13,7 @@ pub mod managed;
 pub mod network_volume;
 pub mod pod;
 pub mod published;
+pub mod reference;
 pub mod registry_credential;
 pub mod template;
 
