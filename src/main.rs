@@ -6,7 +6,7 @@ use gpucloud_operator::cli::{Cli, dispatch};
 // threads; glibc kept what those bursts freed in its per-thread arenas (16 MiB free of
 // 72 MiB held at 10,000 volumes). jemalloc hands freed pages back to the system within
 // seconds, from a background thread, even when the operator is idle: 77.3 to 81.8 MiB
-// resident instead of 88.4 MiB at 10,000 volumes (see README, "Memory"). Its settings are
+// resident instead of 88.4 MiB at 10,000 volumes (see docs/performance.md, "Memory"). Its settings are
 // compiled into it, from `.cargo/config.toml` (see there why).
 #[cfg(all(not(feature = "heap-profile"), not(target_env = "msvc")))]
 #[global_allocator]

@@ -4,7 +4,7 @@
 //! Nothing here reads a clock: the instant comes in as an argument, so every case (days,
 //! midnight crossing, DST both ways, several windows) is a unit test.
 //!
-//! Rules, as the README states them:
+//! Rules, as docs/kinds/pod.md states them:
 //! - A window belongs to the day it starts on: `Fri 22:00-02:00` runs from Friday 22:00
 //!   to Saturday 02:00. A `to` at or before `from` crosses midnight; `to: "24:00"` is the
 //!   end of the starting day; `from` equal to `to` is 24 hours.
