@@ -15,3 +15,4 @@ pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod kinds;
+pub mod plugin;

@@ -1,5 +1,6 @@
 use clap::Parser;
 use gpucloud_operator::cli::{Cli, dispatch};
+use gpucloud_operator::plugin;
 
 // jemalloc rather than glibc's allocator. Reaching Ready for 10,000 objects allocates in
 // bursts (listings of 10,000 remote objects, thousands of passes at once) from several
@@ -56,8 +57,14 @@ mod heap_profile {
 async fn main() -> std::process::ExitCode {
     #[cfg(feature = "heap-profile")]
     let _heap_profile = heap_profile::start();
-    let cli = Cli::parse();
-    match dispatch(cli).await {
+    // Installed as `kubectl-gpucloud`, the binary is the kubectl plugin.
+    let argv0 = std::env::args().next().unwrap_or_default();
+    let outcome = if plugin::invoked_as_plugin(&argv0) {
+        plugin::run(plugin::PluginCli::parse()).await
+    } else {
+        dispatch(Cli::parse()).await
+    };
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
             // User mistakes get one readable line each, never a backtrace.

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use gpucloud_operator::cli::Cli;
+use gpucloud_operator::plugin::PluginCli;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -77,6 +78,7 @@ fn command_lines(text: &str) -> Vec<String> {
 fn is_command(text: &str) -> bool {
     [
         "gpucloud-operator ",
+        "kubectl gpucloud ",
         "cargo ",
         "scripts/",
         "tests/control-plane/cp.sh",
@@ -130,7 +132,10 @@ fn check(command: &[String]) -> Vec<String> {
         None
     };
     if let Some(args) = binary_args {
-        problems.extend(check_binary(args));
+        problems.extend(check_binary(Cli::command(), args));
+    }
+    if program == "kubectl" && command.get(1).is_some_and(|w| w == "gpucloud") {
+        problems.extend(check_binary(PluginCli::command(), &command[2..]));
     }
     if program == "cargo" {
         problems.extend(check_cargo(command));
@@ -147,11 +152,12 @@ fn check(command: &[String]) -> Vec<String> {
 
 /// Walks the subcommands named in `args` and checks every `--flag` against the subcommand
 /// reached (and the flags its parents make global).
-fn check_binary(args: &[String]) -> Vec<String> {
-    let root = Cli::command();
+fn check_binary(root: clap::Command, args: &[String]) -> Vec<String> {
     let mut chain = vec![root.clone()];
     let mut problems = Vec::new();
-    for arg in args {
+    // `[--flag VALUE]` in a synopsis is the flag.
+    let args: Vec<&str> = args.iter().map(|a| a.trim_matches(['[', ']'])).collect();
+    for arg in args.iter().copied() {
         let current = chain.last().unwrap().clone();
         if let Some(flag) = arg.strip_prefix("--") {
             let name = flag.split('=').next().unwrap_or_default();
@@ -172,7 +178,7 @@ fn check_binary(args: &[String]) -> Vec<String> {
         }
     }
     if chain.len() == 1 && !args.is_empty() && !args[0].starts_with('-') {
-        problems.push(format!("gpucloud-operator has no subcommand {}", args[0]));
+        problems.push(format!("{} has no subcommand {}", root.get_name(), args[0]));
     }
     problems
 }
@@ -261,6 +267,9 @@ fn the_checker_catches_what_drifts() {
     assert!(check(&words("cargo run -- demo --until-ready --timeout 5m")).is_empty());
     assert!(!check(&words("gpucloud-operator crds --nope")).is_empty());
     assert!(!check(&words("gpucloud-operator launch")).is_empty());
+    assert!(check(&words("kubectl gpucloud cost [--since 30d] [-n NS]")).is_empty());
+    assert!(!check(&words("kubectl gpucloud cost --until 1d")).is_empty());
+    assert!(!check(&words("kubectl gpucloud top")).is_empty());
     assert!(!check(&words("cargo test --test no_such_suite")).is_empty());
     assert!(!check(&words("kubectl apply -k deploy/no-such-overlay")).is_empty());
     assert!(check(&words("kubectl apply -n NAMESPACE -f examples/FILE")).is_empty());

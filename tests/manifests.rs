@@ -188,3 +188,26 @@ fn argocd_has_the_health_check_of_every_managed_kind() {
     }
     assert_none(found);
 }
+
+/// The krew manifest installs the binary under the name that makes it the plugin, on every
+/// platform it lists.
+#[test]
+fn the_krew_manifest_installs_the_binary_as_the_plugin() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/krew/gpucloud.yaml");
+    let text = std::fs::read_to_string(&path).expect("deploy/krew/gpucloud.yaml");
+    let platforms = text.matches("- selector:").count();
+    assert!(platforms >= 1, "no platform in the krew manifest");
+    let bin = format!("bin: {}", gpucloud_operator::plugin::PLUGIN_BINARY);
+    assert_eq!(
+        text.matches(&bin).count(),
+        platforms,
+        "each platform's bin: {text}"
+    );
+    assert!(
+        text.contains("kind: Plugin") && text.contains("name: gpucloud"),
+        "{text}"
+    );
+    assert!(gpucloud_operator::plugin::invoked_as_plugin(
+        gpucloud_operator::plugin::PLUGIN_BINARY
+    ));
+}

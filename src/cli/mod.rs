@@ -2,7 +2,7 @@
 
 mod crds;
 mod emulator;
-mod orphans;
+pub(crate) mod orphans;
 mod platform;
 pub mod run;
 pub(crate) mod table;
@@ -33,6 +33,9 @@ pub enum Command {
     /// List the remote objects the operator made (pods, endpoints, templates, network
     /// volumes) whose object is gone, with what they cost per hour; with --delete, remove them.
     Orphans(orphans::OrphansArgs),
+    /// The kubectl plugin's commands (`kubectl gpucloud ...` when installed as
+    /// `kubectl-gpucloud`).
+    Kubectl(crate::plugin::PluginCli),
 }
 
 /// Runs the chosen subcommand to completion.
@@ -44,5 +47,6 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Platform(args) => platform::run(args).await,
         Command::Demo(args) => crate::demo::run(args).await,
         Command::Orphans(args) => orphans::run(args).await,
+        Command::Kubectl(cli) => crate::plugin::run(cli).await,
     }
 }

@@ -71,9 +71,10 @@ impl SweptKind {
     }
 }
 
-/// Options of `orphans`.
-#[derive(Debug, clap::Args)]
-pub struct OrphansArgs {
+/// What to look for and whether to delete it: `orphans`' options, and those of
+/// `kubectl gpucloud orphans`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Sweep {
     /// Terminate the orphans found (asks first, unless --yes).
     #[arg(long)]
     pub delete: bool,
@@ -91,6 +92,13 @@ pub struct OrphansArgs {
         default_value = "default"
     )]
     pub operator_namespace: String,
+}
+
+/// Options of `orphans`.
+#[derive(Debug, clap::Args)]
+pub struct OrphansArgs {
+    #[command(flatten)]
+    pub sweep: Sweep,
     /// REST v2 base, including `/v2` [env: GPUCLOUD_API_URL].
     #[arg(long)]
     pub api_url: Option<String>,
@@ -252,7 +260,16 @@ pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
         .await
         .context("could not reach the cluster of the kubeconfig")?;
     let platform = platform_client(&args)?;
-    let record = released::read_record(&kube, &args.operator_namespace)
+    sweep(&kube, &platform, &args.sweep).await
+}
+
+/// Lists the orphans of `args.kinds` and, with `args.delete`, removes them.
+pub async fn sweep(
+    kube: &kube::Client,
+    platform: &PlatformClient,
+    args: &Sweep,
+) -> anyhow::Result<()> {
+    let record = released::read_record(kube, &args.operator_namespace)
         .await
         .with_context(|| {
             format!(
@@ -271,7 +288,7 @@ pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
     };
     let mut found: Vec<Orphan> = Vec::new();
     for kind in kinds {
-        found.extend(find(&kube, &platform, kind, record.as_ref()).await?);
+        found.extend(find(kube, platform, kind, record.as_ref()).await?);
     }
     print!("{}", table(&found));
     if !args.delete || found.is_empty() {
@@ -295,7 +312,7 @@ pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
     let mut failed = 0;
     for o in &found {
         let kind = SweptKind::of(o.kind).expect("a swept kind");
-        match delete(&platform, kind, &o.id).await {
+        match delete(platform, kind, &o.id).await {
             Ok(()) => println!("{} {} ({})", kind.verb(), o.id, o.name),
             Err(e) => {
                 failed += 1;

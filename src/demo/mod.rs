@@ -321,7 +321,7 @@ impl Session {
     async fn rows(&self) -> anyhow::Result<Vec<Row>> {
         let mut rows = Vec::new();
         for kind in KINDS {
-            rows.extend((kind.demo_rows)(self.kube_client.clone(), self.namespace.clone()).await?);
+            rows.extend((kind.rows)(self.kube_client.clone(), Some(self.namespace.clone())).await?);
         }
         Ok(rows)
     }

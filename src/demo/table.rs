@@ -61,6 +61,7 @@ mod tests {
             cost_per_hour: Some(0.34),
             ready: "True".into(),
             is_ready: true,
+            ..Row::default()
         };
         let b = Row {
             kind: "NetworkVolume",
@@ -70,6 +71,7 @@ mod tests {
             cost_per_hour: None,
             ready: "Creating".into(),
             is_ready: false,
+            ..Row::default()
         };
         let text = render(&[a, b]);
         let lines: Vec<&str> = text.lines().collect();

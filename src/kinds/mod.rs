@@ -35,8 +35,9 @@ use template::TemplateAdapter;
 
 /// Starts a kind's controller as a task.
 pub type StartController = fn(&Controllers) -> JoinHandle<()>;
-/// Lists the demo table's rows of a kind in a namespace.
-pub type DemoRows = fn(kube::Client, String) -> BoxFuture<'static, kube::Result<Vec<Row>>>;
+/// Lists a kind's table rows (the demo's, `kubectl gpucloud status`) in a namespace, or in
+/// every namespace when `None`.
+pub type ListRows = fn(kube::Client, Option<String>) -> BoxFuture<'static, kube::Result<Vec<Row>>>;
 
 /// One kind of the operator. Its names (kind, plural, short names, group) are read from
 /// its CRD, so the `#[kube(...)]` attribute of the type stays their only source.
@@ -48,7 +49,7 @@ pub struct RegisteredKind {
     /// platform object); `None` for a kind the operator only reads (its RBAC then has no
     /// writes, see [`rbac::needs`], and Argo CD no health check: nothing writes its status).
     pub controller: Option<StartController>,
-    pub demo_rows: DemoRows,
+    pub rows: ListRows,
 }
 
 /// Every kind, in the order of the CRD stream (`crds`, `crds/gpucloud.io.yaml`).
@@ -56,33 +57,33 @@ pub const KINDS: &[RegisteredKind] = &[
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<NetworkVolume>,
         controller: Some(start_network_volumes),
-        demo_rows: rows_of::<NetworkVolume>,
+        rows: rows_of::<NetworkVolume>,
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Endpoint>,
         controller: Some(start_endpoints),
-        demo_rows: rows_of::<Endpoint>,
+        rows: rows_of::<Endpoint>,
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Pod>,
         controller: Some(start_pods),
-        demo_rows: rows_of::<Pod>,
+        rows: rows_of::<Pod>,
     },
     RegisteredKind {
         crd: Budget::crd,
         controller: Some(start_budgets),
-        demo_rows: rows_of::<Budget>,
+        rows: rows_of::<Budget>,
     },
     // --- issue #15: Template and RegistryCredential ---
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<RegistryCredential>,
         controller: Some(start_registry_credentials),
-        demo_rows: rows_of::<RegistryCredential>,
+        rows: rows_of::<RegistryCredential>,
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Template>,
         controller: Some(start_templates),
-        demo_rows: rows_of::<Template>,
+        rows: rows_of::<Template>,
     },
 ];
 

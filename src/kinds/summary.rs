@@ -14,8 +14,9 @@ use serde::de::DeserializeOwned;
 use gpucloud_crd::common::CommonStatus;
 
 /// One line of the table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Row {
+    pub namespace: String,
     pub kind: &'static str,
     pub name: String,
     pub state: String,
@@ -24,6 +25,8 @@ pub struct Row {
     /// `True`, or the Ready condition's reason while it is not.
     pub ready: String,
     pub is_ready: bool,
+    /// The Ready condition's message while the object is not Ready (empty otherwise).
+    pub why: String,
 }
 
 /// The Ready column: `True` when the operator says so for the current generation; otherwise
@@ -45,6 +48,16 @@ pub fn ready_of(generation: Option<i64>, status: Option<&CommonStatus>) -> (Stri
     }
 }
 
+/// What the Ready condition says while it is not `True`: its message, the line a user
+/// reads to know what to do.
+pub fn why_of(conditions: &[gpucloud_crd::condition::Condition]) -> String {
+    conditions
+        .iter()
+        .find(|c| c.type_ == "Ready" && c.status != "True")
+        .map(|c| c.message.to_string())
+        .unwrap_or_default()
+}
+
 /// A kind with rows in the table; its registration lists them.
 pub trait TableRow {
     fn row(&self) -> Row;
@@ -57,10 +70,11 @@ pub fn short_gpu(id: &str) -> String {
         .to_string()
 }
 
-/// The table's rows of every `K` in `namespace`; a kind's registration points here.
+/// The table's rows of every `K` in `namespace` (every namespace when `None`); a kind's
+/// registration points here.
 pub fn rows_of<K>(
     client: kube::Client,
-    namespace: String,
+    namespace: Option<String>,
 ) -> BoxFuture<'static, kube::Result<Vec<Row>>>
 where
     K: TableRow
@@ -72,7 +86,10 @@ where
         + 'static,
 {
     async move {
-        let objects: Api<K> = Api::namespaced(client, &namespace);
+        let objects: Api<K> = match &namespace {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        };
         let listed = objects.list(&ListParams::default()).await?;
         Ok(listed.iter().map(K::row).collect())
     }

@@ -150,6 +150,7 @@ operations! {
     V2DeleteEndpoint => (RestV2, "DELETE /v2/serverless/{id}", Safe, RestV2),
     V2EndpointWorkers => (RestV2, "GET /v2/serverless/{id}/workers", Safe, RestV2),
     V2EndpointReleases => (RestV2, "GET /v2/serverless/{id}/releases", Safe, RestV2),
+    V2WorkerLogs => (RestV2, "GET /v2/serverless/{id}/workers/{workerId}/logs", Safe, RestV2),
 
     V2ListTemplates => (RestV2, "GET /v2/templates", Safe, RestV2),
     V2GetTemplate => (RestV2, "GET /v2/templates/{id}", Safe, RestV2),

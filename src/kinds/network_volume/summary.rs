@@ -1,7 +1,7 @@
 //! The NetworkVolume line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::kinds::summary::{Row, TableRow, ready_of};
+use crate::kinds::summary::{Row, TableRow, ready_of, why_of};
 use gpucloud_crd::NetworkVolume;
 
 pub fn summarize(volume: &NetworkVolume) -> Row {
@@ -17,6 +17,7 @@ pub fn summarize(volume: &NetworkVolume) -> Row {
         None => "-".into(),
     };
     Row {
+        namespace: volume.metadata.namespace.clone().unwrap_or_default(),
         kind: "NetworkVolume",
         name: volume.metadata.name.clone().unwrap_or_default(),
         state,
@@ -24,6 +25,7 @@ pub fn summarize(volume: &NetworkVolume) -> Row {
         cost_per_hour: None,
         ready,
         is_ready,
+        why: why_of(status.map_or(&[][..], |s| &s.common.conditions)),
     }
 }
 

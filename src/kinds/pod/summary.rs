@@ -1,7 +1,7 @@
 //! The Pod line of the operator's tables (the demo's): its state, what it runs on, its
 //! cost and whether it is Ready.
 
-use crate::kinds::summary::{Row, TableRow, ready_of, short_gpu};
+use crate::kinds::summary::{Row, TableRow, ready_of, short_gpu, why_of};
 use gpucloud_crd::Pod;
 
 pub fn summarize(pod: &Pod) -> Row {
@@ -15,6 +15,7 @@ pub fn summarize(pod: &Pod) -> Row {
         })
         .unwrap_or_else(|| "-".into());
     Row {
+        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
         kind: "Pod",
         name: pod.metadata.name.clone().unwrap_or_default(),
         state: status
@@ -25,6 +26,7 @@ pub fn summarize(pod: &Pod) -> Row {
         cost_per_hour: status.and_then(|s| s.cost_per_hour),
         ready,
         is_ready,
+        why: why_of(status.map_or(&[][..], |s| &s.common.conditions)),
     }
 }
 

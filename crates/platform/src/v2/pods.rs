@@ -82,10 +82,21 @@ impl V2 {
     pub async fn pod_logs(&self, id: &str, q: &LogQuery) -> Result<LogStream> {
         let op = Operation::V2PodLogs;
         check_id(op, "id", id)?;
+        self.log_stream(op, &["pods", id, "logs"], q).await
+    }
+
+    /// A log stream at `path` (a pod's, a serverless worker's): the same query, resume
+    /// header and event format.
+    pub(super) async fn log_stream(
+        &self,
+        op: Operation,
+        path: &[&str],
+        q: &LogQuery,
+    ) -> Result<LogStream> {
         let mut call = Call::new(
             op,
             Method::GET,
-            self.url(&["pods", id, "logs"], &query::logs(q)),
+            self.url(path, &query::logs(q)),
             Auth::Bearer,
         );
         if let Some(last) = &q.last_event_id {

@@ -2,8 +2,9 @@
 
 use reqwest::Method;
 
+use super::sse::LogStream;
 use super::types::listing;
-use super::types::{CreateEndpoint, Endpoint, ReleaseList, UpdateEndpoint, WorkerList};
+use super::types::{CreateEndpoint, Endpoint, LogQuery, ReleaseList, UpdateEndpoint, WorkerList};
 use super::{Result, V2, check_id};
 use crate::operation::Operation;
 use crate::transport::PathApi;
@@ -56,6 +57,16 @@ impl V2 {
         let op = Operation::V2EndpointWorkers;
         check_id(op, "id", id)?;
         self.get(op, &["serverless", id, "workers"], &[]).await
+    }
+
+    /// `GET /v2/serverless/{id}/workers/{workerId}/logs`: a worker's log stream, as
+    /// [`V2::pod_logs`] reads a pod's.
+    pub async fn worker_logs(&self, id: &str, worker_id: &str, q: &LogQuery) -> Result<LogStream> {
+        let op = Operation::V2WorkerLogs;
+        check_id(op, "id", id)?;
+        check_id(op, "workerId", worker_id)?;
+        self.log_stream(op, &["serverless", id, "workers", worker_id, "logs"], q)
+            .await
     }
 
     /// `GET /v2/serverless/{id}/releases`.
