@@ -14,7 +14,6 @@ use tracing::{error, info, warn};
 
 use crate::app::server::{self, Readiness};
 use crate::app::telemetry::{self, LogFormat};
-use gpucloud_engine::metrics::Metrics;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 
@@ -23,7 +22,6 @@ use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::context::{EngineConfig, Shared};
 use gpucloud_engine::credentials::{CredentialResolver, DefaultKey};
 use gpucloud_engine::runner::{Namespaces, Watched};
-use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::guardrails::clock::Clock;
 
 /// Options of `run`.
@@ -250,7 +248,7 @@ pub async fn run_with_clock(
     clock: Clock,
 ) -> anyhow::Result<()> {
     check_crds(&kube).await?;
-    let metrics = Arc::new(Metrics::new());
+    let (metrics, budgets) = crate::app::metrics::operator_metrics();
     let urls = base_urls(&args)?;
     let default = default_key(&args)?;
     check_default_key(&kube, &default).await;
@@ -328,11 +326,14 @@ pub async fn run_with_clock(
             }
         }
         info!(identity = %identity, "leading");
+        shared.metrics.set_leader(true);
         // Losing the lease stops the controllers: a replica that no longer leads must not act.
         let stop_tx2 = stop_tx.clone();
+        let metrics = shared.metrics.clone();
         tokio::spawn(async move {
             while leading.changed().await.is_ok() {
                 if !*leading.borrow() {
+                    metrics.set_leader(false);
                     error!("lost leadership; stopping");
                     let _ = stop_tx2.send(true);
                     return;
@@ -341,6 +342,9 @@ pub async fn run_with_clock(
         });
     }
 
+    if !args.leader_election {
+        shared.metrics.set_leader(true);
+    }
     ready.set(true);
     let namespaces = if args.namespaces.is_empty() {
         Namespaces::All
@@ -351,7 +355,7 @@ pub async fn run_with_clock(
         namespaces,
         selector: args.selector.clone(),
     };
-    let budgets = Arc::new(BudgetLedger::new(&shared.metrics));
+    let shared_metrics = shared.metrics.clone();
     let controllers = Controllers {
         shared,
         watched,
@@ -368,6 +372,7 @@ pub async fn run_with_clock(
         kind.await.context("a controller task failed")?;
     }
     ready.set(false);
+    shared_metrics.set_leader(false);
     info!("stopped");
     Ok(())
 }

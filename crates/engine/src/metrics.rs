@@ -34,16 +34,32 @@ struct ReadyLabels {
     ready: &'static str,
 }
 
-/// Ready by object, and the counts by kind kept along: every reconcile records its
-/// object's Ready, so neither a recount of every object nor a copy of every object's name
-/// per call (both grow with the number of objects) is affordable.
+/// What the metrics keep of one object: its Ready and Stalled conditions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Ready is True.
+    pub ready: bool,
+    /// Stalled is True: only a change of spec (or of something outside) helps.
+    pub stalled: bool,
+}
+
+/// The counts of one kind's objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    ready: i64,
+    not_ready: i64,
+    stalled: i64,
+}
+
+/// Ready and Stalled by object, and the counts by kind kept along: every reconcile records
+/// its object's conditions, so neither a recount of every object nor a copy of every
+/// object's name per call (both grow with the number of objects) is affordable.
 #[derive(Debug, Default)]
 struct ReadyTally {
-    /// Ready by kind and hash of the object's key: the key itself is in the watch cache
+    /// Health by kind and hash of the object's key: the key itself is in the watch cache
     /// already; a second copy here would cost its length again for every object.
-    by_object: HashMap<(&'static str, u64), bool>,
-    /// (Ready, not Ready) by kind.
-    counts: HashMap<&'static str, (i64, i64)>,
+    by_object: HashMap<(&'static str, u64), Health>,
+    counts: HashMap<&'static str, Counts>,
 }
 
 impl ReadyTally {
@@ -55,22 +71,29 @@ impl ReadyTally {
         h.finish()
     }
 
-    /// Records `ready` (`None`: gone) and returns the kind's (Ready, not Ready) counts.
-    fn set(&mut self, kind: &'static str, key: &str, ready: Option<bool>) -> (i64, i64) {
+    /// Records `health` (`None`: gone) and returns the kind's counts.
+    fn set(&mut self, kind: &'static str, key: &str, health: Option<Health>) -> Counts {
         let entry = (kind, Self::key_hash(key));
-        let before = match ready {
-            Some(r) => self.by_object.insert(entry, r),
+        let before = match health {
+            Some(h) => self.by_object.insert(entry, h),
             None => self.by_object.remove(&entry),
         };
         let counts = self.counts.entry(kind).or_default();
-        let mut count = |r: bool, by: i64| {
-            if r { counts.0 += by } else { counts.1 += by }
+        let mut count = |h: Health, by: i64| {
+            if h.ready {
+                counts.ready += by
+            } else {
+                counts.not_ready += by
+            }
+            if h.stalled {
+                counts.stalled += by
+            }
         };
-        if let Some(r) = before {
-            count(r, -1);
+        if let Some(h) = before {
+            count(h, -1);
         }
-        if let Some(r) = ready {
-            count(r, 1);
+        if let Some(h) = health {
+            count(h, 1);
         }
         *counts
     }
@@ -87,6 +110,9 @@ pub struct Metrics {
     reconciles: Family<ResultLabels, Counter>,
     reconcile_duration: Family<KindLabels, Histogram, fn() -> Histogram>,
     managed: Family<ReadyLabels, Gauge>,
+    stalled: Family<KindLabels, Gauge>,
+    /// 1 while this process leads (or runs without leader election).
+    leader: Gauge,
     snapshot_age: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     claimed_elsewhere: Family<KindLabels, Counter>,
     /// Pods stopped by a cost guardrail (schedule, maxRuntime, idleStop).
@@ -94,7 +120,7 @@ pub struct Metrics {
     /// Remote objects with the operator's marker and no object, by kind.
     orphans: Family<KindLabels, Gauge>,
     orphan_cost: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
-    /// Ready state by kind and object, to keep the managed-objects gauge exact.
+    /// Ready and Stalled by kind and object, to keep the managed and stalled gauges exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
 }
@@ -115,6 +141,8 @@ impl Metrics {
                 duration_histogram,
             );
         let managed = Family::<ReadyLabels, Gauge>::default();
+        let stalled = Family::<KindLabels, Gauge>::default();
+        let leader = Gauge::default();
         let snapshot_age =
             Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
         registry.register(
@@ -131,6 +159,16 @@ impl Metrics {
             "managed_objects",
             "Managed objects by kind and Ready",
             managed.clone(),
+        );
+        registry.register(
+            "stalled_objects",
+            "Managed objects whose Stalled condition is True, by kind",
+            stalled.clone(),
+        );
+        registry.register(
+            "leader",
+            "1 while this process holds the leader-election Lease or runs without leader election, else 0",
+            leader.clone(),
         );
         registry.register(
             "snapshot_age_seconds",
@@ -169,6 +207,8 @@ impl Metrics {
             reconciles,
             reconcile_duration,
             managed,
+            stalled,
+            leader,
             snapshot_age,
             claimed_elsewhere,
             guardrail_stops,
@@ -200,21 +240,23 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// Records whether an object is Ready (`None`: it is gone).
-    pub fn set_ready(&self, kind: &'static str, key: &str, ready: Option<bool>) {
-        let (yes, no) = self.ready_by_object.lock().set(kind, key, ready);
-        self.managed
-            .get_or_create(&ReadyLabels {
-                kind,
-                ready: "true",
-            })
-            .set(yes);
-        self.managed
-            .get_or_create(&ReadyLabels {
-                kind,
-                ready: "false",
-            })
-            .set(no);
+    /// Records whether an object is Ready and whether it is Stalled (`None`: it is gone).
+    pub fn set_ready(&self, kind: &'static str, key: &str, health: Option<Health>) {
+        let counts = self.ready_by_object.lock().set(kind, key, health);
+        for (ready, n) in [("true", counts.ready), ("false", counts.not_ready)] {
+            self.managed
+                .get_or_create(&ReadyLabels { kind, ready })
+                .set(n);
+        }
+        self.stalled
+            .get_or_create(&KindLabels { kind })
+            .set(counts.stalled);
+    }
+
+    /// Whether this process leads: it holds the leader-election Lease, or runs without
+    /// leader election.
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
     }
 
     /// The orphan census of `kind`: how many, and what they cost per hour.
@@ -253,13 +295,17 @@ impl Metrics {
 mod tests {
     use super::*;
 
+    fn health(ready: bool, stalled: bool) -> Option<Health> {
+        Some(Health { ready, stalled })
+    }
+
     #[test]
     fn managed_objects_gauge_counts_by_ready() {
         let m = Metrics::new();
-        m.set_ready("NetworkVolume", "a/x", Some(true));
-        m.set_ready("NetworkVolume", "a/y", Some(false));
-        m.set_ready("NetworkVolume", "a/y", Some(true));
-        m.set_ready("Pod", "a/p", Some(false));
+        m.set_ready("NetworkVolume", "a/x", health(true, false));
+        m.set_ready("NetworkVolume", "a/y", health(false, false));
+        m.set_ready("NetworkVolume", "a/y", health(true, false));
+        m.set_ready("Pod", "a/p", health(false, false));
         m.set_ready("NetworkVolume", "a/x", None);
         let text = m.encode();
         assert!(
@@ -277,20 +323,71 @@ mod tests {
     }
 
     #[test]
+    fn stalled_objects_gauge_follows_each_objects_last_state() {
+        let m = Metrics::new();
+        m.set_ready("Pod", "a/p", health(false, true));
+        m.set_ready("Pod", "a/q", health(false, true));
+        m.set_ready("Template", "a/t", health(false, false));
+        let text = m.encode();
+        assert!(
+            text.contains(r#"gpucloud_stalled_objects{kind="Pod"} 2"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"gpucloud_stalled_objects{kind="Template"} 0"#),
+            "{text}"
+        );
+        // One recovers (Ready again), one is deleted.
+        m.set_ready("Pod", "a/p", health(true, false));
+        m.set_ready("Pod", "a/q", None);
+        let text = m.encode();
+        assert!(
+            text.contains(r#"gpucloud_stalled_objects{kind="Pod"} 0"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"gpucloud_managed_objects{kind="Pod",ready="true"} 1"#),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn the_tally_counts_each_object_once() {
+        let counts = |ready, not_ready, stalled| Counts {
+            ready,
+            not_ready,
+            stalled,
+        };
         let mut t = ReadyTally::default();
-        assert_eq!(t.set("Pod", "a/p", Some(false)), (0, 1));
-        assert_eq!(t.set("Pod", "a/p", Some(false)), (0, 1), "same state again");
-        assert_eq!(t.set("Pod", "a/p", Some(true)), (1, 0));
-        assert_eq!(t.set("Pod", "a/q", Some(true)), (2, 0));
+        assert_eq!(t.set("Pod", "a/p", health(false, true)), counts(0, 1, 1));
         assert_eq!(
-            t.set("NetworkVolume", "a/p", Some(false)),
-            (0, 1),
+            t.set("Pod", "a/p", health(false, true)),
+            counts(0, 1, 1),
+            "same state again"
+        );
+        assert_eq!(t.set("Pod", "a/p", health(true, false)), counts(1, 0, 0));
+        assert_eq!(t.set("Pod", "a/q", health(true, false)), counts(2, 0, 0));
+        assert_eq!(
+            t.set("NetworkVolume", "a/p", health(false, true)),
+            counts(0, 1, 1),
             "kinds apart"
         );
-        assert_eq!(t.set("Pod", "a/p", None), (1, 0));
-        assert_eq!(t.set("Pod", "a/p", None), (1, 0), "gone twice");
-        assert_eq!(t.set("Pod", "a/q", None), (0, 0));
+        assert_eq!(t.set("Pod", "a/p", None), counts(1, 0, 0));
+        assert_eq!(t.set("Pod", "a/p", None), counts(1, 0, 0), "gone twice");
+        assert_eq!(t.set("Pod", "a/q", None), counts(0, 0, 0));
+    }
+
+    #[test]
+    fn the_leader_gauge_says_whether_this_process_leads() {
+        let m = Metrics::new();
+        assert!(
+            m.encode().contains("gpucloud_leader 0"),
+            "not leading at start"
+        );
+        m.set_leader(true);
+        assert!(m.encode().contains("gpucloud_leader 1"));
+        m.set_leader(false);
+        assert!(m.encode().contains("gpucloud_leader 0"));
     }
 
     #[test]

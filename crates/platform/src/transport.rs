@@ -17,7 +17,7 @@ use super::error::{self, PlatformError};
 use super::metrics::ClientMetrics;
 use super::operation::{Operation, Repeat, Surface};
 use super::ratelimit::Limiters;
-use super::v2::quota_gate::{KeyId, QuotaGate};
+use super::v2::quota_gate::{self, KeyId, QuotaGate};
 
 /// Largest answer the client reads; a `/runsync` result may be big, but not unbounded.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -387,9 +387,10 @@ impl Transport {
                     let retry_after = (status == StatusCode::TOO_MANY_REQUESTS)
                         .then(|| error::parse_retry_after(&headers))
                         .flatten();
-                    self.shared
-                        .quota
-                        .observe(self.key_id, &headers, retry_after);
+                    let quota = quota_gate::read_headers(&headers);
+                    self.shared.quota.observe(self.key_id, &quota, retry_after);
+                    let group = quota_gate::route_group(&self.shared.urls.api, &call.url);
+                    self.shared.metrics.observe_quota(group, &quota);
                 }
                 let label = status.as_str().to_owned();
                 let outcome = result.map_err(|body| {

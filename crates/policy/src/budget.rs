@@ -45,6 +45,14 @@ struct NamespaceLabels {
     namespace: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BudgetLabels {
+    namespace: String,
+    budget: String,
+}
+
+type FloatGauge = Gauge<f64, std::sync::atomic::AtomicU64>;
+
 /// The ledgers of every watched namespace.
 pub struct BudgetLedger {
     namespaces: Mutex<HashMap<String, NamespaceLedger>>,
@@ -57,7 +65,11 @@ pub struct BudgetLedger {
     synced: watch::Sender<bool>,
     held_pods: Family<NamespaceLabels, Gauge>,
     held_endpoints: Family<NamespaceLabels, Gauge>,
-    cost_per_hour: Family<NamespaceLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    cost_per_hour: Family<NamespaceLabels, FloatGauge>,
+    /// What each Budget's members cost per hour (its status's `costPerHour`).
+    budget_cost: Family<BudgetLabels, FloatGauge>,
+    /// Each Budget's `spec.maxCostPerHour`.
+    budget_max: Family<BudgetLabels, FloatGauge>,
 }
 
 impl BudgetLedger {
@@ -80,6 +92,16 @@ impl BudgetLedger {
             "What the running gpucloud Pods (as the platform reports it) and the minimum workers of the Endpoints (at the catalog's price) of a namespace cost per hour",
             ledger.cost_per_hour.clone(),
         );
+        registry.register(
+            "budget_cost_per_hour",
+            "What the running Pods and Endpoints a Budget selects cost per hour (its status's costPerHour), by namespace and Budget",
+            ledger.budget_cost.clone(),
+        );
+        registry.register(
+            "budget_max_cost_per_hour",
+            "A Budget's spec.maxCostPerHour, by namespace and Budget",
+            ledger.budget_max.clone(),
+        );
         ledger
     }
 
@@ -96,6 +118,8 @@ impl BudgetLedger {
             held_pods: Family::default(),
             held_endpoints: Family::default(),
             cost_per_hour: Family::default(),
+            budget_cost: Family::default(),
+            budget_max: Family::default(),
         }
     }
 
@@ -271,8 +295,16 @@ impl BudgetLedger {
         self.with(namespace, |l| l.set_budget(name, rule));
     }
 
+    /// Forgets Budget `name` of `namespace`, and drops its series (under the ledger's
+    /// lock, as [`BudgetLedger::figures`] sets them: a pass racing the delete cannot
+    /// bring them back).
     pub fn remove_budget(&self, namespace: &str, name: &str) {
-        self.with(namespace, |l| l.remove_budget(name));
+        let labels = budget_labels(namespace, name);
+        self.with(namespace, |l| {
+            l.remove_budget(name);
+            self.budget_cost.remove(&labels);
+            self.budget_max.remove(&labels);
+        });
     }
 
     /// `StopNewest`: marks the Pods to stop for `budget` and wakes them.
@@ -284,8 +316,19 @@ impl BudgetLedger {
         chosen.into_iter().map(|m| m.name).collect()
     }
 
+    /// The figures of Budget `budget` (`None`: no such Budget), also set as its series.
     pub fn figures(&self, namespace: &str, budget: &str) -> Option<Figures> {
-        self.with(namespace, |l| l.figures(budget))
+        self.with(namespace, |l| {
+            let figures = l.figures(budget);
+            if let (Some(f), Some(rule)) = (&figures, l.budget(budget)) {
+                let labels = budget_labels(namespace, budget);
+                self.budget_cost.get_or_create(&labels).set(f.cost_per_hour);
+                self.budget_max
+                    .get_or_create(&labels)
+                    .set(rule.max_cost_per_hour);
+            }
+            figures
+        })
     }
 
     /// Whether `namespace` has a Budget.
@@ -294,6 +337,13 @@ impl BudgetLedger {
             .lock()
             .get(namespace)
             .is_some_and(NamespaceLedger::has_budgets)
+    }
+}
+
+fn budget_labels(namespace: &str, budget: &str) -> BudgetLabels {
+    BudgetLabels {
+        namespace: namespace.to_string(),
+        budget: budget.to_string(),
     }
 }
 
@@ -457,6 +507,34 @@ mod tests {
             text.contains("gpucloud_budget_held_pods{namespace=\"ns\"} 0"),
             "{text}"
         );
+    }
+
+    #[tokio::test]
+    async fn each_budgets_cost_and_maximum_are_series_until_it_is_deleted() {
+        let metrics = Metrics::new();
+        let ledger = BudgetLedger::new(&metrics);
+        let none = BTreeMap::new();
+        ledger.set_budget("team", "gpus", deny(2.0));
+        ledger.set_budget("team", "other", deny(4.0));
+        ledger.reserve("team", "p", &none, 0.5).unwrap();
+        let mut running = pod(Some(PodPhase::Running), Some(1.5));
+        running.metadata.name = Some("p".into());
+        ledger.observe(&running);
+        assert_eq!(ledger.figures("team", "gpus").unwrap().cost_per_hour, 1.5);
+        ledger.figures("team", "other").unwrap();
+        let text = metrics.encode();
+        for line in [
+            r#"gpucloud_budget_cost_per_hour{namespace="team",budget="gpus"} 1.5"#,
+            r#"gpucloud_budget_max_cost_per_hour{namespace="team",budget="gpus"} 2.0"#,
+            r#"gpucloud_budget_max_cost_per_hour{namespace="team",budget="other"} 4.0"#,
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        ledger.remove_budget("team", "gpus");
+        assert!(ledger.figures("team", "gpus").is_none());
+        let text = metrics.encode();
+        assert!(!text.contains(r#"budget="gpus""#), "{text}");
+        assert!(text.contains(r#"budget="other""#), "{text}");
     }
 
     #[tokio::test]

@@ -20,6 +20,7 @@ use crate::adapter::{Adapter, Seen};
 use crate::annotations::{self as ann, Annotations};
 use crate::backoff::jitter;
 use crate::conditions::{self, Condition, Verdict, Verdicts};
+use crate::metrics::Health;
 
 /// Pure: the conditions of a paused object: hands off, and only say so.
 fn paused(last_ready: Verdict) -> Verdicts {
@@ -143,9 +144,14 @@ impl<A: Adapter> Engine<A> {
             outcome.forget_id,
         );
         self.write_status(api, obj, status).await?;
-        self.shared
-            .metrics
-            .set_ready(A::KIND, &seen.key, Some(outcome.verdicts.ready.status));
+        self.shared.metrics.set_ready(
+            A::KIND,
+            &seen.key,
+            Some(Health {
+                ready: outcome.verdicts.ready.status,
+                stalled: outcome.verdicts.stalled.status,
+            }),
+        );
         let timing = Timing {
             poll: match &seen.annotations.poll_interval {
                 Some(Ok(d)) => *d,

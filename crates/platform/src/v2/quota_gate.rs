@@ -11,8 +11,11 @@ use reqwest::header::HeaderMap;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use url::Url;
+
 use super::ratelimit_headers::{
-    Admission, QuotaState, RATE_LIMIT, RATE_LIMIT_POLICY, parse_rate_limit, parse_rate_limit_policy,
+    Admission, QuotaState, RATE_LIMIT, RATE_LIMIT_POLICY, WindowPolicy, WindowState,
+    parse_rate_limit, parse_rate_limit_policy,
 };
 
 /// Entries of keys not used for a while are dropped beyond this many.
@@ -97,28 +100,98 @@ impl QuotaGate {
         }
     }
 
-    /// Takes in an answer's `RateLimit` headers (and a 429's delay). Call after the pass
-    /// of the call is dropped, so that it no longer counts as in flight.
-    pub(crate) fn observe(&self, key: KeyId, headers: &HeaderMap, retry_after: Option<Duration>) {
-        let text = |name: &str| {
-            headers
-                .get_all(name)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let states = parse_rate_limit(&text(RATE_LIMIT));
-        let policies = parse_rate_limit_policy(&text(RATE_LIMIT_POLICY));
+    /// Takes in an answer's `RateLimit` windows as [`read_headers`] gives them (and a
+    /// 429's delay). Call after the pass of the call is dropped, so that it no longer
+    /// counts as in flight.
+    pub(crate) fn observe(
+        &self,
+        key: KeyId,
+        (states, policies): &Quota,
+        retry_after: Option<Duration>,
+    ) {
         let now = Instant::now();
         {
             let mut keys = self.keys.lock();
             let state = keys.entry(key).or_default();
-            state.observe(now, &states, &policies);
+            state.observe(now, states, policies);
             if let Some(delay) = retry_after {
                 state.block(now, delay);
             }
         }
         self.answered.notify_waiters();
+    }
+}
+
+/// The windows an answer's `RateLimit` and `RateLimit-Policy` headers describe.
+pub(crate) type Quota = (Vec<WindowState>, Vec<WindowPolicy>);
+
+/// Reads an answer's `RateLimit` and `RateLimit-Policy` headers (each may come as
+/// several header lines).
+pub(crate) fn read_headers(headers: &HeaderMap) -> Quota {
+    let text = |name: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    (
+        parse_rate_limit(&text(RATE_LIMIT)),
+        parse_rate_limit_policy(&text(RATE_LIMIT_POLICY)),
+    )
+}
+
+/// The route group of a REST v2 call, which the platform's quota counts apart: the first
+/// segment of `url`'s path below the v2 base `api` (`{api}/pods/abc/stop` is `pods`),
+/// `other` for a URL outside it.
+pub(crate) fn route_group<'a>(api: &Url, url: &'a Url) -> &'a str {
+    let base = api.path().trim_end_matches('/');
+    url.path()
+        .strip_prefix(base)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.split('/').next())
+        .filter(|group| !group.is_empty())
+        .unwrap_or("other")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn the_route_group_is_the_segment_below_the_base() {
+        let api = Url::parse("https://api.example.com/v2").unwrap();
+        let group = |u: &str| route_group(&api, &Url::parse(u).unwrap()).to_owned();
+        assert_eq!(group("https://api.example.com/v2/pods"), "pods");
+        assert_eq!(
+            group("https://api.example.com/v2/pods/abc/stop?x=1"),
+            "pods"
+        );
+        assert_eq!(
+            group("https://api.example.com/v2/network-volumes/v"),
+            "network-volumes"
+        );
+        assert_eq!(group("https://api.example.com/v2"), "other");
+        assert_eq!(group("https://api.example.com/graphql"), "other");
+        let under = Url::parse("http://127.0.0.1:8080/prefix/v2/").unwrap();
+        let url = Url::parse("http://127.0.0.1:8080/prefix/v2/catalog/gpus").unwrap();
+        assert_eq!(route_group(&under, &url), "catalog");
+    }
+
+    #[test]
+    fn headers_on_several_lines_are_read_as_one_list() {
+        let mut h = HeaderMap::new();
+        h.append(RATE_LIMIT, HeaderValue::from_static(r#""minute";r=5;t=10"#));
+        h.append(RATE_LIMIT, HeaderValue::from_static(r#""hour";r=50;t=100"#));
+        h.append(
+            RATE_LIMIT_POLICY,
+            HeaderValue::from_static(r#""minute";q=10;w=60"#),
+        );
+        let (states, policies) = read_headers(&h);
+        assert_eq!(states.len(), 2);
+        assert_eq!(policies.len(), 1);
+        assert!(read_headers(&HeaderMap::new()).0.is_empty());
     }
 }
