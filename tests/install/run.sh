@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Validates the install manifests against the control plane in KUBECONFIG with
 # `kubectl apply --dry-run=server`: the kustomize base (deploy/), the single-namespace
-# overlay, the ServiceMonitor variant, and the Helm chart rendered with its defaults and
-# with a namespace list + ServiceMonitor. Fails on any error.
+# overlay, the ServiceMonitor and PrometheusRule variants, and the Helm chart rendered with
+# its defaults and with a namespace list + ServiceMonitor + PrometheusRule. Fails on any error.
 #
 # helm is built once from the Go module proxy (helm.sh/helm/v3 at HELM_VERSION; about
 # 5 min cold, 60 MB) into GPUCLOUD_TOOLS_CACHE (default ~/.cache/gpucloud-operator/tools).
@@ -30,19 +30,21 @@ fi
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 # A dry run persists nothing, so objects cannot land in a namespace created by the same
-# dry run: create the namespaces first (for real), and a stand-in ServiceMonitor CRD (any
-# fields) when the Prometheus Operator's is absent.
+# dry run: create the namespaces first (for real), and stand-in ServiceMonitor and
+# PrometheusRule CRDs (any fields) when the Prometheus Operator's are absent.
 for ns in gpucloud-system gpu-workloads; do
     kubectl get namespace "$ns" >/dev/null 2>&1 || kubectl create namespace "$ns" >/dev/null
 done
-if ! kubectl get crd servicemonitors.monitoring.coreos.com >/dev/null 2>&1; then
-    kubectl apply -f - >/dev/null <<'YAML'
+for kinds in ServiceMonitor:servicemonitors PrometheusRule:prometheusrules; do
+    kind=${kinds%%:*} plural=${kinds#*:}
+    kubectl get crd "$plural.monitoring.coreos.com" >/dev/null 2>&1 && continue
+    kubectl apply -f - >/dev/null <<YAML
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: servicemonitors.monitoring.coreos.com}
+metadata: {name: $plural.monitoring.coreos.com}
 spec:
   group: monitoring.coreos.com
-  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
+  names: {kind: $kind, listKind: ${kind}List, plural: $plural, singular: ${plural%s}}
   scope: Namespaced
   versions:
     - name: v1
@@ -50,8 +52,8 @@ spec:
       storage: true
       schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 YAML
-    kubectl wait --for condition=Established crd/servicemonitors.monitoring.coreos.com --timeout=30s >/dev/null
-fi
+    kubectl wait --for condition=Established "crd/$plural.monitoring.coreos.com" --timeout=30s >/dev/null
+done
 
 failed=0
 check() { # name, manifest file
@@ -71,12 +73,14 @@ render() { # name, then a command writing YAML
 render kustomize-base kubectl kustomize deploy
 render kustomize-single-namespace kubectl kustomize deploy/overlays/single-namespace
 render kustomize-servicemonitor kubectl kustomize deploy/overlays/with-servicemonitor
+render kustomize-prometheusrule kubectl kustomize deploy/overlays/with-prometheusrule
 "$helm" lint --strict deploy/helm/gpucloud-operator >"$work/lint" 2>&1 || { log "FAIL helm lint"; cat "$work/lint" >&2; failed=1; }
 render helm-defaults "$helm" template gpucloud-operator deploy/helm/gpucloud-operator \
     --namespace gpucloud-system --include-crds
 render helm-namespaces "$helm" template ops deploy/helm/gpucloud-operator --namespace gpucloud-system \
     --include-crds --set 'namespaces={gpu-workloads}' --set metrics.serviceMonitor.enabled=true \
-    --set replicas=2 --set pollInterval=30s --set apiKey.create=true --set apiKey.value=not-a-key
+    --set replicas=2 --set pollInterval=30s --set apiKey.create=true --set apiKey.value=not-a-key \
+    --set prometheusRule.enabled=true --set prometheusRule.labels.release=prometheus
 
 # What the overlay promises: no cluster-wide rights, the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml
