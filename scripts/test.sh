@@ -132,6 +132,8 @@ for line in sys.stdin:
     tests/kstatus/run.sh
     phase "Argo CD health check (gopher-lua)"
     tests/argocd/run.sh
+    phase "Prometheus rules and dashboard queries (rulefmt, PromQL)"
+    tests/prometheus-rules/run.sh
 fi
 
 if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then

@@ -87,4 +87,10 @@ single=$work/kustomize-single-namespace.yaml
 if grep -q '^kind: ClusterRole' "$single" || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
     log "FAIL single-namespace overlay: has a ClusterRole(Binding) or lacks --namespaces"; failed=1
 fi
+# The PrometheusRule comes only when asked for.
+if grep -q '^kind: PrometheusRule' "$work/helm-defaults.yaml" "$work/kustomize-base.yaml" \
+    || ! grep -q '^kind: PrometheusRule' "$work/helm-namespaces.yaml" \
+    || ! grep -q '^kind: PrometheusRule' "$work/kustomize-prometheusrule.yaml"; then
+    log "FAIL PrometheusRule: in a default install, or missing where enabled"; failed=1
+fi
 exit $failed

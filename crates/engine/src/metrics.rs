@@ -11,6 +11,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use gpucloud_platform::ClientMetrics;
+use gpucloud_platform::metrics::Described;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
@@ -148,22 +149,22 @@ impl Metrics {
         registry.register(
             "reconciles",
             "Reconciles by kind and result",
-            reconciles.clone(),
+            Described(reconciles.clone()),
         );
         registry.register(
             "reconcile_duration_seconds",
             "Time one reconcile took",
-            reconcile_duration.clone(),
+            Described(reconcile_duration.clone()),
         );
         registry.register(
             "managed_objects",
             "Managed objects by kind and Ready",
-            managed.clone(),
+            Described(managed.clone()),
         );
         registry.register(
             "stalled_objects",
             "Managed objects whose Stalled condition is True, by kind",
-            stalled.clone(),
+            Described(stalled.clone()),
         );
         registry.register(
             "leader",
@@ -173,31 +174,31 @@ impl Metrics {
         registry.register(
             "snapshot_age_seconds",
             "Age of the oldest shared listing of remote objects, by kind",
-            snapshot_age.clone(),
+            Described(snapshot_age.clone()),
         );
         let claimed_elsewhere = Family::<KindLabels, Counter>::default();
         registry.register(
             "objects_claimed_elsewhere",
             "Objects this install left alone because another install claims them",
-            claimed_elsewhere.clone(),
+            Described(claimed_elsewhere.clone()),
         );
         let guardrail_stops = Family::<GuardrailLabels, Counter>::default();
         registry.register(
             "pod_guardrail_stops",
             "Pods stopped by a cost guardrail, by guardrail (schedule, maxRuntime, idleStop)",
-            guardrail_stops.clone(),
+            Described(guardrail_stops.clone()),
         );
         let orphans = Family::<KindLabels, Gauge>::default();
         registry.register(
             "orphans",
             "Remote objects that carry the operator's marker but have no object in the cluster, by kind",
-            orphans.clone(),
+            Described(orphans.clone()),
         );
         let orphan_cost = Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
         registry.register(
             "orphan_cost_per_hour",
             "What the orphans of a kind cost per hour, where the platform reports it (pods)",
-            orphan_cost.clone(),
+            Described(orphan_cost.clone()),
         );
         platform.register(&mut registry);
         Self {

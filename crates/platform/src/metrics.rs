@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -13,6 +13,26 @@ use prometheus_client::registry::Registry;
 
 use super::operation::Operation;
 use super::v2::quota_gate::Quota;
+
+/// A metric whose `# HELP` and `# TYPE` lines are served even while it has no series (a
+/// family nothing has touched yet): `/metrics` then says every metric it can serve, which
+/// is what a dashboard or an alert can be checked against. Register families wrapped in it.
+#[derive(Clone, Debug)]
+pub struct Described<M>(pub M);
+
+impl<M: EncodeMetric> EncodeMetric for Described<M> {
+    fn encode(&self, encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        self.0.encode(encoder)
+    }
+
+    fn metric_type(&self) -> prometheus_client::metrics::MetricType {
+        self.0.metric_type()
+    }
+
+    fn is_empty(&self) -> bool {
+        false
+    }
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
@@ -88,32 +108,32 @@ impl ClientMetrics {
         registry.register(
             "platform_calls",
             "Platform API calls (attempts) by surface, operation and HTTP status",
-            self.calls.clone(),
+            Described(self.calls.clone()),
         );
         registry.register(
             "platform_call_duration_seconds",
             "Latency of one platform API attempt",
-            self.latency.clone(),
+            Described(self.latency.clone()),
         );
         registry.register(
             "platform_retries",
             "Attempts repeated after a retryable failure",
-            self.retries.clone(),
+            Described(self.retries.clone()),
         );
         registry.register(
             "platform_throttle_wait_seconds",
             "Time spent waiting for the client-side rate limiter and concurrency cap",
-            self.throttled.clone(),
+            Described(self.throttled.clone()),
         );
         registry.register(
             "platform_ratelimit_remaining",
             "Calls left in a quota window of the platform, by REST v2 route group and window, as the last answer's RateLimit header said",
-            self.quota_remaining.clone(),
+            Described(self.quota_remaining.clone()),
         );
         registry.register(
             "platform_ratelimit_remaining_ratio",
             "Calls left in a quota window as a fraction of its quota (RateLimit-Policy), by REST v2 route group and window",
-            self.quota_ratio.clone(),
+            Described(self.quota_ratio.clone()),
         );
     }
 
@@ -219,6 +239,25 @@ mod tests {
         assert!(
             text.contains("gpucloud_platform_call_duration_seconds_bucket"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn families_without_series_are_described() {
+        let mut registry = Registry::with_prefix("gpucloud");
+        ClientMetrics::new().register(&mut registry);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            "# TYPE gpucloud_platform_calls counter",
+            "# TYPE gpucloud_platform_call_duration_seconds histogram",
+            "# TYPE gpucloud_platform_ratelimit_remaining_ratio gauge",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(
+            !text.contains("gpucloud_platform_calls_total{"),
+            "no series: {text}"
         );
     }
 

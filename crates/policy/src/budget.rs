@@ -29,6 +29,7 @@ use gpucloud_crd::pod::{DesiredState, PodPhase};
 use gpucloud_crd::{Endpoint, Pod};
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_platform::domain::RUNNING;
+use gpucloud_platform::metrics::Described;
 
 use self::ledger::{BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, NamespaceLedger};
 
@@ -80,27 +81,27 @@ impl BudgetLedger {
         registry.register(
             "budget_held_pods",
             "Pods whose deploy or resume is held by a Budget, by namespace",
-            ledger.held_pods.clone(),
+            Described(ledger.held_pods.clone()),
         );
         registry.register(
             "budget_held_endpoints",
             "Endpoints whose create or raise of minimum workers is held by a Budget, by namespace",
-            ledger.held_endpoints.clone(),
+            Described(ledger.held_endpoints.clone()),
         );
         registry.register(
             "namespace_cost_per_hour",
             "What the running gpucloud Pods (as the platform reports it) and the minimum workers of the Endpoints (at the catalog's price) of a namespace cost per hour",
-            ledger.cost_per_hour.clone(),
+            Described(ledger.cost_per_hour.clone()),
         );
         registry.register(
             "budget_cost_per_hour",
             "What the running Pods and Endpoints a Budget selects cost per hour (its status's costPerHour), by namespace and Budget",
-            ledger.budget_cost.clone(),
+            Described(ledger.budget_cost.clone()),
         );
         registry.register(
             "budget_max_cost_per_hour",
             "A Budget's spec.maxCostPerHour, by namespace and Budget",
-            ledger.budget_max.clone(),
+            Described(ledger.budget_max.clone()),
         );
         ledger
     }
