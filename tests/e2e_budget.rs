@@ -398,3 +398,69 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
     .await;
     env.finish(op).await;
 }
+
+/// `maxSpendPerMonth`: the Budget reads what the platform billed this month (REST v2), and
+/// once its Pods' spend reaches the cap a new Pod is held, whatever the hourly room. The
+/// figure is the emulator's billing of the Pod: its price times the hours it ran. On the
+/// seed API, which has no billing, the Budget says the cap is not enforced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_monthly_spend_cap_holds_new_pods_once_the_billing_reaches_it() {
+    const HOUR_MS: u64 = 3_600_000;
+    let env = Env::start_with("budget-month", config()).await;
+    let op = env.operator(&["--billing-interval=1s"]);
+    let spec: BudgetSpec =
+        serde_json::from_value(json!({"maxCostPerHour": 100.0, "maxSpendPerMonth": 1.0})).unwrap();
+    env.create(&Budget::new("month", spec)).await;
+    env.create(&priced_pod("first")).await;
+    env.wait_for::<Pod, _>("first", TIMEOUT, "Ready", ready_now)
+        .await;
+    if !is_v2() {
+        let b = wait_budget_status(&env, "month", |b| {
+            let s = b.status.as_ref().unwrap();
+            condition(&s.conditions, "SpendTracked")
+                .is_some_and(|c| c.status == "False" && c.reason == "UnsupportedByBackend")
+        })
+        .await;
+        assert_eq!(b.status.unwrap().spent_this_month, None);
+        env.finish(op).await;
+        return;
+    }
+    // Two hours of the platform's clock: 2 x 0.69 billed, over the cap of 1.00.
+    env.emulator
+        .admin()
+        .advance_clock(2 * HOUR_MS)
+        .await
+        .unwrap();
+    let b = wait_budget_status(&env, "month", |b| {
+        let s = b.status.as_ref().unwrap();
+        condition(&s.conditions, "BudgetExceeded")
+            .is_some_and(|c| c.status == "True" && c.reason == "MonthlySpendReached")
+    })
+    .await;
+    let spent = b.status.as_ref().unwrap().spent_this_month.unwrap();
+    assert!(
+        (spent - 2.0 * PRICE).abs() < 0.05,
+        "the billing of two hours at {PRICE}/h, not {spent}"
+    );
+    let tracked = condition(&b.status.as_ref().unwrap().conditions, "SpendTracked").unwrap();
+    assert_eq!(tracked.status, "True", "{}", tracked.message);
+    // Hourly room for a hundred pods, but the month is spent: the next one is held.
+    env.create(&priced_pod("second")).await;
+    let held: Pod = env
+        .wait_for("second", TIMEOUT, "held", |p: &Pod| {
+            ready_reason(p).as_deref() == Some("False/BudgetExceeded")
+        })
+        .await;
+    let message = condition(&held.status.unwrap().common.conditions, "Ready")
+        .unwrap()
+        .message
+        .to_string();
+    assert!(message.contains("maxSpendPerMonth"), "{message}");
+    assert_eq!(
+        remote_pods(&env).await.len(),
+        1,
+        "the held pod was not deployed"
+    );
+    env.finish(op).await;
+}

@@ -26,6 +26,8 @@ pub struct Controllers {
     pub stop: watch::Receiver<bool>,
     /// The Budgets' ledger, shared by the Pod adapter and the Budget controller.
     pub budgets: Arc<BudgetLedger>,
+    /// How often the Budget controller reads this month's billing.
+    pub billing_interval: std::time::Duration,
 }
 
 impl Controllers {

@@ -100,6 +100,10 @@ pub struct RunArgs {
     /// the listings the resyncs share, and lists a kind itself only when no resync did.
     #[arg(long, env = "GPUCLOUD_ORPHAN_CENSUS_INTERVAL", default_value = "10m", value_parser = duration_arg)]
     pub orphan_census_interval: Duration,
+    /// How often Budgets read what the platform billed this month (one billing call per
+    /// family of Pods and Endpoints, not per object; REST v2 only).
+    #[arg(long, env = "GPUCLOUD_BILLING_INTERVAL", default_value = "5m", value_parser = duration_arg)]
+    pub billing_interval: Duration,
     /// Manage only objects with these labels (a label selector such as
     /// `gpucloud.io/install=staging`), to split objects between installs on purpose.
     #[arg(long, env = "GPUCLOUD_SELECTOR")]
@@ -362,6 +366,7 @@ pub async fn run_with_clock(
         concurrency: args.concurrency,
         stop: stop_rx.clone(),
         budgets,
+        billing_interval: args.billing_interval,
     };
     let kinds: Vec<_> = crate::kinds::KINDS
         .iter()

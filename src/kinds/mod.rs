@@ -132,9 +132,10 @@ fn tokio_stream_of<T: Send + 'static>(
 /// the ledger the Pod adapter admits against.
 fn start_budgets(controllers: &Controllers) -> JoinHandle<()> {
     tokio::spawn(budget_controller::run(
-        controllers.shared.kube.clone(),
+        controllers.shared.clone(),
         controllers.budgets.clone(),
         controllers.watched.clone(),
+        controllers.billing_interval,
         stopped(controllers.stop.clone()),
     ))
 }

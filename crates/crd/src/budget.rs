@@ -39,6 +39,11 @@ pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
         json_path = ".status.headroomPerHour"
     ),
     printcolumn(name = "HELD", type_ = "integer", json_path = ".status.heldCount"),
+    printcolumn(
+        name = "SPENT/MO",
+        type_ = "number",
+        json_path = ".status.spentThisMonth"
+    ),
     printcolumn(name = "ACTION", type_ = "string", json_path = ".spec.action"),
     printcolumn(
         name = "AGE",
@@ -60,6 +65,13 @@ pub struct BudgetSpec {
     /// What happens when the running total would go over.
     #[serde(default)]
     pub action: BudgetAction,
+    /// The most the matched Pods and Endpoints may be billed in a calendar month (UTC),
+    /// as the platform's billing reports it (REST v2; read every few minutes). Once
+    /// reached, no hourly room is left: `Deny` holds every deploy, resume and endpoint
+    /// create or raise, and `StopNewest` also stops the running Pods, newest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 100000000.0))]
+    pub max_spend_per_month: Option<f64>,
 }
 
 /// What a Budget does when its Pods and Endpoints would cost more than `maxCostPerHour`.
@@ -108,6 +120,11 @@ pub struct BudgetStatus {
     /// `Pod/<name>`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stopping: Vec<String>,
+    /// What the platform billed this calendar month (UTC) for the matched Pods and
+    /// Endpoints that exist, from its billing API; unset until read (and on the seed API,
+    /// which has no billing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent_this_month: Option<f64>,
     /// `Ready` (the Budget is enforced), `Stalled` (its selector is invalid) and
     /// `BudgetExceeded` (`True` while a Pod or Endpoint is held, or a Pod stopped, for
     /// this Budget).

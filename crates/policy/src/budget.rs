@@ -14,6 +14,7 @@
 pub mod ledger;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::ResourceExt;
@@ -31,7 +32,9 @@ use gpucloud_engine::metrics::Metrics;
 use gpucloud_platform::domain::RUNNING;
 use gpucloud_platform::metrics::Described;
 
-use self::ledger::{BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, NamespaceLedger};
+use self::ledger::{
+    BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, MonthSpend, NamespaceLedger,
+};
 
 /// How long a reservation stands without its Pod being seen running: longer than a
 /// deploy takes to be answered and its status written, short enough that a create that
@@ -71,6 +74,8 @@ pub struct BudgetLedger {
     budget_cost: Family<BudgetLabels, FloatGauge>,
     /// Each Budget's `spec.maxCostPerHour`.
     budget_max: Family<BudgetLabels, FloatGauge>,
+    /// This month's billing by platform id, as last read (every namespace shares it).
+    spend: Mutex<Option<Arc<MonthSpend>>>,
 }
 
 impl BudgetLedger {
@@ -121,6 +126,7 @@ impl BudgetLedger {
             cost_per_hour: Family::default(),
             budget_cost: Family::default(),
             budget_max: Family::default(),
+            spend: Mutex::new(None),
         }
     }
 
@@ -148,8 +154,10 @@ impl BudgetLedger {
     }
 
     fn with<T>(&self, namespace: &str, f: impl FnOnce(&mut NamespaceLedger) -> T) -> T {
+        let spend = self.spend.lock().clone();
         let mut all = self.namespaces.lock();
         let ledger = all.entry(namespace.to_string()).or_default();
+        ledger.set_spend(spend);
         ledger.expire(Instant::now(), RESERVATION_LIFETIME);
         let out = f(ledger);
         let (held_pods, held_endpoints, cost) = (
@@ -299,6 +307,16 @@ impl BudgetLedger {
     /// Forgets Budget `name` of `namespace`, and drops its series (under the ledger's
     /// lock, as [`BudgetLedger::figures`] sets them: a pass racing the delete cannot
     /// bring them back).
+    /// This month's billing, read from the platform: every Budget with `maxSpendPerMonth`
+    /// is checked against it from now on, and what it holds may be let go (a new month).
+    pub fn set_spend(&self, spend: MonthSpend) {
+        *self.spend.lock() = Some(Arc::new(spend));
+        let namespaces: Vec<String> = self.namespaces.lock().keys().cloned().collect();
+        for namespace in namespaces {
+            self.with(&namespace, |_| ());
+        }
+    }
+
     pub fn remove_budget(&self, namespace: &str, name: &str) {
         let labels = budget_labels(namespace, name);
         self.with(namespace, |l| {
@@ -330,6 +348,14 @@ impl BudgetLedger {
             }
             figures
         })
+    }
+
+    /// Whether any watched namespace has a Budget.
+    pub fn any_budget(&self) -> bool {
+        self.namespaces
+            .lock()
+            .values()
+            .any(NamespaceLedger::has_budgets)
     }
 
     /// Whether `namespace` has a Budget.
@@ -378,6 +404,7 @@ pub fn facts_of(pod: &Pod) -> Facts {
         running,
         cost_per_hour: status.and_then(|s| s.cost_per_hour),
         started,
+        platform_id: status.and_then(|s| s.common.id.clone()),
     }
 }
 
@@ -391,6 +418,7 @@ pub fn endpoint_facts_of(endpoint: &Endpoint) -> Facts {
         running: status.is_some_and(|s| s.common.id.is_some()),
         cost_per_hour: status.and_then(|s| s.min_workers_cost_per_hour),
         started: endpoint.metadata.creation_timestamp.as_ref().map(|t| t.0),
+        platform_id: status.and_then(|s| s.common.id.clone()),
     }
 }
 
@@ -406,6 +434,7 @@ mod tests {
     fn deny(max: f64) -> BudgetRule {
         BudgetRule {
             max_cost_per_hour: max,
+            max_spend_per_month: None,
             selector: None,
             action: gpucloud_crd::budget::BudgetAction::Deny,
         }

@@ -4,6 +4,7 @@
 //! from the ledger, writes it only when it changed, and with `StopNewest` marks the Pods
 //! to stop. No platform call is made here.
 
+pub mod spend;
 pub mod summary;
 
 use std::future::Future;
@@ -29,12 +30,14 @@ use tracing::{debug, info, warn};
 use gpucloud_crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
 use gpucloud_crd::{Endpoint, Pod};
 
-use gpucloud_engine::context::FIELD_MANAGER;
+use gpucloud_engine::context::{FIELD_MANAGER, Shared};
 use gpucloud_engine::runner::Watched;
 use gpucloud_engine::vanished::Vanished;
 use gpucloud_engine::watch_merge::watch_namespaces;
 use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
 use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
+
+use spend::{Billing, BillingState};
 
 /// How many held Pods and Endpoints a Budget's status lists.
 const HELD_NAMES: usize = 50;
@@ -55,6 +58,7 @@ pub fn rule_of(budget: &Budget) -> Result<BudgetRule, String> {
     };
     Ok(BudgetRule {
         max_cost_per_hour: budget.spec.max_cost_per_hour,
+        max_spend_per_month: budget.spec.max_spend_per_month,
         selector,
         action: budget.spec.action,
     })
@@ -63,13 +67,36 @@ pub fn rule_of(budget: &Budget) -> Result<BudgetRule, String> {
 /// Pure: the status of `budget` given its figures (`Err`: its rule is unusable). The
 /// condition keeps its transition time while its status does not change, so an unchanged
 /// situation gives an equal status and no write.
-pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestamp) -> BudgetStatus {
+pub fn status_of(
+    budget: &Budget,
+    figures: Result<&Figures, &str>,
+    billing: &Billing,
+    now: Timestamp,
+) -> BudgetStatus {
     let previous = budget.status.clone().unwrap_or_default();
     let round = |v: f64| (v * 1e6).round() / 1e6;
     let (status, reason, message, mut out) = match figures {
         Ok(f) => {
-            let exceeded = !f.held.is_empty() || !f.stopping.is_empty();
-            let (reason, message) = if !f.stopping.is_empty() {
+            let month_reached = match (budget.spec.max_spend_per_month, f.spent_this_month) {
+                (Some(max), Some(spent)) if spent + 1e-9 >= max => Some((spent, max)),
+                _ => None,
+            };
+            let exceeded = !f.held.is_empty() || !f.stopping.is_empty() || month_reached.is_some();
+            let (reason, message) = if let (Some((spent, max)), true) =
+                (month_reached, f.stopping.is_empty())
+            {
+                (
+                    "MonthlySpendReached",
+                    format!(
+                        "{spent:.4} billed this month has reached maxSpendPerMonth {max:.4}: no new cost until next month{}",
+                        if f.held.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; {} held ({})", f.held.len(), held_summary(&f.held))
+                        }
+                    ),
+                )
+            } else if !f.stopping.is_empty() {
                 (
                     "StoppingNewest",
                     format!(
@@ -108,6 +135,7 @@ pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestam
                 held_count: i32::try_from(f.held.len()).unwrap_or(i32::MAX),
                 held: f.held.iter().take(HELD_NAMES).cloned().collect(),
                 stopping: f.stopping.clone(),
+                spent_this_month: f.spent_this_month.map(round),
                 ..BudgetStatus::default()
             };
             (exceeded, reason, message, out)
@@ -155,7 +183,41 @@ pub fn status_of(budget: &Budget, figures: Result<&Figures, &str>, now: Timestam
         ),
         condition(BUDGET_EXCEEDED, status, reason, message),
     ];
+    if let Some(max) = budget.spec.max_spend_per_month {
+        let (tracked, reason, message) = spend_tracked(billing, out.spent_this_month, max);
+        out.conditions
+            .push(condition(SPEND_TRACKED, tracked, reason, message));
+    }
     out
+}
+
+/// The condition of a Budget with `maxSpendPerMonth`: whether its spend is known, so that
+/// a cap that cannot be enforced says so.
+pub const SPEND_TRACKED: &str = "SpendTracked";
+
+fn spend_tracked(billing: &Billing, spent: Option<f64>, max: f64) -> (bool, &'static str, String) {
+    match (billing, spent) {
+        (Billing::Read(_), Some(spent)) => (
+            true,
+            "Read",
+            format!("billed {spent:.4} this month of maxSpendPerMonth {max:.4}"),
+        ),
+        (Billing::Unsupported, _) => (
+            false,
+            "UnsupportedByBackend",
+            "the seed API has no billing: maxSpendPerMonth is not enforced (REST v2 has it)".into(),
+        ),
+        (Billing::Failed(why), _) => (
+            false,
+            "BillingUnavailable",
+            format!("could not read this month's billing: {why}"),
+        ),
+        _ => (
+            false,
+            "NotReadYet",
+            "this month's billing has not been read yet".into(),
+        ),
+    }
 }
 
 /// The first few held members, for a condition's message.
@@ -229,6 +291,7 @@ where
 struct Context {
     client: Client,
     ledger: Arc<BudgetLedger>,
+    billing: BillingState,
 }
 
 async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, BudgetError> {
@@ -243,10 +306,12 @@ async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, Bud
         info!(budget = %format!("{ns}/{name}"), pods = ?stopped, "over budget: stopping the newest pods");
     }
     let figures = ctx.ledger.figures(&ns, &name);
+    let billing = ctx.billing.read().clone();
+    let now = Timestamp::now();
     let status = match (&rule, &figures) {
-        (Ok(_), Some(f)) => status_of(&budget, Ok(f), Timestamp::now()),
-        (Ok(_), None) => status_of(&budget, Ok(&Figures::default()), Timestamp::now()),
-        (Err(why), _) => status_of(&budget, Err(why), Timestamp::now()),
+        (Ok(_), Some(f)) => status_of(&budget, Ok(f), &billing, now),
+        (Ok(_), None) => status_of(&budget, Ok(&Figures::default()), &billing, now),
+        (Err(why), _) => status_of(&budget, Err(why), &billing, now),
     };
     if budget.status.as_ref() != Some(&status) {
         let api: Api<Budget> = Api::namespaced(ctx.client.clone(), &ns);
@@ -279,12 +344,23 @@ fn error_policy(budget: Arc<Budget>, err: &BudgetError, _ctx: Arc<Context>) -> A
 
 /// Runs the Budget controller until `shutdown` resolves.
 pub async fn run(
-    client: Client,
+    shared: Arc<Shared>,
     ledger: Arc<BudgetLedger>,
     watched: Watched,
+    billing_interval: Duration,
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     info!(kind = "Budget", "starting controller");
+    let client = shared.kube.clone();
+    let billing: BillingState = Arc::new(parking_lot::RwLock::new(Billing::Unread));
+    let (reconcile_all, billing_read) = futures::channel::mpsc::unbounded();
+    let refresher = tokio::spawn(spend::refresh(
+        shared,
+        ledger.clone(),
+        billing.clone(),
+        billing_interval,
+        reconcile_all,
+    ));
     let config = match &watched.selector {
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
@@ -375,11 +451,16 @@ pub async fn run(
                 .map(|b| ObjectRef::from_obj(b.as_ref()))
                 .collect::<Vec<_>>()
         })
+        .reconcile_all_on(billing_read)
         .graceful_shutdown_on(shutdown)
         .run(
             reconcile,
             error_policy,
-            Arc::new(Context { client, ledger }),
+            Arc::new(Context {
+                client,
+                ledger,
+                billing,
+            }),
         )
         .for_each(|result| async move {
             match result {
@@ -388,6 +469,7 @@ pub async fn run(
             }
         })
         .await;
+    refresher.abort();
     info!(kind = "Budget", "controller stopped");
 }
 
@@ -430,9 +512,10 @@ mod tests {
             running_count: 5,
             held: vec!["Pod/p7".into(), "Endpoint/e8".into()],
             stopping: vec![],
+            spent_this_month: None,
         };
         let t0 = Timestamp::from_second(100).unwrap();
-        let s = status_of(&b, Ok(&f), t0);
+        let s = status_of(&b, Ok(&f), &Billing::Unread, t0);
         assert_eq!(s.observed_generation, Some(3));
         assert_eq!(s.held_count, 2);
         assert_eq!(
@@ -454,21 +537,80 @@ mod tests {
         let mut written = b.clone();
         written.status = Some(s.clone());
         assert_eq!(
-            status_of(&written, Ok(&f), Timestamp::from_second(500).unwrap()),
+            status_of(
+                &written,
+                Ok(&f),
+                &Billing::Unread,
+                Timestamp::from_second(500).unwrap()
+            ),
             s
         );
         // Room again: False, with a new transition time.
         let ok = Figures { held: vec![], ..f };
-        let s2 = status_of(&written, Ok(&ok), Timestamp::from_second(500).unwrap());
+        let s2 = status_of(
+            &written,
+            Ok(&ok),
+            &Billing::Unread,
+            Timestamp::from_second(500).unwrap(),
+        );
         assert_eq!(s2.conditions[2].status, "False");
         assert_eq!(s2.conditions[2].last_transition_time.0.as_second(), 500);
         assert_eq!(s2.conditions[0].last_transition_time.0.as_second(), 100);
-        let bad = status_of(&b, Err("spec.selector is invalid"), t0);
+        let bad = status_of(&b, Err("spec.selector is invalid"), &Billing::Unread, t0);
         assert_eq!(bad.conditions[0].reason, "InvalidSelector");
         assert_eq!(bad.conditions[0].status, "False");
         assert_eq!(
             bad.conditions[1].status, "True",
             "Stalled: only a spec change helps"
         );
+    }
+
+    #[test]
+    fn a_monthly_cap_reached_is_exceeded_and_an_untracked_one_says_why() {
+        let mut b = budget(None);
+        b.spec.max_spend_per_month = Some(10.0);
+        let f = Figures {
+            cost_per_hour: 0.5,
+            running_count: 1,
+            spent_this_month: Some(10.25),
+            ..Figures::default()
+        };
+        let t0 = Timestamp::from_second(100).unwrap();
+        let read = Billing::Read(t0);
+        let s = status_of(&b, Ok(&f), &read, t0);
+        assert_eq!(s.spent_this_month, Some(10.25));
+        let exceeded = &s.conditions[2];
+        assert_eq!(
+            (exceeded.status.as_str(), exceeded.reason.as_str()),
+            ("True", "MonthlySpendReached")
+        );
+        assert!(
+            exceeded.message.contains("maxSpendPerMonth 10.0000"),
+            "{}",
+            exceeded.message
+        );
+        let tracked = &s.conditions[3];
+        assert_eq!(
+            (tracked.type_.as_str(), tracked.status.as_str()),
+            (SPEND_TRACKED, "True")
+        );
+        let under = Figures {
+            spent_this_month: Some(3.0),
+            ..f.clone()
+        };
+        assert_eq!(
+            status_of(&b, Ok(&under), &read, t0).conditions[2].status,
+            "False"
+        );
+        let seed = status_of(&b, Ok(&Figures::default()), &Billing::Unsupported, t0);
+        assert_eq!(
+            (
+                seed.conditions[3].status.as_str(),
+                seed.conditions[3].reason.as_str()
+            ),
+            ("False", "UnsupportedByBackend")
+        );
+        let without = status_of(&budget(None), Ok(&f), &Billing::Unsupported, t0);
+        assert_eq!(without.conditions.len(), 3, "no cap, no condition about it");
     }
 }

@@ -22,6 +22,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
@@ -78,6 +79,9 @@ impl fmt::Display for Member {
 #[derive(Clone, Debug, PartialEq)]
 pub struct BudgetRule {
     pub max_cost_per_hour: f64,
+    /// `maxSpendPerMonth`: once the matched members' billed spend this month reaches it,
+    /// no hourly room is left.
+    pub max_spend_per_month: Option<f64>,
     /// `None`: every Pod of the namespace.
     pub selector: Option<Selector>,
     pub action: BudgetAction,
@@ -101,7 +105,12 @@ pub struct Facts {
     pub cost_per_hour: Option<f64>,
     /// When the pod last started, to find the newest.
     pub started: Option<Timestamp>,
+    /// The platform's id (status `id`), which billing records name.
+    pub platform_id: Option<String>,
 }
+
+/// What the platform billed this month, by the platform id of what it billed.
+pub type MonthSpend = std::collections::HashMap<String, f64>;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Reservation {
@@ -125,11 +134,19 @@ pub struct Exceeded {
     pub asked_per_hour: f64,
     /// The kind asking, for the message.
     pub kind: MemberKind,
+    /// `(spent, maxSpendPerMonth)` when the month's spend is what leaves no room.
+    pub month: Option<(f64, f64)>,
 }
 
 impl Exceeded {
     /// The message of the held member's condition.
     pub fn message(&self) -> String {
+        if let Some((spent, max)) = self.month {
+            return format!(
+                "Budget {}: {spent:.4} billed this month has reached maxSpendPerMonth {max:.4}; held until next month or a higher cap",
+                self.budget
+            );
+        }
         let this = match self.kind {
             MemberKind::Pod => "this pod",
             MemberKind::Endpoint => "this endpoint's minimum workers",
@@ -156,6 +173,8 @@ pub struct Figures {
     pub held: Vec<String>,
     /// Pods being stopped for the Budget, sorted.
     pub stopping: Vec<String>,
+    /// What the platform billed this month for the matched members (`None` until read).
+    pub spent_this_month: Option<f64>,
 }
 
 /// The ledger of one namespace.
@@ -172,6 +191,8 @@ pub struct NamespaceLedger {
     /// The last price each Pod was seen running at: a stopped pod's listing says 0, and
     /// its resume needs the price it will cost again.
     last_prices: BTreeMap<Member, f64>,
+    /// This month's billing, shared by every namespace (`None` until read).
+    spend: Option<Arc<MonthSpend>>,
 }
 
 impl NamespaceLedger {
@@ -199,6 +220,33 @@ impl NamespaceLedger {
 
     pub fn budget(&self, name: &str) -> Option<&BudgetRule> {
         self.budgets.get(name)
+    }
+
+    /// This month's billing, as last read.
+    pub fn set_spend(&mut self, spend: Option<Arc<MonthSpend>>) {
+        self.spend = spend;
+    }
+
+    /// What the platform billed this month for the members `rule` matches (those it can
+    /// name: seen, with a platform id); `None` until billing was read.
+    fn spent(&self, rule: &BudgetRule) -> Option<f64> {
+        let spend = self.spend.as_ref()?;
+        Some(
+            self.pods
+                .values()
+                .filter(|f| rule.matches(&f.labels))
+                .filter_map(|f| spend.get(f.platform_id.as_deref()?))
+                .fold(0.0, |sum, amount| sum + amount),
+        )
+    }
+
+    /// The hourly cap in force: none once the month's spend has reached
+    /// `maxSpendPerMonth`; with it, `(spent, max)`.
+    fn cap(&self, rule: &BudgetRule) -> (f64, Option<(f64, f64)>) {
+        match (rule.max_spend_per_month, self.spent(rule)) {
+            (Some(max), Some(spent)) if spent + EPSILON >= max => (0.0, Some((spent, max))),
+            _ => (rule.max_cost_per_hour, None),
+        }
     }
 
     /// Records what the cluster says of `pod`. A Pod seen running with a price: its
@@ -309,7 +357,9 @@ impl NamespaceLedger {
                 continue;
             }
             let (running, reserved, _) = self.totals(rule, Some(pod));
-            if running + reserved + cost > rule.max_cost_per_hour + EPSILON {
+            let (cap, month) = self.cap(rule);
+            let over_month = month.is_some() && cost > 0.0;
+            if over_month || running + reserved + cost > cap + EPSILON {
                 return Err(Exceeded {
                     budget: name.clone(),
                     max_cost_per_hour: rule.max_cost_per_hour,
@@ -317,6 +367,7 @@ impl NamespaceLedger {
                     reserved_per_hour: reserved,
                     asked_per_hour: cost,
                     kind: pod.kind,
+                    month,
                 });
             }
         }
@@ -427,7 +478,7 @@ impl NamespaceLedger {
             (Some(_), None) => std::cmp::Ordering::Greater,
             (Some(x), Some(y)) => y.cmp(&x).then(a.0.cmp(b.0)),
         });
-        let max = rule.max_cost_per_hour;
+        let (max, _) = self.cap(rule);
         let mut chosen = Vec::new();
         for (pod, cost, _) in running {
             if total <= max + EPSILON {
@@ -462,10 +513,11 @@ impl NamespaceLedger {
         Some(Figures {
             cost_per_hour: cost,
             reserved_per_hour: reserved,
-            headroom_per_hour: rule.max_cost_per_hour - cost - reserved,
+            headroom_per_hour: self.cap(rule).0 - cost - reserved,
             running_count,
             held,
             stopping,
+            spent_this_month: self.spent(rule),
         })
     }
 

@@ -16,6 +16,7 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 fn rule(max: f64, action: BudgetAction) -> BudgetRule {
     BudgetRule {
         max_cost_per_hour: max,
+        max_spend_per_month: None,
         selector: None,
         action,
     }
@@ -27,6 +28,7 @@ fn running(cost: f64, started_secs: i64) -> Facts {
         running: true,
         cost_per_hour: Some(cost),
         started: Some(Timestamp::from_second(started_secs).unwrap()),
+        platform_id: None,
     }
 }
 
@@ -129,6 +131,7 @@ fn a_selector_narrows_the_budget_and_every_matching_budget_must_fit() {
         "ml",
         BudgetRule {
             max_cost_per_hour: 0.5,
+            max_spend_per_month: None,
             selector: Some(gpu),
             action: BudgetAction::Deny,
         },
@@ -325,4 +328,60 @@ fn running_cost_counts_every_pod_seen_running() {
     l.reserve(&p("c"), &BTreeMap::new(), 9.0, Instant::now())
         .unwrap();
     assert!((l.running_cost() - 0.75).abs() < 1e-9);
+}
+
+/// A member billed `amount` this month.
+fn billed(cost: f64, started_secs: i64, id: &str) -> Facts {
+    Facts {
+        platform_id: Some(id.into()),
+        ..running(cost, started_secs)
+    }
+}
+
+#[test]
+fn a_month_spent_leaves_no_room_and_stop_newest_stops_every_pod() {
+    let mut l = NamespaceLedger::default();
+    let mut rule = rule(10.0, BudgetAction::StopNewest);
+    rule.max_spend_per_month = Some(5.0);
+    l.set_budget("b", rule);
+    l.observe(&p("old"), billed(0.5, 100, "id-old"));
+    l.observe(&p("new"), billed(0.5, 200, "id-new"));
+    let now = Instant::now();
+    // Before billing is read, the hourly cap is what counts.
+    assert!(l.check(&p("third"), &BTreeMap::new(), 0.5).is_ok());
+    assert_eq!(l.figures("b").unwrap().spent_this_month, None);
+    let spend = |old: f64, new: f64| {
+        Some(Arc::new(MonthSpend::from([
+            ("id-old".to_string(), old),
+            ("id-new".to_string(), new),
+            ("id-elsewhere".to_string(), 100.0),
+        ])))
+    };
+    l.set_spend(spend(2.0, 1.0));
+    assert_eq!(
+        l.figures("b").unwrap().spent_this_month,
+        Some(3.0),
+        "only its members"
+    );
+    assert!(l.check(&p("third"), &BTreeMap::new(), 0.5).is_ok());
+    l.set_spend(spend(3.0, 2.0));
+    let refused = l
+        .reserve(&p("third"), &BTreeMap::new(), 0.5, now)
+        .unwrap_err();
+    assert_eq!(refused.month, Some((5.0, 5.0)));
+    assert!(
+        refused.message().contains("maxSpendPerMonth"),
+        "{}",
+        refused.message()
+    );
+    assert_eq!(l.figures("b").unwrap().headroom_per_hour, -1.0);
+    let stopped = l.mark_stops("b");
+    assert_eq!(
+        stopped,
+        vec![p("new"), p("old")],
+        "newest first, until nothing runs"
+    );
+    // A new month: the spend is small again, and the held pod fits.
+    l.set_spend(spend(0.0, 0.0));
+    assert_eq!(l.fitting_held(), vec![p("third")]);
 }
