@@ -11,6 +11,4 @@ if [ "${1:-}" = "status" ]; then
     go build -o "${TMPDIR:-/tmp}/gpucloud-kstatus" .
     exec "${TMPDIR:-/tmp}/gpucloud-kstatus" "$@"
 fi
-go vet ./...
-go test -count=1 -v ./... 2>&1 | grep -v '^=== RUN' 
-exit "${PIPESTATUS[0]}"
+exec "$here/../go-module-test.sh" "$here"
