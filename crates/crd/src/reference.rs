@@ -188,32 +188,19 @@ fn constraints(field: &JSONSchemaProps) -> Vec<String> {
         let values: Vec<String> = values.iter().map(|v| format!("`{}`", v.0)).collect();
         out.push(format!("one of {}", values.join(", ")));
     }
-    let bound = |name: &str, value: Option<String>, out: &mut Vec<String>| {
-        if let Some(value) = value {
-            out.push(format!("{name} {value}"));
-        }
-    };
-    bound("minimum", field.minimum.map(number), &mut out);
-    bound("maximum", field.maximum.map(number), &mut out);
-    bound(
-        "min length",
-        field.min_length.map(|n| n.to_string()),
-        &mut out,
-    );
-    bound(
-        "max length",
-        field.max_length.map(|n| n.to_string()),
-        &mut out,
-    );
-    bound(
-        "min items",
-        field.min_items.map(|n| n.to_string()),
-        &mut out,
-    );
-    bound(
-        "max items",
-        field.max_items.map(|n| n.to_string()),
-        &mut out,
+    let count = |n: Option<i64>| n.map(|n| n.to_string());
+    let bounds = [
+        ("minimum", field.minimum.map(number)),
+        ("maximum", field.maximum.map(number)),
+        ("min length", count(field.min_length)),
+        ("max length", count(field.max_length)),
+        ("min items", count(field.min_items)),
+        ("max items", count(field.max_items)),
+    ];
+    out.extend(
+        bounds
+            .into_iter()
+            .filter_map(|(name, value)| Some(format!("{name} {}", value?))),
     );
     if let Some(pattern) = &field.pattern {
         out.push(format!("pattern `{pattern}`"));
