@@ -154,10 +154,12 @@ impl BudgetLedger {
     }
 
     fn with<T>(&self, namespace: &str, f: impl FnOnce(&mut NamespaceLedger) -> T) -> T {
-        let spend = self.spend.lock().clone();
         let mut all = self.namespaces.lock();
-        let ledger = all.entry(namespace.to_string()).or_default();
-        ledger.set_spend(spend);
+        // A namespace's ledger starts with the month's billing as last read; a new read
+        // reaches the existing ones through `set_spend`.
+        let ledger = all
+            .entry(namespace.to_string())
+            .or_insert_with(|| NamespaceLedger::with_spend(self.spend.lock().clone()));
         ledger.expire(Instant::now(), RESERVATION_LIFETIME);
         let out = f(ledger);
         let (held_pods, held_endpoints, cost) = (
@@ -310,10 +312,11 @@ impl BudgetLedger {
     /// This month's billing, read from the platform: every Budget with `maxSpendPerMonth`
     /// is checked against it from now on, and what it holds may be let go (a new month).
     pub fn set_spend(&self, spend: MonthSpend) {
-        *self.spend.lock() = Some(Arc::new(spend));
+        let spend = Arc::new(spend);
+        *self.spend.lock() = Some(spend.clone());
         let namespaces: Vec<String> = self.namespaces.lock().keys().cloned().collect();
         for namespace in namespaces {
-            self.with(&namespace, |_| ());
+            self.with(&namespace, |l| l.set_spend(Some(spend.clone())));
         }
     }
 

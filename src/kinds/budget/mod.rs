@@ -77,10 +77,7 @@ pub fn status_of(
     let round = |v: f64| (v * 1e6).round() / 1e6;
     let (status, reason, message, mut out) = match figures {
         Ok(f) => {
-            let month_reached = match (budget.spec.max_spend_per_month, f.spent_this_month) {
-                (Some(max), Some(spent)) if spent + 1e-9 >= max => Some((spent, max)),
-                _ => None,
-            };
+            let month_reached = f.month_cap_reached;
             let exceeded = !f.held.is_empty() || !f.stopping.is_empty() || month_reached.is_some();
             let (reason, message) = if let (Some((spent, max)), true) =
                 (month_reached, f.stopping.is_empty())
@@ -513,6 +510,7 @@ mod tests {
             held: vec!["Pod/p7".into(), "Endpoint/e8".into()],
             stopping: vec![],
             spent_this_month: None,
+            month_cap_reached: None,
         };
         let t0 = Timestamp::from_second(100).unwrap();
         let s = status_of(&b, Ok(&f), &Billing::Unread, t0);
@@ -573,6 +571,7 @@ mod tests {
             cost_per_hour: 0.5,
             running_count: 1,
             spent_this_month: Some(10.25),
+            month_cap_reached: Some((10.25, 10.0)),
             ..Figures::default()
         };
         let t0 = Timestamp::from_second(100).unwrap();
@@ -596,6 +595,7 @@ mod tests {
         );
         let under = Figures {
             spent_this_month: Some(3.0),
+            month_cap_reached: None,
             ..f.clone()
         };
         assert_eq!(

@@ -175,6 +175,9 @@ pub struct Figures {
     pub stopping: Vec<String>,
     /// What the platform billed this month for the matched members (`None` until read).
     pub spent_this_month: Option<f64>,
+    /// `(spent, maxSpendPerMonth)` once the month's spend has reached the cap: what
+    /// leaves no hourly room.
+    pub month_cap_reached: Option<(f64, f64)>,
 }
 
 /// The ledger of one namespace.
@@ -220,6 +223,14 @@ impl NamespaceLedger {
 
     pub fn budget(&self, name: &str) -> Option<&BudgetRule> {
         self.budgets.get(name)
+    }
+
+    /// An empty ledger that knows this month's billing as last read.
+    pub fn with_spend(spend: Option<Arc<MonthSpend>>) -> Self {
+        Self {
+            spend,
+            ..Self::default()
+        }
     }
 
     /// This month's billing, as last read.
@@ -498,6 +509,7 @@ impl NamespaceLedger {
     pub fn figures(&self, budget: &str) -> Option<Figures> {
         let rule = self.budgets.get(budget)?;
         let (cost, reserved, running_count) = self.totals(rule, None);
+        let (cap, month_cap_reached) = self.cap(rule);
         let held = self
             .held
             .iter()
@@ -513,11 +525,12 @@ impl NamespaceLedger {
         Some(Figures {
             cost_per_hour: cost,
             reserved_per_hour: reserved,
-            headroom_per_hour: self.cap(rule).0 - cost - reserved,
+            headroom_per_hour: cap - cost - reserved,
             running_count,
             held,
             stopping,
             spent_this_month: self.spent(rule),
+            month_cap_reached,
         })
     }
 

@@ -369,6 +369,7 @@ fn a_month_spent_leaves_no_room_and_stop_newest_stops_every_pod() {
         .reserve(&p("third"), &BTreeMap::new(), 0.5, now)
         .unwrap_err();
     assert_eq!(refused.month, Some((5.0, 5.0)));
+    assert_eq!(l.figures("b").unwrap().month_cap_reached, Some((5.0, 5.0)));
     assert!(
         refused.message().contains("maxSpendPerMonth"),
         "{}",
