@@ -3,6 +3,7 @@
 //! worker). `-f` follows: the stream is opened again from the last line seen, until
 //! Ctrl-C, so nothing is printed twice and nothing is skipped.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::time::Duration;
 
@@ -78,24 +79,26 @@ pub async fn run(access: &Access, args: LogsArgs) -> anyhow::Result<()> {
         since: None,
         last_event_id: None,
     };
-    let mut last: Vec<Option<String>> = Vec::new();
+    // The last line seen of each stream (the pod's, or each worker's by its id): workers
+    // come and go between passes, so a position in the list would resume the wrong one.
+    let mut last: HashMap<String, String> = HashMap::new();
     loop {
         match &source {
             Source::Pod(id) => {
-                let q = resumed(&query, last.first().cloned().flatten());
+                let q = resumed(&query, last.get(id).cloned());
                 let seen = print_stream(None, v2.pod_logs(id, &q).await?).await?;
-                remember(&mut last, 0, seen);
+                remember(&mut last, id, seen);
             }
             Source::Workers(id) => {
                 let workers = v2.endpoint_workers(id).await?.workers;
                 if workers.is_empty() && !args.follow {
                     println!("Endpoint {} has no running worker.", target.name);
                 }
-                for (i, worker) in workers.iter().enumerate() {
-                    let q = resumed(&query, last.get(i).cloned().flatten());
+                for worker in &workers {
+                    let q = resumed(&query, last.get(&worker.id).cloned());
                     let stream = v2.worker_logs(id, &worker.id, &q).await?;
                     let seen = print_stream(Some(&worker.id), stream).await?;
-                    remember(&mut last, i, seen);
+                    remember(&mut last, &worker.id, seen);
                 }
             }
         }
@@ -142,12 +145,10 @@ fn resumed(query: &LogQuery, last_event_id: Option<String>) -> LogQuery {
     }
 }
 
-fn remember(last: &mut Vec<Option<String>>, i: usize, seen: Option<String>) {
-    if last.len() <= i {
-        last.resize(i + 1, None);
-    }
-    if seen.is_some() {
-        last[i] = seen;
+/// Keeps the last line seen of stream `whose`; a pass with no new line keeps the mark.
+fn remember(last: &mut HashMap<String, String>, whose: &str, seen: Option<String>) {
+    if let Some(seen) = seen {
+        last.insert(whose.to_string(), seen);
     }
 }
 
@@ -207,13 +208,13 @@ mod tests {
             format_line(Some("w-1"), &line),
             "2026-01-01T00:00:00Z [w-1] ready"
         );
-        let mut last = Vec::new();
-        remember(&mut last, 1, Some("b".into()));
-        remember(&mut last, 1, None);
+        let mut last = HashMap::new();
+        remember(&mut last, "w-2", Some("b".into()));
+        remember(&mut last, "w-2", None);
         assert_eq!(
             last,
-            vec![None, Some("b".into())],
-            "a quiet pass keeps the mark"
+            HashMap::from([("w-2".to_string(), "b".to_string())]),
+            "a quiet pass keeps the mark, and each worker has its own"
         );
     }
 }
