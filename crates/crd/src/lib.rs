@@ -5,6 +5,7 @@
 //! (`gpucloud_operator::kinds`): this crate knows the types, not the registration.
 
 pub mod budget;
+pub mod cluster;
 pub mod common;
 pub mod condition;
 pub mod endpoint;
@@ -18,6 +19,7 @@ pub mod registry_credential;
 pub mod template;
 
 pub use budget::{Budget, BudgetSpec, BudgetStatus};
+pub use cluster::{Cluster, ClusterSpec, ClusterStatus};
 pub use common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, GROUP, LocalObjectReference,
     ManagementPolicy, VERSION,

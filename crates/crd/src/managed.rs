@@ -80,3 +80,4 @@ managed_kind!(crate::Endpoint, crate::EndpointStatus);
 managed_kind!(crate::Pod, crate::PodStatus);
 managed_kind!(crate::RegistryCredential, crate::RegistryCredentialStatus);
 managed_kind!(crate::Template, crate::TemplateStatus);
+managed_kind!(crate::Cluster, crate::ClusterStatus);

@@ -4,7 +4,7 @@ use kube::CustomResourceExt;
 use kube::core::cel::Validator;
 use serde_json::{Value, json};
 
-use super::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
+use super::{Cluster, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 
 fn schema_of<K: CustomResourceExt>() -> Value {
     let crd = K::crd();
@@ -364,4 +364,69 @@ fn regex_lite_match(pattern: &str) -> impl Fn(&str) -> bool + '_ {
             .validate(&schema, &json!({"v": value}), None)
             .is_ok()
     }
+}
+
+fn cluster_spec() -> Value {
+    json!({
+        "type": "TRAINING",
+        "image": "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime",
+        "compute": {"gpuTypes": ["NVIDIA H100 80GB HBM3"], "gpuCountPerPod": 8, "podCount": 4},
+    })
+}
+
+#[test]
+fn cluster_needs_an_image_and_refuses_a_registry_credential() {
+    assert!(violations::<Cluster>("Cluster", cluster_spec(), None).is_empty());
+    let mut no_image = cluster_spec();
+    no_image.as_object_mut().unwrap().remove("image");
+    let errors = violations::<Cluster>("Cluster", no_image.clone(), None);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("set image or templateRef")),
+        "{errors:?}"
+    );
+    no_image["templateRef"] = json!({"name": "trainer"});
+    assert!(violations::<Cluster>("Cluster", no_image, None).is_empty());
+    let mut private = cluster_spec();
+    private["registryCredentialRef"] = json!({"name": "ghcr"});
+    let errors = violations::<Cluster>("Cluster", private, None);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("registryCredentialRef: clusters cannot pull private images")),
+        "{errors:?}"
+    );
+    let mut path_alone = cluster_spec();
+    path_alone["volumeMountPath"] = json!("/ckpt");
+    let errors = violations::<Cluster>("Cluster", path_alone, None);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("volumeMountPath needs networkVolumeRef")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn cluster_schema_bounds_the_shape_and_names_the_types() {
+    let schema = schema_of::<Cluster>();
+    let spec = &schema["properties"]["spec"]["properties"];
+    let compute = &spec["compute"]["properties"];
+    assert_eq!(compute["podCount"]["minimum"].as_f64(), Some(2.0));
+    assert_eq!(compute["podCount"]["maximum"].as_f64(), Some(250.0));
+    assert_eq!(compute["gpuCountPerPod"]["minimum"].as_f64(), Some(1.0));
+    assert_eq!(compute["gpuTypes"]["minItems"], 1);
+    assert_eq!(
+        spec["type"]["enum"],
+        json!(["TRAINING", "SLURM", "RAY", "APPLICATION"])
+    );
+    let required = schema["properties"]["spec"]["required"].clone();
+    for field in ["type", "compute"] {
+        assert!(
+            required.as_array().unwrap().contains(&json!(field)),
+            "{field}"
+        );
+    }
+    assert_eq!(spec["budgetStopPolicy"]["enum"], json!(["Keep", "Delete"]));
 }

@@ -152,6 +152,13 @@ operations! {
     V2EndpointReleases => (RestV2, "GET /v2/serverless/{id}/releases", Safe, RestV2),
     V2WorkerLogs => (RestV2, "GET /v2/serverless/{id}/workers/{workerId}/logs", Safe, RestV2),
 
+    V2ListClusters => (RestV2, "GET /v2/clusters", Safe, RestV2),
+    V2GetCluster => (RestV2, "GET /v2/clusters/{id}", Safe, RestV2),
+    V2CreateCluster => (RestV2, "POST /v2/clusters", OnlyUnprocessed, RestV2),
+    V2RenameCluster => (RestV2, "PATCH /v2/clusters/{id}", Safe, RestV2),
+    V2DeleteCluster => (RestV2, "DELETE /v2/clusters/{id}", Safe, RestV2),
+    V2ClusterPods => (RestV2, "GET /v2/clusters/{id}/pods", Safe, RestV2),
+
     V2ListTemplates => (RestV2, "GET /v2/templates", Safe, RestV2),
     V2GetTemplate => (RestV2, "GET /v2/templates/{id}", Safe, RestV2),
     V2CreateTemplate => (RestV2, "POST /v2/templates", OnlyUnprocessed, RestV2),
@@ -181,6 +188,7 @@ operations! {
     V2PodBilling => (RestV2, "GET /v2/billing/pods", Safe, RestV2),
     V2ServerlessBilling => (RestV2, "GET /v2/billing/serverless", Safe, RestV2),
     V2NetworkVolumeBilling => (RestV2, "GET /v2/billing/network-volumes", Safe, RestV2),
+    V2ClusterBilling => (RestV2, "GET /v2/billing/clusters", Safe, RestV2),
 }
 
 impl Operation {
@@ -198,6 +206,7 @@ impl Operation {
                 | Operation::GraphqlDeployPod
                 | Operation::V2CreatePod
                 | Operation::V2CreateEndpoint
+                | Operation::V2CreateCluster
                 | Operation::V2CreateTemplate
                 | Operation::V2CreateNetworkVolume
                 | Operation::V2CreateRegistry

@@ -77,6 +77,7 @@ pub(crate) fn rename_field(err: PlatformError, from: &str, to: &str) -> Platform
 
 pub mod catalog;
 pub(crate) mod catalog_cache;
+pub mod clusters;
 pub mod endpoints;
 pub mod pods;
 pub mod registries;
@@ -84,6 +85,7 @@ pub mod templates;
 pub mod volumes;
 
 pub use catalog::{Catalog, PoolMap, ServerlessPrices, Unpriced};
+pub use clusters::{Cluster, ClusterNode, ClusterOffer, ClusterRequest, Clusters, NodeContainer};
 pub use endpoints::{
     EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
 };

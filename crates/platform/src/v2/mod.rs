@@ -18,6 +18,7 @@
 
 mod billing;
 mod catalog;
+mod clusters;
 mod pods;
 mod query;
 pub(crate) mod quota_gate;

@@ -3,6 +3,7 @@
 
 mod billing;
 mod catalog;
+mod clusters;
 mod common;
 mod container;
 mod pods;
@@ -16,6 +17,7 @@ mod tests;
 
 pub use billing::*;
 pub use catalog::*;
+pub use clusters::*;
 pub use common::{
     Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, Env, GpuConfig, Mounts, NetworkMount,
     PersistentMount, TemplateMounts, VolumeType,
@@ -40,6 +42,10 @@ pub(crate) mod listing {
     #[derive(Deserialize)]
     pub struct Pods {
         pub pods: Vec<Pod>,
+    }
+    #[derive(Deserialize)]
+    pub struct Clusters {
+        pub clusters: Vec<Cluster>,
     }
     #[derive(Deserialize)]
     pub struct Endpoints {
