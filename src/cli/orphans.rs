@@ -18,29 +18,31 @@ use kube::api::ListParams;
 
 use crate::cli::table::render;
 use gpucloud_crd::ManagedKind;
-use gpucloud_crd::{Endpoint, NetworkVolume, Pod, Template};
+use gpucloud_crd::{Cluster, Endpoint, NetworkVolume, Pod, Template};
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use gpucloud_platform::domain::ServerlessEndpoint;
 
 use gpucloud_engine::released;
 use gpucloud_policy::orphans::{
-    Candidate, ClusterObjects, Orphan, Scope, endpoint_candidate, orphans, pod_candidate,
-    template_candidate, volume_candidate,
+    Candidate, ClusterObjects, Orphan, Scope, cluster_candidate, endpoint_candidate, orphans,
+    pod_candidate, template_candidate, volume_candidate,
 };
 
 /// A kind the sweep looks at, in the order `--delete` removes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum SweptKind {
     Pod,
+    Cluster,
     Endpoint,
     Template,
     NetworkVolume,
 }
 
 impl SweptKind {
-    const ALL: [SweptKind; 4] = [
+    const ALL: [SweptKind; 5] = [
         SweptKind::Pod,
+        SweptKind::Cluster,
         SweptKind::Endpoint,
         SweptKind::Template,
         SweptKind::NetworkVolume,
@@ -50,6 +52,7 @@ impl SweptKind {
     fn name(self) -> &'static str {
         match self {
             SweptKind::Pod => "Pod",
+            SweptKind::Cluster => "Cluster",
             SweptKind::Endpoint => "Endpoint",
             SweptKind::Template => "Template",
             SweptKind::NetworkVolume => "NetworkVolume",
@@ -60,6 +63,7 @@ impl SweptKind {
     fn verb(self) -> &'static str {
         match self {
             SweptKind::Pod => "terminated pod",
+            SweptKind::Cluster => "deleted cluster",
             SweptKind::Endpoint => "deleted endpoint",
             SweptKind::Template => "deleted template",
             SweptKind::NetworkVolume => "deleted network volume",
@@ -182,6 +186,11 @@ async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Resul
             .list()
             .await
             .map(|l| l.iter().filter_map(pod_candidate).collect()),
+        SweptKind::Cluster => platform
+            .clusters()
+            .list()
+            .await
+            .map(|l| l.iter().map(cluster_candidate).collect()),
         SweptKind::Endpoint => match platform.endpoints().list().await {
             Ok(listed) => Ok(endpoint_candidates(platform, &listed).await),
             Err(e) => Err(e),
@@ -230,6 +239,7 @@ async fn endpoint_candidates(
 async fn delete(platform: &PlatformClient, kind: SweptKind, id: &str) -> anyhow::Result<()> {
     match kind {
         SweptKind::Pod => platform.pods().terminate(id).await?,
+        SweptKind::Cluster => platform.clusters().delete(id).await?,
         SweptKind::Endpoint => platform.endpoints().delete(id).await?,
         SweptKind::Template => platform.templates().delete(id).await?,
         SweptKind::NetworkVolume => platform.volumes().delete(id).await?,
@@ -246,6 +256,7 @@ async fn find(
 ) -> anyhow::Result<Vec<Orphan>> {
     let cluster = match kind {
         SweptKind::Pod => cluster_objects::<Pod>(kube).await?,
+        SweptKind::Cluster => cluster_objects::<Cluster>(kube).await?,
         SweptKind::Endpoint => cluster_objects::<Endpoint>(kube).await?,
         SweptKind::Template => cluster_objects::<Template>(kube).await?,
         SweptKind::NetworkVolume => cluster_objects::<NetworkVolume>(kube).await?,

@@ -6,6 +6,7 @@
 //! kind needs there). CONTRIBUTING.md walks through adding a kind.
 
 pub mod budget;
+pub mod cluster;
 pub mod endpoint;
 pub mod network_volume;
 pub mod pod;
@@ -25,8 +26,9 @@ use tokio::task::JoinHandle;
 
 use crate::app::controllers::{Controllers, stopped};
 use budget as budget_controller;
+use cluster::ClusterAdapter;
 use endpoint::EndpointAdapter;
-use gpucloud_crd::{Budget, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
+use gpucloud_crd::{Budget, Cluster, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use network_volume::NetworkVolumeAdapter;
 use pod::PodAdapter;
 use registry_credential::RegistryCredentialAdapter;
@@ -85,6 +87,11 @@ pub const KINDS: &[RegisteredKind] = &[
         controller: Some(start_templates),
         rows: rows_of::<Template>,
     },
+    RegisteredKind {
+        crd: gpucloud_crd::managed_crd::<Cluster>,
+        controller: Some(start_clusters),
+        rows: rows_of::<Cluster>,
+    },
 ];
 
 // One function per kind builds its adapter: the only place to touch when an adapter's
@@ -117,6 +124,19 @@ fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
     let wakes = controllers
         .budgets
         .take_wakes()
+        .map(tokio_stream_of)
+        .unwrap_or_else(|| futures::stream::empty().boxed());
+    controllers.spawn_with_wakes(adapter, wakes)
+}
+
+fn start_clusters(controllers: &Controllers) -> JoinHandle<()> {
+    let shared = &controllers.shared;
+    let adapter = ClusterAdapter::new(shared.config.poll_interval, shared.config.clock.clone())
+        .with_budgets(controllers.budgets.clone());
+    // Held clusters are reconciled again when the Budgets' ledger finds room for them.
+    let wakes = controllers
+        .budgets
+        .take_cluster_wakes()
         .map(tokio_stream_of)
         .unwrap_or_else(|| futures::stream::empty().boxed());
     controllers.spawn_with_wakes(adapter, wakes)

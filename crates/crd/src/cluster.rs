@@ -5,6 +5,7 @@
 // Each `printcolumn(...)` repeats the same keys, which clippy takes for duplicates.
 #![allow(clippy::duplicated_attributes)]
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -269,6 +270,9 @@ pub struct ClusterStatus {
     /// The placements tried for the last create and why each was refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refusals: Vec<PlacementRefusal>,
+    /// When the cluster was created on the platform (it bills from then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
     /// What `maxRuntime` sees and holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guardrails: Option<GuardrailStatus>,

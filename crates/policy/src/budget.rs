@@ -1,7 +1,8 @@
-//! Budgets: the ledger every namespace's Pods and Endpoints are admitted against, shared
-//! by the Pod adapter (which reserves before each deploy and resume), the Endpoint adapter
-//! (which reserves the cost of the minimum workers before a create or a change that
-//! raises it) and the Budget controller (which feeds it what the cluster says and reports
+//! Budgets: the ledger every namespace's Pods, Endpoints and Clusters are admitted
+//! against, shared by the Pod adapter (which reserves before each deploy and resume), the
+//! Endpoint adapter (which reserves the cost of the minimum workers before a create or a
+//! change that raises it), the Cluster adapter (which reserves before a create) and the
+//! Budget controller (which feeds it what the cluster says and reports
 //! it in each Budget's status).
 //!
 //! - [`ledger`]: the pure decisions (admit or hold, what a member costs, which Pods to
@@ -26,8 +27,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterPhase};
 use gpucloud_crd::pod::{DesiredState, PodPhase};
-use gpucloud_crd::{Endpoint, Pod};
+use gpucloud_crd::{Cluster, Endpoint, Pod};
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_platform::domain::RUNNING;
 use gpucloud_platform::metrics::Described;
@@ -64,6 +66,8 @@ pub struct BudgetLedger {
     wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Pod>>>>,
     wake_endpoint: mpsc::UnboundedSender<ObjectRef<Endpoint>>,
     endpoint_wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Endpoint>>>>,
+    wake_cluster: mpsc::UnboundedSender<ObjectRef<Cluster>>,
+    cluster_wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Cluster>>>>,
     /// Turns true once the Budget controller has listed every Budget, Pod and Endpoint:
     /// before that, an admission could miss a Budget.
     synced: watch::Sender<bool>,
@@ -114,12 +118,15 @@ impl BudgetLedger {
     fn unregistered() -> Self {
         let (wake, wakes) = mpsc::unbounded_channel();
         let (wake_endpoint, endpoint_wakes) = mpsc::unbounded_channel();
+        let (wake_cluster, cluster_wakes) = mpsc::unbounded_channel();
         Self {
             namespaces: Mutex::new(HashMap::new()),
             wake,
             wakes: Mutex::new(Some(wakes)),
             wake_endpoint,
             endpoint_wakes: Mutex::new(Some(endpoint_wakes)),
+            wake_cluster,
+            cluster_wakes: Mutex::new(Some(cluster_wakes)),
             synced: watch::Sender::new(false),
             held_pods: Family::default(),
             held_endpoints: Family::default(),
@@ -139,6 +146,12 @@ impl BudgetLedger {
     /// first call.
     pub fn take_endpoint_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Endpoint>>> {
         self.endpoint_wakes.lock().take()
+    }
+
+    /// The Clusters to reconcile again, for the Cluster controller; `None` after the
+    /// first call.
+    pub fn take_cluster_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Cluster>>> {
+        self.cluster_wakes.lock().take()
     }
 
     pub fn mark_synced(&self) {
@@ -182,20 +195,29 @@ impl BudgetLedger {
             .set(count(held_endpoints));
         self.cost_per_hour.get_or_create(&labels).set(cost);
         for member in fitting {
-            // The receivers live as long as the controllers; without them, nobody waits.
-            match member.kind {
-                MemberKind::Pod => {
-                    let _ = self
-                        .wake
-                        .send(ObjectRef::new(&member.name).within(namespace));
-                }
-                MemberKind::Endpoint => {
-                    let to_wake = ObjectRef::new(&member.name).within(namespace);
-                    let _ = self.wake_endpoint.send(to_wake);
-                }
-            }
+            self.wake(namespace, &member);
         }
         out
+    }
+
+    /// Reconciles `member` again. The receivers live as long as the controllers; without
+    /// them, nobody waits.
+    fn wake(&self, namespace: &str, member: &Member) {
+        let name = member.name.as_str();
+        let _ = match member.kind {
+            MemberKind::Pod => self
+                .wake
+                .send(ObjectRef::new(name).within(namespace))
+                .is_ok(),
+            MemberKind::Endpoint => self
+                .wake_endpoint
+                .send(ObjectRef::new(name).within(namespace))
+                .is_ok(),
+            MemberKind::Cluster => self
+                .wake_cluster
+                .send(ObjectRef::new(name).within(namespace))
+                .is_ok(),
+        };
     }
 
     /// Admits Pod `pod` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
@@ -230,6 +252,45 @@ impl BudgetLedger {
         self.with(namespace, |l| {
             l.reserve(member, labels, cost, Instant::now())
         })
+    }
+
+    /// Admits Cluster `cluster` at `cost` per hour, or holds it.
+    pub fn reserve_cluster(
+        &self,
+        namespace: &str,
+        cluster: &str,
+        labels: &BTreeMap<String, String>,
+        cost: f64,
+    ) -> Result<(), Exceeded> {
+        self.reserve_member(namespace, &Member::cluster(cluster), labels, cost)
+    }
+
+    pub fn release_cluster(&self, namespace: &str, cluster: &str) {
+        self.with(namespace, |l| l.release(&Member::cluster(cluster)));
+    }
+
+    /// `StopNewest` chose the cluster: it is to be deleted.
+    pub fn must_stop_cluster(&self, namespace: &str, cluster: &str) -> bool {
+        self.namespaces
+            .lock()
+            .get(namespace)
+            .is_some_and(|l| l.must_stop(&Member::cluster(cluster)))
+    }
+
+    pub fn observe_cluster(&self, cluster: &Cluster) {
+        let namespace = cluster.namespace().unwrap_or_default();
+        let facts = cluster_facts_of(cluster);
+        let member = Member::cluster(cluster.name_any());
+        self.with(&namespace, |l| l.observe(&member, facts));
+    }
+
+    pub fn forget_cluster(&self, namespace: &str, cluster: &str) {
+        self.with(namespace, |l| l.forget(&Member::cluster(cluster)));
+    }
+
+    /// The cluster asks for no room (it runs as admitted): not held any more.
+    pub fn unhold_cluster(&self, namespace: &str, cluster: &str) {
+        self.unhold(namespace, Member::cluster(cluster));
     }
 
     pub fn release(&self, namespace: &str, pod: &str) {
@@ -329,13 +390,13 @@ impl BudgetLedger {
         });
     }
 
-    /// `StopNewest`: marks the Pods to stop for `budget` and wakes them.
+    /// `StopNewest`: marks the members to stop for `budget` and wakes them.
     pub fn enforce(&self, namespace: &str, budget: &str) -> Vec<String> {
         let chosen = self.with(namespace, |l| l.mark_stops(budget));
-        for pod in &chosen {
-            let _ = self.wake.send(ObjectRef::new(&pod.name).within(namespace));
+        for member in &chosen {
+            self.wake(namespace, member);
         }
-        chosen.into_iter().map(|m| m.name).collect()
+        chosen.iter().map(Member::to_string).collect()
     }
 
     /// The figures of Budget `budget` (`None`: no such Budget), also set as its series.
@@ -408,6 +469,7 @@ pub fn facts_of(pod: &Pod) -> Facts {
         cost_per_hour: status.and_then(|s| s.cost_per_hour),
         started,
         platform_id: status.and_then(|s| s.common.id.clone()),
+        stoppable: true,
     }
 }
 
@@ -422,6 +484,28 @@ pub fn endpoint_facts_of(endpoint: &Endpoint) -> Facts {
         cost_per_hour: status.and_then(|s| s.min_workers_cost_per_hour),
         started: endpoint.metadata.creation_timestamp.as_ref().map(|t| t.0),
         platform_id: status.and_then(|s| s.common.id.clone()),
+        stoppable: false,
+    }
+}
+
+/// Pure: what the ledger needs of a Cluster object. A cluster the operator has made (its
+/// status has the platform's id) is billed at what its nodes cost (its status says it);
+/// it started when the platform created it. `StopNewest` may delete it only when its
+/// `budgetStopPolicy` is `Delete`.
+pub fn cluster_facts_of(cluster: &Cluster) -> Facts {
+    let status = cluster.status.as_ref();
+    let phase = status.and_then(|s| s.phase);
+    let running = status.is_some_and(|s| s.common.id.is_some())
+        && !matches!(phase, Some(ClusterPhase::Held | ClusterPhase::Pending));
+    Facts {
+        labels: cluster.labels().clone(),
+        running,
+        cost_per_hour: status.and_then(|s| s.cost_per_hour),
+        started: status
+            .and_then(|s| s.started_at.as_ref().map(|t| t.0))
+            .or_else(|| cluster.metadata.creation_timestamp.as_ref().map(|t| t.0)),
+        platform_id: status.and_then(|s| s.common.id.clone()),
+        stoppable: cluster.spec.budget_stop_policy == BudgetStopPolicy::Delete,
     }
 }
 

@@ -28,7 +28,7 @@ use serde_json::json;
 use tracing::{debug, info, warn};
 
 use gpucloud_crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
-use gpucloud_crd::{Endpoint, Pod};
+use gpucloud_crd::{Cluster, Endpoint, Pod};
 
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
 use gpucloud_engine::runner::Watched;
@@ -39,7 +39,7 @@ use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
 use spend::{Billing, BillingState};
 
-/// How many held Pods and Endpoints a Budget's status lists.
+/// How many held Pods, Endpoints and Clusters a Budget's status lists.
 const HELD_NAMES: usize = 50;
 
 #[derive(Debug, thiserror::Error)]
@@ -78,7 +78,10 @@ pub fn status_of(
     let (status, reason, message, mut out) = match figures {
         Ok(f) => {
             let month_reached = f.month_cap_reached;
-            let exceeded = !f.held.is_empty() || !f.stopping.is_empty() || month_reached.is_some();
+            let exceeded = !f.held.is_empty()
+                || !f.stopping.is_empty()
+                || !f.kept.is_empty()
+                || month_reached.is_some();
             let (reason, message) = if let (Some((spent, max)), true) =
                 (month_reached, f.stopping.is_empty())
             {
@@ -101,6 +104,16 @@ pub fn status_of(
                         f.cost_per_hour,
                         budget.spec.max_cost_per_hour,
                         f.stopping.join(", ")
+                    ),
+                )
+            } else if !f.kept.is_empty() {
+                (
+                    "OverKept",
+                    format!(
+                        "running {:.4}/h is over maxCostPerHour {:.4}, and nothing it may stop is left: {} keep running (budgetStopPolicy Keep)",
+                        f.cost_per_hour,
+                        budget.spec.max_cost_per_hour,
+                        f.kept.join(", ")
                     ),
                 )
             } else if exceeded {
@@ -285,6 +298,21 @@ where
     .boxed()
 }
 
+/// The Budgets of a member's namespace, to reconcile when the member changes.
+fn budgets_of_namespace<K: Resource>(
+    store: reflector::Store<Budget>,
+) -> impl Fn(K) -> Vec<ObjectRef<Budget>> {
+    move |member: K| {
+        let ns = member.meta().namespace.clone();
+        store
+            .state()
+            .into_iter()
+            .filter(|b| b.namespace() == ns)
+            .map(|b| ObjectRef::from_obj(b.as_ref()))
+            .collect()
+    }
+}
+
 struct Context {
     client: Client,
     ledger: Arc<BudgetLedger>,
@@ -300,7 +328,7 @@ async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, Bud
         Err(_) => Vec::new(),
     };
     if !stopped.is_empty() {
-        info!(budget = %format!("{ns}/{name}"), pods = ?stopped, "over budget: stopping the newest pods");
+        info!(budget = %format!("{ns}/{name}"), members = ?stopped, "over budget: stopping the newest members");
     }
     let figures = ctx.ledger.figures(&ns, &name);
     let billing = ctx.billing.read().clone();
@@ -364,10 +392,13 @@ pub async fn run(
     };
     let pod_apis = apis::<Pod>(&watched, &client);
     let endpoint_apis = apis::<Endpoint>(&watched, &client);
-    // Every watch's first listing must be in the ledger before a Pod or Endpoint is
-    // admitted: the Budgets' (one, merged across namespaces for their store) and each
-    // namespace's Pods' and Endpoints'.
-    let listings = Arc::new(AtomicUsize::new(1 + pod_apis.len() + endpoint_apis.len()));
+    let cluster_apis = apis::<Cluster>(&watched, &client);
+    // Every watch's first listing must be in the ledger before a Pod, Endpoint or Cluster
+    // is admitted: the Budgets' (one, merged across namespaces for their store) and each
+    // namespace's Pods', Endpoints' and Clusters'.
+    let listings = Arc::new(AtomicUsize::new(
+        1 + pod_apis.len() + endpoint_apis.len() + cluster_apis.len(),
+    ));
     let listed = {
         let (listings, ledger) = (listings.clone(), ledger.clone());
         move || {
@@ -426,28 +457,19 @@ pub async fn run(
         BudgetLedger::observe_endpoint,
         BudgetLedger::forget_endpoint,
     );
-    let store = reader.clone();
-    let endpoint_store = reader.clone();
-    Controller::for_stream(budgets, reader)
-        .watches_stream(pods, move |pod: Pod| {
-            // Every Budget of the Pod's namespace: its figures may have moved.
-            let ns = pod.namespace();
-            store
-                .state()
-                .into_iter()
-                .filter(|b| b.namespace() == ns)
-                .map(|b| ObjectRef::from_obj(b.as_ref()))
-                .collect::<Vec<_>>()
-        })
-        .watches_stream(endpoints, move |endpoint: Endpoint| {
-            let ns = endpoint.namespace();
-            endpoint_store
-                .state()
-                .into_iter()
-                .filter(|b| b.namespace() == ns)
-                .map(|b| ObjectRef::from_obj(b.as_ref()))
-                .collect::<Vec<_>>()
-        })
+    let clusters = ledger_watches(
+        cluster_apis,
+        &config,
+        &ledger,
+        &listed,
+        BudgetLedger::observe_cluster,
+        BudgetLedger::forget_cluster,
+    );
+    Controller::for_stream(budgets, reader.clone())
+        // Every Budget of a member's namespace: its figures may have moved.
+        .watches_stream(pods, budgets_of_namespace(reader.clone()))
+        .watches_stream(endpoints, budgets_of_namespace(reader.clone()))
+        .watches_stream(clusters, budgets_of_namespace(reader))
         .reconcile_all_on(billing_read)
         .graceful_shutdown_on(shutdown)
         .run(
@@ -509,6 +531,7 @@ mod tests {
             running_count: 5,
             held: vec!["Pod/p7".into(), "Endpoint/e8".into()],
             stopping: vec![],
+            kept: vec![],
             spent_this_month: None,
             month_cap_reached: None,
         };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
+use kube::api::DeleteParams;
 use kube::{Api, Resource, ResourceExt};
 use tracing::warn;
 
@@ -26,8 +26,9 @@ use gpucloud_platform::domain::{ServerlessPrices, Unpriced};
 use gpucloud_platform::{Health, PlatformClient, PlatformError};
 
 use crate::kinds::shared::dependency;
+use crate::kinds::shared::owned_config_map::{self, kube_failure};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
-use gpucloud_engine::context::{FIELD_MANAGER, Shared};
+use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::default_remote_name;
 use gpucloud_policy::budget::{BudgetLedger, LISTING_WAIT};
@@ -308,46 +309,12 @@ impl EndpointAdapter {
         }
         let config_maps: Api<ConfigMap> =
             Api::namespaced(shared.kube.clone(), &obj.namespace().unwrap_or_default());
-        let kube_failure = |e: kube::Error| {
-            Failure::retryable(
-                "KubernetesUnavailable",
-                format!("could not write the connection ConfigMap: {e}"),
-            )
-        };
         if let Some((name, id, url)) = &current {
-            let owner = obj
-                .controller_owner_ref(&())
-                .expect("an Endpoint read from the API has a name and uid");
-            let cm = ConfigMap {
-                metadata: ObjectMeta {
-                    name: Some(name.clone()),
-                    labels: Some(BTreeMap::from([(
-                        CONNECTION_LABEL.to_string(),
-                        obj.name_any(),
-                    )])),
-                    owner_references: Some(vec![owner]),
-                    ..Default::default()
-                },
-                data: Some(BTreeMap::from([
-                    ("id".to_string(), id.clone()),
-                    ("url".to_string(), url.clone()),
-                ])),
-                ..Default::default()
-            };
-            let body = serde_json::json!({
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": cm.metadata,
-                "data": cm.data,
-            });
-            config_maps
-                .patch(
-                    name,
-                    &PatchParams::apply(FIELD_MANAGER).force(),
-                    &Patch::Apply(body),
-                )
-                .await
-                .map_err(kube_failure)?;
+            let data = BTreeMap::from([
+                ("id".to_string(), id.clone()),
+                ("url".to_string(), url.clone()),
+            ]);
+            owned_config_map::apply(shared, obj, name, CONNECTION_LABEL, data).await?;
         }
         // A ConfigMap written under a name the spec no longer gives is this object's to remove.
         let selector = format!("{CONNECTION_LABEL}={}", obj.name_any());

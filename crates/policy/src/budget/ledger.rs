@@ -1,4 +1,5 @@
-//! The ledger of one namespace: its Budgets, what its members (Pods and Endpoints) cost,
+//! The ledger of one namespace: its Budgets, what its members (Pods, Endpoints and
+//! Clusters) cost,
 //! the reservations of the deploys, resumes and endpoint changes admitted and not yet seen
 //! in status, and the members held for want of room. Pure: no I/O, no clock (callers pass
 //! `now`), so every decision is unit tested.
@@ -10,15 +11,18 @@
 //!   price (its status says it), or its reservation while that is higher (a raise admitted
 //!   and not yet in status must not be under-counted); the reservation goes once status
 //!   reaches it;
+//! - a Cluster the operator made: what its nodes cost (its status says it), or its
+//!   reservation while that is higher (nodes come up one by one);
 //! - otherwise its reservation, while it is younger than the reservation lifetime (a
 //!   create that never reported back must not hold room for ever);
 //! - otherwise nothing.
 //!
 //! A reservation is taken, all Budgets that match the member checked and the charge
 //! recorded under one lock, so members admitted at the same time cannot together
-//! overshoot. Only Pods can be stopped (`StopNewest`): the operator cannot stop an
-//! endpoint's minimum workers without changing its spec, so Endpoints count toward the
-//! total and the newest Pods are stopped until it fits.
+//! overshoot. `StopNewest` stops Pods and deletes Clusters whose `budgetStopPolicy` is
+//! `Delete` (see [`Facts::stoppable`]), newest first, until the total fits: the operator
+//! cannot stop an endpoint's minimum workers without changing its spec, and a cluster
+//! cannot be stopped, only deleted, so those count toward the total and are never chosen.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -39,6 +43,7 @@ const EPSILON: f64 = 1e-9;
 pub enum MemberKind {
     Pod,
     Endpoint,
+    Cluster,
 }
 
 /// One object a Budget counts: a Pod and an Endpoint may share a name.
@@ -62,14 +67,22 @@ impl Member {
             name: name.into(),
         }
     }
+
+    pub fn cluster(name: impl Into<String>) -> Self {
+        Self {
+            kind: MemberKind::Cluster,
+            name: name.into(),
+        }
+    }
 }
 
-/// `Pod/name` or `Endpoint/name`, as a Budget's status lists them.
+/// `Pod/name`, `Endpoint/name` or `Cluster/name`, as a Budget's status lists them.
 impl fmt::Display for Member {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match self.kind {
             MemberKind::Pod => "Pod",
             MemberKind::Endpoint => "Endpoint",
+            MemberKind::Cluster => "Cluster",
         };
         write!(f, "{kind}/{}", self.name)
     }
@@ -107,6 +120,9 @@ pub struct Facts {
     pub started: Option<Timestamp>,
     /// The platform's id (status `id`), which billing records name.
     pub platform_id: Option<String>,
+    /// `StopNewest` may stop it: a Pod (stopped), a Cluster whose `budgetStopPolicy` is
+    /// `Delete` (deleted); never an Endpoint.
+    pub stoppable: bool,
 }
 
 /// What the platform billed this month, by the platform id of what it billed.
@@ -150,6 +166,7 @@ impl Exceeded {
         let this = match self.kind {
             MemberKind::Pod => "this pod",
             MemberKind::Endpoint => "this endpoint's minimum workers",
+            MemberKind::Cluster => "this cluster",
         };
         format!(
             "Budget {}: running {:.4}/h + reserved {:.4}/h + {this} {:.4}/h would exceed maxCostPerHour {:.4}; held until there is room",
@@ -171,8 +188,11 @@ pub struct Figures {
     pub running_count: usize,
     /// Held members matched by the Budget, sorted (`Pod/name`, `Endpoint/name`).
     pub held: Vec<String>,
-    /// Pods being stopped for the Budget, sorted.
+    /// Pods being stopped (and Clusters being deleted) for the Budget, sorted.
     pub stopping: Vec<String>,
+    /// Over the cap with nothing left it may stop: the running members it may not stop
+    /// (Clusters whose `budgetStopPolicy` is `Keep`), sorted.
+    pub kept: Vec<String>,
     /// What the platform billed this month for the matched members (`None` until read).
     pub spent_this_month: Option<f64>,
     /// `(spent, maxSpendPerMonth)` once the month's spend has reached the cap: what
@@ -268,7 +288,9 @@ impl NamespaceLedger {
         let settled = match (pod.kind, facts.cost_per_hour) {
             (_, None) => false,
             (MemberKind::Pod, Some(_)) => true,
-            (MemberKind::Endpoint, Some(cost)) => self
+            // A cluster's nodes come up one by one: its figure counts once it reaches
+            // what was admitted (or the reservation expires).
+            (MemberKind::Endpoint | MemberKind::Cluster, Some(cost)) => self
                 .reservations
                 .get(pod)
                 .is_none_or(|r| cost + EPSILON >= r.cost),
@@ -456,11 +478,11 @@ impl NamespaceLedger {
         self.stopping.contains(pod)
     }
 
-    /// `StopNewest`: the Pods to stop so that `budget`'s running total fits, newest first
-    /// (by when they started; a Pod with no start time yet counts as the newest). Pods
-    /// already being stopped count as stopped. Endpoints count in the total but are never
-    /// chosen: the operator cannot stop an endpoint's minimum workers. Marks them, and
-    /// returns the ones newly marked.
+    /// `StopNewest`: the members to stop so that `budget`'s running total fits, newest
+    /// first (by when they started; one with no start time yet counts as the newest).
+    /// Members already being stopped count as stopped. Only stoppable members are chosen
+    /// (see [`Facts::stoppable`]): Endpoints, and Clusters their policy keeps, count in the
+    /// total but are never chosen. Marks them, and returns the ones newly marked.
     pub fn mark_stops(&mut self, budget: &str) -> Vec<Member> {
         let Some(rule) = self.budgets.get(budget) else {
             return Vec::new();
@@ -472,10 +494,7 @@ impl NamespaceLedger {
             .pods
             .iter()
             .filter(|(pod, f)| {
-                pod.kind == MemberKind::Pod
-                    && f.running
-                    && rule.matches(&f.labels)
-                    && !self.stopping.contains(*pod)
+                f.stoppable && f.running && rule.matches(&f.labels) && !self.stopping.contains(*pod)
             })
             .map(|(pod, f)| (pod, self.charge(pod).0, f.started))
             .collect();
@@ -522,6 +541,21 @@ impl NamespaceLedger {
             .filter(|p| self.labels_of(p).is_some_and(|l| rule.matches(l)))
             .map(Member::to_string)
             .collect();
+        let over = rule.action == BudgetAction::StopNewest && cost > cap + EPSILON;
+        let kept = match over {
+            true => self
+                .pods
+                .iter()
+                .filter(|(m, f)| {
+                    m.kind == MemberKind::Cluster
+                        && f.running
+                        && !f.stoppable
+                        && rule.matches(&f.labels)
+                })
+                .map(|(m, _)| m.to_string())
+                .collect(),
+            false => Vec::new(),
+        };
         Some(Figures {
             cost_per_hour: cost,
             reserved_per_hour: reserved,
@@ -529,6 +563,7 @@ impl NamespaceLedger {
             running_count,
             held,
             stopping,
+            kept,
             spent_this_month: self.spent(rule),
             month_cap_reached,
         })

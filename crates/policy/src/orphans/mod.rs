@@ -1,4 +1,4 @@
-//! The orphan sweep: remote objects (pods, endpoints, templates, network volumes) that
+//! The orphan sweep: remote objects (pods, clusters, endpoints, templates, network volumes) that
 //! carry this operator's ownership marker but have no object in the cluster any more (a
 //! crash between a create and the status write, an object deleted with its finalizer
 //! removed by hand, an install removed while its objects ran).
@@ -31,7 +31,8 @@ use gpucloud_crd::ManagedKind;
 use gpucloud_engine::annotations::EXTERNAL_ID;
 pub use gpucloud_engine::marker::{Candidate, Marker, TAG_ENV, name_marker};
 use gpucloud_platform::domain::{
-    Pod as RemotePod, ServerlessEndpoint, TERMINATED, Template as RemoteTemplate, Volume,
+    Cluster as RemoteCluster, Pod as RemotePod, ServerlessEndpoint, TERMINATED,
+    Template as RemoteTemplate, Volume,
 };
 
 /// A pod; `None` once terminated (it is gone, and bills nothing).
@@ -46,6 +47,29 @@ pub fn pod_candidate(pod: &RemotePod) -> Option<Candidate> {
             .env_value(TAG_ENV)
             .map(|uid| Marker::Uid(uid.to_string())),
     })
+}
+
+/// An Instant Cluster: its members carry the tag when they are listed; its name is the
+/// marker before (or without) them.
+pub fn cluster_candidate(cluster: &RemoteCluster) -> Candidate {
+    let marker = match cluster.env_value(TAG_ENV) {
+        Some(uid) => Some(Marker::Uid(uid.to_string())),
+        None => name_marker(&cluster.name),
+    };
+    Candidate {
+        kind: "Cluster",
+        id: cluster.id.clone(),
+        name: cluster.name.clone(),
+        status: format!(
+            "{} x {} {} in {}",
+            cluster.pod_count,
+            cluster.gpu_count_per_pod,
+            cluster.gpu_type_id,
+            cluster.data_center_id.as_deref().unwrap_or("-")
+        ),
+        cost_per_hour: Some(cluster.cost_per_hour()),
+        marker,
+    }
 }
 
 pub fn volume_candidate(volume: &Volume) -> Candidate {

@@ -27,10 +27,10 @@ app.kubernetes.io/component: operator
 {{/* Rules on the watched objects; the same for the ClusterRole and each Role. */}}
 {{- define "gpucloud-operator.rules" -}}
 - apiGroups: ["gpucloud.io"]
-  resources: ["pods", "endpoints", "networkvolumes", "registrycredentials", "templates", "budgets"]
+  resources: ["pods", "endpoints", "networkvolumes", "registrycredentials", "templates", "budgets", "clusters"]
   verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["gpucloud.io"]
-  resources: ["pods/status", "endpoints/status", "networkvolumes/status", "registrycredentials/status", "templates/status", "budgets/status"]
+  resources: ["pods/status", "endpoints/status", "networkvolumes/status", "registrycredentials/status", "templates/status", "budgets/status", "clusters/status"]
   verbs: ["patch"]
 - apiGroups: [""]
   resources: ["secrets"]
@@ -47,6 +47,6 @@ app.kubernetes.io/component: operator
 {{- define "gpucloud-operator.crdRules" -}}
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
-  resourceNames: ["pods.gpucloud.io", "endpoints.gpucloud.io", "networkvolumes.gpucloud.io", "registrycredentials.gpucloud.io", "templates.gpucloud.io", "budgets.gpucloud.io"]
+  resourceNames: ["pods.gpucloud.io", "endpoints.gpucloud.io", "networkvolumes.gpucloud.io", "registrycredentials.gpucloud.io", "templates.gpucloud.io", "budgets.gpucloud.io", "clusters.gpucloud.io"]
   verbs: ["get"]
 {{- end -}}

@@ -29,6 +29,7 @@ fn running(cost: f64, started_secs: i64) -> Facts {
         cost_per_hour: Some(cost),
         started: Some(Timestamp::from_second(started_secs).unwrap()),
         platform_id: None,
+        stoppable: true,
     }
 }
 
@@ -214,6 +215,7 @@ fn stop_newest_takes_a_pod_without_start_time_first_and_deny_stops_nothing() {
         Facts {
             running: true,
             cost_per_hour: Some(0.2),
+            stoppable: true,
             ..Default::default()
         },
     );
@@ -385,4 +387,70 @@ fn a_month_spent_leaves_no_room_and_stop_newest_stops_every_pod() {
     // A new month: the spend is small again, and the held pod fits.
     l.set_spend(spend(0.0, 0.0));
     assert_eq!(l.fitting_held(), vec![p("third")]);
+}
+
+fn cl(name: &str) -> Member {
+    Member::cluster(name)
+}
+
+#[test]
+fn stop_newest_deletes_a_cluster_only_when_its_policy_lets_it_and_reports_the_rest() {
+    let mut l = NamespaceLedger::default();
+    l.set_budget("team", rule(50.0, BudgetAction::StopNewest));
+    l.observe(&p("old"), running(10.0, 100));
+    let kept = Facts {
+        stoppable: false,
+        ..running(40.0, 300)
+    };
+    l.observe(&cl("kept"), kept);
+    // 50 is the cap: nothing to do.
+    assert!(l.mark_stops("team").is_empty());
+    // A deletable cluster started later pushes it over: it is the newest, and it goes.
+    l.observe(&cl("scratch"), running(30.0, 400));
+    assert_eq!(l.mark_stops("team"), vec![cl("scratch")]);
+    assert!(l.must_stop(&cl("scratch")));
+    assert_eq!(l.figures("team").unwrap().stopping, vec!["Cluster/scratch"]);
+    // Seen deleted: the newest stoppable left is the old pod; the kept cluster is
+    // never chosen, and a Budget still over says which members its policy keeps.
+    l.observe(
+        &cl("scratch"),
+        Facts {
+            running: false,
+            ..Default::default()
+        },
+    );
+    l.observe(
+        &cl("kept"),
+        Facts {
+            stoppable: false,
+            ..running(60.0, 300)
+        },
+    );
+    assert_eq!(l.mark_stops("team"), vec![p("old")]);
+    l.observe(
+        &p("old"),
+        Facts {
+            running: false,
+            ..Default::default()
+        },
+    );
+    assert!(l.mark_stops("team").is_empty());
+    let f = l.figures("team").unwrap();
+    assert_eq!(f.kept, vec!["Cluster/kept"]);
+    assert!(f.stopping.is_empty());
+}
+
+#[test]
+fn a_cluster_is_held_by_deny_with_its_own_words() {
+    let mut l = NamespaceLedger::default();
+    l.set_budget("team", rule(50.0, BudgetAction::Deny));
+    let err = l
+        .reserve(&cl("big"), &BTreeMap::new(), 80.0, Instant::now())
+        .unwrap_err();
+    assert!(
+        err.message().contains("this cluster 80.0000/h"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(l.figures("team").unwrap().held, vec!["Cluster/big"]);
 }

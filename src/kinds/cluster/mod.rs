@@ -1,0 +1,528 @@
+//! The Cluster adapter: Instant Clusters (REST v2 only), placed by whole machines with a
+//! GPU fallback list and a price cap for the whole cluster, renamed in place, replaced
+//! when their shape changes, deleted when `maxRuntime` is reached, and described to
+//! in-cluster programs by a ConfigMap.
+//!
+//! - Observation: two calls per account per interval for every cluster (the clusters,
+//!   and every member from the pod list), joined by the client.
+//! - Placement ([`decide::candidates`]) is pure: the priority list's GPU types × the
+//!   allowed data centers (the network volume's alone when one is mounted), with stock
+//!   for one node in the catalog's cluster availability and a price within the cap. Each
+//!   is tried with a create pinned to its data center until one has room for every node;
+//!   each refusal is an Event and, for the create that lands, a status entry.
+//! - Crash safety: the remote name is `<namespace>-<name>-<uid8>` (unless `spec.name`
+//!   sets it) and every member's env carries [`TAG_ENV`]`=<uid>`; `claims` recognises
+//!   either, so a renamed cluster is still found after a crash.
+//! - Budgets: a create is admitted at the price of its first placement; a fallback to a
+//!   dearer one is admitted again first. `StopNewest` deletes a cluster only when its
+//!   `budgetStopPolicy` is `Delete`.
+//! - Seed backend: no clusters; the object reports `UnsupportedByBackend` and no call is
+//!   made.
+
+pub mod config_map;
+pub mod decide;
+pub mod summary;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::ResourceExt;
+
+use gpucloud_crd::budget::BUDGET_EXCEEDED;
+use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterStatus, PlacementRefusal};
+use gpucloud_crd::guardrails::GuardrailHold;
+use gpucloud_crd::pod::UpdateStrategy;
+use gpucloud_crd::{Cluster, NetworkVolume, Template};
+use gpucloud_engine::adapter::{
+    Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
+};
+use gpucloud_engine::annotations::parse_duration;
+use gpucloud_engine::credentials::AccountId;
+use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_engine::snapshot::{Freshness, Snapshots};
+use gpucloud_platform::domain::{
+    Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
+};
+use gpucloud_platform::{ErrorClass, PlatformClient};
+use gpucloud_policy::budget::{BudgetLedger, LISTING_WAIT};
+use gpucloud_policy::guardrails::clock::Clock;
+
+use crate::kinds::shared::{dependency, owned_config_map, secret_env};
+use decide::{
+    Candidate, ClusterChange, DEFAULT_MOUNT_PATH, DesiredCluster, RuntimeDecision, candidates,
+    container_of, nothing_fits, plan_cluster, readiness_of, remote_name, runtime_decision,
+    started_at, status_of,
+};
+
+/// A cluster as a pass sees it: the platform's, and what the create that made it in this
+/// pass refused on the way (empty for a listed one).
+#[derive(Clone, Debug)]
+pub struct ClusterView {
+    pub cluster: RemoteCluster,
+    pub refused: Vec<PlacementRefusal>,
+}
+
+impl ClusterView {
+    fn listed(cluster: RemoteCluster) -> Self {
+        Self {
+            cluster,
+            refused: Vec::new(),
+        }
+    }
+}
+
+/// Offers key: account, GPUs per node, nodes.
+type OffersKey = (AccountId, u32, u32);
+
+/// The Cluster kind.
+pub struct ClusterAdapter {
+    /// The catalog's offers per account and shape: read only to create, at most once per
+    /// interval.
+    offers: Snapshots<OffersKey, ClusterOffer, Failure>,
+    offers_max_age: Duration,
+    /// "Now" of `maxRuntime`.
+    clock: Clock,
+    /// The Budgets' ledger; `None`: no Budget is enforced.
+    budgets: Option<Arc<BudgetLedger>>,
+    /// How long a held cluster waits before it looks again by itself.
+    held_recheck: Duration,
+    /// The ConfigMap data last written per object, so that it is written only on change.
+    written: parking_lot::Mutex<HashMap<String, BTreeMap<String, String>>>,
+}
+
+impl ClusterAdapter {
+    /// `interval`: how old the catalog may be, and how long a held cluster waits.
+    pub fn new(interval: Duration, clock: Clock) -> Self {
+        Self {
+            offers: Snapshots::new(),
+            offers_max_age: interval,
+            clock,
+            budgets: None,
+            held_recheck: interval,
+            written: parking_lot::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Admits creates against `budgets`.
+    pub fn with_budgets(mut self, budgets: Arc<BudgetLedger>) -> Self {
+        self.budgets = Some(budgets);
+        self
+    }
+
+    /// The `maxRuntime` decision for `obj` now, with `remote` as listed.
+    fn runtime(&self, obj: &Cluster, remote: Option<&RemoteCluster>) -> RuntimeDecision {
+        let limit = obj.spec.max_runtime.as_deref().and_then(parse_duration);
+        let previous = obj.status.as_ref().and_then(|s| s.guardrails.as_ref());
+        runtime_decision(
+            limit,
+            previous,
+            obj.metadata.generation,
+            started_at(obj, remote),
+            self.clock.now(),
+        )
+    }
+
+    /// Takes the cluster's Budget reservation at `price` per hour, or holds it.
+    fn reserve(&self, obj: &Cluster, price: f64) -> Result<(), Failure> {
+        let Some(budgets) = &self.budgets else {
+            return Ok(());
+        };
+        let ns = obj.namespace().unwrap_or_default();
+        budgets
+            .reserve_cluster(&ns, &obj.name_any(), obj.labels(), price)
+            .map_err(|exceeded| {
+                let mut f = Failure::waiting(BUDGET_EXCEEDED, exceeded.message());
+                f.retry_after = Some(self.held_recheck);
+                f
+            })
+    }
+
+    /// Where the cluster may go, in order, and what was refused (the catalog read at most
+    /// once per interval per account and shape).
+    async fn placements(
+        &self,
+        client: &PlatformClient,
+        desired: &DesiredCluster,
+    ) -> Result<(Vec<Candidate>, Vec<PlacementRefusal>), Failure> {
+        let r = &desired.request;
+        let key = (desired.account, r.gpu_count_per_pod, r.pod_count);
+        let offers = self
+            .offers
+            .get(&key, Freshness::MaxAge(self.offers_max_age), || async {
+                client
+                    .clusters()
+                    .offers(r.gpu_count_per_pod, r.pod_count)
+                    .await
+                    .map_err(|e| Failure::from_platform("list GPU types", &e))
+            })
+            .await?;
+        Ok(candidates(desired, &offers.items))
+    }
+
+    /// The Template's container settings, its env resolved, when the spec names one.
+    async fn template(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+    ) -> Result<Option<NodeContainer>, Failure> {
+        let Some(r) = &obj.spec.template_ref else {
+            return Ok(None);
+        };
+        let ns = obj.namespace().unwrap_or_default();
+        let (template, _) =
+            dependency::ready_object::<Template>(pass.shared, &ns, &r.name, "spec.templateRef")
+                .await?;
+        let env = secret_env::resolve(pass.shared, &ns, &template.spec.env)
+            .await
+            .map_err(|f| Failure {
+                message: format!("Template {}: {}", r.name, f.message),
+                ..f
+            })?;
+        let t = &template.spec;
+        Ok(Some(NodeContainer {
+            image: t.image.clone(),
+            args: t.args.clone(),
+            disk_gb: t.container_disk_gb.and_then(|d| u32::try_from(d).ok()),
+            ports: t.ports.clone(),
+            env,
+            network_volume_id: None,
+        }))
+    }
+
+    /// The mounted volume's id and data center, when the spec names one.
+    async fn volume(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+    ) -> Result<Option<(String, String)>, Failure> {
+        let Some(r) = &obj.spec.network_volume_ref else {
+            return Ok(None);
+        };
+        let ns = obj.namespace().unwrap_or_default();
+        let (volume, id) = dependency::ready_object::<NetworkVolume>(
+            pass.shared,
+            &ns,
+            &r.name,
+            "spec.networkVolumeRef",
+        )
+        .await?;
+        Ok(Some((id, volume.spec.data_center_id.clone())))
+    }
+
+    /// Creates on the first candidate with room for every node.
+    async fn place(
+        &self,
+        client: &PlatformClient,
+        obj: &Cluster,
+        desired: &DesiredCluster,
+        candidates: &[Candidate],
+        mut refused: Vec<PlacementRefusal>,
+    ) -> Result<Created<ClusterView>, Failure> {
+        let mut admitted = candidates.first().map_or(0.0, |c| c.price_per_hour);
+        for candidate in candidates {
+            if candidate.price_per_hour > admitted + 1e-9 {
+                self.reserve(obj, candidate.price_per_hour)?;
+                admitted = candidate.price_per_hour;
+            }
+            let request = ClusterRequest {
+                gpu_type_id: candidate.gpu_type_id.clone(),
+                data_center_id: Some(candidate.data_center_id.clone()),
+                ..desired.request.clone()
+            };
+            match client.clusters().create(&request).await {
+                Ok(cluster) => {
+                    let notes = refused
+                        .iter()
+                        .map(|r| Note {
+                            reason: "PlacementRefused".into(),
+                            warning: true,
+                            action: "Create",
+                            message: format!("{}: {}", r.candidate, r.reason),
+                        })
+                        .collect();
+                    return Ok(Created {
+                        remote: ClusterView { cluster, refused },
+                        notes,
+                    });
+                }
+                Err(e) if e.class() == ErrorClass::Capacity => {
+                    refused.push(PlacementRefusal {
+                        candidate: candidate.describe(),
+                        reason: format!("no room for every node: {}", e),
+                    });
+                }
+                Err(e) => {
+                    return Err(Failure::from_platform(
+                        &format!("create the cluster on {}", candidate.describe()),
+                        &e,
+                    ));
+                }
+            }
+        }
+        Err(nothing_fits(&refused))
+    }
+}
+
+impl Adapter for ClusterAdapter {
+    type Kind = Cluster;
+    type Remote = ClusterView;
+    type Desired = DesiredCluster;
+    type Change = ClusterChange;
+
+    const KIND: &'static str = "Cluster";
+    const NOUN: &'static str = "cluster";
+
+    const ORPHAN_SWEEP: bool = true;
+
+    fn orphan_candidate(remote: &ClusterView) -> Option<gpucloud_policy::orphans::Candidate> {
+        Some(gpucloud_policy::orphans::cluster_candidate(&remote.cluster))
+    }
+
+    fn id(remote: &ClusterView) -> &str {
+        &remote.cluster.id
+    }
+
+    async fn list(&self, client: &PlatformClient) -> Result<Vec<ClusterView>, Failure> {
+        client
+            .clusters()
+            .list()
+            .await
+            .map(|l| l.into_iter().map(ClusterView::listed).collect())
+            .map_err(|e| Failure::from_platform("list clusters", &e))
+    }
+
+    fn claims(&self, obj: &Cluster, remote: &ClusterView) -> bool {
+        match remote.cluster.env_value(TAG_ENV) {
+            Some(uid) => obj.uid().as_deref() == Some(uid),
+            None => remote.cluster.name == remote_name(obj),
+        }
+    }
+
+    async fn desired(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+    ) -> Result<DesiredCluster, Failure> {
+        if !pass.client.clusters().supported() {
+            return Err(Failure::permanent(
+                "UnsupportedByBackend",
+                "the seed API has no Instant Clusters: run this install on the REST v2 backend (--platform-api v2)",
+            ));
+        }
+        let s = &obj.spec;
+        let ns = obj.namespace().unwrap_or_default();
+        let volume = self.volume(pass, obj).await?;
+        let mut data_center_ids = s.data_center_ids.clone();
+        if let Some((_, dc)) = &volume {
+            if !data_center_ids.is_empty() && !data_center_ids.contains(dc) {
+                return Err(Failure::permanent(
+                    "DataCenterMismatch",
+                    format!(
+                        "spec.networkVolumeRef is in {dc}, which spec.dataCenterIds ({}) leaves out: a cluster mounts a volume of its own data center",
+                        data_center_ids.join(", ")
+                    ),
+                ));
+            }
+            data_center_ids = vec![dc.clone()];
+        }
+        let template = self.template(pass, obj).await?;
+        let env = secret_env::resolve(pass.shared, &ns, &s.env).await?;
+        let container = container_of(obj, env, template, volume.map(|(id, _)| id));
+        let budget_stop = self
+            .budgets
+            .as_ref()
+            .filter(|b| b.must_stop_cluster(&ns, &obj.name_any()))
+            .filter(|_| s.budget_stop_policy == BudgetStopPolicy::Delete)
+            .map(|_| {
+                "a Budget's StopNewest chose this cluster, the newest over its cap (budgetStopPolicy Delete): deleting it".to_string()
+            });
+        Ok(DesiredCluster {
+            account: pass.credentials.account,
+            request: ClusterRequest {
+                name: remote_name(obj),
+                cluster_type: s.cluster_type.as_str().to_string(),
+                gpu_type_id: String::new(),
+                gpu_count_per_pod: u32::try_from(s.compute.gpu_count_per_pod).unwrap_or(1),
+                pod_count: u32::try_from(s.compute.pod_count).unwrap_or(2),
+                data_center_id: None,
+                container,
+                volume_mount_path: s
+                    .volume_mount_path
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_MOUNT_PATH.to_string()),
+                start_ssh: s.start_ssh,
+            },
+            gpu_types: s.compute.gpu_types.clone(),
+            data_center_ids,
+            max_price_per_hour: s.max_price_per_hour,
+            update_strategy: s.update_strategy,
+            budget_stop,
+        })
+    }
+
+    async fn admit(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+        desired: &DesiredCluster,
+        remote: Option<&ClusterView>,
+        _changes: &[ClusterChange],
+    ) -> Result<(), Failure> {
+        let (Some(budgets), None) = (&self.budgets, remote) else {
+            return Ok(());
+        };
+        // The price of the first placement the create will try; without one the create
+        // fails on its own, with the reason.
+        let price = match self.placements(pass.client, desired).await {
+            Ok((candidates, _)) => match candidates.first() {
+                Some(c) => c.price_per_hour,
+                None => return Ok(()),
+            },
+            Err(_) => return Ok(()),
+        };
+        if !budgets.wait_synced(LISTING_WAIT).await {
+            let mut f = Failure::waiting(
+                "BudgetsNotListed",
+                "the operator has not listed the Budgets yet; the create waits for it",
+            );
+            f.retry_after = Some(self.held_recheck);
+            return Err(f);
+        }
+        self.reserve(obj, price)
+    }
+
+    async fn create(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+        desired: &DesiredCluster,
+    ) -> Result<Created<ClusterView>, Failure> {
+        let created = match self.placements(pass.client, desired).await {
+            Ok((candidates, refused)) => {
+                self.place(pass.client, obj, desired, &candidates, refused)
+                    .await
+            }
+            Err(f) => Err(f),
+        };
+        // Budget: a create that did not happen gives its reservation back at once.
+        if let (Err(f), Some(budgets)) = (&created, &self.budgets)
+            && f.applied == Applied::No
+        {
+            budgets.release_cluster(&obj.namespace().unwrap_or_default(), &obj.name_any());
+        }
+        created
+    }
+
+    fn plan(
+        &self,
+        obj: &Cluster,
+        desired: &DesiredCluster,
+        remote: &ClusterView,
+    ) -> Plan<ClusterChange> {
+        let runtime = self.runtime(obj, Some(&remote.cluster));
+        plan_cluster(desired, &remote.cluster, runtime.hold.as_ref())
+    }
+
+    async fn apply(
+        &self,
+        client: &PlatformClient,
+        remote: &mut ClusterView,
+        change: &ClusterChange,
+    ) -> Result<(), Failure> {
+        match change {
+            ClusterChange::Rename(name) => {
+                client
+                    .clusters()
+                    .rename(&remote.cluster.id, name)
+                    .await
+                    .map_err(|e| Failure::from_platform("rename the cluster", &e))?;
+                remote.cluster.name = name.clone();
+                Ok(())
+            }
+        }
+    }
+
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+        client
+            .clusters()
+            .delete(id)
+            .await
+            .map_err(|e| Failure::from_platform("delete the cluster", &e))
+    }
+
+    fn readiness(&self, _obj: &Cluster, remote: &ClusterView) -> Readiness {
+        readiness_of(&remote.cluster)
+    }
+
+    fn status(&self, obj: &Cluster, remote: Option<&ClusterView>, seen: Seen) -> ClusterStatus {
+        let cluster = remote.map(|r| &r.cluster);
+        let hold: Option<GuardrailHold> = self.runtime(obj, cluster).hold;
+        let refused = remote.map_or(&[][..], |r| r.refused.as_slice());
+        status_of(obj, cluster, refused, seen, hold.as_ref())
+    }
+
+    fn describe(&self, change: &ClusterChange) -> String {
+        match change {
+            ClusterChange::Rename(name) => format!("renamed the cluster to {name:?}"),
+        }
+    }
+
+    async fn after_sync(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+        remote: &mut ClusterView,
+    ) -> Result<(), Failure> {
+        let ns = obj.namespace().unwrap_or_default();
+        if let Some(budgets) = &self.budgets {
+            budgets.unhold_cluster(&ns, &obj.name_any());
+        }
+        let Some(data) = config_map::data_of(&remote.cluster) else {
+            return Ok(());
+        };
+        let key = format!("{ns}/{}", obj.name_any());
+        if self.written.lock().get(&key) == Some(&data) {
+            return Ok(());
+        }
+        let name = config_map::name_of(obj);
+        owned_config_map::apply(pass.shared, obj, &name, config_map::LABEL, data.clone()).await?;
+        self.written.lock().insert(key, data);
+        Ok(())
+    }
+
+    fn forget(&self, key: &str) {
+        self.written.lock().remove(key);
+        if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
+            budgets.forget_cluster(ns, name);
+        }
+    }
+
+    fn secrets(&self, obj: &Cluster) -> Vec<String> {
+        gpucloud_engine::adapter::secrets_with_credentials(
+            obj,
+            secret_env::secret_names(&obj.spec.env),
+        )
+    }
+
+    fn when_gone(&self, obj: &Cluster) -> WhenGone {
+        match obj.spec.update_strategy {
+            UpdateStrategy::Recreate => WhenGone::Recreate,
+            UpdateStrategy::Never => WhenGone::Report,
+        }
+    }
+
+    fn hold_create(&self, obj: &Cluster, _desired: &DesiredCluster) -> Option<String> {
+        let hold = self.runtime(obj, None).hold?;
+        Some(format!("not created: {}", hold.message))
+    }
+
+    fn due_in(&self, obj: &Cluster, remote: Option<&ClusterView>) -> Option<Duration> {
+        let due = self.runtime(obj, remote.map(|r| &r.cluster)).due_in?;
+        Some(self.clock.real(due) + Duration::from_millis(250))
+    }
+}
+
+#[cfg(test)]
+mod tests;
