@@ -1,6 +1,7 @@
 //! What the platform billed this month, for Budgets' `spentThisMonth` and
 //! `maxSpendPerMonth`: every `interval` while a Budget exists, one read of the billing of
-//! the Pods and one of the serverless Endpoints (REST v2, the operator's default key) from
+//! the Pods, one of the serverless Endpoints and one of the Instant Clusters (REST v2, the
+//! operator's default key) from
 //! the first of the month (UTC), summed by platform id into the ledger. Each Budget then
 //! sums what its own members were billed. The window and the sums are pure.
 
@@ -15,7 +16,9 @@ use tracing::{debug, warn};
 
 use gpucloud_engine::context::Shared;
 use gpucloud_platform::PlatformApi;
-use gpucloud_platform::v2::{BillingBucketSize, BillingWindow, PodBilling, ServerlessBilling};
+use gpucloud_platform::v2::{
+    BillingBucketSize, BillingWindow, ClusterBilling, PodBilling, ServerlessBilling,
+};
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::budget::ledger::MonthSpend;
 
@@ -44,14 +47,21 @@ pub fn month_start(now: Timestamp) -> Timestamp {
         .unwrap_or(now)
 }
 
-/// The records of both families, summed by platform id.
-pub fn by_id(pods: &PodBilling, serverless: &ServerlessBilling) -> MonthSpend {
+/// The records of the three families, summed by platform id.
+pub fn by_id(
+    pods: &PodBilling,
+    serverless: &ServerlessBilling,
+    clusters: &ClusterBilling,
+) -> MonthSpend {
     let mut spend = MonthSpend::new();
     for r in &pods.records {
         *spend.entry(r.pod_id.clone()).or_default() += r.amounts.total_amount;
     }
     for r in &serverless.records {
         *spend.entry(r.serverless_id.clone()).or_default() += r.amounts.total_amount;
+    }
+    for r in &clusters.records {
+        *spend.entry(r.cluster_id.clone()).or_default() += r.amounts.total_amount;
     }
     spend
 }
@@ -91,7 +101,7 @@ pub async fn refresh(
     }
 }
 
-/// One read of both families; `None` when the backend has no billing.
+/// One read of the three families; `None` when the backend has no billing.
 async fn read_once(shared: &Shared) -> Result<Option<MonthSpend>, String> {
     let namespace = &shared.config.operator_namespace;
     let credentials = shared
@@ -118,7 +128,11 @@ async fn read_once(shared: &Shared) -> Result<Option<MonthSpend>, String> {
         .serverless_billing(&window, None)
         .await
         .map_err(|e| e.to_string())?;
-    Ok(Some(by_id(&pods, &serverless)))
+    let clusters = v2
+        .cluster_billing(&window, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(Some(by_id(&pods, &serverless, &clusters)))
 }
 
 #[cfg(test)]
@@ -149,7 +163,13 @@ mod tests {
             "metadata": {"query": {"startTime": "a", "endTime": "c"}, "recordCount": 1, "totals": {}},
         }))
         .unwrap();
-        let spend = by_id(&pods, &serverless);
+        let clusters: ClusterBilling = serde_json::from_value(serde_json::json!({
+            "records": [{"startTime": "a", "endTime": "b", "clusterId": "c1", "totalAmount": 99.0}],
+            "metadata": {"query": {"startTime": "a", "endTime": "c"}, "recordCount": 1, "totals": {}},
+        }))
+        .unwrap();
+        let spend = by_id(&pods, &serverless, &clusters);
+        assert_eq!(spend.get("c1"), Some(&99.0));
         assert_eq!(spend.get("p1"), Some(&2.0));
         assert_eq!(spend.get("p2"), Some(&0.25));
         assert_eq!(spend.get("e1"), Some(&2.0));
