@@ -5,8 +5,11 @@
 //! cloud has enough free GPUs, and a stopped pod stays tied to its host, so resuming fails
 //! when other pods took the host's GPUs meanwhile.
 
+mod cluster;
 mod placement;
 mod stock;
+
+pub use cluster::whole_machines;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -101,9 +104,20 @@ pub struct PodInterval {
     pub cost_per_hr: f64,
     pub container_disk_gb: u32,
     pub volume_gb: u32,
+    /// The cluster the pod was a member of: its time bills to the cluster, not as a pod.
+    pub cluster_id: Option<String>,
     pub from: Millis,
     /// Open while `None`.
     pub to: Option<Millis>,
+}
+
+/// A pod's place in an Instant Cluster: which cluster, its node rank (0 is the primary) and
+/// its address on the cluster's private overlay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Membership {
+    pub cluster_id: String,
+    pub rank: u32,
+    pub ip: String,
 }
 
 /// A deployed pod.
@@ -147,6 +161,8 @@ pub struct Pod {
     pub gpu_util_percent: Option<f64>,
     /// (private port, public port, type) for every requested port.
     pub port_map: Vec<(u32, u32, String)>,
+    /// Set for a member of an Instant Cluster, which only the cluster may change.
+    pub cluster: Option<Membership>,
 }
 
 impl Pod {
@@ -202,6 +218,15 @@ pub struct TemplateDefaults {
     pub volume_mount_path: String,
     pub ports: Vec<String>,
     pub env: Vec<(String, String)>,
+}
+
+/// What a deploy's checks settle before it is placed: the same for every pod of a cluster.
+#[derive(Debug, Clone)]
+struct Checked {
+    template: TemplateDefaults,
+    image_name: String,
+    ports: String,
+    port_specs: Vec<(u32, String)>,
 }
 
 /// Where a deploy lands and what it costs.
@@ -335,6 +360,7 @@ impl Cloud {
             cost_per_hr: p.cost_per_hr,
             container_disk_gb: p.container_disk_in_gb,
             volume_gb: p.volume_in_gb,
+            cluster_id: p.cluster.as_ref().map(|m| m.cluster_id.clone()),
             from: now,
             to: None,
         };
@@ -425,6 +451,17 @@ impl Cloud {
     /// Deploys a pod on the first machine that fits: GPUs of the one requested type, or
     /// vCPUs of the requested CPU flavor. Never falls back to another type.
     pub fn deploy(&mut self, req: DeployRequest, now: Millis) -> Result<&Pod, PodError> {
+        let checked = self.check_deploy(&req)?;
+        let placement = match &req.cpu {
+            Some(cpu) => self.place_cpu(&req, cpu)?,
+            None => self.place_gpu(&req)?,
+        };
+        let seq = self.install(&req, &checked, placement, None, now);
+        Ok(&self.pods[&seq])
+    }
+
+    /// The rules of a deploy that do not depend on stock, and what they settle.
+    fn check_deploy(&self, req: &DeployRequest) -> Result<Checked, PodError> {
         let template = req.template.clone().unwrap_or_default();
         let image_name = req
             .image_name
@@ -463,10 +500,30 @@ impl Cloud {
             .clone()
             .unwrap_or_else(|| template.ports.join(","));
         let port_specs = parse_ports(&ports)?;
-        let placement = match &req.cpu {
-            Some(cpu) => self.place_cpu(&req, cpu)?,
-            None => self.place_gpu(&req)?,
-        };
+        Ok(Checked {
+            template,
+            image_name,
+            ports,
+            port_specs,
+        })
+    }
+
+    /// Puts a checked pod on its placement: the machine's GPUs or vCPUs are taken and its
+    /// usage starts. Returns the pod's sequence number.
+    fn install(
+        &mut self,
+        req: &DeployRequest,
+        checked: &Checked,
+        placement: Placement,
+        cluster: Option<Membership>,
+        now: Millis,
+    ) -> u64 {
+        let Checked {
+            template,
+            image_name,
+            ports,
+            port_specs,
+        } = checked.clone();
         let machine = self
             .machine_mut(&placement.machine_id)
             .expect("placement names a machine");
@@ -529,13 +586,14 @@ impl Cloud {
             gpu_util_percent: None,
             last_status_change_at: now,
             port_map: assign_ports(&port_specs),
+            cluster,
         };
         let seq = self.next_seq;
         self.next_seq += 1;
         self.pod_index.insert(id.clone(), seq);
         self.pods.insert(seq, pod);
         self.open_interval(&id, true, now);
-        Ok(&self.pods[&seq])
+        seq
     }
 
     /// Restarts a running pod's container in place: it boots again, on the same host.

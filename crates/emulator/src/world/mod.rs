@@ -1,7 +1,8 @@
 //! The world every surface shares: the account's records (endpoints, volumes, templates,
-//! registries, delegations), its pods and GPU stock, and its usage for billing. The
+//! registries, delegations, clusters), its pods and GPU stock, and its usage for billing. The
 //! surfaces read and write it behind one lock (`state::Emulator`); it imports no surface.
 
+pub mod clusters;
 pub mod endpoints;
 
 use std::collections::BTreeMap;
@@ -31,6 +32,8 @@ pub struct World {
     pub usage: UsageLedger,
     /// Container registry credentials (REST v2 `/v2/registries`).
     pub registries: BTreeMap<String, RegistryAuth>,
+    /// Instant Clusters (REST v2 `/v2/clusters`); their members are pods of `cloud`.
+    pub clusters: BTreeMap<String, clusters::Cluster>,
 }
 
 impl World {
@@ -69,6 +72,7 @@ impl World {
                 .collect(),
             public_templates: f.public_templates.clone(),
             usage: UsageLedger::default(),
+            clusters: BTreeMap::new(),
         };
         let mut endpoints = std::mem::take(&mut world.endpoints);
         for e in endpoints.values_mut() {
@@ -99,6 +103,7 @@ impl World {
             "templates": self.templates.values().collect::<Vec<_>>(),
             "delegations": self.delegations,
             "registries": self.registries.values().collect::<Vec<_>>(),
+            "clusters": self.clusters.values().collect::<Vec<_>>(),
             "machines": self.cloud.machines().iter().map(|m| json!({
                 "id": m.id, "gpuTypeId": m.gpu_type_id, "dataCenterId": m.data_center_id,
                 "secureCloud": m.secure, "totalGpus": m.total, "freeGpus": m.free,
@@ -106,6 +111,7 @@ impl World {
             "pods": self.cloud.pods().map(|p| json!({
                 "id": p.id, "name": p.name, "machineId": p.machine_id,
                 "gpuTypeId": p.gpu_type_id, "gpuCount": p.gpu_count,
+                "clusterId": p.cluster.as_ref().map(|m| &m.cluster_id),
                 "desiredStatus": match p.desired {
                     crate::pods::DesiredStatus::Running => "RUNNING",
                     crate::pods::DesiredStatus::Exited => "EXITED",
