@@ -65,6 +65,7 @@ pub const CREATE_ROUTES: &[&str] = &[
     "POST /v1/containerregistryauth",
     "graphql:podFindAndDeployOnDemand",
     "POST /v2/pods",
+    "POST /v2/clusters",
     "POST /v2/serverless",
     "POST /v2/network-volumes",
     "POST /v2/templates",

@@ -1,6 +1,6 @@
-//! The platform's published REST API v2 (`/v2/pods`, `/v2/catalog/...`, `/v2/billing/...`,
-//! `/v2/serverless`, ...), served on the same world as the seed surfaces: a pod created here
-//! is the pod GraphQL lists and stops.
+//! The platform's published REST API v2 (`/v2/pods`, `/v2/clusters`, `/v2/catalog/...`,
+//! `/v2/billing/...`, `/v2/serverless`, ...), served on the same world as the seed surfaces:
+//! a pod created here is the pod GraphQL lists and stops.
 //!
 //! Shared pieces: [`problem`] (the problem+json error), [`request`] (caller, body and query
 //! parsing with 422s naming the field), [`limits`] (per key and route group windows with the
@@ -10,6 +10,7 @@
 
 pub mod billing;
 pub mod catalog;
+pub mod clusters;
 pub mod container;
 pub mod event_stream;
 pub mod integer;
@@ -59,6 +60,7 @@ pub fn routes() -> Router<App> {
         .merge(templates::routes())
         .merge(volumes::routes())
         .merge(registries::routes())
+        .merge(clusters::routes())
 }
 
 /// [`routes`] behind authentication and the rate limits.

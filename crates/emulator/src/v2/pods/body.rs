@@ -143,7 +143,7 @@ pub(super) fn cuda_version_ok(v: &str) -> bool {
     })
 }
 
-pub(super) fn check_mounts(v: &mut Violations, m: &Mounts) {
+pub(crate) fn check_mounts(v: &mut Violations, m: &Mounts) {
     if let Some(p) = &m.persistent {
         v.range(Some(p.size.0), "mounts.persistent.size", Some(10), None);
     }
@@ -208,7 +208,7 @@ pub(super) fn check_update(b: &UpdatePodBody) -> V2Result<()> {
 
 /// A capacity or rule failure of the cloud, as the v2 answer (always a 400: the body
 /// matched the document).
-pub(super) fn placement_problem(err: PodError) -> Problem {
+pub(crate) fn placement_problem(err: PodError) -> Problem {
     match err {
         PodError::NotFound(id) => Problem::not_found(format!("pod {id} not found")),
         PodError::Invalid { field, rule } => {
@@ -222,6 +222,18 @@ pub(super) fn placement_problem(err: PodError) -> Problem {
             Problem::bad_request(format!("{field}: {rule}"))
         }
         other => Problem::bad_request(other.to_string()),
+    }
+}
+
+/// 409 for a cluster member: only its cluster (`/v2/clusters/{id}`) changes it. `what` says
+/// what the pod endpoint would have done ("modified", "terminated", ...).
+pub(super) fn refuse_member(pod: &Pod, what: &str) -> V2Result<()> {
+    match &pod.cluster {
+        None => Ok(()),
+        Some(m) => Err(Problem::conflict(format!(
+            "pod {} belongs to cluster {} and cannot be {what} via the pod endpoints; manage it through /v2/clusters/{}",
+            pod.id, m.cluster_id, m.cluster_id
+        ))),
     }
 }
 

@@ -32,7 +32,8 @@ use super::request::{
 use super::timestamp;
 use crate::clock::Millis;
 use crate::pods::{
-    CloudChoice, CpuRequest, DeployRequest, DesiredStatus, Pod, PodError, assign_ports, parse_ports,
+    Cloud, CloudChoice, CpuRequest, DeployRequest, DesiredStatus, Pod, PodError, assign_ports,
+    parse_ports,
 };
 use crate::state::{App, World};
 
@@ -105,9 +106,8 @@ struct ListQuery {
 }
 
 async fn list(State(app): State<App>, _caller: Caller, V2Query(q): V2Query<ListQuery>) -> Response {
-    // The emulator has no clusters, so there are no member pods to include or exclude.
-    let _ = q.include_cluster_pods;
-    axum::Json(pods_listing(&app)).into_response()
+    let include = q.include_cluster_pods.unwrap_or(false);
+    axum::Json(pods_listing_with(&app, include)).into_response()
 }
 
 async fn read(
@@ -137,15 +137,21 @@ async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<
     pod.registry = b.registry.clone().flatten();
     pod.global_networking = b.global_networking.unwrap_or(false);
     pod.template_id = None;
-    if b.start_jupyter == Some(true) && !pod.env.iter().any(|e| e.starts_with("JUPYTER_PASSWORD="))
-    {
-        pod.env
-            .push(format!("JUPYTER_PASSWORD={}", crate::ids::short(20)));
+    if b.start_jupyter == Some(true) {
+        add_jupyter_password(pod);
     }
     tracing::info!(pod = %id, "pod created over REST v2");
     let pod = world.cloud.pod(&id).expect("just deployed");
     let body = pod_json(&app, &world, pod, now);
     Ok((StatusCode::CREATED, axum::Json(body)).into_response())
+}
+
+/// `startJupyter`: a Jupyter password in the env, unless the pod already has one.
+pub(crate) fn add_jupyter_password(pod: &mut Pod) {
+    if !pod.env.iter().any(|e| e.starts_with("JUPYTER_PASSWORD=")) {
+        pod.env
+            .push(format!("JUPYTER_PASSWORD={}", crate::ids::short(20)));
+    }
 }
 
 /// What a template contributes to a create or update.
@@ -200,7 +206,7 @@ fn resolve_template(world: &World, id: &str) -> V2Result<TemplateSettings> {
 }
 
 /// The cross-field rules (400) and references (404) of a create, then the cloud's request.
-fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
+pub(crate) fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<DeployRequest> {
     match (&b.gpu, &b.cpu) {
         (Some(_), Some(_)) => {
             return Err(Problem::bad_request(
@@ -400,6 +406,7 @@ async fn update(
         .pod(&id)
         .ok_or_else(|| pod_not_found(&id))?
         .clone();
+    refuse_member(&pod, "modified")?;
     let template = b
         .template_id
         .as_deref()
@@ -544,8 +551,10 @@ async fn delete(
     _writer: Writer,
 ) -> V2Result<StatusCode> {
     let now = app.clock.now();
-    app.world
-        .lock()
+    let mut world = app.world.lock();
+    let pod = world.cloud.pod(&id).ok_or_else(|| pod_not_found(&id))?;
+    refuse_member(pod, "terminated")?;
+    world
         .cloud
         .terminate(&id, now)
         .map_err(|_| pod_not_found(&id))?;
@@ -569,6 +578,7 @@ async fn action(
         PodAction::Restart => "restart",
         PodAction::Terminate => "terminate",
     };
+    refuse_member(pod, &format!("given the {name} action"))?;
     if !status.actions(pod.locked).contains(&name) {
         let why = if pod.locked && action == PodAction::Stop {
             " (the pod is locked)"

@@ -28,14 +28,20 @@ pub(super) fn mounts_of(p: &Pod) -> Value {
     }
 }
 
-/// The answer to `GET /v2/pods`: every pod of the world, built under its lock. Public so
-/// that the emulator benchmark times exactly what the handler does.
+/// The answer to `GET /v2/pods`: every standalone pod of the world, built under its lock.
+/// Public so that the emulator benchmark times exactly what the handler does.
 pub fn pods_listing(app: &App) -> Value {
+    pods_listing_with(app, false)
+}
+
+/// `GET /v2/pods`, with the cluster members too when `include_cluster_pods`.
+pub fn pods_listing_with(app: &App, include_cluster_pods: bool) -> Value {
     let now = app.clock.now();
     let world = app.world.lock();
     let pods: Vec<Value> = world
         .cloud
         .pods()
+        .filter(|p| include_cluster_pods || p.cluster.is_none())
         .map(|p| pod_json(app, &world, p, now))
         .collect();
     json!({ "pods": pods })
@@ -50,14 +56,9 @@ pub fn pod_json(app: &App, world: &World, p: &Pod, now: Millis) -> Value {
     let running = status == PodStatus::Running;
     let booted_at = p.started_at.map(|s| s + app.config.pod_boot_ms);
     let direct = running
-        .then(|| {
-            p.port_map
-                .iter()
-                .find(|(private, _, kind)| *private == 22 && kind == "tcp")
-        })
+        .then(|| public_ssh(cloud, p))
         .flatten()
-        .map(|(_, public, _)| {
-            let host = ip.clone().unwrap_or_default();
+        .map(|(host, public)| {
             json!({"host": host, "port": public, "username": "root",
                    "command": format!("ssh root@{host} -p {public}")})
         });
@@ -110,6 +111,17 @@ pub fn pod_json(app: &App, world: &World, p: &Pod, now: Millis) -> Value {
         "createdAt": timestamp(&app.clock, p.created_at),
         "startedAt": if running { booted_at.map(|b| timestamp(&app.clock, b)) } else { None },
     });
+    if let Some(m) = &p.cluster {
+        let mut cluster = json!({"id": m.cluster_id, "rank": m.rank, "ip": m.ip});
+        if let Some(role) = world
+            .clusters
+            .get(&m.cluster_id)
+            .and_then(|c| c.kind.role(m.rank))
+        {
+            cluster["role"] = json!(role);
+        }
+        pod["cluster"] = cluster;
+    }
     match &p.cpu {
         Some(cpu) => {
             pod["cpu"] = json!({"id": cpu.flavor_id, "vcpuCount": cpu.vcpus, "memory": (p.memory_in_gb as u64).max(1)});
@@ -117,6 +129,19 @@ pub fn pod_json(app: &App, world: &World, p: &Pod, now: Millis) -> Value {
         None => pod["gpu"] = json!({"id": p.gpu_type_id, "count": p.gpu_count}),
     }
     pod
+}
+
+/// The host and public port of a pod's published `22/tcp`, if it publishes one.
+pub fn public_ssh(cloud: &Cloud, p: &Pod) -> Option<(String, u32)> {
+    let (_, public, _) = p
+        .port_map
+        .iter()
+        .find(|(private, _, kind)| *private == 22 && kind == "tcp")?;
+    let host = cloud
+        .machine(&p.machine_id)
+        .map(|m| m.public_ip.clone())
+        .unwrap_or_default();
+    Some((host, *public))
 }
 
 /// A stable private address on the global network, derived from the pod id.
