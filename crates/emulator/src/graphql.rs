@@ -181,7 +181,7 @@ impl User {
         let world = app.world.lock();
         let pods = world
             .cloud
-            .pods()
+            .standalone_pods()
             .map(|p| pod_value(p, &world.cloud, app, now, &plan))
             .collect();
         PodList::new(async_graphql::Value::List(pods))
@@ -277,9 +277,10 @@ impl QueryRoot {
         let app = app(ctx);
         let now = app.clock.now();
         let world = app.world.lock();
-        let pod = world.cloud.pod(&input.pod_id).ok_or_else(|| {
-            Error::new(pods::PodError::NotFound(input.pod_id.clone()).to_string())
-        })?;
+        let pod = world
+            .cloud
+            .standalone_pod(&input.pod_id)
+            .ok_or_else(|| seed_not_found(&input.pod_id))?;
         Ok(Some(pod_view(pod, &world.cloud, now, app)))
     }
 
@@ -394,6 +395,7 @@ impl MutationRoot {
         let app = app(ctx);
         let now = app.clock.now();
         let mut world = app.world.lock();
+        known_to_seed(&world, &input.pod_id)?;
         world
             .cloud
             .resume(&input.pod_id, input.gpu_count, now)
@@ -407,6 +409,7 @@ impl MutationRoot {
         let app = app(ctx);
         let now = app.clock.now();
         let mut world = app.world.lock();
+        known_to_seed(&world, &input.pod_id)?;
         world
             .cloud
             .stop(&input.pod_id, now)
@@ -423,12 +426,27 @@ impl MutationRoot {
     ) -> Result<Option<bool>, Error> {
         let app = app(ctx);
         let now = app.clock.now();
-        app.world
-            .lock()
+        let mut world = app.world.lock();
+        known_to_seed(&world, &input.pod_id)?;
+        world
             .cloud
             .terminate(&input.pod_id, now)
             .map_err(|e| Error::new(e.to_string()))?;
         Ok(Some(true))
+    }
+}
+
+/// The platform's answer to a pod id it does not know.
+fn seed_not_found(id: &str) -> Error {
+    Error::new(pods::PodError::NotFound(id.to_string()).to_string())
+}
+
+/// The seed surface has no clusters: a cluster member is a pod it does not know, so it can
+/// neither show nor change one (only `/v2/clusters` may).
+fn known_to_seed(world: &crate::state::World, id: &str) -> Result<(), Error> {
+    match world.cloud.pod(id) {
+        Some(p) if p.cluster.is_some() => Err(seed_not_found(id)),
+        _ => Ok(()),
     }
 }
 

@@ -137,11 +137,9 @@ fn deployable(machines: &[&Machine], product: Product, count: u32, pooled: bool)
             .filter(|m| m.free >= count)
             .map(|m| m.free / count)
             .sum(),
-        // A cluster node is a whole machine.
-        Product::Cluster => machines
-            .iter()
-            .filter(|m| m.free == m.total && m.total >= count)
-            .count() as u32,
+        // A cluster node is a machine of its own with `count` GPUs free, as a cluster
+        // create places them (`Cloud::deploy_cluster`).
+        Product::Cluster => machines.iter().filter(|m| m.free >= count).count() as u32,
     }
 }
 

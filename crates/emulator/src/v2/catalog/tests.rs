@@ -152,14 +152,20 @@ fn max_count_matches_the_count_a_deploy_accepts() {
 }
 
 #[test]
-fn clusters_need_whole_machines_and_serverless_a_pool() {
+fn cluster_nodes_are_machines_and_serverless_needs_a_pool() {
     let mut w = world();
     let h100 = w.cloud.gpu_type(H100).unwrap().clone();
-    w.cloud.deploy(h100_pod(1), 0).unwrap();
-    let cluster = availability(&w, &h100, &[Product::Cluster], 1, true);
+    // The one H100 machine (8 GPUs) is one node of up to 8 GPUs, however many pods fit it.
+    let cluster = availability(&w, &h100, &[Product::Cluster], 2, true);
+    assert_eq!(cluster["availability"], "LOW");
+    let pods = availability(&w, &h100, &[Product::Pod], 2, true);
+    assert_eq!(pods["availability"], "MEDIUM");
+    // With 7 of its GPUs taken, the machine is no node of 2 GPUs any more.
+    w.cloud.deploy(h100_pod(7), 0).unwrap();
+    let cluster = availability(&w, &h100, &[Product::Cluster], 2, true);
     assert_eq!(cluster["availability"], "NONE");
     let both = availability(&w, &h100, &[Product::Cluster, Product::Pod], 1, true);
-    assert_eq!(both["availability"], "MEDIUM");
+    assert_eq!(both["availability"], "LOW");
     let mut unpooled = h100.clone();
     unpooled.pool = None;
     let sls = availability(&w, &unpooled, &[Product::Serverless], 1, true);
