@@ -2,7 +2,8 @@
 //! on the emulator's clock.
 //!
 //! Pods are billed from the cloud's running/stopped stretches (compute at the pod's hourly
-//! cost, disk per GB), network volumes from the usage ledger (GB x a per-GB-month price),
+//! cost, disk per GB), Instant Clusters from their member pods' stretches priced the same
+//! way ([`clusters`]), network volumes from the usage ledger (GB x a per-GB-month price),
 //! serverless from recorded worker time (the pool's price per GPU, or per vCPU).
 
 use axum::Router;
@@ -17,8 +18,14 @@ use serde_json::{Value, json};
 use super::problem::{Problem, V2Result};
 use super::request::{Caller, IntParam, V2Query, Violations};
 use crate::clock::{Clock, Millis, rfc3339_secs};
+use crate::pods::PodInterval;
 use crate::state::{App, World};
 use crate::usage::WorkerSpan;
+
+mod clusters;
+
+use clusters::ClusterHistory;
+pub use clusters::{ClusterAmounts, cluster_records};
 
 pub fn routes() -> Router<App> {
     Router::new()
@@ -30,6 +37,7 @@ pub fn routes() -> Router<App> {
             "/v2/billing/network-volumes",
             get(history::<NetworkVolumeHistory>),
         )
+        .route("/v2/billing/clusters", get(history::<ClusterHistory>))
 }
 
 /// Hours in the month the per-GB-month prices are spread over.
@@ -130,6 +138,8 @@ struct BillingQuery {
     serverless_id: Option<String>,
     #[serde(default)]
     network_volume_id: Option<String>,
+    #[serde(default)]
+    cluster_id: Option<String>,
 }
 
 /// The resolved, bucket-aligned window.
@@ -389,7 +399,27 @@ fn bucket_records<'i, T: 'i, A: Amounts>(
     out
 }
 
-/// (pod id, bucket index, amounts) for every pod that existed in a bucket.
+/// What one stretch of a pod's life costs over `h` hours: compute and disk while it runs,
+/// its volume disk while it is stopped.
+fn interval_amounts(it: &PodInterval, h: f64) -> PodAmounts {
+    if it.running {
+        let compute = h * it.cost_per_hr;
+        PodAmounts {
+            gpu: if it.cpu { 0.0 } else { compute },
+            cpu: if it.cpu { compute } else { 0.0 },
+            disk: h * f64::from(it.container_disk_gb + it.volume_gb) * POD_DISK_RUNNING_GB_MONTH
+                / HOURS_PER_MONTH,
+        }
+    } else {
+        PodAmounts {
+            disk: h * f64::from(it.volume_gb) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
+            ..PodAmounts::default()
+        }
+    }
+}
+
+/// (pod id, bucket index, amounts) for every standalone pod that existed in a bucket
+/// (cluster members bill to their cluster).
 pub fn pod_records(
     world: &World,
     clock: &Clock,
@@ -397,30 +427,18 @@ pub fn pod_records(
     pod_id: Option<&str>,
 ) -> Rows<PodAmounts> {
     let now = clock.now();
+    let standalone = world
+        .cloud
+        .pod_usage()
+        .iter()
+        .filter(|it| it.cluster_id.is_none());
     bucket_records(
         clock,
         w,
         pod_id,
-        world.cloud.pod_usage().iter(),
+        standalone,
         |it| (it.pod_id.as_str(), it.from, it.to.unwrap_or(now)),
-        |it, h| {
-            if it.running {
-                let compute = h * it.cost_per_hr;
-                PodAmounts {
-                    gpu: if it.cpu { 0.0 } else { compute },
-                    cpu: if it.cpu { compute } else { 0.0 },
-                    disk: h
-                        * f64::from(it.container_disk_gb + it.volume_gb)
-                        * POD_DISK_RUNNING_GB_MONTH
-                        / HOURS_PER_MONTH,
-                }
-            } else {
-                PodAmounts {
-                    disk: h * f64::from(it.volume_gb) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
-                    ..PodAmounts::default()
-                }
-            }
-        },
+        interval_amounts,
     )
 }
 
@@ -548,6 +566,7 @@ struct Aggregate {
     pod: PodAmounts,
     serverless: ServerlessAmounts,
     storage: VolumeAmounts,
+    cluster: ClusterAmounts,
 }
 
 impl Aggregate {
@@ -555,6 +574,7 @@ impl Aggregate {
         self.pod.add(&o.pod);
         self.serverless.add(&o.serverless);
         self.storage.add(&o.storage);
+        self.cluster.add(&o.cluster);
     }
 
     fn json(&self) -> Value {
@@ -562,7 +582,8 @@ impl Aggregate {
             + self.serverless.gpu
             + self.serverless.cpu
             + self.storage.standard
-            + self.storage.high_performance;
+            + self.storage.high_performance
+            + self.cluster.total();
         json!({
             "totalAmount": money(total),
             "podGpuAmount": money(self.pod.gpu),
@@ -575,9 +596,9 @@ impl Aggregate {
             "storageStandardAmount": money(self.storage.standard),
             "storageHighPerformanceAmount": money(self.storage.high_performance),
             "endpointAmount": 0.0,
-            "clusterGpuAmount": 0.0,
-            "clusterDiskAmount": 0.0,
-            "clusterNetworkingAmount": 0.0,
+            "clusterGpuAmount": money(self.cluster.gpu),
+            "clusterDiskAmount": money(self.cluster.disk),
+            "clusterNetworkingAmount": money(self.cluster.networking),
         })
     }
 }
@@ -595,6 +616,9 @@ async fn aggregate(
     }
     for (_, i, a) in volume_records(&world, &app.clock, &w, None) {
         buckets[i].storage.add(&a);
+    }
+    for (_, i, a) in cluster_records(&world, &app.clock, &w, None) {
+        buckets[i].cluster.add(&a);
     }
     let live = live_worker_spans(&app, &world);
     for (_, i, a) in serverless_records(&world, &app.clock, &w, None, &live) {
