@@ -133,6 +133,35 @@ pub async fn stock(State(app): State<App>, body: Bytes) -> Result<StatusCode, Ap
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MachinesRequest {
+    pub gpu_type_id: String,
+    pub data_center_id: String,
+    /// true (the default): secure cloud; false: community cloud.
+    #[serde(default)]
+    pub secure_cloud: Option<bool>,
+    /// Free machines after the change.
+    pub machines: u32,
+    pub gpus_per_machine: u32,
+}
+
+pub async fn machines(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let r: MachinesRequest = parse(&body)?;
+    app.world
+        .lock()
+        .cloud
+        .set_machines(
+            &r.gpu_type_id,
+            &r.data_center_id,
+            r.secure_cloud.unwrap_or(true),
+            r.machines,
+            r.gpus_per_machine,
+        )
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StockViewRequest {
     /// true: `lowestPrice` keeps reporting the stock of this moment; false: live again.
@@ -337,6 +366,25 @@ impl AdminClient {
         self.post(
             "stock",
             json!({"gpuTypeId": gpu_type_id, "secureCloud": secure_cloud, "count": count}),
+        )
+        .await
+    }
+
+    /// Makes the free secure-cloud stock of a GPU type in one data center exactly
+    /// `machines` machines of `gpus_per_machine` GPUs each (the shape cluster creates are
+    /// placed on: one member per machine, all in one data center). Other data centers keep
+    /// theirs.
+    pub async fn set_machines(
+        &self,
+        gpu_type_id: &str,
+        data_center_id: &str,
+        machines: u32,
+        gpus_per_machine: u32,
+    ) -> Result<(), AdminError> {
+        self.post(
+            "machines",
+            json!({"gpuTypeId": gpu_type_id, "dataCenterId": data_center_id,
+                   "machines": machines, "gpusPerMachine": gpus_per_machine}),
         )
         .await
     }

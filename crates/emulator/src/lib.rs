@@ -277,6 +277,7 @@ pub fn router(app: App) -> Router {
         )
         .route("/_emulator/burst", post(admin::burst))
         .route("/_emulator/stock", post(admin::stock))
+        .route("/_emulator/machines", post(admin::machines))
         .route("/_emulator/stock-view", post(admin::stock_view))
         .route("/_emulator/create-500", post(admin::create_500))
         .route("/_emulator/clock", get(admin::clock))

@@ -1,5 +1,5 @@
-//! The stock as tests and the admin route change it (free GPUs per type and cloud, a
-//! frozen view of it), the lowest price a deploy would pay, and the pods a fixture seeds.
+//! The stock as tests and the admin routes change it (free GPUs per type and cloud, the
+//! free machines of a type in one data center, a frozen view of it), the lowest price a deploy would pay, and the pods a fixture seeds.
 
 use super::*;
 
@@ -14,18 +14,7 @@ impl Cloud {
         data_center: Option<&str>,
         count: u32,
     ) -> Result<(), PodError> {
-        let gpu = self
-            .gpu_type(gpu_type_id)
-            .ok_or_else(|| invalid("gpuTypeId", format!("unknown GPU type {gpu_type_id:?}")))?
-            .clone();
-        if let Some(dc) = data_center
-            && !self.data_centers.iter().any(|d| d == dc)
-        {
-            return Err(invalid(
-                "dataCenterId",
-                format!("unknown data center {dc:?}"),
-            ));
-        }
+        let gpu = self.stock_target(gpu_type_id, data_center)?;
         let clouds: Vec<bool> = match secure {
             Some(s) => vec![s],
             None => vec![true, false],
@@ -42,15 +31,7 @@ impl Cloud {
                 })
                 .or_else(|| self.data_centers.first().cloned())
                 .unwrap_or_else(|| "EU-RO-1".into());
-            // Drop machines that host nothing; empty the others.
-            let hosting: std::collections::HashSet<String> =
-                self.pods.values().map(|p| p.machine_id.clone()).collect();
-            self.machines
-                .retain(|m| !in_scope(m) || hosting.contains(&m.id));
-            for m in self.machines.iter_mut().filter(|m| in_scope(m)) {
-                m.free = 0;
-            }
-            self.reindex();
+            self.empty_machines(in_scope);
             let per_machine = gpu.max_gpu_count.max(1);
             let mut remaining = count;
             while remaining > 0 {
@@ -66,6 +47,67 @@ impl Cloud {
             }
         }
         Ok(())
+    }
+
+    /// Makes the free stock of a GPU type in one data center and cloud exactly `machines`
+    /// machines of `gpus_per_machine` GPUs each (machines that host pods keep them, with
+    /// nothing free): the shape a cluster create is placed on.
+    pub fn set_machines(
+        &mut self,
+        gpu_type_id: &str,
+        data_center: &str,
+        secure: bool,
+        machines: u32,
+        gpus_per_machine: u32,
+    ) -> Result<(), PodError> {
+        let gpu = self.stock_target(gpu_type_id, Some(data_center))?;
+        if gpus_per_machine == 0 {
+            return Err(invalid("gpusPerMachine", "must be at least 1"));
+        }
+        self.empty_machines(|m| {
+            m.gpu_type_id == gpu_type_id && m.secure == secure && m.data_center_id == data_center
+        });
+        let stock = StockFixture {
+            data_center_id: data_center.to_string(),
+            secure_cloud: secure,
+            machines,
+            gpus_per_machine,
+        };
+        self.add_machines(&gpu, &stock);
+        Ok(())
+    }
+
+    /// The GPU type a stock change is about, and a check of its data center.
+    fn stock_target(
+        &self,
+        gpu_type_id: &str,
+        data_center: Option<&str>,
+    ) -> Result<GpuTypeFixture, PodError> {
+        let gpu = self
+            .gpu_type(gpu_type_id)
+            .ok_or_else(|| invalid("gpuTypeId", format!("unknown GPU type {gpu_type_id:?}")))?
+            .clone();
+        if let Some(dc) = data_center
+            && !self.data_centers.iter().any(|d| d == dc)
+        {
+            return Err(invalid(
+                "dataCenterId",
+                format!("unknown data center {dc:?}"),
+            ));
+        }
+        Ok(gpu)
+    }
+
+    /// Drops the machines in scope that host nothing and leaves the others nothing free.
+    fn empty_machines(&mut self, in_scope: impl Fn(&Machine) -> bool) {
+        let hosting: std::collections::HashSet<String> =
+            self.pods.values().map(|p| p.machine_id.clone()).collect();
+        self.machines
+            .retain(|m| !in_scope(m) || hosting.contains(&m.id));
+        for m in self.machines.iter_mut().filter(|m| in_scope(m)) {
+            m.free = 0;
+        }
+        self.reindex();
     }
 
     /// From now on `lowestPrice` reports stock as it is at this moment, whatever deploys,

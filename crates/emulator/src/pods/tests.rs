@@ -116,3 +116,41 @@ fn stock_words() {
     assert_eq!(stock_status(8), "Medium");
     assert_eq!(stock_status(100), "High");
 }
+
+#[test]
+fn set_machines_shapes_one_data_center_and_cloud() {
+    const RTX4090: &str = "NVIDIA GeForce RTX 4090";
+    let mut c = cloud();
+    let busy = c.deploy(req(RTX4090, 2), 0).unwrap().machine_id.clone();
+    let dc = c.machine(&busy).unwrap().data_center_id.clone();
+    let other_dcs_before: Vec<String> = c
+        .machines()
+        .iter()
+        .filter(|m| m.gpu_type_id == RTX4090 && m.data_center_id != dc)
+        .map(|m| m.id.clone())
+        .collect();
+    c.set_machines(RTX4090, &dc, true, 3, 4).unwrap();
+    let here: Vec<&Machine> = c
+        .machines()
+        .iter()
+        .filter(|m| m.gpu_type_id == RTX4090 && m.data_center_id == dc && m.secure)
+        .collect();
+    // The pod's host stays with nothing free; three fresh machines of 4 join it.
+    assert_eq!(here.len(), 4);
+    assert_eq!(c.machine(&busy).unwrap().free, 0);
+    let fresh: Vec<(u32, u32)> = here
+        .iter()
+        .filter(|m| m.id != busy)
+        .map(|m| (m.total, m.free))
+        .collect();
+    assert_eq!(fresh, [(4, 4); 3]);
+    let other_dcs_after: Vec<String> = c
+        .machines()
+        .iter()
+        .filter(|m| m.gpu_type_id == RTX4090 && m.data_center_id != dc)
+        .map(|m| m.id.clone())
+        .collect();
+    assert_eq!(other_dcs_after, other_dcs_before);
+    assert!(c.set_machines(RTX4090, "MARS-1", true, 1, 8).is_err());
+    assert!(c.set_machines(RTX4090, &dc, true, 1, 0).is_err());
+}
