@@ -31,11 +31,12 @@ pub fn routes() -> Router<App> {
         .route("/v2/clusters/{id}/pods", get(members))
 }
 
+fn not_found(id: &str) -> Problem {
+    Problem::not_found(format!("cluster {id} not found"))
+}
+
 fn find<'w>(world: &'w World, id: &str) -> V2Result<&'w Cluster> {
-    world
-        .clusters
-        .get(id)
-        .ok_or_else(|| Problem::not_found(format!("cluster {id} not found")))
+    world.clusters.get(id).ok_or_else(|| not_found(id))
 }
 
 async fn list(State(app): State<App>, _caller: Caller) -> Json<Value> {
@@ -84,10 +85,11 @@ async fn update(
     let name = check_update(parse_body(&body)?)?;
     let now = app.clock.now();
     let mut world = app.world.lock();
-    find(&world, &id)?;
-    if let Some(c) = world.clusters.get_mut(&id) {
-        c.name = name;
-    }
+    world
+        .clusters
+        .get_mut(&id)
+        .ok_or_else(|| not_found(&id))?
+        .name = name;
     let c = find(&world, &id)?;
     Ok(Json(cluster_json(&app, &world, c, now)).into_response())
 }
@@ -101,7 +103,7 @@ async fn delete(
     app.world
         .lock()
         .delete_cluster(&id, now)
-        .ok_or_else(|| Problem::not_found(format!("cluster {id} not found")))?;
+        .ok_or_else(|| not_found(&id))?;
     tracing::info!(cluster = %id, "cluster deleted over REST v2");
     Ok(StatusCode::NO_CONTENT)
 }

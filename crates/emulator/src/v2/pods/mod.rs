@@ -3,7 +3,9 @@
 //!
 //! A create places ONE GPU type (or one CPU flavor): no stock there is a 400 with the
 //! platform's capacity wording, never a fallback. Status runs PROVISIONING -> STARTING ->
-//! RUNNING over the emulator's pod boot time.
+//! RUNNING over the emulator's pod boot time. Instant Cluster members (`/v2/clusters`) are
+//! listed only with `includeClusterPods=true`, and update, delete and actions refuse them
+//! (409): their cluster manages them.
 
 mod body;
 mod logs;
