@@ -1,4 +1,5 @@
-//! Pods on simulated machines: GPU stock, deploy, stop, resume, terminate and prices.
+//! Pods on simulated machines: GPU stock, deploy, stop, resume, terminate and prices, and
+//! the member pods of Instant Clusters (`cluster`).
 //!
 //! Stock is modelled as machines with a number of GPUs, so the two capacity failures of the
 //! platform fall out naturally: a deploy fails when no machine of the requested type and
@@ -8,8 +9,6 @@
 mod cluster;
 mod placement;
 mod stock;
-
-pub use cluster::whole_machines;
 
 use std::collections::{BTreeMap, HashMap};
 
