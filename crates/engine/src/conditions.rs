@@ -80,6 +80,19 @@ impl Verdicts {
         }
     }
 
+    /// A failure that is retried with backoff but that only a change outside the operator
+    /// ends (no data center with room for a whole cluster): Stalled, with Reconciling
+    /// saying a retry is scheduled.
+    pub fn stalled_retrying(reason: impl Into<String>, message: impl Into<String>) -> Self {
+        let (reason, message) = (reason.into(), message.into());
+        Self {
+            ready: Verdict::no(reason.clone(), message.clone()),
+            synced: Verdict::no(reason.clone(), message.clone()),
+            reconciling: Verdict::yes(reason.clone(), phrase::RETRY_SCHEDULED),
+            stalled: Verdict::yes(reason, message),
+        }
+    }
+
     /// A failure that a later retry can fix (rate limit, outage, no capacity). A Ready
     /// object stays Ready, so that one transient error does not turn it red on GitOps
     /// dashboards; one that is not Ready says why not.

@@ -37,6 +37,10 @@ pub struct Failure {
     pub retry_after: Option<Duration>,
     /// Whether the failed call may have taken effect anyway (it matters for creates).
     pub applied: Applied,
+    /// A retryable failure that says Stalled meanwhile: it is retried with backoff, but
+    /// only something outside the operator ends it (a whole cluster's worth of machines
+    /// freed), so dashboards should show it as stuck rather than as progressing.
+    pub stalls: bool,
 }
 
 /// Whether a failed platform call may have done what it was asked.
@@ -59,6 +63,16 @@ impl Failure {
             message: message.into(),
             retry_after: None,
             applied: Applied::No,
+            stalls: false,
+        }
+    }
+
+    /// A [`FailureClass::Retryable`] failure reported as Stalled while it is retried (see
+    /// [`Failure::stalls`]).
+    pub fn stalled_retrying(reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            stalls: true,
+            ..Self::retryable(reason, message)
         }
     }
 
@@ -105,6 +119,7 @@ impl Failure {
                 (true, Some(_)) => Applied::MaybeAnswered,
                 (true, None) => Applied::MaybeUnanswered,
             },
+            stalls: false,
         }
     }
 
@@ -161,6 +176,9 @@ impl Failure {
     pub fn verdicts(&self, last_ready: Verdict) -> Verdicts {
         match self.class {
             FailureClass::Permanent => Verdicts::stalled(&self.reason, &self.message),
+            FailureClass::Retryable if self.stalls => {
+                Verdicts::stalled_retrying(&self.reason, &self.message)
+            }
             FailureClass::Retryable => Verdicts::retrying(last_ready, &self.reason, &self.message),
             FailureClass::Waiting | FailureClass::Conflict => {
                 Verdicts::progressing(&self.reason, &self.message)
@@ -226,6 +244,20 @@ mod tests {
         let other = Failure::permanent("InvalidSpec", "dataCenterId: unknown");
         assert!(!other.is_about_credentials());
         assert_eq!(other.clone().with_credentials(source), other);
+    }
+
+    #[test]
+    fn a_stalling_retry_says_stalled_and_that_it_is_retried() {
+        let f = Failure::stalled_retrying("NoCapacity", "no data center has 4 machines");
+        assert_eq!(f.class, FailureClass::Retryable);
+        let v = f.verdicts(Verdict::yes("Available", "ok"));
+        assert!(v.stalled.status && !v.ready.status && !v.synced.status);
+        assert_eq!(v.stalled.reason, "NoCapacity");
+        assert!(v.reconciling.status, "it is retried");
+        assert_eq!(
+            v.reconciling.message.as_str(),
+            gpucloud_crd::condition::phrase::RETRY_SCHEDULED
+        );
     }
 
     #[test]

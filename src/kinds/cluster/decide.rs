@@ -202,11 +202,12 @@ pub fn candidates(
 }
 
 /// Pure: the failure of a create with no candidate left: `PriceAboveCap` when the price
-/// left out a placement and none was left out for stock (prices move: retried), else
-/// `NoCapacity` (retried).
+/// left out a placement and none was left out for stock, else `NoCapacity`. Both are
+/// Stalled (a whole cluster's worth of machines, or a lower price, comes from outside)
+/// and retried with backoff.
 pub fn nothing_fits(refused: &[PlacementRefusal]) -> Failure {
     if refused.is_empty() {
-        return Failure::retryable(
+        return Failure::stalled_retrying(
             "NoCapacity",
             "the catalog offers none of spec.compute.gpuTypes for clusters",
         );
@@ -219,12 +220,12 @@ pub fn nothing_fits(refused: &[PlacementRefusal]) -> Failure {
         .collect::<Vec<_>>()
         .join("; ");
     if all_price {
-        Failure::retryable(
+        Failure::stalled_retrying(
             "PriceAboveCap",
             format!("every placement costs more than maxPricePerHour: {list}"),
         )
     } else {
-        Failure::retryable(
+        Failure::stalled_retrying(
             "NoCapacity",
             format!("no placement has room for the whole cluster: {list}"),
         )

@@ -157,6 +157,10 @@ fn only_price_refusals_say_price_above_cap() {
     let failure = nothing_fits(&refused);
     assert_eq!(failure.reason, "PriceAboveCap");
     assert!(
+        failure.stalls && !failure.is_permanent(),
+        "stalled, and retried"
+    );
+    assert!(
         failure.message.contains("H100 in US-TX-3"),
         "{}",
         failure.message
