@@ -313,6 +313,24 @@ fn budgets_of_namespace<K: Resource>(
     }
 }
 
+/// How many watches have still to finish their first listing. Every relist ends with
+/// another "listed", so the count stops at zero instead of wrapping, and says it reached
+/// zero once.
+struct FirstListings(AtomicUsize);
+
+impl FirstListings {
+    fn new(watches: usize) -> Self {
+        Self(AtomicUsize::new(watches))
+    }
+
+    /// One listing finished; true for the one that finished the last first listing.
+    fn one_done(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok_and(|before| before == 1)
+    }
+}
+
 struct Context {
     client: Client,
     ledger: Arc<BudgetLedger>,
@@ -396,13 +414,13 @@ pub async fn run(
     // Every watch's first listing must be in the ledger before a Pod, Endpoint or Cluster
     // is admitted: the Budgets' (one, merged across namespaces for their store) and each
     // namespace's Pods', Endpoints' and Clusters'.
-    let listings = Arc::new(AtomicUsize::new(
+    let listings = Arc::new(FirstListings::new(
         1 + pod_apis.len() + endpoint_apis.len() + cluster_apis.len(),
     ));
     let listed = {
-        let (listings, ledger) = (listings.clone(), ledger.clone());
+        let ledger = ledger.clone();
         move || {
-            if listings.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if listings.one_done() {
                 ledger.mark_synced();
             }
         }
@@ -519,6 +537,19 @@ mod tests {
             json!({"matchExpressions": [{"key": "a", "operator": "Near", "values": ["b"]}]}),
         ));
         assert!(rule_of(&bad).unwrap_err().contains("spec.selector"));
+    }
+
+    #[test]
+    fn the_first_listings_are_counted_once_and_relists_do_not_wrap() {
+        let listings = FirstListings::new(3);
+        assert!(!listings.one_done());
+        assert!(!listings.one_done());
+        assert!(listings.one_done(), "the last first listing");
+        // Relists after that: no wrap to usize::MAX, no second "synced".
+        for _ in 0..5 {
+            assert!(!listings.one_done());
+        }
+        assert_eq!(listings.0.load(Ordering::SeqCst), 0);
     }
 
     #[test]
