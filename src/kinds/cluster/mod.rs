@@ -29,7 +29,6 @@ use std::time::Duration;
 
 use kube::ResourceExt;
 
-use gpucloud_crd::budget::BUDGET_EXCEEDED;
 use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterStatus, PlacementRefusal};
 use gpucloud_crd::guardrails::GuardrailHold;
 use gpucloud_crd::pod::UpdateStrategy;
@@ -46,10 +45,10 @@ use gpucloud_platform::domain::{
     Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
 };
 use gpucloud_platform::{ErrorClass, PlatformClient};
-use gpucloud_policy::budget::{BudgetLedger, LISTING_WAIT};
+use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::guardrails::clock::Clock;
 
-use crate::kinds::shared::{dependency, owned_config_map, secret_env};
+use crate::kinds::shared::{budget_hold, dependency, owned_config_map, secret_env};
 use decide::{
     Candidate, ClusterChange, DEFAULT_MOUNT_PATH, DesiredCluster, RuntimeDecision, candidates,
     container_of, nothing_fits, plan_cluster, readiness_of, remote_name, runtime_decision,
@@ -132,11 +131,7 @@ impl ClusterAdapter {
         let ns = obj.namespace().unwrap_or_default();
         budgets
             .reserve_cluster(&ns, &obj.name_any(), obj.labels(), price)
-            .map_err(|exceeded| {
-                let mut f = Failure::waiting(BUDGET_EXCEEDED, exceeded.message());
-                f.retry_after = Some(self.held_recheck);
-                f
-            })
+            .map_err(|e| budget_hold::exceeded(&e, self.held_recheck))
     }
 
     /// Where the cluster may go, in order, and what was refused (the catalog read at most
@@ -382,14 +377,7 @@ impl Adapter for ClusterAdapter {
             },
             Err(_) => return Ok(()),
         };
-        if !budgets.wait_synced(LISTING_WAIT).await {
-            let mut f = Failure::waiting(
-                "BudgetsNotListed",
-                "the operator has not listed the Budgets yet; the create waits for it",
-            );
-            f.retry_after = Some(self.held_recheck);
-            return Err(f);
-        }
+        budget_hold::listed(budgets, self.held_recheck, "the create").await?;
         self.reserve(obj, price)
     }
 

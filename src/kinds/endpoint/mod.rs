@@ -15,7 +15,6 @@ use kube::{Api, Resource, ResourceExt};
 use tracing::warn;
 
 use gpucloud_crd::Endpoint;
-use gpucloud_crd::budget::BUDGET_EXCEEDED;
 use gpucloud_crd::endpoint::{
     EndpointHealth, EndpointRollout, EndpointStatus, JobCounts, ScalerType, WorkerCounts,
 };
@@ -25,13 +24,13 @@ use gpucloud_platform::domain::{
 use gpucloud_platform::domain::{ServerlessPrices, Unpriced};
 use gpucloud_platform::{Health, PlatformClient, PlatformError};
 
-use crate::kinds::shared::dependency;
 use crate::kinds::shared::owned_config_map::{self, kube_failure};
+use crate::kinds::shared::{budget_hold, dependency};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::default_remote_name;
-use gpucloud_policy::budget::{BudgetLedger, LISTING_WAIT};
+use gpucloud_policy::budget::BudgetLedger;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
@@ -282,13 +281,6 @@ impl EndpointAdapter {
         self
     }
 
-    /// A `Waiting` failure that holds the endpoint without an error loop.
-    fn waiting(&self, reason: &str, message: String) -> Failure {
-        let mut f = Failure::waiting(reason, message);
-        f.retry_after = Some(self.held_recheck);
-        f
-    }
-
     /// Writes (server-side apply) the connection ConfigMap when it changed, and removes
     /// one this Endpoint wrote under an earlier name.
     async fn write_connection(
@@ -451,12 +443,7 @@ impl Adapter for EndpointAdapter {
             budgets.unhold_endpoint(&ns, &obj.name_any());
             return Ok(());
         }
-        if !budgets.wait_synced(LISTING_WAIT).await {
-            return Err(self.waiting(
-                "BudgetsNotListed",
-                "the operator has not listed the Budgets, Pods and Endpoints yet; the endpoint waits for it".into(),
-            ));
-        }
+        budget_hold::listed(budgets, self.held_recheck, "the endpoint").await?;
         if !budgets.has_budgets(&ns) {
             budgets.unhold_endpoint(&ns, &obj.name_any());
             return Ok(());
@@ -470,12 +457,13 @@ impl Adapter for EndpointAdapter {
         let after_cost = match &costs[0] {
             Ok(c) => *c,
             Err(unpriced) => {
-                return Err(self.waiting(
+                return Err(budget_hold::waiting(
                     "BudgetPriceUnknown",
                     format!(
                         "spec.gpuTypeIds: the platform's catalog has no price for {}; a Budget of the namespace cannot count the endpoint's minimum workers, so it is held",
                         unpriced.types.join(", ")
                     ),
+                    self.held_recheck,
                 ));
             }
         };
@@ -492,7 +480,7 @@ impl Adapter for EndpointAdapter {
             }
             CostAdmission::Reserve(cost) => budgets
                 .reserve_endpoint(&ns, &obj.name_any(), obj.labels(), cost)
-                .map_err(|exceeded| self.waiting(BUDGET_EXCEEDED, exceeded.message())),
+                .map_err(|e| budget_hold::exceeded(&e, self.held_recheck)),
         }
     }
 

@@ -37,13 +37,12 @@ use kube::ResourceExt;
 use tokio::time::Instant;
 
 use gpucloud_crd::Pod;
-use gpucloud_crd::budget::BUDGET_EXCEEDED;
 use gpucloud_crd::pod::{DesiredState, PodPhase, PodStatus, UpdateStrategy};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
 use gpucloud_platform::domain::{GpuOffer, Placement, Pod as RemotePod, RUNNING};
 use gpucloud_platform::{ErrorClass, PlatformClient, PlatformError};
 
-use crate::kinds::shared::{dependency, secret_env};
+use crate::kinds::shared::{budget_hold, dependency, secret_env};
 use gpucloud_engine::adapter::{
     Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
 };
@@ -62,9 +61,6 @@ pub use decide::{
     status_of,
 };
 pub use gpucloud_engine::marker::TAG_ENV;
-
-/// How long an admission waits for the Budget controller's first listing (at start).
-const BUDGETS_LISTING_WAIT: Duration = Duration::from_secs(30);
 
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
@@ -173,11 +169,7 @@ impl PodAdapter {
         let ns = obj.namespace().unwrap_or_default();
         budgets
             .reserve(&ns, &obj.name_any(), obj.labels(), price)
-            .map_err(|exceeded| {
-                let mut f = Failure::waiting(BUDGET_EXCEEDED, exceeded.message());
-                f.retry_after = Some(self.held_recheck);
-                f
-            })
+            .map_err(|e| budget_hold::exceeded(&e, self.held_recheck))
     }
 
     fn exhausted_placements(&self, count: i32) -> HashSet<Placement> {
@@ -419,14 +411,7 @@ impl Adapter for PodAdapter {
             }
             Some(_) => return Ok(()),
         };
-        if !budgets.wait_synced(BUDGETS_LISTING_WAIT).await {
-            let mut f = Failure::waiting(
-                "BudgetsNotListed",
-                "the operator has not listed the Budgets and Pods yet; the deploy waits for it",
-            );
-            f.retry_after = Some(self.held_recheck);
-            return Err(f);
-        }
+        budget_hold::listed(budgets, self.held_recheck, "the deploy").await?;
         self.reserve(obj, price)
     }
 

@@ -1,9 +1,11 @@
-//! What several kinds resolve the same way: references to the operator's other objects
+//! What several kinds resolve the same way: how the Budgets hold them ([`budget_hold`]);
+//! references to the operator's other objects
 //! ([`dependency`]: wait until the object is Ready, then use its id) and environment
 //! variables whose values come from Secrets ([`secret_env`]); the ConfigMaps kinds keep
 //! beside their objects ([`owned_config_map`]); and the unit tests' objects (`fixtures`). A kind reaches another kind's objects only through these, by their CRD
 //! types, never through that kind's adapter.
 
+pub mod budget_hold;
 pub mod dependency;
 #[cfg(test)]
 pub mod fixtures;
