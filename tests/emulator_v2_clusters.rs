@@ -32,8 +32,13 @@ fn cluster_body(kind: &str, gpu: &str, per_pod: u32, pods: u32) -> Value {
     })
 }
 
+/// `POST /v2/clusters`, whatever it answers.
+async fn post(e: &Emu, body: Value) -> Resp {
+    e.v2(Method::POST, "/clusters", Some(body)).await
+}
+
 async fn create(e: &Emu, body: Value) -> Value {
-    let r = e.v2(Method::POST, "/clusters", Some(body)).await;
+    let r = post(e, body).await;
     assert_eq!(r.status, 201, "{}", r.body);
     assert_schema("Cluster", &r.body);
     r.body
@@ -389,35 +394,17 @@ async fn a_cluster_needs_enough_whole_machines_in_one_data_center() {
 
     // Three machines of 8 free for four nodes.
     admin.set_machines(H100, "US-GA-1", 3, 8).await.unwrap();
-    let r = e
-        .v2(
-            Method::POST,
-            "/clusters",
-            Some(cluster_body("TRAINING", H100, 8, 4)),
-        )
-        .await;
+    let r = post(&e, cluster_body("TRAINING", H100, 8, 4)).await;
     assert_problem(&r, 400, NO_CAPACITY);
     assert_eq!(r.body["detail"], no_capacity);
     // Four machines, but with fewer GPUs free than a node needs.
     admin.set_machines(H100, "US-GA-1", 4, 4).await.unwrap();
-    let r = e
-        .v2(
-            Method::POST,
-            "/clusters",
-            Some(cluster_body("TRAINING", H100, 8, 4)),
-        )
-        .await;
+    let r = post(&e, cluster_body("TRAINING", H100, 8, 4)).await;
     assert_problem(&r, 400, NO_CAPACITY);
     // Four machines of 8 free, but two in each of two data centers.
     admin.set_machines(H100, "US-GA-1", 2, 8).await.unwrap();
     admin.set_machines(H100, "US-TX-3", 2, 8).await.unwrap();
-    let r = e
-        .v2(
-            Method::POST,
-            "/clusters",
-            Some(cluster_body("TRAINING", H100, 8, 3)),
-        )
-        .await;
+    let r = post(&e, cluster_body("TRAINING", H100, 8, 3)).await;
     assert_problem(&r, 400, NO_CAPACITY);
     assert_eq!(cluster_count(&e).await, 0);
     assert_eq!(pod_ids(&e, "?includeClusterPods=true").await.len(), 0);
@@ -431,23 +418,11 @@ async fn a_cluster_needs_enough_whole_machines_in_one_data_center() {
     assert_eq!(c["dataCenterId"], "US-GA-1");
     let first: Vec<String> = members(&e, &id_of(&c)).await.iter().map(id_of).collect();
     // Each of those machines has 4 free left: no node of 8, two more nodes of 4.
-    let r = e
-        .v2(
-            Method::POST,
-            "/clusters",
-            Some(cluster_body("TRAINING", H100, 8, 2)),
-        )
-        .await;
+    let r = post(&e, cluster_body("TRAINING", H100, 8, 2)).await;
     assert_problem(&r, 400, NO_CAPACITY);
     let c = create(&e, cluster_body("TRAINING", H100, 4, 2)).await;
     assert_eq!(c["dataCenterId"], "US-GA-1");
-    let r = e
-        .v2(
-            Method::POST,
-            "/clusters",
-            Some(cluster_body("TRAINING", H100, 4, 2)),
-        )
-        .await;
+    let r = post(&e, cluster_body("TRAINING", H100, 4, 2)).await;
     assert_problem(&r, 400, NO_CAPACITY);
     let state = e.emu.admin().state().await.unwrap();
     let host_of = |pod: &str| {
@@ -627,13 +602,7 @@ async fn faults_rate_limits_and_create_500_reach_the_cluster_routes() {
         .fail_next_creates_on("POST /v2/clusters", 1)
         .await
         .unwrap();
-    let r = e
-        .v2(
-            Method::POST,
-            "/clusters",
-            Some(cluster_body("RAY", RTX4090, 1, 2)),
-        )
-        .await;
+    let r = post(&e, cluster_body("RAY", RTX4090, 1, 2)).await;
     assert_problem(&r, 500, "internal");
     assert_eq!(cluster_count(&e).await, 1, "the create took effect");
     assert!(admin.call_count("POST /v2/clusters").await.unwrap() >= 1);
