@@ -63,16 +63,7 @@ pub enum WhenGone {
     Report,
 }
 
-/// Something users should hear of that is not the outcome of the pass (the engine reports
-/// that one itself): published by the engine as an Event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Note {
-    pub reason: String,
-    pub warning: bool,
-    /// The Event's action (`Create`, `Update`).
-    pub action: &'static str,
-    pub message: String,
-}
+pub use super::note::Note;
 
 /// A remote object an adapter made, with what the engine should tell users about how.
 #[derive(Debug)]

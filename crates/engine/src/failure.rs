@@ -6,6 +6,7 @@ use std::time::Duration;
 use gpucloud_platform::{ErrorClass, PlatformError};
 
 use super::conditions::{Verdict, Verdicts};
+use super::note::Note;
 
 /// The classes that decide the requeue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +42,9 @@ pub struct Failure {
     /// only something outside the operator ends it (a whole cluster's worth of machines
     /// freed), so dashboards should show it as stuck rather than as progressing.
     pub stalls: bool,
+    /// What else users should hear of this failure (each placement a create tried and
+    /// was refused), published as Events before the failure's own.
+    pub notes: Vec<Note>,
 }
 
 /// Whether a failed platform call may have done what it was asked.
@@ -64,6 +68,7 @@ impl Failure {
             retry_after: None,
             applied: Applied::No,
             stalls: false,
+            notes: Vec::new(),
         }
     }
 
@@ -120,7 +125,14 @@ impl Failure {
                 (true, None) => Applied::MaybeUnanswered,
             },
             stalls: false,
+            notes: Vec::new(),
         }
+    }
+
+    /// The failure with `notes` to publish before it.
+    pub fn with_notes(mut self, notes: Vec<Note>) -> Self {
+        self.notes = notes;
+        self
     }
 
     /// A refused delete of something the platform says is still in use (its 400 on a

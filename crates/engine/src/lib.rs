@@ -30,6 +30,7 @@ pub mod events;
 pub mod failure;
 pub mod marker;
 pub mod metrics;
+pub mod note;
 pub mod ownership;
 pub mod recent_writes;
 pub mod released;

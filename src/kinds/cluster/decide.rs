@@ -452,7 +452,11 @@ pub fn status_of(
         return ClusterStatus {
             common: current.common,
             phase: Some(phase),
-            refusals: current.refusals,
+            refusals: if refused.is_empty() {
+                current.refusals
+            } else {
+                refused.to_vec()
+            },
             guardrails,
             ..ClusterStatus::default()
         };

@@ -32,7 +32,7 @@ use kube::ResourceExt;
 use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterStatus, PlacementRefusal};
 use gpucloud_crd::guardrails::GuardrailHold;
 use gpucloud_crd::pod::UpdateStrategy;
-use gpucloud_crd::{Cluster, NetworkVolume, Template};
+use gpucloud_crd::{Cluster, ManagedKind, NetworkVolume, Template};
 use gpucloud_engine::adapter::{
     Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
 };
@@ -89,6 +89,9 @@ pub struct ClusterAdapter {
     held_recheck: Duration,
     /// The ConfigMap data last written per object, so that it is written only on change.
     written: parking_lot::Mutex<HashMap<String, BTreeMap<String, String>>>,
+    /// The placements refused by an object's last create that made nothing, for its
+    /// status (a create that lands brings its own in the [`ClusterView`]).
+    refused: parking_lot::Mutex<HashMap<String, Vec<PlacementRefusal>>>,
 }
 
 impl ClusterAdapter {
@@ -101,6 +104,7 @@ impl ClusterAdapter {
             budgets: None,
             held_recheck: interval,
             written: parking_lot::Mutex::new(HashMap::new()),
+            refused: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
@@ -228,15 +232,8 @@ impl ClusterAdapter {
             };
             match client.clusters().create(&request).await {
                 Ok(cluster) => {
-                    let notes = refused
-                        .iter()
-                        .map(|r| Note {
-                            reason: "PlacementRefused".into(),
-                            warning: true,
-                            action: "Create",
-                            message: format!("{}: {}", r.candidate, r.reason),
-                        })
-                        .collect();
+                    let notes = refusal_notes(&refused);
+                    self.remember_refusals(obj, Vec::new());
                     return Ok(Created {
                         remote: ClusterView { cluster, refused },
                         notes,
@@ -256,8 +253,34 @@ impl ClusterAdapter {
                 }
             }
         }
-        Err(nothing_fits(&refused))
+        let failure = nothing_fits(&refused).with_notes(refusal_notes(&refused));
+        self.remember_refusals(obj, refused);
+        Err(failure)
     }
+
+    /// The placements the last create of `obj` refused, for status until a create lands.
+    fn remember_refusals(&self, obj: &Cluster, refused: Vec<PlacementRefusal>) {
+        let key = obj.key();
+        let mut kept = self.refused.lock();
+        match refused.is_empty() {
+            true => kept.remove(&key),
+            false => kept.insert(key, refused),
+        };
+    }
+}
+
+/// One Warning Event per refused placement: users see why the cluster runs lower in
+/// their list, or why it does not run yet.
+fn refusal_notes(refused: &[PlacementRefusal]) -> Vec<Note> {
+    refused
+        .iter()
+        .map(|r| Note {
+            reason: "PlacementRefused".into(),
+            warning: true,
+            action: "Create",
+            message: format!("{}: {}", r.candidate, r.reason),
+        })
+        .collect()
 }
 
 impl Adapter for ClusterAdapter {
@@ -447,8 +470,12 @@ impl Adapter for ClusterAdapter {
     fn status(&self, obj: &Cluster, remote: Option<&ClusterView>, seen: Seen) -> ClusterStatus {
         let cluster = remote.map(|r| &r.cluster);
         let hold: Option<GuardrailHold> = self.runtime(obj, cluster).hold;
-        let refused = remote.map_or(&[][..], |r| r.refused.as_slice());
-        status_of(obj, cluster, refused, seen, hold.as_ref())
+        let remembered = self.refused.lock().get(&obj.key()).cloned();
+        let refused = match remote {
+            Some(r) => r.refused.clone(),
+            None => remembered.unwrap_or_default(),
+        };
+        status_of(obj, cluster, &refused, seen, hold.as_ref())
     }
 
     fn describe(&self, change: &ClusterChange) -> String {
@@ -482,6 +509,7 @@ impl Adapter for ClusterAdapter {
 
     fn forget(&self, key: &str) {
         self.written.lock().remove(key);
+        self.refused.lock().remove(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget_cluster(ns, name);
         }

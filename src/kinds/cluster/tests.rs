@@ -379,3 +379,22 @@ fn claims_by_tag_survive_a_rename_and_by_name_before_members_are_listed() {
     let theirs = ClusterView::listed(remote(&other, &["RUNNING", "RUNNING"]));
     assert!(!adapter.claims(&c, &theirs));
 }
+
+#[test]
+fn a_create_that_placed_nothing_reports_what_it_refused() {
+    let c = obj(json!({}));
+    let refused = vec![PlacementRefusal {
+        candidate: "H100 in US-TX-3".into(),
+        reason: "no room for every node".into(),
+    }];
+    let s = status_of(&c, None, &refused, Seen::default(), None);
+    assert_eq!(s.phase, Some(ClusterPhase::Pending));
+    assert_eq!(s.refusals, refused);
+    let failure = nothing_fits(&refused).with_notes(super::refusal_notes(&refused));
+    assert_eq!(failure.notes.len(), 1);
+    assert_eq!(failure.notes[0].reason, "PlacementRefused");
+    assert_eq!(
+        failure.notes[0].message,
+        "H100 in US-TX-3: no room for every node"
+    );
+}

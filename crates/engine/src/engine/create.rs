@@ -171,6 +171,12 @@ impl<A: Adapter> Engine<A> {
         failure: Failure,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let key = seen.key.clone();
+        for note in &failure.notes {
+            let message = note.message.clone();
+            self.shared
+                .event(&*seen.obj, note.warning, &note.reason, note.action, message)
+                .await;
+        }
         let mut outcome = Outcome::failed_forgetting_id(failure.clone(), seen.last_ready.clone());
         match after_failed_create(&failure, self.shared.config.create_timeout) {
             FailedCreate::MaybeMade { settles_in } => {
