@@ -8,47 +8,20 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use gpucloud_crd::ManagedKind;
 use gpucloud_crd::{Endpoint, NetworkVolume, Pod, Template};
 use gpucloud_platform::domain::{NewVolume, VolumeType};
 use kube::Api;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, PostParams};
 use serde_json::{Value, json};
 
-use common::operator::{API_KEY, Env, free_port, ready_now};
+use common::operator::{Env, free_port, ready_now};
 use common::pods::{config, id_of, is_ready, pod, remote_pods};
+use common::sweep::{delete_behind_its_back, orphans};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Runs `gpucloud-operator orphans EXTRA` against the test's cluster and emulator; its
-/// standard output, and whether it succeeded.
-fn orphans(env: &Env, extra: &[&str]) -> (String, bool) {
-    let base = env.emulator.base_url();
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"))
-        .arg("orphans")
-        .arg(format!("--api-url={base}/v2"))
-        .arg(format!("--rest-url={base}/v1"))
-        .arg(format!("--graphql-url={base}/graphql"))
-        .arg(format!("--platform-api={}", common::backend::backend()))
-        .args(extra)
-        .env("GPUCLOUD_API_KEY", API_KEY)
-        .env_remove("GPUCLOUD_LEADER_ELECTION_NAMESPACE")
-        .output()
-        .expect("run gpucloud-operator orphans");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stdout.contains(API_KEY) && !stderr.contains(API_KEY),
-        "the key leaked"
-    );
-    if !out.status.success() {
-        eprintln!("orphans failed: {stderr}");
-    }
-    (stdout, out.status.success())
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
@@ -72,16 +45,7 @@ async fn a_pod_left_by_a_killed_operator_is_listed_and_deleted_a_released_one_is
     let lost_id = id_of(&lost);
     let lost_cost = lost.status.as_ref().unwrap().cost_per_hour.unwrap();
     first.kill();
-    api.delete("lost", &DeleteParams::default()).await.unwrap();
-    api.patch(
-        "lost",
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-    )
-    .await
-    .unwrap();
-    let gone = common::wait_gone(&api, "lost", TIMEOUT).await;
-    assert!(gone, "the lost Pod object is still there");
+    delete_behind_its_back::<Pod>(&env, "lost").await;
 
     let (listed, ok) = orphans(&env, &[]);
     assert!(ok, "{listed}");
@@ -136,21 +100,6 @@ where
     obj.current_status()
         .and_then(|s| K::common(s).id.clone())
         .expect("status.id")
-}
-
-/// Deletes object `name` of kind `K` without the operator (its finalizers removed by hand).
-async fn delete_behind_its_back<K: ManagedKind>(env: &Env, name: &str) {
-    let api = env.api::<K>();
-    api.delete(name, &DeleteParams::default()).await.unwrap();
-    api.patch(
-        name,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-    )
-    .await
-    .unwrap();
-    let gone = common::wait_gone(&api, name, TIMEOUT).await;
-    assert!(gone, "{name} is still in the cluster");
 }
 
 /// The operator's `gpucloud_orphans` by kind, from its `/metrics`.

@@ -9,9 +9,11 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 
 pub mod backend;
+pub mod clusters;
 pub mod log_capture;
 pub mod operator;
 pub mod pods;
+pub mod sweep;
 pub mod templates;
 pub mod volumes;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
