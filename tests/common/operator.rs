@@ -319,16 +319,18 @@ impl Env {
     /// Deletes every object of the operator's kinds in the namespace and waits (up to a
     /// minute) until their finalizers have let them go.
     async fn delete_managed_objects(&self) {
-        use gpucloud_crd::{Endpoint, Pod, RegistryCredential, Template};
+        use gpucloud_crd::{Cluster, Endpoint, Pod, RegistryCredential, Template};
         let dp = kube::api::DeleteParams::default();
         let lp = kube::api::ListParams::default();
         let volumes: Api<NetworkVolume> = self.api();
         let endpoints: Api<Endpoint> = self.api();
         let pods: Api<Pod> = self.api();
+        let clusters: Api<Cluster> = self.api();
         let templates: Api<Template> = self.api();
         let registries: Api<RegistryCredential> = self.api();
         let _ = endpoints.delete_collection(&dp, &lp).await;
         let _ = pods.delete_collection(&dp, &lp).await;
+        let _ = clusters.delete_collection(&dp, &lp).await;
         let _ = volumes.delete_collection(&dp, &lp).await;
         let _ = templates.delete_collection(&dp, &lp).await;
         let _ = registries.delete_collection(&dp, &lp).await;
@@ -337,6 +339,7 @@ impl Env {
             none(volumes.list(&lp).await.map(|l| l.items.len()))
                 && none(endpoints.list(&lp).await.map(|l| l.items.len()))
                 && none(pods.list(&lp).await.map(|l| l.items.len()))
+                && none(clusters.list(&lp).await.map(|l| l.items.len()))
                 && none(templates.list(&lp).await.map(|l| l.items.len()))
                 && none(registries.list(&lp).await.map(|l| l.items.len()))
         })
