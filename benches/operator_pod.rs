@@ -21,7 +21,6 @@
 mod common;
 mod support;
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use gpucloud_crd::{Pod, PodSpec};
@@ -31,7 +30,9 @@ use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess};
-use support::{all_ready, apiserver_writes, mib, resident_kib};
+use support::{
+    all_ready, apiserver_writes, by_operation, mib, resident_kib, steady_resync, writes_since,
+};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -91,36 +92,6 @@ fn pod(i: usize) -> Pod {
     }))
     .expect("a Pod spec");
     Pod::new(&format!("pod-{i:05}"), spec)
-}
-
-fn writes_since(
-    before: &BTreeMap<String, f64>,
-    after: &BTreeMap<String, f64>,
-) -> BTreeMap<String, u64> {
-    after
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                (v - before.get(k).copied().unwrap_or(0.0)) as u64,
-            )
-        })
-        .filter(|(_, d)| *d > 0)
-        .collect()
-}
-
-/// Platform calls by operation: REST routes as they are (`GET /v2/pods`), GraphQL fields
-/// without their prefix (`graphql:myself` → `myself`). The emulator counts a GraphQL call
-/// twice, by field and as `POST /graphql`; the latter is left out.
-fn by_operation(calls: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    calls
-        .iter()
-        .filter(|(route, _)| route.as_str() != "POST /graphql")
-        .map(|(route, n)| {
-            let op = route.strip_prefix("graphql:").unwrap_or(route);
-            (op.to_string(), *n)
-        })
-        .collect()
 }
 
 async fn run(opts: Options) {
@@ -229,34 +200,15 @@ async fn run(opts: Options) {
         .len();
     println!("  pods on the platform:         {remote}");
 
-    // Once converged: let the passes that Ready triggered settle, then count whole intervals.
-    let admin = env.emulator.admin();
-    tokio::time::sleep(opts.poll).await;
-    admin.clear_calls().await.expect("clear the call counts");
-    let steady_before = apiserver_writes(&env.client, false)
-        .await
-        .unwrap_or_default();
-    let intervals = 3u32;
-    tokio::time::sleep(opts.poll * intervals).await;
-    let calls = env.calls().await;
-    let steady_writes = writes_since(
-        &steady_before,
-        &apiserver_writes(&env.client, false)
-            .await
-            .unwrap_or_default(),
-    );
-    let per_interval: BTreeMap<String, f64> = by_operation(&calls)
-        .iter()
-        .map(|(op, c)| (op.clone(), *c as f64 / f64::from(intervals)))
-        .collect();
+    let steady = steady_resync(&env, opts.poll).await;
     println!(
-        "  platform calls per resync:    {per_interval:?} (over {intervals} intervals of {:?})",
-        opts.poll
+        "  platform calls per resync:    {:?} (over {} intervals of {:?})",
+        steady.calls_per_interval, steady.intervals, opts.poll
     );
-    let steady_total: u64 = steady_writes.values().sum();
     println!(
-        "  apiserver writes per resync:  {:.1} (over the same intervals: {steady_writes:?})",
-        steady_total as f64 / f64::from(intervals)
+        "  apiserver writes per resync:  {:.1} (over the same intervals: {:?})",
+        steady.writes_per_interval(),
+        steady.writes
     );
     let (rss_steady, hwm) = resident_kib(pid);
     println!(

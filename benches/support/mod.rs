@@ -13,7 +13,7 @@ use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::watcher;
 
-use crate::common::operator::ready_now;
+use crate::common::operator::{Env, ready_now};
 
 /// Follows the namespace's objects until `n` are Ready at once; the instant that happened.
 pub async fn all_ready<K: ManagedKind>(
@@ -113,6 +113,78 @@ pub async fn apiserver_writes(
         *writes.entry(key).or_default() += value;
     }
     Some(writes)
+}
+
+/// What the apiserver's write counters gained between two reads of [`apiserver_writes`].
+pub fn writes_since(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                (v - before.get(k).copied().unwrap_or(0.0)) as u64,
+            )
+        })
+        .filter(|(_, d)| *d > 0)
+        .collect()
+}
+
+/// Platform calls by operation: REST routes as they are (`GET /v2/pods`), GraphQL fields
+/// without their prefix (`graphql:myself` → `myself`). The emulator counts a GraphQL call
+/// twice, by field and as `POST /graphql`; the latter is left out.
+pub fn by_operation(calls: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    calls
+        .iter()
+        .filter(|(route, _)| route.as_str() != "POST /graphql")
+        .map(|(route, n)| {
+            let op = route.strip_prefix("graphql:").unwrap_or(route);
+            (op.to_string(), *n)
+        })
+        .collect()
+}
+
+/// What a converged operator costs per resync interval.
+pub struct Steady {
+    /// Platform calls per interval, by operation.
+    pub calls_per_interval: BTreeMap<String, f64>,
+    /// Apiserver writes over all the intervals, by verb and resource.
+    pub writes: BTreeMap<String, u64>,
+    pub intervals: u32,
+}
+
+impl Steady {
+    pub fn writes_per_interval(&self) -> f64 {
+        self.writes.values().sum::<u64>() as f64 / f64::from(self.intervals)
+    }
+}
+
+/// Once converged: lets the passes that Ready triggered settle (one interval), then counts
+/// the platform calls and apiserver writes of three whole resync intervals of `poll`.
+pub async fn steady_resync(env: &Env, poll: Duration) -> Steady {
+    let admin = env.emulator.admin();
+    tokio::time::sleep(poll).await;
+    admin.clear_calls().await.expect("clear the call counts");
+    let before = apiserver_writes(&env.client, false)
+        .await
+        .unwrap_or_default();
+    let intervals = 3u32;
+    tokio::time::sleep(poll * intervals).await;
+    let calls = env.calls().await;
+    let after = apiserver_writes(&env.client, false)
+        .await
+        .unwrap_or_default();
+    let calls_per_interval = by_operation(&calls)
+        .iter()
+        .map(|(op, c)| (op.clone(), *c as f64 / f64::from(intervals)))
+        .collect();
+    Steady {
+        calls_per_interval,
+        writes: writes_since(&before, &after),
+        intervals,
+    }
 }
 
 /// The emulator's configuration with its REST v2 quota lifted to
