@@ -1,0 +1,213 @@
+//! Benchmark (not a test): N Instant Clusters of 4 nodes applied at once to a real
+//! kube-apiserver, the emulator in this process with whole machines for all of them, the
+//! operator binary as a child process. REST v2 only (the seed API has no clusters).
+//!
+//!   eval "$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)"
+//!   cargo bench --bench operator_cluster              # 100 Clusters
+//!   cargo bench --bench operator_cluster -- 500       # or BENCH_OBJECTS=500
+//!
+//! Prints: the time from the first apply to all Ready (every node of every cluster
+//! running, its ConfigMap written), and the apiserver writes that took, per Cluster
+//! (status, Events and the ConfigMap); platform calls to converge and per resync interval
+//! once converged, by operation (batched observation means one cluster listing and one
+//! member listing per interval whatever N is); the operator's resident memory at its peak
+//! and once steady.
+//! Environment: BENCH_V2_QUOTA_PER_MINUTE (the emulator's REST v2 quota per key and route
+//! group), BENCH_OBJECTS (default 100), BENCH_NODES (nodes per cluster, default 4),
+//! BENCH_POLL_SECONDS (resync interval, default 10), BENCH_PROGRESS_SECONDS (look-again
+//! interval while nodes boot, default 1), BENCH_BOOT_MS (emulated boot time of a node,
+//! default 500).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+mod support;
+
+use std::time::{Duration, Instant};
+
+use gpucloud_crd::{Cluster, ClusterSpec};
+use gpucloud_emulator::model::StockFixture;
+use gpucloud_emulator::{EmulatorConfig, Fixtures};
+use kube::api::{Api, PostParams};
+
+use common::operator::{Env, OperatorProcess};
+use support::{
+    all_ready, apiserver_writes, by_operation, mib, resident_kib, steady_resync, writes_since,
+};
+
+const GPU: &str = "NVIDIA GeForce RTX 4090";
+/// Every node takes a whole machine, as training clusters do.
+const GPUS_PER_NODE: u32 = 8;
+
+struct Options {
+    objects: usize,
+    nodes: u32,
+    poll: Duration,
+    progress: Duration,
+    boot_ms: u64,
+}
+
+fn options() -> Options {
+    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let objects = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<u64>().ok())
+        .or_else(|| number("BENCH_OBJECTS"))
+        .unwrap_or(100);
+    Options {
+        objects: objects as usize,
+        nodes: number("BENCH_NODES").unwrap_or(4) as u32,
+        poll: Duration::from_secs(number("BENCH_POLL_SECONDS").unwrap_or(10)),
+        progress: Duration::from_secs(number("BENCH_PROGRESS_SECONDS").unwrap_or(1)),
+        boot_ms: number("BENCH_BOOT_MS").unwrap_or(500),
+    }
+}
+
+/// The built-in catalog, with the 4090's secure stock replaced by one data center holding
+/// a whole machine for every node and some to spare: a create refused for want of machines
+/// would measure the fallback, not the operator.
+fn emulator_config(opts: &Options) -> EmulatorConfig {
+    let mut fixtures = Fixtures::built_in();
+    let gpu = fixtures
+        .gpu_types
+        .iter_mut()
+        .find(|g| g.id == GPU)
+        .expect("the built-in catalog has the 4090");
+    gpu.stock = vec![StockFixture {
+        data_center_id: "EU-RO-1".into(),
+        secure_cloud: true,
+        machines: opts.objects as u32 * opts.nodes + 4,
+        gpus_per_machine: GPUS_PER_NODE,
+    }];
+    support::with_bench_quota(EmulatorConfig {
+        fixtures: Some(fixtures),
+        pod_boot_ms: opts.boot_ms,
+        ..EmulatorConfig::default()
+    })
+}
+
+fn cluster(i: usize, nodes: u32) -> Cluster {
+    let spec: ClusterSpec = serde_json::from_value(serde_json::json!({
+        "type": "TRAINING",
+        "image": "ghcr.io/acme/train:1",
+        "ports": ["22/tcp"],
+        "compute": {"gpuTypes": [GPU], "gpuCountPerPod": GPUS_PER_NODE, "podCount": nodes},
+    }))
+    .expect("a Cluster spec");
+    Cluster::new(&format!("cluster-{i:04}"), spec)
+}
+
+async fn run(opts: Options) {
+    // The emulator runs in this process: its log line per create would drown the figures.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .try_init();
+    if !common::backend::is_v2() {
+        println!("operator_cluster: REST v2 only (the seed API has no Instant Clusters); skipping");
+        return;
+    }
+    let n = opts.objects;
+    println!(
+        "operator_cluster: {n} Clusters of {} nodes ({GPUS_PER_NODE} GPUs each) on REST v2, resync every {:?}, progress every {:?}, nodes boot in {} ms",
+        opts.nodes, opts.poll, opts.progress, opts.boot_ms
+    );
+    let env = Env::start_with("bench-cluster", emulator_config(&opts)).await;
+
+    let poll = format!("--poll-interval={}s", opts.poll.as_secs());
+    let progress = format!("--progress-interval={}s", opts.progress.as_secs());
+    let operator: OperatorProcess = env.operator_process(&[poll.as_str(), progress.as_str()]);
+    let pid = operator.pid();
+    let up = common::wait_until(Duration::from_secs(30), || async {
+        operator.log().contains("serving /metrics")
+    })
+    .await;
+    assert!(up, "the operator did not start");
+    let (rss_idle, _) = resident_kib(pid);
+
+    let api: Api<Cluster> = env.api();
+    let timeout = Duration::from_secs(120 + n as u64);
+    let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
+    let writes_before = apiserver_writes(&env.client, false)
+        .await
+        .unwrap_or_default();
+    let started = Instant::now();
+    for i in 0..n {
+        api.create(&PostParams::default(), &cluster(i, opts.nodes))
+            .await
+            .expect("create a Cluster");
+    }
+    let applied = started.elapsed();
+    let Some(ready_at) = watch.await.expect("the watch task") else {
+        println!("  NOT CONVERGED within {timeout:?}");
+        let log = operator.log();
+        let lines: Vec<&str> = log.lines().collect();
+        for line in &lines[lines.len().saturating_sub(40)..] {
+            eprintln!("  | {line}");
+        }
+        return;
+    };
+    let converged = ready_at.duration_since(started);
+    let writes = writes_since(
+        &writes_before,
+        &apiserver_writes(&env.client, false)
+            .await
+            .unwrap_or_default(),
+    );
+    let total_writes: u64 = writes.values().sum();
+    let (rss_ready, _) = resident_kib(pid);
+    let converge_calls = by_operation(&env.calls().await);
+    println!(
+        "  applies:                      {n} creates on one connection in {:.2} s",
+        applied.as_secs_f64()
+    );
+    println!(
+        "  first apply to all Ready:     {:.2} s ({:.1} ms per Cluster)",
+        converged.as_secs_f64(),
+        converged.as_secs_f64() * 1000.0 / n as f64
+    );
+    println!(
+        "  apiserver writes meanwhile:   {total_writes} ({:.1} per Cluster): {writes:?}",
+        total_writes as f64 / n as f64
+    );
+    println!("  platform calls to converge:   {converge_calls:?}");
+    let remote = env.platform.clusters().list().await.expect("list clusters");
+    let nodes: usize = remote.iter().map(|c| c.members.len()).sum();
+    println!(
+        "  on the platform:              {} clusters, {nodes} member pods",
+        remote.len()
+    );
+
+    let steady = steady_resync(&env, opts.poll).await;
+    println!(
+        "  platform calls per resync:    {:?} (over {} intervals of {:?})",
+        steady.calls_per_interval, steady.intervals, opts.poll
+    );
+    println!(
+        "  apiserver writes per resync:  {:.1} (over the same intervals: {:?})",
+        steady.writes_per_interval(),
+        steady.writes
+    );
+    let (rss_steady, hwm) = resident_kib(pid);
+    println!(
+        "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Clusters (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
+        mib(hwm),
+        mib(rss_steady),
+        mib(rss_idle),
+        mib(rss_ready)
+    );
+
+    // Deleting the namespace makes the operator delete every cluster before the
+    // finalizers let go.
+    let cleanup = Instant::now();
+    env.finish_process(operator).await;
+    println!(
+        "  namespace deleted (every cluster deleted) in {:.2} s",
+        cleanup.elapsed().as_secs_f64()
+    );
+}
+
+fn main() {
+    support::main_with_control_plane("operator_cluster", || run(options()));
+}
