@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gpucloud_crd::ManagedKind;
-use gpucloud_crd::{Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
+use gpucloud_crd::{Cluster, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
 use gpucloud_operator::demo::apply::parse_documents;
-use gpucloud_operator::demo::examples::EXAMPLES;
+use gpucloud_operator::demo::examples::{EXAMPLES, runs_on};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
@@ -26,6 +26,7 @@ fn example_objects() -> BTreeSet<String> {
     EXAMPLES
         .iter()
         .flat_map(|(file, text)| parse_documents(text, file).unwrap())
+        .filter(|o| runs_on(common::backend::backend(), o))
         .filter_map(|o| {
             let types = o.types.clone()?;
             types
@@ -92,6 +93,7 @@ fn last_table(stdout: &str) -> Vec<(String, String)> {
 fn watch_ready(client: &kube::Client, namespace: &str) -> mpsc::UnboundedReceiver<String> {
     let (tx, rx) = mpsc::unbounded_channel();
     watch_kind::<Pod>(client, namespace, tx.clone());
+    watch_kind::<Cluster>(client, namespace, tx.clone());
     watch_kind::<Endpoint>(client, namespace, tx.clone());
     watch_kind::<NetworkVolume>(client, namespace, tx.clone());
     watch_budgets(client, namespace, tx.clone());

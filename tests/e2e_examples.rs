@@ -415,3 +415,74 @@ async fn team_budget_runs_what_fits_and_holds_a_third_pod_until_room_appears() {
         .await;
     env.finish(operator).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn training_cluster_mounts_the_checkpoints_on_every_node_and_writes_the_hostfile() {
+    use gpucloud_crd::Cluster;
+    let env = start("ex-cluster").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "training-cluster.yaml").await;
+    let volume: NetworkVolume = env
+        .wait_for("checkpoints", TIMEOUT, "Ready", ready_now::<NetworkVolume>)
+        .await;
+    if !common::backend::is_v2() {
+        // The seed API has no Instant Clusters: the Cluster says so, the volume is unaffected.
+        env.wait_for("trainer", TIMEOUT, "UnsupportedByBackend", |c: &Cluster| {
+            common::clusters::is_stalled_with(c, "UnsupportedByBackend")
+        })
+        .await;
+        env.finish(operator).await;
+        return;
+    }
+    let trainer: Cluster = env
+        .wait_for("trainer", TIMEOUT, "Running", common::clusters::is_running)
+        .await;
+    let status = trainer.status.clone().unwrap();
+    // The H100s are over the cap for the whole cluster; the 4090s are taken, in the
+    // volume's data center.
+    assert_eq!(
+        status.gpu_type_id.as_deref(),
+        Some("NVIDIA GeForce RTX 4090")
+    );
+    assert_eq!(status.data_center_id.as_deref(), Some("EU-RO-1"));
+    assert!(
+        status
+            .refusals
+            .iter()
+            .any(|r| r.candidate.starts_with("NVIDIA H100 80GB HBM3")),
+        "{:?}",
+        status.refusals
+    );
+    let cost = status.cost_per_hour.expect("a cost");
+    assert!(cost <= 12.0, "cost {cost} is over the cap");
+    let volume_id = volume.status.unwrap().common.id.unwrap();
+    let nodes = common::clusters::members(&env, &status.common.id.clone().unwrap()).await;
+    assert_eq!(nodes.len(), 2);
+    for p in &nodes {
+        let mounts: Vec<(String, String)> = p
+            .mounts
+            .network
+            .iter()
+            .flatten()
+            .map(|m| (m.volume_id.clone(), m.path.clone()))
+            .collect();
+        assert_eq!(
+            mounts,
+            [(volume_id.clone(), "/checkpoints".to_string())],
+            "{}",
+            p.id
+        );
+        assert_eq!(
+            p.container.env.get("CHECKPOINT_DIR").map(String::as_str),
+            Some("/checkpoints")
+        );
+        assert_eq!(p.container.disk, Some(50));
+    }
+    let data = common::clusters::assert_config_map_follows(&env, &trainer).await;
+    assert_eq!(
+        (data["NNODES"].as_str(), data["NPROC_PER_NODE"].as_str()),
+        ("2", "4")
+    );
+    env.finish(operator).await;
+}

@@ -3,6 +3,7 @@
 
 use gpucloud_emulator::Fixtures;
 use gpucloud_emulator::model::PodFixture;
+use kube::api::DynamicObject;
 
 /// Every file of `examples/`, by file name, in the order the demo applies them.
 pub const EXAMPLES: &[(&str, &str)] = &[
@@ -34,7 +35,22 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "private-image-endpoint.yaml",
         include_str!("../../examples/private-image-endpoint.yaml"),
     ),
+    (
+        "training-cluster.yaml",
+        include_str!("../../examples/training-cluster.yaml"),
+    ),
 ];
+
+/// Kinds whose platform object only REST v2 has (the seed API has no Instant Clusters).
+const V2_ONLY_KINDS: &[&str] = &["Cluster"];
+
+/// Whether `object` can become Ready with the operator speaking `platform_api` (`v2` or
+/// `seed`): on the seed API a Cluster only reports `UnsupportedByBackend`, so the demo
+/// leaves it out there rather than wait for it.
+pub fn runs_on(platform_api: &str, object: &DynamicObject) -> bool {
+    let kind = object.types.as_ref().map(|t| t.kind.as_str());
+    platform_api != "seed" || !kind.is_some_and(|k| V2_ONLY_KINDS.contains(&k))
+}
 
 /// Id of the pod that `examples/adopt-pod.yaml` adopts.
 pub const ADOPTED_POD_ID: &str = "legacy0notebook";
@@ -71,6 +87,30 @@ mod tests {
         let mut built_in: Vec<String> = EXAMPLES.iter().map(|(f, _)| f.to_string()).collect();
         built_in.sort();
         assert_eq!(on_disk, built_in);
+    }
+
+    #[test]
+    fn the_seed_backend_leaves_the_clusters_out_and_nothing_else() {
+        let objects: Vec<DynamicObject> = EXAMPLES
+            .iter()
+            .flat_map(|(f, text)| crate::demo::apply::parse_documents(text, f).unwrap())
+            .collect();
+        let kinds = |api: &str| -> Vec<String> {
+            objects
+                .iter()
+                .filter(|o| runs_on(api, o))
+                .map(|o| o.types.clone().unwrap().kind)
+                .collect()
+        };
+        assert_eq!(kinds("v2").len(), objects.len());
+        assert!(kinds("v2").contains(&"Cluster".to_string()));
+        let seed = kinds("seed");
+        assert!(!seed.contains(&"Cluster".to_string()), "{seed:?}");
+        let clusters = objects.len() - seed.len();
+        assert_eq!(
+            clusters,
+            kinds("v2").iter().filter(|k| *k == "Cluster").count()
+        );
     }
 
     #[test]

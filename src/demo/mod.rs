@@ -248,7 +248,17 @@ impl Session {
         let client = self.kube_client.clone();
         let mut expected = 0usize;
         for (name, objects) in parsed {
-            let applied = apply_objects(&client, &self.namespace, objects, FIELD_MANAGER).await?;
+            let (objects, left_out): (Vec<_>, Vec<_>) = objects
+                .iter()
+                .cloned()
+                .partition(|o| examples::runs_on(&args.platform_api, o));
+            if !left_out.is_empty() {
+                eprintln!(
+                    "demo: left out {} object(s) of {name}: Instant Clusters need the REST v2 API (--platform-api v2)",
+                    left_out.len()
+                );
+            }
+            let applied = apply_objects(&client, &self.namespace, &objects, FIELD_MANAGER).await?;
             expected += applied
                 .iter()
                 .filter(|a| a.api_version.starts_with("gpucloud.io/"))
