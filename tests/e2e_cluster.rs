@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use gpucloud_crd::Cluster;
-use gpucloud_crd::cluster::ClusterPhase;
+use gpucloud_crd::cluster::{ClusterMemberStatus, ClusterPhase};
 use gpucloud_engine::marker::TAG_ENV;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -92,35 +92,18 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
 
     // The members, by rank, as GET /v2/clusters/{id}/pods reports them.
     let nodes = members(&env, &id).await;
-    let seen: Vec<(String, Option<i32>, String, Option<String>, String)> = status
-        .members
-        .iter()
-        .map(|m| {
-            (
-                m.id.clone(),
-                m.rank,
-                m.role.clone(),
-                m.address.clone(),
-                m.status.clone(),
-            )
-        })
-        .collect();
-    let want: Vec<(String, Option<i32>, String, Option<String>, String)> = nodes
+    let want: Vec<ClusterMemberStatus> = nodes
         .iter()
         .enumerate()
-        .map(|(rank, p)| {
-            let role = if rank == 0 { "primary" } else { "worker" };
-            let rank = Some(i32::try_from(rank).unwrap());
-            (
-                p.id.clone(),
-                rank,
-                role.into(),
-                Some(address(p)),
-                "RUNNING".into(),
-            )
+        .map(|(rank, p)| ClusterMemberStatus {
+            id: p.id.clone(),
+            rank: Some(i32::try_from(rank).unwrap()),
+            role: if rank == 0 { "primary" } else { "worker" }.into(),
+            address: Some(address(p)),
+            status: "RUNNING".into(),
         })
         .collect();
-    assert_eq!(seen, want);
+    assert_eq!(status.members, want);
     let cost: f64 = nodes.iter().map(|p| p.cost).sum();
     assert!((cost - 2.0 * 2.0 * RTX4090_PRICE).abs() < 1e-6, "{cost}");
     let shown = status.cost_per_hour.expect("status.costPerHour");
