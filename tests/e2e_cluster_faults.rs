@@ -171,7 +171,8 @@ async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
             cond(c, "Ready") == Some(("False".into(), "BudgetExceeded".into()))
         })
         .await;
-    assert_ne!(phase(&held), Some(ClusterPhase::Running));
+    // Waiting before creating, as for a dependency or capacity.
+    assert_eq!(phase(&held), Some(ClusterPhase::Pending));
     let why = message(&held, "Ready");
     assert!(
         why.contains("Budget team") && why.contains("maxCostPerHour 2.0000"),
