@@ -297,10 +297,16 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
         (remote[0].id.clone(), remote[0].gpu_type_id.as_str()),
         (id_of(&ready), A40)
     );
-    // Every capacity refusal is a create the platform answered, and then the one it made.
+    // Every refusal with the platform's capacity answer is a create it refused, and then
+    // the one it made; nothing else was sent.
+    let answered = status
+        .refusals
+        .iter()
+        .filter(|r| r.reason.contains(NO_INSTANCES))
+        .count();
     assert_eq!(
         admin.call_count(CREATE).await.unwrap(),
-        status.refusals.len() as u64 + 1,
+        answered as u64 + 1,
         "{:?}",
         status.refusals
     );
@@ -314,9 +320,11 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
     .await;
     let waiting = env
         .wait_for::<Cluster, _>("waiting", TIMEOUT, "NoCapacity", |c| {
-            is_stalled_with(c, "NoCapacity")
+            cond(c, "Ready") == Some(("False".into(), "NoCapacity".into()))
         })
         .await;
+    // Stalled as well: checked at the end, once the retry by itself is.
+    let stalled = cond(&waiting, "Stalled");
     assert!(!waiting.status.as_ref().unwrap().refusals.is_empty());
     assert!(
         message(&waiting, "Ready").contains(RTX4090),
@@ -333,6 +341,11 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
     assert_eq!(s.gpu_type_id.as_deref(), Some(RTX4090));
     assert_eq!(s.data_center_id.as_deref(), Some("EU-RO-1"));
     assert_eq!(remote_clusters(&env).await.len(), 2);
+    assert_eq!(
+        stalled,
+        Some(("True".into(), "NoCapacity".into())),
+        "nothing fits: Ready False and Stalled True, reason NoCapacity"
+    );
     env.finish(op).await;
 }
 
@@ -353,9 +366,11 @@ async fn a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
         .await;
     let capped = env
         .wait_for::<Cluster, _>("capped", TIMEOUT, "PriceAboveCap", |c| {
-            is_stalled_with(c, "PriceAboveCap")
+            cond(c, "Ready") == Some(("False".into(), "PriceAboveCap".into()))
         })
         .await;
+    // Stalled as well: checked at the end, once the create after a raise is.
+    let stalled = cond(&capped, "Stalled");
     assert_eq!(phase(&capped), Some(ClusterPhase::Pending));
     let refusals = capped.status.unwrap().refusals;
     for gpu in [RTX4090, A40] {
@@ -387,6 +402,11 @@ async fn a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
         status.refusals
     );
     assert_eq!(admin.call_count(CREATE).await.unwrap(), 1);
+    assert_eq!(
+        stalled,
+        Some(("True".into(), "PriceAboveCap".into())),
+        "every candidate over the cap: Ready False and Stalled True, reason PriceAboveCap"
+    );
     env.finish(op).await;
 }
 

@@ -2,6 +2,8 @@
 //! platform's side of a cluster (the cluster, its member pods), and the ConfigMap checked
 //! key by key against the members the platform reports.
 
+use std::time::Duration;
+
 use gpucloud_crd::cluster::{ClusterPhase, ClusterSpec};
 use gpucloud_crd::{Cluster, ManagedKind};
 use gpucloud_platform::domain::{self, ClusterRequest, NodeContainer};
@@ -170,7 +172,18 @@ pub async fn assert_config_map_follows(
     let id = id_of(c);
     let name = format!("{}-cluster", c.name_any());
     assert_eq!(status.config_map.as_deref(), Some(name.as_str()));
+    // The operator writes the ConfigMap after the status that shows the cluster running.
     let config_maps: Api<ConfigMap> = env.api();
+    let written = super::wait_until(Duration::from_secs(60), || async {
+        config_maps
+            .get_opt(&name)
+            .await
+            .expect("read the ConfigMap")
+            .and_then(|cm| cm.data)
+            .is_some_and(|d| d.get("CLUSTER_ID") == Some(&id))
+    })
+    .await;
+    assert!(written, "ConfigMap {name} does not describe cluster {id}");
     let cm = config_maps
         .get(&name)
         .await
