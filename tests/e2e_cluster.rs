@@ -28,13 +28,50 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 const SECRET_VALUE: &str = "hunter2-cluster-secret";
 const NO_INSTANCES: &str = "no longer any instances available";
 
-/// (reason, note) of every Event about the Cluster `name`.
-async fn events(env: &Env, name: &str) -> Vec<(String, String)> {
-    env.events_about("Cluster", name)
+/// The `PlacementRefused` Events about the Cluster `name`: their notes, and how many
+/// refusals they stand for. Events of one reason about one object within minutes fold into
+/// the first one's series (as kube's Recorder does), so a refusal after the first shows as
+/// a count, not a note.
+async fn placement_refused(env: &Env, name: &str) -> (Vec<String>, i32) {
+    let refused: Vec<_> = env
+        .events_about("Cluster", name)
         .await
         .into_iter()
-        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
-        .collect()
+        .filter(|e| e.reason.as_deref() == Some("PlacementRefused"))
+        .collect();
+    let total = refused
+        .iter()
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .sum();
+    (refused.into_iter().filter_map(|e| e.note).collect(), total)
+}
+
+/// Waits a little for the `PlacementRefused` Events of a pass where nothing fitted
+/// (published beside the status), and says what is missing: at least `at_least` refusals,
+/// the first note naming a GPU type of `types` and carrying `why`.
+async fn nothing_fits_events(
+    env: &Env,
+    name: &str,
+    types: &[&str],
+    why: &str,
+    at_least: i32,
+) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (notes, total) = placement_refused(env, name).await;
+        let named = notes
+            .iter()
+            .any(|n| types.iter().any(|t| n.starts_with(&format!("{t} in "))) && n.contains(why));
+        if named && total >= at_least {
+            return None;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Some(format!(
+                "want PlacementRefused Events for {at_least} refusals ({why}), got {total}: {notes:?}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// What the operator promises of a Cluster that nothing fits, checked against `c` when it
@@ -286,9 +323,13 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
     }
     let env = Env::start_with("cluster-place", config()).await;
     let admin = env.emulator.admin();
-    // The 4090s left: one machine of 8 GPUs (in EU-RO-1). Eight GPUs are free, but two nodes
-    // need two machines: the catalog shows stock, the create is refused.
-    admin.set_stock(RTX4090, Some(true), 8).await.unwrap();
+    // The 4090s: one free machine of 8 GPUs in each of their two data centers. Sixteen GPUs
+    // are free, but two nodes need two machines in one data center: the catalog shows
+    // stock in both, and the platform refuses the create in each.
+    const PLACES: [&str; 2] = ["EU-RO-1", "US-TX-3"];
+    for dc in PLACES {
+        admin.set_machines(RTX4090, dc, 1, 8).await.unwrap();
+    }
     admin.clear_calls().await.unwrap();
     let op = env.operator(&[]);
     env.create(&cluster("fallback", json!({}))).await;
@@ -299,20 +340,26 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
     assert_eq!(status.gpu_type_id.as_deref(), Some(A40));
     // The emulator's A40s of the secure cloud are all in US-TX-3.
     assert_eq!(status.data_center_id.as_deref(), Some("US-TX-3"));
-    let refused = format!("{RTX4090} in EU-RO-1");
-    let refusal = status
+    for dc in PLACES {
+        let refused = format!("{RTX4090} in {dc}");
+        let refusal = status
+            .refusals
+            .iter()
+            .find(|r| r.candidate == refused)
+            .unwrap_or_else(|| panic!("no refusal of {refused}: {:?}", status.refusals));
+        assert!(refusal.reason.contains(NO_INSTANCES), "{refusal:?}");
+    }
+    // One Event per refusal: the first one's note, the others in its series.
+    let (notes, total) = placement_refused(&env, "fallback").await;
+    assert_eq!(total as usize, status.refusals.len(), "{notes:?}");
+    let first = status
         .refusals
         .iter()
-        .find(|r| r.candidate == refused)
-        .unwrap_or_else(|| panic!("no refusal of {refused}: {:?}", status.refusals));
-    assert!(refusal.reason.contains(NO_INSTANCES), "{refusal:?}");
-    let seen = events(&env, "fallback").await;
+        .map(|r| format!("{}: {}", r.candidate, r.reason))
+        .collect::<Vec<_>>();
     assert!(
-        seen.iter()
-            .any(|(reason, note)| reason == "PlacementRefused"
-                && note.starts_with(&format!("{refused}: "))
-                && note.contains(NO_INSTANCES)),
-        "no PlacementRefused Event for {refused}: {seen:#?}"
+        notes.iter().any(|n| first.contains(n)),
+        "the Event names no refusal of status: {notes:?} / {first:?}"
     );
     let remote = remote_clusters(&env).await;
     assert_eq!(remote.len(), 1, "{remote:#?}");
@@ -335,7 +382,8 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
     );
     assert_config_map_follows(&env, &ready).await;
 
-    // Only 4090s, and not two machines of them: nothing fits, said so, nothing made.
+    // Only 4090s, and never two machines of them in one place: nothing fits, said so,
+    // nothing made.
     env.create(&cluster(
         "waiting",
         json!({"compute": {"gpuTypes": [RTX4090], "gpuCountPerPod": 2, "podCount": 2}}),
@@ -348,14 +396,16 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
         .await;
     // The rest of what nothing fitting means is asserted last, once the retry is checked.
     let mut problems = nothing_fits_problems(&waiting, "NoCapacity", &[RTX4090]);
+    // Both data centers refused: two refusals at least (more once it retries).
+    problems.extend(nothing_fits_events(&env, "waiting", &[RTX4090], NO_INSTANCES, 2).await);
     assert!(
         message(&waiting, "Ready").contains(RTX4090),
         "{}",
         message(&waiting, "Ready")
     );
     assert_eq!(remote_clusters(&env).await.len(), 1);
-    // Two machines of 4090s come back: it is retried, by itself.
-    admin.set_stock(RTX4090, Some(true), 16).await.unwrap();
+    // A second 4090 machine frees up in EU-RO-1: it is retried, by itself.
+    admin.set_machines(RTX4090, "EU-RO-1", 2, 8).await.unwrap();
     let converged = env
         .wait_for("waiting", TIMEOUT, "Running", is_running)
         .await;
@@ -363,15 +413,6 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
     assert_eq!(s.gpu_type_id.as_deref(), Some(RTX4090));
     assert_eq!(s.data_center_id.as_deref(), Some("EU-RO-1"));
     assert_eq!(remote_clusters(&env).await.len(), 2);
-    let refused = format!("{RTX4090} in EU-RO-1: ");
-    let seen = events(&env, "waiting").await;
-    if !seen.iter().any(|(reason, note)| {
-        reason == "PlacementRefused" && note.starts_with(&refused) && note.contains(NO_INSTANCES)
-    }) {
-        problems.push(format!(
-            "no PlacementRefused Event for {refused}...: {seen:?}"
-        ));
-    }
     assert!(problems.is_empty(), "when nothing fit: {problems:#?}");
     env.finish(op).await;
 }
@@ -398,6 +439,10 @@ async fn a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
         .await;
     // The rest of what nothing fitting means is asserted last, once the raise is checked.
     let mut problems = nothing_fits_problems(&capped, "PriceAboveCap", &[RTX4090, A40]);
+    // Both GPU types refused: two refusals at least.
+    problems.extend(
+        nothing_fits_events(&env, "capped", &[RTX4090, A40], "above maxPricePerHour", 2).await,
+    );
     assert_eq!(phase(&capped), Some(ClusterPhase::Pending));
     let why = message(&capped, "Ready");
     for gpu in [RTX4090, A40] {
@@ -426,13 +471,6 @@ async fn a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
         status.refusals
     );
     assert_eq!(admin.call_count(CREATE).await.unwrap(), 1);
-    // Only the A40s' refusal Event comes from the pass where nothing fitted.
-    let seen = events(&env, "capped").await;
-    if !seen.iter().any(|(reason, note)| {
-        reason == "PlacementRefused" && note.starts_with(&format!("{A40} in "))
-    }) {
-        problems.push(format!("no PlacementRefused Event for {A40}: {seen:?}"));
-    }
     assert!(problems.is_empty(), "when nothing fit: {problems:#?}");
     env.finish(op).await;
 }
