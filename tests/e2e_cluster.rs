@@ -233,6 +233,42 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
     env.finish(op).await;
 }
 
+/// Slurm and Ray clusters: the platform gives each node its role (the controller or head
+/// on rank 0), and status reports the platform's word rather than primary/worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn slurm_and_ray_clusters_report_the_roles_the_platform_gives() {
+    if !v2_only("slurm_and_ray_clusters_report_the_roles_the_platform_gives") {
+        return;
+    }
+    let env = Env::start_with("cluster-roles", config()).await;
+    let op = env.operator(&[]);
+    let kinds = [
+        ("slurm", "SLURM", "SLURM_CONTROLLER", "SLURM_COMPUTE"),
+        ("ray", "RAY", "RAY_HEAD", "RAY_WORKER"),
+    ];
+    for (name, kind, _, _) in kinds {
+        env.create(&cluster(name, json!({"type": kind}))).await;
+    }
+    for (name, kind, head, worker) in kinds {
+        let c = env.wait_for(name, TIMEOUT, "Running", is_running).await;
+        let remote = remote_cluster(&env, &id_of(&c)).await.expect("the cluster");
+        assert_eq!(remote.cluster_type, kind);
+        let roles: Vec<(Option<i32>, &str)> = c
+            .status
+            .as_ref()
+            .unwrap()
+            .members
+            .iter()
+            .map(|m| (m.rank, m.role.as_str()))
+            .collect();
+        assert_eq!(roles, [(Some(0), head), (Some(1), worker)], "{name}");
+        // The head or controller is where programs meet: MASTER_ADDR.
+        assert_config_map_follows(&env, &c).await;
+    }
+    env.finish(op).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_shape_change_replaces_the_cluster_with_recreate_and_is_refused_with_never() {

@@ -1,7 +1,8 @@
-//! Cluster end to end when things go wrong or belong to someone else: the operator process
-//! killed three times in the middle of a create, a Budget with no room, a cluster made on
-//! the platform by hand and observed, and a cluster whose object went while the operator
-//! was down, found by the orphan sweep. A real kube-apiserver, the emulator over real HTTP,
+//! Cluster end to end when things go wrong, cost too much or belong to someone else: the
+//! operator process killed three times in the middle of a create, `maxRuntime` on the
+//! emulator's clock, a Budget with no room, a cluster made on the platform by hand and
+//! observed, and a cluster whose object went while the operator was down, found by the
+//! orphan sweep. A real kube-apiserver, the emulator over real HTTP,
 //! the operator in-process or as a child process of the built binary (where it must really
 //! be killed). Run through `scripts/test.sh`.
 
@@ -138,6 +139,61 @@ async fn killed_three_times_during_the_create_leaves_exactly_one_cluster() {
     assert_eq!(admin.call_count(CREATE).await.unwrap(), creates);
     assert_eq!(remote_clusters(&env).await.len(), 1);
     env.finish_process(last).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited() {
+    if !v2_only("max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited") {
+        return;
+    }
+    const MINUTE_MS: u64 = 60_000;
+    let env = Env::start_with("cluster-runtime", config()).await;
+    // The operator reads the emulator's clock, which the test moves on.
+    let op = env.operator_on_emulator_clock(&[]);
+    let api: Api<Cluster> = env.api();
+    env.create(&priced("bounded", json!({"maxRuntime": "1h"})))
+        .await;
+    let running = env
+        .wait_for("bounded", TIMEOUT, "Running", is_running)
+        .await;
+    let first = id_of(&running);
+
+    // 61 minutes after its creation on the platform: deleted, every node, and held so.
+    let admin = env.emulator.admin();
+    admin.advance_clock(61 * MINUTE_MS).await.unwrap();
+    let held = env
+        .wait_for::<Cluster, _>("bounded", TIMEOUT, "Held", |c| {
+            phase(c) == Some(ClusterPhase::Held)
+        })
+        .await;
+    let hold = held
+        .status
+        .as_ref()
+        .and_then(|s| s.guardrails.as_ref())
+        .and_then(|g| g.hold.as_ref())
+        .expect("status.guardrails.hold");
+    assert!(hold.message.contains("maxRuntime"), "{}", hold.message);
+    assert!(remote_cluster(&env, &first).await.is_none());
+    assert!(member_pods(&env).await.is_empty());
+    // Held: more passes (and more time) create nothing.
+    let creates = admin.call_count(CREATE).await.unwrap();
+    admin.advance_clock(MINUTE_MS).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(admin.call_count(CREATE).await.unwrap(), creates);
+    assert!(remote_clusters(&env).await.is_empty());
+
+    // An edit of the spec is the user's move: a new cluster.
+    patch_spec(&api, "bounded", json!({"maxRuntime": "2h"})).await;
+    let again = env
+        .wait_for::<Cluster, _>("bounded", TIMEOUT, "Running again", |c| {
+            is_running(c) && c.status.as_ref().and_then(|s| s.common.id.as_deref()) != Some(&first)
+        })
+        .await;
+    let all = remote_clusters(&env).await;
+    assert_eq!(all.len(), 1, "{all:#?}");
+    assert_eq!(all[0].id, id_of(&again));
+    env.finish(op).await;
 }
 
 async fn wait_budget(env: &Env, name: &str, what: &str, check: impl Fn(&Budget) -> bool) -> Budget {
