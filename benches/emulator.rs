@@ -3,7 +3,10 @@
 //! Prints: job API requests/s (goal >= 5,000 on 2 cores), GraphQL pod queries/s
 //! (goal >= 1,000), and `myself { pods }` latency with 10,000 pods (goal < 200 ms); for
 //! REST v2, `GET /v2/pods` latency (median and p99) with the same 10,000 pods and
-//! `POST /v2/pods` creates/s.
+//! `POST /v2/pods` creates/s; then, on worlds of 10,000 and 100,000 network volumes,
+//! `GET /v2/network-volumes` and `GET /v1/networkvolumes` latency (median, p99), a create's
+//! latency among them and the process's resident memory (goal: lists in <= 20 ms at 10,000
+//! objects, issue #25).
 //!
 //!   cargo bench --bench emulator
 
@@ -12,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gpucloud_emulator::model::{PodFixture, StockFixture};
+use gpucloud_emulator::model::{NetworkVolume, PodFixture, StockFixture, VolumeType};
 use gpucloud_emulator::v2::limits::Quota;
 use gpucloud_emulator::{self as emulator, EmulatorConfig, Fixtures, RunningEmulator};
 use serde_json::{Value, json};
@@ -388,6 +391,116 @@ async fn v2_pods_create() {
     emu.shutdown().await;
 }
 
+/// A world of `n` network volumes, seeded from fixtures: creating them over HTTP would time
+/// the creates (and the quota), not the listings.
+fn many_volumes(n: usize) -> Fixtures {
+    let mut f = Fixtures::built_in();
+    f.network_volumes = (0..n)
+        .map(|i| NetworkVolume {
+            id: format!("nv{i:08}"),
+            name: format!("bench-volume-{i}"),
+            size: 50,
+            data_center_id: "EU-RO-1".into(),
+            volume_type: VolumeType::Standard,
+        })
+        .collect();
+    f
+}
+
+/// The process's resident memory (Linux), in MiB; 0 where it cannot be read.
+fn rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// `calls` sequential `GET`s of `path` that must list `expect` records under `field` (the
+/// v1 list is a bare array: `field` empty). Prints median and p99, timed until the whole
+/// answer has arrived.
+async fn time_listing(emu: &RunningEmulator, path: &str, field: &str, expect: usize, calls: usize) {
+    let url = format!("{}{path}", emu.base_url());
+    let http = reqwest::Client::new();
+    let mut times = Vec::with_capacity(calls);
+    let mut size = 0;
+    for _ in 0..calls {
+        let t = Instant::now();
+        let r = http.get(&url).bearer_auth(KEY).send().await.unwrap();
+        let status = r.status();
+        let bytes = r.bytes().await.unwrap();
+        times.push(t.elapsed());
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        let listed = if field.is_empty() { &body } else { &body[field] };
+        assert_eq!(
+            (status.as_u16(), listed.as_array().map(Vec::len)),
+            (200, Some(expect)),
+            "{path}"
+        );
+        size = bytes.len();
+    }
+    times.sort();
+    println!(
+        "GET {path:<22} ({expect} volumes): median {:>6.1} ms, p99 {:>6.1} ms, max {:.1} ms ({calls} calls, {size} bytes)",
+        ms(quantile(&times, 0.5)),
+        ms(quantile(&times, 0.99)),
+        ms(times[calls - 1]),
+    );
+}
+
+/// Sequential `POST /v2/network-volumes` among `existing` volumes: what one more volume
+/// costs when the world already holds many.
+async fn time_volume_creates(emu: &RunningEmulator, existing: usize, calls: usize) {
+    let url = format!("{}/v2/network-volumes", emu.base_url());
+    let http = reqwest::Client::new();
+    let mut times = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let t = Instant::now();
+        let r = http
+            .post(&url)
+            .bearer_auth(KEY)
+            .json(&json!({"name": format!("more-{i}"), "size": 10, "dataCenter": "EU-RO-1"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 201);
+        r.bytes().await.unwrap();
+        times.push(t.elapsed());
+    }
+    times.sort();
+    println!(
+        "POST /v2/network-volumes      (among {existing}): median {:>6.2} ms, p99 {:>6.2} ms ({calls} calls)",
+        ms(quantile(&times, 0.5)),
+        ms(quantile(&times, 0.99)),
+    );
+}
+
+/// The network volume listings of both surfaces at 10,000 and 100,000 volumes, and the
+/// memory 100,000 volumes take.
+async fn volume_listings() {
+    for (n, calls) in [(10_000, 100), (100_000, 50)] {
+        let before = rss_mib();
+        let emu = emulator::start(
+            config(Some(many_volumes(n))),
+            "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+        )
+        .await
+        .unwrap();
+        let held = rss_mib();
+        let total = n + 1; // the built-in fixtures' own volume
+        time_listing(&emu, "/v2/network-volumes", "networkVolumes", total, calls).await;
+        time_listing(&emu, "/v1/networkvolumes", "", total, calls).await;
+        time_volume_creates(&emu, total, 200).await;
+        println!(
+            "resident memory with {n} volumes: {held:.1} MiB (process; {:+.1} MiB for the emulator and its world), {:.1} MiB after the calls",
+            held - before,
+            rss_mib()
+        );
+        emu.shutdown().await;
+    }
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -405,5 +518,6 @@ fn main() {
         v2_pods_listing(&emu).await;
         emu.shutdown().await;
         v2_pods_create().await;
+        volume_listings().await;
     });
 }
