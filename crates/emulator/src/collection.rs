@@ -8,14 +8,14 @@
 //! [`Refusal`] is what each surface turns into its own error (`error::ApiError`,
 //! `v2::Problem`).
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::model::{EndpointRecord, NetworkVolume, RegistryAuth, Template};
 use super::world::World;
 use super::world::endpoints;
 
 /// Records by id: every collection of the world is one.
-pub type Records<R> = BTreeMap<String, R>;
+pub type Records<R> = super::record_map::RecordMap<R>;
 
 /// Why a collection handler refused: each surface answers it in its own error type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,8 +88,14 @@ impl Keyed for RegistryAuth {
 
 /// Templates that named a deleted credential lose the reference.
 fn forget_registry(world: &mut World, removed: &RegistryAuth) {
-    for t in world.templates.values_mut() {
-        if t.registry.as_deref() == Some(removed.id.as_str()) {
+    let using: Vec<String> = world
+        .templates
+        .values()
+        .filter(|t| t.registry.as_deref() == Some(removed.id.as_str()))
+        .map(|t| t.id.clone())
+        .collect();
+    for id in using {
+        if let Some(t) = world.templates.get_mut(&id) {
             t.registry = None;
         }
     }
@@ -120,7 +126,7 @@ impl<R> Collection<R> {
 
     /// Removes the record `id` unless it is missing (404) or still in use (400); either
     /// refusal leaves the world as it was.
-    pub fn delete_unused(&self, world: &mut World, id: &str) -> Result<R, Refusal> {
+    pub fn delete_unused(&self, world: &mut World, id: &str) -> Result<Arc<R>, Refusal> {
         self.find(world, id)?;
         if let Some(why) = (self.in_use)(world, id) {
             return Err(Refusal::InUse(why));

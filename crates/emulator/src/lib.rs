@@ -20,6 +20,7 @@ pub mod model;
 pub mod pods;
 pub mod quota;
 pub mod ratelimit;
+pub mod record_map;
 pub mod registry;
 pub mod rest;
 pub mod rest_registries;

@@ -2,12 +2,14 @@
 //! nothing uses (see [`crate::collection`]). A route group names the record type,
 //! as in `get(records::list::<NetworkVolume>)`.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 use super::problem::V2Result;
 use super::request::{Caller, Writer};
@@ -22,16 +24,29 @@ pub trait V2Shown: Keyed {
     fn v2(&self) -> impl Serialize + '_;
 }
 
-/// `GET` of a whole collection: `{"<LIST_FIELD>": [...]}`.
-pub async fn list<R: V2Shown>(State(app): State<App>, _caller: Caller) -> Json<Value> {
-    let world = app.world.lock();
-    let shown: Vec<Value> = R::COLLECTION
-        .all(&world)
-        .map(|r| serde_json::to_value(r.v2()).expect("a record view serialises"))
-        .collect();
-    let mut answer = Map::new();
-    answer.insert(R::LIST_FIELD.to_string(), Value::Array(shown));
-    Json(Value::Object(answer))
+/// `GET` of a whole collection: `{"<LIST_FIELD>": [...]}`, each record as `GET` of one
+/// shows it. Only the pointers to the records are taken under the world's lock; the answer
+/// is written after it is released, straight from the records' views.
+pub async fn list<R: V2Shown>(State(app): State<App>, _caller: Caller) -> Response {
+    let records = (R::COLLECTION.records)(&app.world.lock()).shared();
+    Json(Listing(&records)).into_response()
+}
+
+/// `{"<LIST_FIELD>": [view, ...]}`.
+struct Listing<'a, R>(&'a [Arc<R>]);
+
+impl<R: V2Shown> Serialize for Listing<'_, R> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Views<'a, R>(&'a [Arc<R>]);
+        impl<R: V2Shown> Serialize for Views<'_, R> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_seq(self.0.iter().map(|r| r.v2()))
+            }
+        }
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(R::LIST_FIELD, &Views(self.0))?;
+        map.end()
+    }
 }
 
 /// `GET` of one record.
