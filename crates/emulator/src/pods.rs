@@ -11,6 +11,7 @@ mod placement;
 mod stock;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::clock::Millis;
 use super::ids;
@@ -273,8 +274,10 @@ pub struct Cloud {
     pub data_centers: Vec<String>,
     machines: Vec<Machine>,
     machine_index: HashMap<String, usize>,
-    /// Pods in creation order (by sequence number).
-    pods: BTreeMap<u64, Pod>,
+    /// Pods in creation order (by sequence number). Shared, so that a listing copies
+    /// pointers under the world's lock and writes its answer after it (`v2::pods::view`);
+    /// an edit copies a pod first only while a listing still holds it.
+    pods: BTreeMap<u64, Arc<Pod>>,
     pod_index: HashMap<String, u64>,
     next_seq: u64,
     next_ip: u32,
@@ -417,6 +420,11 @@ impl Cloud {
     }
 
     pub fn pods(&self) -> impl Iterator<Item = &Pod> {
+        self.pods.values().map(Arc::as_ref)
+    }
+
+    /// Every pod in creation order, as pointers that outlive the world's lock.
+    pub fn shared_pods(&self) -> impl Iterator<Item = &Arc<Pod>> {
         self.pods.values()
     }
 
@@ -425,7 +433,10 @@ impl Cloud {
     }
 
     pub fn pod(&self, id: &str) -> Option<&Pod> {
-        self.pod_index.get(id).and_then(|seq| self.pods.get(seq))
+        self.pod_index
+            .get(id)
+            .and_then(|seq| self.pods.get(seq))
+            .map(Arc::as_ref)
     }
 
     /// A pod to edit in place. Only for settings that hold no resources (name, image, env,
@@ -435,7 +446,9 @@ impl Cloud {
             .pod_index
             .get(id)
             .ok_or_else(|| PodError::NotFound(id.to_string()))?;
-        Ok(self.pods.get_mut(&seq).expect("index and pods agree"))
+        Ok(Arc::make_mut(
+            self.pods.get_mut(&seq).expect("index and pods agree"),
+        ))
     }
 
     /// Free GPUs of a type in a cloud (both clouds when `secure` is `None`).
@@ -456,7 +469,7 @@ impl Cloud {
             None => self.place_gpu(&req)?,
         };
         let seq = self.install(&req, &checked, placement, None, now);
-        Ok(&self.pods[&seq])
+        Ok(&*self.pods[&seq])
     }
 
     /// The rules of a deploy that do not depend on stock, and what they settle.
@@ -590,7 +603,7 @@ impl Cloud {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.pod_index.insert(id.clone(), seq);
-        self.pods.insert(seq, pod);
+        self.pods.insert(seq, Arc::new(pod));
         self.open_interval(&id, true, now);
         seq
     }

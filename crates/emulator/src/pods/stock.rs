@@ -197,7 +197,7 @@ impl Cloud {
                 .clone();
             if let Some(wanted) = &p.id {
                 let seq = self.pod_index.remove(&id).expect("just deployed");
-                let pod = self.pods.get_mut(&seq).expect("just deployed");
+                let pod = Arc::make_mut(self.pods.get_mut(&seq).expect("just deployed"));
                 pod.id = wanted.clone();
                 pod.pod_host_id = format!("{wanted}-{}", &pod.machine_id[..8]);
                 self.pod_index.insert(wanted.clone(), seq);

@@ -112,6 +112,87 @@ fn history_grows_with_uptime_and_is_capped() {
 
 #[test]
 fn env_renders_as_an_object() {
-    let env = env_object(&["A=1".into(), "B=x=y".into()]);
-    assert_eq!(env, json!({"A": "1", "B": "x=y"}));
+    let pairs: [String; 3] = ["B=x=y".into(), "A=1".into(), "A=2".into()];
+    let env = serde_json::to_string(&EnvView(&pairs)).unwrap();
+    assert_eq!(env, r#"{"A":"2","B":"x=y"}"#);
+}
+
+/// Pod answers were built as `serde_json::Value`s, whose maps sort their keys; the view
+/// writes its fields in that order, so every answer keeps its bytes (it matched the old
+/// builder byte for byte for these pods and instants when it replaced it).
+#[test]
+fn a_pod_view_writes_its_keys_in_sorted_order_in_every_state() {
+    let app = crate::state::Emulator::new(crate::EmulatorConfig::default()).unwrap();
+    {
+        let mut w = app.world.lock();
+        let reqs = [
+            DeployRequest {
+                ports: Some("22/tcp,8888/http".into()),
+                env: vec![("B".into(), "x=y".into()), ("A".into(), "1".into())],
+                ..gpu_req()
+            },
+            DeployRequest {
+                gpu_type_id: None,
+                cpu: Some(CpuRequest {
+                    flavor_id: "cpu3c".into(),
+                    vcpus: 4,
+                }),
+                cloud: CloudChoice::Secure,
+                ..gpu_req()
+            },
+            DeployRequest {
+                volume_in_gb: Some(20),
+                volume_mount_path: Some("/data".into()),
+                ..gpu_req()
+            },
+            DeployRequest {
+                network_volume_id: Some("nv-demo0001".into()),
+                network_volume_dc: Some("EU-RO-1".into()),
+                ..gpu_req()
+            },
+            DeployRequest {
+                cloud: CloudChoice::Community,
+                gpu_count: Some(2),
+                ..gpu_req()
+            },
+        ];
+        let ids: Vec<String> = reqs
+            .into_iter()
+            .map(|r| w.cloud.deploy(r, 100).unwrap().id.clone())
+            .collect();
+        w.cloud.pod_mut(&ids[0]).unwrap().global_networking = true;
+        w.cloud.pod_mut(&ids[0]).unwrap().registry = Some("r1".into());
+        w.cloud.pod_mut(&ids[1]).unwrap().locked = true;
+        w.cloud.pod_mut(&ids[2]).unwrap().gpu_util_percent = Some(55.4);
+        w.cloud.stop(&ids[3], 200).unwrap();
+        let spec = crate::world::clusters::ClusterSpec {
+            name: "c".into(),
+            kind: crate::world::clusters::ClusterKind::Ray,
+            pod_count: 2,
+            member: DeployRequest {
+                image_name: Some("img".into()),
+                gpu_type_id: Some("NVIDIA GeForce RTX 4090".into()),
+                gpu_count: Some(1),
+                ports: Some("22/tcp".into()),
+                ..DeployRequest::default()
+            },
+        };
+        w.create_cluster(spec, 100).unwrap();
+    }
+    let w = app.world.lock();
+    let mut n = 0;
+    for now in [
+        0, 100, 1_000, 2_700, 5_099, 5_100, 5_101, 90_000, 10_000_000,
+    ] {
+        for p in w.cloud.shared_pods() {
+            let snapshot = PodSnapshot::take(&w, p);
+            let written = serde_json::to_string(&snapshot.view(&app, now)).unwrap();
+            let sorted = serde_json::to_value(snapshot.view(&app, now)).unwrap();
+            assert_eq!(written, sorted.to_string());
+            assert_eq!(sorted, pod_json(&app, &w, p, now));
+            n += 1;
+        }
+    }
+    // Five pods and a cluster of two, at nine instants.
+    assert_eq!(n, 63);
 }
