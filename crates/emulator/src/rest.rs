@@ -162,8 +162,10 @@ pub async fn list<R: V1Shown>(State(app): State<App>, headers: HeaderMap) -> Res
     app.keys.bearer(&headers)?;
     // Pointers under the lock, the JSON after it (see `record_map`).
     let records = (R::COLLECTION.records)(&app.world.lock()).shared();
-    let shown: Vec<_> = records.iter().map(|r| r.v1()).collect();
-    Ok(Json(shown).into_response())
+    let body = super::v2::listing::list_json(None, &records, 96, |r, out| {
+        serde_json::to_writer(out, &r.v1())
+    });
+    Ok(super::v2::listing::json_response(body))
 }
 
 /// `GET` of one record.

@@ -15,6 +15,7 @@ pub mod container;
 pub mod event_stream;
 pub mod integer;
 pub mod limits;
+pub mod listing;
 pub mod pods;
 pub mod problem;
 pub mod records;

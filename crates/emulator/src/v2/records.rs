@@ -2,15 +2,13 @@
 //! nothing uses (see [`crate::collection`]). A route group names the record type,
 //! as in `get(records::list::<NetworkVolume>)`.
 
-use std::sync::Arc;
-
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
+use super::listing;
 use super::problem::V2Result;
 use super::request::{Caller, Writer};
 use crate::collection::Keyed;
@@ -29,24 +27,10 @@ pub trait V2Shown: Keyed {
 /// is written after it is released, straight from the records' views.
 pub async fn list<R: V2Shown>(State(app): State<App>, _caller: Caller) -> Response {
     let records = (R::COLLECTION.records)(&app.world.lock()).shared();
-    Json(Listing(&records)).into_response()
-}
-
-/// `{"<LIST_FIELD>": [view, ...]}`.
-struct Listing<'a, R>(&'a [Arc<R>]);
-
-impl<R: V2Shown> Serialize for Listing<'_, R> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Views<'a, R>(&'a [Arc<R>]);
-        impl<R: V2Shown> Serialize for Views<'_, R> {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.collect_seq(self.0.iter().map(|r| r.v2()))
-            }
-        }
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry(R::LIST_FIELD, &Views(self.0))?;
-        map.end()
-    }
+    let body = listing::list_json(Some(R::LIST_FIELD), &records, 128, |r, out| {
+        serde_json::to_writer(out, &r.v2())
+    });
+    listing::json_response(body)
 }
 
 /// `GET` of one record.

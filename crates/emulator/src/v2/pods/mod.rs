@@ -109,7 +109,7 @@ struct ListQuery {
 
 async fn list(State(app): State<App>, _caller: Caller, V2Query(q): V2Query<ListQuery>) -> Response {
     let include = q.include_cluster_pods.unwrap_or(false);
-    axum::Json(pods_listing_with(&app, include)).into_response()
+    super::listing::json_response(pods_listing_with(&app, include).to_json())
 }
 
 async fn read(

@@ -195,4 +195,7 @@ fn a_pod_view_writes_its_keys_in_sorted_order_in_every_state() {
     }
     // Five pods and a cluster of two, at nine instants.
     assert_eq!(n, 63);
+    drop(w);
+    let listing = pods_listing_with(&app, true);
+    assert_eq!(listing.to_json(), serde_json::to_vec(&listing).unwrap());
 }

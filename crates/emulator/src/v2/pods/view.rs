@@ -75,6 +75,16 @@ pub struct PodsListing {
     pods: Vec<PodSnapshot>,
 }
 
+impl PodsListing {
+    /// The answer's JSON, written in two halves at once (`v2::listing`).
+    pub fn to_json(&self) -> Vec<u8> {
+        // A pod is about 720 bytes of JSON.
+        crate::v2::listing::list_json(Some("pods"), &self.pods, 768, |p, out| {
+            serde_json::to_writer(out, &p.view(&self.app, self.now))
+        })
+    }
+}
+
 impl Serialize for PodsListing {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         struct Pods<'a>(&'a PodsListing);
