@@ -24,7 +24,7 @@ use serde_json::json;
 
 use super::auth::Caller;
 use super::graphql_fast::{Plan, PodList, pod_value};
-use super::graphql_pod::{Pod, pod_view};
+use super::graphql_pod::{Pod, PodHost, pod_view};
 use super::pods::{self, CloudChoice, DeployRequest, TemplateDefaults};
 use super::state::App;
 
@@ -173,16 +173,24 @@ impl User {
     }
 
     /// Built straight from the selection set (see `graphql_fast`): listing is what the
-    /// operator does every resync, for every pod at once.
+    /// operator does every resync, for every pod at once. The world's lock is held only to
+    /// copy pointers to the pods and their hosts' facts; the answer is built after it.
     async fn pods(&self, ctx: &Context<'_>) -> PodList {
         let app = app(ctx);
         let now = app.clock.now();
         let plan = Plan::of(&ctx.field());
-        let world = app.world.lock();
-        let pods = world
-            .cloud
-            .standalone_pods()
-            .map(|p| pod_value(p, &world.cloud, app, now, &plan))
+        let pods: Vec<_> = {
+            let world = app.world.lock();
+            world
+                .cloud
+                .shared_pods()
+                .filter(|p| p.cluster.is_none())
+                .map(|p| (p.clone(), PodHost::of(p, &world.cloud)))
+                .collect()
+        };
+        let pods = pods
+            .iter()
+            .map(|(p, host)| pod_value(p, host, app, now, &plan))
             .collect();
         PodList::new(async_graphql::Value::List(pods))
     }

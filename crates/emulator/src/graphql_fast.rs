@@ -20,10 +20,10 @@ use parking_lot::Mutex;
 
 use super::clock::Millis;
 use super::graphql_pod::{
-    POD_TYPE, Pod, PodMachineInfo, PodRuntime, PodStatus, last_status_change, machine_of,
+    POD_TYPE, Pod, PodHost, PodMachineInfo, PodRuntime, PodStatus, last_status_change, machine_of,
     runtime_of, status_of, uptime_of,
 };
-use super::pods::{self, Cloud};
+use super::pods;
 use super::state::App;
 
 /// A pre-built `[Pod!]!` value.
@@ -189,17 +189,17 @@ fn runtime_value(rt: &PodRuntime, plan: &Plan) -> Value {
 }
 
 /// One pod as the plan asks for it; only selected fields are computed.
-pub fn pod_value(p: &pods::Pod, cloud: &Cloud, app: &App, now: Millis, plan: &Plan) -> Value {
+pub fn pod_value(p: &pods::Pod, host: &PodHost, app: &App, now: Millis, plan: &Plan) -> Value {
     plan.object("Pod", |name, sub| match name {
         "id" => Value::String(p.id.clone()),
         "name" => Value::String(p.name.clone()),
         "imageName" => Value::String(p.image_name.clone()),
         "env" => Value::List(p.env.iter().cloned().map(Value::String).collect()),
         "machineId" => Value::String(p.machine_id.clone()),
-        "machine" => machine_value(&machine_of(p, cloud), sub),
+        "machine" => machine_value(&machine_of(p, host), sub),
         "desiredStatus" => Value::Enum(Name::new(status_name(status_of(p)))),
         "runtime" => match uptime_of(p, app, now) {
-            (true, uptime) => runtime_value(&runtime_of(p, cloud, uptime), sub),
+            (true, uptime) => runtime_value(&runtime_of(p, host, uptime), sub),
             (false, _) => Value::Null,
         },
         "gpuCount" => Value::from(p.gpu_count as i32),

@@ -129,16 +129,40 @@ pub fn uptime_of(p: &pods::Pod, app: &App, now: Millis) -> (bool, i32) {
     (booted_at.is_some(), uptime)
 }
 
+/// What a pod's fields show of its machine and GPU type. A listing copies it under the
+/// world's lock with a pointer to the pod, and builds its answer after releasing the lock.
+#[derive(Debug, Clone)]
+pub struct PodHost {
+    /// Empty when the machine is gone, as are the data center and the GPU's name.
+    public_ip: String,
+    data_center_id: String,
+    secure: bool,
+    gpu_display_name: String,
+}
+
+impl PodHost {
+    pub fn of(p: &pods::Pod, cloud: &pods::Cloud) -> Self {
+        let machine = cloud.machine(&p.machine_id);
+        Self {
+            public_ip: machine.map_or_else(String::new, |m| m.public_ip.clone()),
+            data_center_id: machine.map_or_else(String::new, |m| m.data_center_id.clone()),
+            secure: machine.is_some_and(|m| m.secure),
+            gpu_display_name: cloud
+                .gpu_type(&p.gpu_type_id)
+                .map_or_else(String::new, |g| g.display_name.clone()),
+        }
+    }
+}
+
 /// `runtime` of a booted pod.
-pub fn runtime_of(p: &pods::Pod, cloud: &pods::Cloud, uptime: i32) -> PodRuntime {
-    let machine = cloud.machine(&p.machine_id);
+pub fn runtime_of(p: &pods::Pod, host: &PodHost, uptime: i32) -> PodRuntime {
     PodRuntime {
         uptime_in_seconds: uptime,
         ports: p
             .port_map
             .iter()
             .map(|(private, public, kind)| PodRuntimePort {
-                ip: machine.map_or_else(String::new, |m| m.public_ip.clone()),
+                ip: host.public_ip.clone(),
                 is_ip_public: p.support_public_ip,
                 private_port: *private as i32,
                 public_port: *public as i32,
@@ -159,30 +183,28 @@ pub fn runtime_of(p: &pods::Pod, cloud: &pods::Cloud, uptime: i32) -> PodRuntime
     }
 }
 
-pub fn machine_of(p: &pods::Pod, cloud: &pods::Cloud) -> PodMachineInfo {
-    let machine = cloud.machine(&p.machine_id);
+pub fn machine_of(p: &pods::Pod, host: &PodHost) -> PodMachineInfo {
     PodMachineInfo {
         pod_host_id: p.pod_host_id.clone(),
-        gpu_display_name: cloud
-            .gpu_type(&p.gpu_type_id)
-            .map_or_else(String::new, |g| g.display_name.clone()),
+        gpu_display_name: host.gpu_display_name.clone(),
         gpu_type_id: p.gpu_type_id.clone(),
-        data_center_id: machine.map_or_else(String::new, |m| m.data_center_id.clone()),
-        secure_cloud: machine.is_some_and(|m| m.secure),
+        data_center_id: host.data_center_id.clone(),
+        secure_cloud: host.secure,
     }
 }
 
 pub fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> Pod {
     let (booted, uptime) = uptime_of(p, app, now);
+    let host = PodHost::of(p, cloud);
     Pod {
         id: p.id.clone(),
         name: p.name.clone(),
         image_name: p.image_name.clone(),
         env: p.env.clone(),
         machine_id: p.machine_id.clone(),
-        machine: Some(machine_of(p, cloud)),
+        machine: Some(machine_of(p, &host)),
         desired_status: status_of(p),
-        runtime: booted.then(|| runtime_of(p, cloud, uptime)),
+        runtime: booted.then(|| runtime_of(p, &host, uptime)),
         gpu_count: p.gpu_count as i32,
         vcpu_count: p.vcpu_count,
         memory_in_gb: p.memory_in_gb,
