@@ -69,13 +69,13 @@ impl PodStatus {
     }
 
     /// The transitions the document allows from this status.
-    pub fn actions(self, locked: bool) -> Vec<&'static str> {
+    pub fn actions(self, locked: bool) -> &'static [&'static str] {
         match self {
-            Self::Running if locked => vec!["restart", "terminate"],
-            Self::Running => vec!["stop", "restart", "terminate"],
-            Self::Exited => vec!["start", "terminate"],
-            Self::Provisioning | Self::Starting if locked => vec!["terminate"],
-            Self::Provisioning | Self::Starting => vec!["stop", "terminate"],
+            Self::Running if locked => &["restart", "terminate"],
+            Self::Running => &["stop", "restart", "terminate"],
+            Self::Exited => &["start", "terminate"],
+            Self::Provisioning | Self::Starting if locked => &["terminate"],
+            Self::Provisioning | Self::Starting => &["stop", "terminate"],
         }
     }
 }

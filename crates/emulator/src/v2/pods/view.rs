@@ -144,7 +144,7 @@ pub struct PodView<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct PodFields<'a> {
-    actions: Vec<&'static str>,
+    actions: &'static [&'static str],
     args: &'a str,
     cloud: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -165,7 +165,7 @@ struct PodFields<'a> {
     locked: bool,
     mounts: MountsView<'a>,
     name: &'a str,
-    ports: Vec<&'a str>,
+    ports: PortsView<'a>,
     registry: Option<&'a str>,
     runtime: Option<RuntimeView<'a>>,
     ssh: SshView<'a>,
@@ -196,6 +196,15 @@ struct CpuView<'a> {
 struct GpuView<'a> {
     count: u32,
     id: &'a str,
+}
+
+/// The comma-separated `8888/http,22/tcp` as a list, written without collecting it.
+struct PortsView<'a>(&'a str);
+
+impl Serialize for PortsView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.split(',').map(str::trim).filter(|s| !s.is_empty()))
+    }
 }
 
 /// `KEY=VALUE` pairs as an object, sorted by key; of a key given twice, the last value.
@@ -421,12 +430,7 @@ impl Serialize for PodView<'_> {
             locked: p.locked,
             mounts: mounts_view(p),
             name: &p.name,
-            ports: p
-                .ports
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .collect(),
+            ports: PortsView(&p.ports),
             registry: p.registry.as_deref(),
             runtime,
             ssh: SshView {
