@@ -27,12 +27,10 @@ use std::time::{Duration, Instant};
 use gpucloud_crd::{Cluster, ClusterSpec};
 use gpucloud_emulator::model::StockFixture;
 use gpucloud_emulator::{EmulatorConfig, Fixtures};
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 
 use common::operator::{Env, OperatorProcess};
-use support::{
-    all_ready, apiserver_writes, by_operation, mib, resident_kib, steady_resync, writes_since,
-};
+use support::{apply_until_ready, by_operation, mib, resident_kib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 /// Every node takes a whole machine, as training clusters do.
@@ -118,45 +116,14 @@ async fn run(opts: Options) {
     let poll = format!("--poll-interval={}s", opts.poll.as_secs());
     let progress = format!("--progress-interval={}s", opts.progress.as_secs());
     let operator: OperatorProcess = env.operator_process(&[poll.as_str(), progress.as_str()]);
-    let pid = operator.pid();
-    let up = common::wait_until(Duration::from_secs(30), || async {
-        operator.log().contains("serving /metrics")
-    })
-    .await;
-    assert!(up, "the operator did not start");
-    let (rss_idle, _) = resident_kib(pid);
-
     let api: Api<Cluster> = env.api();
     let timeout = Duration::from_secs(120 + n as u64);
-    let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
-    let writes_before = apiserver_writes(&env.client, false)
-        .await
-        .unwrap_or_default();
-    let started = Instant::now();
-    for i in 0..n {
-        api.create(&PostParams::default(), &cluster(i, opts.nodes))
-            .await
-            .expect("create a Cluster");
-    }
-    let applied = started.elapsed();
-    let Some(ready_at) = watch.await.expect("the watch task") else {
-        println!("  NOT CONVERGED within {timeout:?}");
-        let log = operator.log();
-        let lines: Vec<&str> = log.lines().collect();
-        for line in &lines[lines.len().saturating_sub(40)..] {
-            eprintln!("  | {line}");
-        }
+    let objects = (0..n).map(|i| cluster(i, opts.nodes)).collect();
+    let Some(c) = apply_until_ready(&env, &operator, &api, objects, timeout).await else {
         return;
     };
-    let converged = ready_at.duration_since(started);
-    let writes = writes_since(
-        &writes_before,
-        &apiserver_writes(&env.client, false)
-            .await
-            .unwrap_or_default(),
-    );
-    let total_writes: u64 = writes.values().sum();
-    let (rss_ready, _) = resident_kib(pid);
+    let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);
+    let (writes, total_writes, rss_ready) = (c.writes, c.total_writes, c.rss_ready_kib);
     let converge_calls = by_operation(&env.calls().await);
     println!(
         "  applies:                      {n} creates on one connection in {:.2} s",

@@ -13,7 +13,7 @@ use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::watcher;
 
-use crate::common::operator::{Env, ready_now};
+use crate::common::operator::{Env, OperatorProcess, ready_now};
 
 /// Follows the namespace's objects until `n` are Ready at once; the instant that happened.
 pub async fn all_ready<K: ManagedKind>(
@@ -225,4 +225,76 @@ where
         .build()
         .expect("a tokio runtime")
         .block_on(run());
+}
+
+/// What applying N objects at once measured, up to all of them Ready.
+pub struct Converged {
+    pub pid: u32,
+    /// Resident memory once the operator was up, before the first create (KiB).
+    pub rss_idle_kib: u64,
+    /// The creates alone, on one connection.
+    pub applied: Duration,
+    /// First create to all Ready.
+    pub converged: Duration,
+    /// Apiserver writes meanwhile, by verb, resource and code.
+    pub writes: BTreeMap<String, u64>,
+    pub total_writes: u64,
+    /// Resident memory right after all were Ready (KiB).
+    pub rss_ready_kib: u64,
+}
+
+/// Waits for the operator to serve, creates `objects` through `api` at once and follows
+/// them until all are Ready within `timeout`. `None`, with the operator's last log lines
+/// printed, when they were not.
+pub async fn apply_until_ready<K: ManagedKind>(
+    env: &Env,
+    operator: &OperatorProcess,
+    api: &Api<K>,
+    objects: Vec<K>,
+    timeout: Duration,
+) -> Option<Converged> {
+    let pid = operator.pid();
+    let up = crate::common::wait_until(Duration::from_secs(30), || async {
+        operator.log().contains("serving /metrics")
+    })
+    .await;
+    assert!(up, "the operator did not start");
+    let (rss_idle_kib, _) = resident_kib(pid);
+    let n = objects.len();
+    let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
+    let writes_before = apiserver_writes(&env.client, false)
+        .await
+        .unwrap_or_default();
+    let started = Instant::now();
+    for object in &objects {
+        api.create(&kube::api::PostParams::default(), object)
+            .await
+            .expect("create an object");
+    }
+    let applied = started.elapsed();
+    let Some(ready_at) = watch.await.expect("the watch task") else {
+        println!("  NOT CONVERGED within {timeout:?}");
+        let log = operator.log();
+        let lines: Vec<&str> = log.lines().collect();
+        for line in &lines[lines.len().saturating_sub(40)..] {
+            eprintln!("  | {line}");
+        }
+        return None;
+    };
+    let writes = writes_since(
+        &writes_before,
+        &apiserver_writes(&env.client, false)
+            .await
+            .unwrap_or_default(),
+    );
+    let total_writes = writes.values().sum();
+    Some(Converged {
+        pid,
+        rss_idle_kib,
+        applied,
+        converged: ready_at.duration_since(started),
+        writes,
+        total_writes,
+        rss_ready_kib: resident_kib(pid).0,
+    })
 }
