@@ -11,7 +11,7 @@ use std::time::Duration;
 use gpucloud_crd::Cluster;
 use gpucloud_crd::cluster::{ClusterMemberStatus, ClusterPhase};
 use gpucloud_engine::marker::TAG_ENV;
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -104,16 +104,7 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
         return;
     }
     let env = Env::start_with("cluster-life", config()).await;
-    let secrets: Api<Secret> = env.api();
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "hf"},
-        "stringData": {"token": SECRET_VALUE}
-    }))
-    .unwrap();
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
+    common::templates::put_secret(&env, "hf", "Opaque", "token", SECRET_VALUE).await;
     let op = env.operator(&[]);
     let api: Api<Cluster> = env.api();
     env.create(&cluster(

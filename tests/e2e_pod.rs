@@ -9,9 +9,9 @@ use gpucloud_crd::Pod;
 use gpucloud_crd::pod::PodPhase;
 use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_platform::{self as platform, DeployPodInput};
-use k8s_openapi::api::core::v1::{Event, Secret};
+use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -41,16 +41,7 @@ async fn remote(env: &Env, id: &str) -> Option<platform::Pod> {
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn deploy_stop_resume_drift_replace_and_delete() {
     let env = Env::start_with("pod-life", config()).await;
-    let secrets: Api<Secret> = env.api();
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "hf"},
-        "stringData": {"token": SECRET_VALUE}
-    }))
-    .unwrap();
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
+    common::templates::put_secret(&env, "hf", "Opaque", "token", SECRET_VALUE).await;
     let op = env.operator(&[]);
     let api: Api<Pod> = env.api();
     env.create(&pod(
