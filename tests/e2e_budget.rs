@@ -61,16 +61,6 @@ async fn wait_tally(api: &Api<Pod>, want: (usize, usize)) {
     );
 }
 
-async fn wait_budget_status(env: &Env, name: &str, check: impl Fn(&Budget) -> bool) -> Budget {
-    env.wait_for(name, TIMEOUT, "Budget status", |b: &Budget| {
-        b.status
-            .as_ref()
-            .is_some_and(|s| s.observed_generation == b.metadata.generation)
-            && check(b)
-    })
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
@@ -82,7 +72,8 @@ async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
         .create(&PostParams::default(), &budget("team", 7.0))
         .await
         .unwrap();
-    wait_budget_status(&env, "team", |_| true).await;
+    env.wait_budget("team", TIMEOUT, "Budget status", |_| true)
+        .await;
 
     let pods: Api<Pod> = env.api();
     let creates = (0..50).map(|i| {
@@ -102,10 +93,11 @@ async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
     assert_eq!(remote_pods(&env).await.len(), 10);
     assert_eq!(env.calls().await.get(deploy()).copied(), Some(10));
     let held = pods.get("p00").await.unwrap();
-    let b = wait_budget_status(&env, "team", |b| {
-        b.status.as_ref().is_some_and(|s| s.held_count == 40)
-    })
-    .await;
+    let b = env
+        .wait_budget("team", TIMEOUT, "Budget status", |b| {
+            b.status.as_ref().is_some_and(|s| s.held_count == 40)
+        })
+        .await;
     let s = b.status.unwrap();
     assert!((s.cost_per_hour - 10.0 * PRICE).abs() < 1e-6, "{s:?}");
     assert_eq!(s.running_count, 10);
@@ -138,7 +130,7 @@ async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
     wait_tally(&pods, (15, 35)).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(remote_pods(&env).await.len(), 15);
-    wait_budget_status(&env, "team", |b| {
+    env.wait_budget("team", TIMEOUT, "Budget status", |b| {
         b.status
             .as_ref()
             .is_some_and(|s| s.held_count == 35 && s.running_count == 15)
@@ -157,7 +149,8 @@ async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
     let mut b = budget("team", 3.0);
     b.spec.action = gpucloud_crd::budget::BudgetAction::StopNewest;
     budgets.create(&PostParams::default(), &b).await.unwrap();
-    wait_budget_status(&env, "team", |_| true).await;
+    env.wait_budget("team", TIMEOUT, "Budget status", |_| true)
+        .await;
     let pods: Api<Pod> = env.api();
     for name in ["first", "second", "third"] {
         pods.create(&PostParams::default(), &priced_pod(name))
@@ -262,7 +255,8 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         .create(&PostParams::default(), &budget("team", 1.0))
         .await
         .unwrap();
-    wait_budget_status(&env, "team", |_| true).await;
+    env.wait_budget("team", TIMEOUT, "Budget status", |_| true)
+        .await;
     let endpoints: Api<Endpoint> = env.api();
     // The emulator's own endpoints (a public demo one).
     let before = remote_endpoint_names(&env).await.len();
@@ -281,12 +275,13 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         .await;
     let cost = steady.status.as_ref().unwrap().min_workers_cost_per_hour;
     assert!(cost.is_some_and(|c| (c - a40).abs() < 1e-6), "{cost:?}");
-    let b = wait_budget_status(&env, "team", |b| {
-        b.status
-            .as_ref()
-            .is_some_and(|s| (s.cost_per_hour - a40).abs() < 1e-6)
-    })
-    .await;
+    let b = env
+        .wait_budget("team", TIMEOUT, "Budget status", |b| {
+            b.status
+                .as_ref()
+                .is_some_and(|s| (s.cost_per_hour - a40).abs() < 1e-6)
+        })
+        .await;
     assert_eq!(b.status.unwrap().running_count, 1);
 
     // A worker that may land on an A40 or an L40S counts at the dearer L40S: with the
@@ -317,10 +312,11 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         "{message}"
     );
     assert!(held.status.as_ref().unwrap().common.id.is_none());
-    let b = wait_budget_status(&env, "team", |b| {
-        b.status.as_ref().is_some_and(|s| s.held_count == 1)
-    })
-    .await;
+    let b = env
+        .wait_budget("team", TIMEOUT, "Budget status", |b| {
+            b.status.as_ref().is_some_and(|s| s.held_count == 1)
+        })
+        .await;
     let s = b.status.unwrap();
     assert_eq!(s.held, vec!["Endpoint/burst".to_string()]);
     assert_eq!(
@@ -343,12 +339,13 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
     patch_spec(&budgets, "team", json!({"maxCostPerHour": 2.0})).await;
     env.wait_for("burst", TIMEOUT, "Ready", ready_now::<Endpoint>)
         .await;
-    let b = wait_budget_status(&env, "team", |b| {
-        b.status
-            .as_ref()
-            .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - (a40 + l40s)).abs() < 1e-6)
-    })
-    .await;
+    let b = env
+        .wait_budget("team", TIMEOUT, "Budget status", |b| {
+            b.status
+                .as_ref()
+                .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - (a40 + l40s)).abs() < 1e-6)
+        })
+        .await;
     assert_eq!(b.status.unwrap().running_count, 2);
     assert_eq!(remote_endpoint_names(&env).await.len(), before + 2);
 
@@ -365,7 +362,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         calls_to(&env.calls().await, routes().update_endpoint),
         updates
     );
-    wait_budget_status(&env, "team", |b| {
+    env.wait_budget("team", TIMEOUT, "Budget status", |b| {
         b.status
             .as_ref()
             .is_some_and(|s| s.held == ["Endpoint/steady".to_string()])
@@ -375,7 +372,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
     patch_spec(&endpoints, "steady", json!({"workersMin": 1})).await;
     env.wait_for("steady", TIMEOUT, "Ready again", ready_now::<Endpoint>)
         .await;
-    wait_budget_status(&env, "team", |b| {
+    env.wait_budget("team", TIMEOUT, "Budget status", |b| {
         b.status
             .as_ref()
             .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - (a40 + l40s)).abs() < 1e-6)
@@ -390,7 +387,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         ready_now(e) && e.status.as_ref().unwrap().workers_min == Some(0)
     })
     .await;
-    wait_budget_status(&env, "team", |b| {
+    env.wait_budget("team", TIMEOUT, "Budget status", |b| {
         b.status
             .as_ref()
             .is_some_and(|s| s.held_count == 0 && (s.cost_per_hour - l40s).abs() < 1e-6)
@@ -416,12 +413,13 @@ async fn a_monthly_spend_cap_holds_new_pods_once_the_billing_reaches_it() {
     env.wait_for::<Pod, _>("first", TIMEOUT, "Ready", ready_now)
         .await;
     if !is_v2() {
-        let b = wait_budget_status(&env, "month", |b| {
-            let s = b.status.as_ref().unwrap();
-            condition(&s.conditions, "SpendTracked")
-                .is_some_and(|c| c.status == "False" && c.reason == "UnsupportedByBackend")
-        })
-        .await;
+        let b = env
+            .wait_budget("month", TIMEOUT, "Budget status", |b| {
+                let s = b.status.as_ref().unwrap();
+                condition(&s.conditions, "SpendTracked")
+                    .is_some_and(|c| c.status == "False" && c.reason == "UnsupportedByBackend")
+            })
+            .await;
         assert_eq!(b.status.unwrap().spent_this_month, None);
         env.finish(op).await;
         return;
@@ -432,12 +430,13 @@ async fn a_monthly_spend_cap_holds_new_pods_once_the_billing_reaches_it() {
         .advance_clock(2 * HOUR_MS)
         .await
         .unwrap();
-    let b = wait_budget_status(&env, "month", |b| {
-        let s = b.status.as_ref().unwrap();
-        condition(&s.conditions, "BudgetExceeded")
-            .is_some_and(|c| c.status == "True" && c.reason == "MonthlySpendReached")
-    })
-    .await;
+    let b = env
+        .wait_budget("month", TIMEOUT, "Budget status", |b| {
+            let s = b.status.as_ref().unwrap();
+            condition(&s.conditions, "BudgetExceeded")
+                .is_some_and(|c| c.status == "True" && c.reason == "MonthlySpendReached")
+        })
+        .await;
     let spent = b.status.as_ref().unwrap().spent_this_month.unwrap();
     assert!(
         (spent - 2.0 * PRICE).abs() < 0.05,

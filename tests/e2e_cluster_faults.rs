@@ -196,16 +196,6 @@ async fn max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited()
     env.finish(op).await;
 }
 
-async fn wait_budget(env: &Env, name: &str, what: &str, check: impl Fn(&Budget) -> bool) -> Budget {
-    env.wait_for(name, TIMEOUT, what, |b: &Budget| {
-        b.status
-            .as_ref()
-            .is_some_and(|s| s.observed_generation == b.metadata.generation)
-            && check(b)
-    })
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
@@ -218,7 +208,8 @@ async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
     let spec: BudgetSpec =
         serde_json::from_value(json!({"maxCostPerHour": 2.0, "action": "Deny"})).unwrap();
     env.create(&Budget::new("team", spec)).await;
-    wait_budget(&env, "team", "Budget status", |_| true).await;
+    env.wait_budget("team", TIMEOUT, "Budget status", |_| true)
+        .await;
 
     // 2.76 per hour does not fit in 2.00: held, nothing created.
     env.create(&priced("big", json!({}))).await;
@@ -234,7 +225,7 @@ async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
         why.contains("Budget team") && why.contains("maxCostPerHour 2.0000"),
         "{why}"
     );
-    wait_budget(&env, "team", "the Cluster held", |b| {
+    env.wait_budget("team", TIMEOUT, "the Cluster held", |b| {
         b.status.as_ref().unwrap().held == vec!["Cluster/big".to_string()]
     })
     .await;
@@ -248,11 +239,12 @@ async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
     let running = env.wait_for("big", TIMEOUT, "Running", is_running).await;
     let cost = running.status.unwrap().cost_per_hour.unwrap();
     assert!((cost - PRICE).abs() < 1e-6, "{cost}");
-    let b = wait_budget(&env, "team", "the Cluster counted", |b| {
-        let s = b.status.as_ref().unwrap();
-        s.held.is_empty() && (s.cost_per_hour - PRICE).abs() < 1e-6
-    })
-    .await;
+    let b = env
+        .wait_budget("team", TIMEOUT, "the Cluster counted", |b| {
+            let s = b.status.as_ref().unwrap();
+            s.held.is_empty() && (s.cost_per_hour - PRICE).abs() < 1e-6
+        })
+        .await;
     let s = b.status.unwrap();
     assert!((s.headroom_per_hour - (3.0 - PRICE)).abs() < 1e-6, "{s:?}");
     assert_eq!(remote_clusters(&env).await.len(), 1);

@@ -267,6 +267,24 @@ impl Env {
 
     /// Polls `name` until `check` holds, returning the object; panics after `timeout`
     /// with the last state seen.
+    /// Waits until Budget `name` has a status for its current generation and `check`
+    /// holds of it.
+    pub async fn wait_budget(
+        &self,
+        name: &str,
+        timeout: Duration,
+        what: &str,
+        check: impl Fn(&gpucloud_crd::Budget) -> bool,
+    ) -> gpucloud_crd::Budget {
+        self.wait_for(name, timeout, what, |b: &gpucloud_crd::Budget| {
+            b.status
+                .as_ref()
+                .is_some_and(|s| s.observed_generation == b.metadata.generation)
+                && check(b)
+        })
+        .await
+    }
+
     pub async fn wait_for<K, F>(&self, name: &str, timeout: Duration, what: &str, check: F) -> K
     where
         K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>
