@@ -48,24 +48,12 @@ async fn pod_ports_outside_1_to_65535_or_http_tcp_are_refused() {
         ("zero", "0/tcp"),
         ("udp", "8888/udp"),
     ] {
-        let err = pods
-            .create(&PostParams::default(), &pod(name, &["22/tcp", port]))
-            .await
-            .expect_err(port);
-        let kube::Error::Api(status) = err else {
-            panic!("{port}: want a 422 from the apiserver, got {err}");
-        };
-        assert_eq!(status.code, 422, "{port}: {status:?}");
-        assert!(
-            status.message.contains("spec.ports"),
-            "{port}: the field must be named: {}",
-            status.message
-        );
+        let message =
+            common::assert_refused(&pods, port, &pod(name, &["22/tcp", port]), "spec.ports").await;
         if port.ends_with("/tcp") || port.ends_with("/http") {
             assert!(
-                status.message.contains("a port from 1 to 65535"),
-                "{port}: the rule must be said: {}",
-                status.message
+                message.contains("a port from 1 to 65535"),
+                "{port}: the rule must be said: {message}"
             );
         }
         assert!(
@@ -159,19 +147,7 @@ async fn pod_guardrail_fields_are_checked_at_admission() {
             "spec.idleStop.duration",
         ),
     ] {
-        let err = pods
-            .create(&PostParams::default(), &object(name, extra))
-            .await
-            .expect_err(name);
-        let kube::Error::Api(status) = err else {
-            panic!("{name}: want a 422 from the apiserver, got {err}");
-        };
-        assert_eq!(status.code, 422, "{name}: {status:?}");
-        assert!(
-            status.message.contains(field),
-            "{name}: the field {field} must be named: {}",
-            status.message
-        );
+        common::assert_refused(&pods, name, &object(name, extra), field).await;
     }
     ns.delete_and_wait(&client).await;
 }

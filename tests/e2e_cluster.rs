@@ -597,19 +597,7 @@ async fn bad_cluster_shapes_are_refused_at_admission_naming_the_field() {
         ("private", private, "spec.registryCredentialRef"),
         ("no-image", no_image, "spec.image"),
     ] {
-        let err = clusters
-            .create(&PostParams::default(), &object(name, spec))
-            .await
-            .expect_err(name);
-        let kube::Error::Api(status) = err else {
-            panic!("{name}: want a 422 from the apiserver, got {err}");
-        };
-        assert_eq!(status.code, 422, "{name}: {status:?}");
-        assert!(
-            status.message.contains(field),
-            "{name}: the field {field} must be named: {}",
-            status.message
-        );
+        common::assert_refused(&clusters, name, &object(name, spec), field).await;
         assert!(
             clusters.get_opt(name).await.unwrap().is_none(),
             "{name} was stored"

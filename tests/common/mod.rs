@@ -60,6 +60,28 @@ where
     .await
 }
 
+/// Creates `obj` through `api` and asserts the apiserver refuses it with a 422 whose
+/// message names `field`; the message, for more checks. `case` names the case in failures.
+pub async fn assert_refused<K>(api: &Api<K>, case: &str, obj: &K, field: &str) -> String
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+{
+    let err = api
+        .create(&PostParams::default(), obj)
+        .await
+        .expect_err(case);
+    let kube::Error::Api(status) = err else {
+        panic!("{case}: want a 422 from the apiserver, got {err}");
+    };
+    assert_eq!(status.code, 422, "{case}: {status:?}");
+    assert!(
+        status.message.contains(field),
+        "{case}: the field {field} must be named: {}",
+        status.message
+    );
+    status.message
+}
+
 /// A namespace with a unique name, so tests can run side by side.
 pub struct TestNamespace {
     name: String,
