@@ -25,8 +25,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use gpucloud_crd::{Cluster, ClusterSpec};
-use gpucloud_emulator::model::StockFixture;
-use gpucloud_emulator::{EmulatorConfig, Fixtures};
+use gpucloud_emulator::EmulatorConfig;
 use kube::api::Api;
 
 use common::operator::{Env, OperatorProcess};
@@ -60,27 +59,10 @@ fn options() -> Options {
     }
 }
 
-/// The built-in catalog, with the 4090's secure stock replaced by one data center holding
-/// a whole machine for every node and some to spare: a create refused for want of machines
-/// would measure the fallback, not the operator.
+/// A whole 4090 machine for every node and some to spare.
 fn emulator_config(opts: &Options) -> EmulatorConfig {
-    let mut fixtures = Fixtures::built_in();
-    let gpu = fixtures
-        .gpu_types
-        .iter_mut()
-        .find(|g| g.id == GPU)
-        .expect("the built-in catalog has the 4090");
-    gpu.stock = vec![StockFixture {
-        data_center_id: "EU-RO-1".into(),
-        secure_cloud: true,
-        machines: opts.objects as u32 * opts.nodes + 4,
-        gpus_per_machine: GPUS_PER_NODE,
-    }];
-    support::with_bench_quota(EmulatorConfig {
-        fixtures: Some(fixtures),
-        pod_boot_ms: opts.boot_ms,
-        ..EmulatorConfig::default()
-    })
+    let machines = opts.objects as u32 * opts.nodes + 4;
+    support::emulator_with_stock(GPU, machines, GPUS_PER_NODE, opts.boot_ms)
 }
 
 fn cluster(i: usize, nodes: u32) -> Cluster {
@@ -95,13 +77,7 @@ fn cluster(i: usize, nodes: u32) -> Cluster {
 }
 
 async fn run(opts: Options) {
-    // The emulator runs in this process: its log line per create would drown the figures.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .try_init();
+    support::quiet_logs();
     if !common::backend::is_v2() {
         println!("operator_cluster: REST v2 only (the seed API has no Instant Clusters); skipping");
         return;

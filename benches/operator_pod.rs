@@ -24,8 +24,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use gpucloud_crd::{Pod, PodSpec};
-use gpucloud_emulator::model::StockFixture;
-use gpucloud_emulator::{EmulatorConfig, Fixtures};
+use gpucloud_emulator::EmulatorConfig;
 use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
@@ -59,27 +58,10 @@ fn options() -> Options {
     }
 }
 
-/// The built-in catalog, with the 4090's stock replaced by enough machines for `n` pods
-/// and some to spare: a deploy refused for want of stock would measure the fallback, not
-/// the operator.
+/// Enough 4090 machines for `n` pods and some to spare.
 fn emulator_config(n: usize, boot_ms: u64) -> EmulatorConfig {
-    let mut fixtures = Fixtures::built_in();
-    let gpu = fixtures
-        .gpu_types
-        .iter_mut()
-        .find(|g| g.id == GPU)
-        .expect("the built-in catalog has the 4090");
-    gpu.stock = vec![StockFixture {
-        data_center_id: "EU-RO-1".into(),
-        secure_cloud: true,
-        machines: (n as u32).div_ceil(GPUS_PER_MACHINE) + 2,
-        gpus_per_machine: GPUS_PER_MACHINE,
-    }];
-    support::with_bench_quota(EmulatorConfig {
-        fixtures: Some(fixtures),
-        pod_boot_ms: boot_ms,
-        ..EmulatorConfig::default()
-    })
+    let machines = (n as u32).div_ceil(GPUS_PER_MACHINE) + 2;
+    support::emulator_with_stock(GPU, machines, GPUS_PER_MACHINE, boot_ms)
 }
 
 fn pod(i: usize) -> Pod {
@@ -93,14 +75,7 @@ fn pod(i: usize) -> Pod {
 }
 
 async fn run(opts: Options) {
-    // The emulator runs in this process: its log line per deploy would drown the figures
-    // (and slow the run); RUST_LOG still chooses.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .try_init();
+    support::quiet_logs();
     let n = opts.objects;
     println!(
         "operator_pod: {n} Pods on the {} backend, resync every {:?}, progress every {:?}, pods boot in {} ms",

@@ -298,3 +298,42 @@ pub async fn apply_until_ready<K: ManagedKind>(
         rss_ready_kib: resident_kib(pid).0,
     })
 }
+
+/// Logs at `warn` unless RUST_LOG says otherwise: the emulator runs in the benchmark's
+/// process, and its line per create would drown the figures (and slow the run).
+pub fn quiet_logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .try_init();
+}
+
+/// The built-in catalog with the stock of `gpu` replaced by `machines` secure machines of
+/// `gpus_per_machine` in EU-RO-1: enough that a create refused for want of stock, which
+/// would measure the fallback instead of the operator, does not happen.
+pub fn emulator_with_stock(
+    gpu: &str,
+    machines: u32,
+    gpus_per_machine: u32,
+    boot_ms: u64,
+) -> gpucloud_emulator::EmulatorConfig {
+    let mut fixtures = gpucloud_emulator::Fixtures::built_in();
+    let gpu_type = fixtures
+        .gpu_types
+        .iter_mut()
+        .find(|g| g.id == gpu)
+        .expect("the built-in catalog has the GPU type");
+    gpu_type.stock = vec![gpucloud_emulator::model::StockFixture {
+        data_center_id: "EU-RO-1".into(),
+        secure_cloud: true,
+        machines,
+        gpus_per_machine,
+    }];
+    with_bench_quota(gpucloud_emulator::EmulatorConfig {
+        fixtures: Some(fixtures),
+        pod_boot_ms: boot_ms,
+        ..gpucloud_emulator::EmulatorConfig::default()
+    })
+}
