@@ -15,6 +15,7 @@ use gpucloud_crd::budget::Budget;
 use gpucloud_crd::cluster::ClusterPhase;
 use gpucloud_crd::{BudgetSpec, Cluster};
 use gpucloud_engine::marker::{TAG_ENV, default_remote_name};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -158,6 +159,16 @@ async fn max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited()
         .wait_for("bounded", TIMEOUT, "Running", is_running)
         .await;
     let first = id_of(&running);
+    let config_maps: Api<ConfigMap> = env.api();
+    let written = common::wait_until(TIMEOUT, || async {
+        config_maps
+            .get_opt("bounded-cluster")
+            .await
+            .unwrap()
+            .is_some()
+    })
+    .await;
+    assert!(written, "the running cluster's ConfigMap");
 
     // 61 minutes after its creation on the platform: deleted, every node, and held so.
     let admin = env.emulator.admin();
@@ -176,6 +187,16 @@ async fn max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited()
     assert!(hold.message.contains("maxRuntime"), "{}", hold.message);
     assert!(remote_cluster(&env, &first).await.is_none());
     assert!(member_pods(&env).await.is_empty());
+    // The deleted cluster's addresses are not left for a Job to read.
+    let gone = common::wait_until(TIMEOUT, || async {
+        config_maps
+            .get_opt("bounded-cluster")
+            .await
+            .unwrap()
+            .is_none()
+    })
+    .await;
+    assert!(gone, "the ConfigMap of the deleted cluster is still there");
     // Held: more passes (and more time) create nothing.
     let creates = admin.call_count(CREATE).await.unwrap();
     admin.advance_clock(MINUTE_MS).await.unwrap();

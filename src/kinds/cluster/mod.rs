@@ -258,6 +258,26 @@ impl ClusterAdapter {
         Err(failure)
     }
 
+    /// A cluster replaced, or deleted by `maxRuntime` or a Budget, leaves the ConfigMap of
+    /// its addresses behind: with no cluster known any more, it goes, so that no Job reads
+    /// a deleted cluster's addresses (or takes them for the next one's). The next
+    /// cluster's is written once it runs. Costs nothing while a cluster is known.
+    async fn drop_stale_config_map(
+        &self,
+        pass: &PassContext<'_>,
+        obj: &Cluster,
+    ) -> Result<(), Failure> {
+        let status = obj.status.as_ref();
+        if status.is_some_and(|s| s.common.id.is_some()) {
+            return Ok(());
+        }
+        let wrote_one = self.written.lock().remove(&obj.key()).is_some();
+        if wrote_one || status.is_some_and(|s| s.config_map.is_some()) {
+            owned_config_map::delete(pass.shared, obj, &config_map::name_of(obj)).await?;
+        }
+        Ok(())
+    }
+
     /// The placements the last create of `obj` refused, for status until a create lands.
     fn remember_refusals(&self, obj: &Cluster, refused: Vec<PlacementRefusal>) {
         let key = obj.key();
@@ -329,6 +349,7 @@ impl Adapter for ClusterAdapter {
                 "the seed API has no Instant Clusters: run this install on the REST v2 backend (--platform-api v2)",
             ));
         }
+        self.drop_stale_config_map(pass, obj).await?;
         let s = &obj.spec;
         let ns = obj.namespace().unwrap_or_default();
         let volume = self.volume(pass, obj).await?;

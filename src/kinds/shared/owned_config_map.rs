@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{ObjectMeta, Patch, PatchParams};
+use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
@@ -54,4 +54,19 @@ pub async fn apply<K: Resource<DynamicType = ()>>(
         .await
         .map(drop)
         .map_err(kube_failure)
+}
+
+/// Deletes ConfigMap `name` of `owner`'s namespace; one already gone is no error.
+pub async fn delete<K: Resource<DynamicType = ()>>(
+    shared: &Shared,
+    owner: &K,
+    name: &str,
+) -> Result<(), Failure> {
+    let config_maps: Api<ConfigMap> =
+        Api::namespaced(shared.kube.clone(), &owner.namespace().unwrap_or_default());
+    match config_maps.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) => Err(kube_failure(e)),
+    }
 }
