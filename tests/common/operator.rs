@@ -371,11 +371,8 @@ impl Env {
 
     /// Every network volume of the account, through the backend under test.
     pub async fn platform_volumes(&self) -> Vec<gpucloud_platform::domain::Volume> {
-        self.platform
-            .volumes()
-            .list()
-            .await
-            .expect("list network volumes")
+        let volumes = self.platform.volumes();
+        through_faults("list network volumes", || volumes.list()).await
     }
 
     /// Every network volume on the platform whose name is `name`.
@@ -388,12 +385,8 @@ impl Env {
         &self,
         keep: impl Fn(&str) -> bool,
     ) -> Vec<gpucloud_platform::NetworkVolume> {
-        let all = self
-            .platform
-            .rest()
-            .list_network_volumes()
-            .await
-            .expect("list network volumes");
+        let rest = self.platform.rest();
+        let all = through_faults("list network volumes", || rest.list_network_volumes()).await;
         all.into_iter().filter(|v| keep(&v.name)).collect()
     }
 
@@ -644,4 +637,25 @@ pub fn message(nv: &NetworkVolume, type_: &str) -> String {
         .and_then(|s| condition(&s.common.conditions, type_))
         .map(|c| c.message.to_string())
         .unwrap_or_default()
+}
+
+/// The answer of a read the test makes to check the platform, repeated while the
+/// emulator answers with a transient error: the suites that inject faults (30% of calls)
+/// keep them on while they look, and the client's own few retries can all meet one.
+pub async fn through_faults<T, F, Fut>(what: &str, mut read: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, gpucloud_platform::PlatformError>>,
+{
+    let mut attempts = 0;
+    loop {
+        match read().await {
+            Ok(answer) => return answer,
+            Err(e) if e.class() == gpucloud_platform::ErrorClass::Transient && attempts < 50 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("{what}: {e:?}"),
+        }
+    }
 }
