@@ -13,6 +13,7 @@ pub mod guardrails;
 pub mod managed;
 pub mod network_volume;
 pub mod pod;
+pub mod pod_startup;
 pub mod published;
 pub mod reference;
 pub mod registry_credential;

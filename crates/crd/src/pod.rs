@@ -13,6 +13,10 @@ use super::common::{
 pub use super::guardrails::{
     DURATION_MESSAGE, DURATION_RULE, GuardrailStatus, IdleStop, PodSchedule, ScheduleWindow,
 };
+pub use super::pod_startup::{
+    OnStartupFailure, PodReplacement, ResumePolicy, ResumeStatus, StartFailure, StartupHold,
+    StartupStatus,
+};
 
 /// Whether the pod should be running or stopped.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -227,6 +231,28 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_stop: Option<IdleStop>,
     // --- End of cost guardrails. ---
+    // --- Start and resume failures (issue #24); types in `super::pod_startup`. ---
+    /// What to do when the platform cannot resume the stopped pod because its host has no
+    /// free GPU: `Wait` for it, or `Recreate` the pod elsewhere after `resumeTimeout`.
+    #[serde(default)]
+    pub resume_policy: ResumePolicy,
+    /// How long refused resumes go on before `resumePolicy: Recreate` deploys a new pod,
+    /// such as `10m` (units `h`, `m`, `s`). Default 10m.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
+    #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
+    pub resume_timeout: Option<String>,
+    /// Longest the pod may take from deploy or resume to running, such as `15m`; then
+    /// `onStartupFailure` applies. Unset: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
+    #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
+    pub startup_timeout: Option<String>,
+    /// What happens to a pod not running at `startupTimeout`: `Stop` or `Terminate`. It
+    /// stays so until the spec is edited.
+    #[serde(default)]
+    pub on_startup_failure: OnStartupFailure,
+    // --- End of start and resume failures. ---
 }
 
 fn default_container_disk() -> i32 {
@@ -312,4 +338,10 @@ pub struct PodStatus {
     /// What the cost guardrails (schedule, maxRuntime, idleStop) see and hold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guardrails: Option<GuardrailStatus>,
+    /// A start under way or given up on, and what the pod's system log said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup: Option<StartupStatus>,
+    /// Resumes refused for lack of a free GPU on the host, and a replacement pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<ResumeStatus>,
 }

@@ -37,6 +37,13 @@ pub enum Plan<C> {
     Update(Vec<C>),
     /// The platform cannot make the change in place: delete the object and create it again.
     Replace { reason: String },
+    /// Delete the object for good: the next pass finds none and goes the create way,
+    /// where the adapter holds it (`admit`) until the spec changes. `reason` names the
+    /// Event, `message` says why.
+    Remove {
+        reason: &'static str,
+        message: String,
+    },
     /// The change is not allowed (a shrink, an immutable field): tell the user, touch nothing.
     Blocked(Failure),
 }

@@ -49,6 +49,10 @@ pub enum PodChange {
     Stop,
     /// A stop decided by a cost guardrail, with why (see [`gpucloud_policy::guardrails`]).
     StopBy(Guardrail, String),
+    /// A stop of a pod not running at `startupTimeout`, with why.
+    GiveUpStart(String),
+    /// A pod whose resumes were refused too long moves to a new one (see `super::resume`).
+    Relocate(Box<super::resume::Relocation>),
 }
 
 /// The remote name: namespace, name and the first 8 hex digits of the UID.

@@ -23,9 +23,13 @@
 //! - Secrets: `valueFrom.secretKeyRef` values are resolved into [`DesiredPod`] and sent to
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
 
+mod changes;
 mod decide;
 use decide::secure_cloud;
+mod lifecycle;
 pub mod references;
+pub mod resume;
+pub mod startup;
 pub mod summary;
 
 use std::collections::{HashMap, HashSet};
@@ -85,6 +89,17 @@ pub struct PodAdapter {
     budgets: Option<Arc<BudgetLedger>>,
     /// How long a held pod waits before it looks again by itself, should no wake-up come.
     held_recheck: Duration,
+    /// The system logs of starting pods, and the failures they told.
+    startups: startup::StartupWatches,
+    /// Resumes refused for lack of a GPU on the host, and relocations.
+    resumes: resume::RefusedResumes,
+}
+
+/// Whose Budget reservation a deploy moves: the object's namespace, name and labels.
+pub(crate) struct BudgetSlot<'a> {
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub labels: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// The condition that says whether a cost guardrail holds the pod stopped (only on pods
@@ -104,7 +119,14 @@ impl PodAdapter {
             metrics: None,
             budgets: None,
             held_recheck: interval,
+            startups: startup::StartupWatches::default(),
+            resumes: resume::RefusedResumes::default(),
         }
+    }
+
+    /// Log streams open right now, to pods that are starting.
+    pub fn open_startup_streams(&self) -> usize {
+        self.startups.open()
     }
 
     /// The clock the guardrails read "now" from, and the metrics their stops count in.
@@ -162,13 +184,12 @@ impl PodAdapter {
     /// Takes (or moves) the pod's Budget reservation to `price` per hour, or holds it:
     /// a `Waiting` failure named `BudgetExceeded` with the figures, looked at again when
     /// the ledger finds room (or after `held_recheck`).
-    fn reserve(&self, obj: &Pod, price: f64) -> Result<(), Failure> {
+    fn reserve(&self, slot: &BudgetSlot<'_>, price: f64) -> Result<(), Failure> {
         let Some(budgets) = &self.budgets else {
             return Ok(());
         };
-        let ns = obj.namespace().unwrap_or_default();
         budgets
-            .reserve(&ns, &obj.name_any(), obj.labels(), price)
+            .reserve(slot.namespace, slot.name, slot.labels, price)
             .map_err(|e| budget_hold::exceeded(&e, self.held_recheck))
     }
 
@@ -197,10 +218,9 @@ impl PodAdapter {
     /// once per interval per account, count and cloud).
     async fn candidates(
         &self,
-        pass: &PassContext<'_>,
+        client: &PlatformClient,
         resolved: &ResolvedPod,
     ) -> Result<Vec<Candidate>, Failure> {
-        let client = pass.client;
         let d = &resolved.pod;
         let cloud = secure_cloud(d.cloud_type);
         let catalog = self
@@ -241,7 +261,7 @@ impl PodAdapter {
     async fn deploy(
         &self,
         client: &PlatformClient,
-        obj: &Pod,
+        budget: &BudgetSlot<'_>,
         resolved: &ResolvedPod,
         candidates: &[Candidate],
     ) -> Result<Created<RemotePod>, Failure> {
@@ -257,7 +277,7 @@ impl PodAdapter {
                 price_per_hour,
             } = candidate;
             if *price_per_hour > admitted_price {
-                self.reserve(obj, *price_per_hour)?;
+                self.reserve(budget, *price_per_hour)?;
                 admitted_price = *price_per_hour;
             }
             match client.pods().deploy(request, at).await {
@@ -330,11 +350,14 @@ impl Adapter for PodAdapter {
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, Failure> {
-        client
+        let pods = client
             .pods()
             .list()
             .await
-            .map_err(|e| Failure::from_platform("list pods", &e))
+            .map_err(|e| Failure::from_platform("list pods", &e))?;
+        self.startups.follow(client, &pods);
+        self.resumes.follow(&pods);
+        Ok(pods)
     }
 
     fn claims(&self, obj: &Pod, remote: &RemotePod) -> bool {
@@ -380,13 +403,16 @@ impl Adapter for PodAdapter {
         remote: Option<&RemotePod>,
         changes: &[PodChange],
     ) -> Result<(), Failure> {
+        if remote.is_none() {
+            self.startup_hold(obj)?;
+        }
         let Some(budgets) = &self.budgets else {
             return Ok(());
         };
         let price = match remote {
             // A deploy: the price of the first placement it will try. Without one the
             // create fails on its own, with the reason.
-            None => match self.candidates(pass, resolved).await {
+            None => match self.candidates(pass.client, resolved).await {
                 Ok(candidates) => match candidates.first() {
                     Some(c) => c.price_per_hour,
                     None => return Ok(()),
@@ -403,7 +429,7 @@ impl Adapter for PodAdapter {
                     .or_else(|| budgets.last_price(&ns, &obj.name_any()));
                 match known {
                     Some(price) => price,
-                    None => match self.candidates(pass, resolved).await {
+                    None => match self.candidates(pass.client, resolved).await {
                         Ok(candidates) => candidates.first().map_or(0.0, |c| c.price_per_hour),
                         Err(_) => 0.0,
                     },
@@ -412,7 +438,14 @@ impl Adapter for PodAdapter {
             Some(_) => return Ok(()),
         };
         budget_hold::listed(budgets, self.held_recheck, "the deploy").await?;
-        self.reserve(obj, price)
+        let ns = obj.namespace().unwrap_or_default();
+        let name = obj.name_any();
+        let slot = BudgetSlot {
+            namespace: &ns,
+            name: &name,
+            labels: obj.labels(),
+        };
+        self.reserve(&slot, price)
     }
 
     async fn create(
@@ -421,9 +454,16 @@ impl Adapter for PodAdapter {
         obj: &Pod,
         resolved: &ResolvedPod,
     ) -> Result<Created<RemotePod>, Failure> {
-        let candidates = self.candidates(pass, resolved).await;
+        let candidates = self.candidates(pass.client, resolved).await;
+        let ns = obj.namespace().unwrap_or_default();
+        let name = obj.name_any();
+        let slot = BudgetSlot {
+            namespace: &ns,
+            name: &name,
+            labels: obj.labels(),
+        };
         let created = match candidates {
-            Ok(candidates) => self.deploy(pass.client, obj, resolved, &candidates).await,
+            Ok(candidates) => self.deploy(pass.client, &slot, resolved, &candidates).await,
             Err(f) => Err(f),
         };
         // Budget: a deploy that did not happen gives its reservation back at once.
@@ -436,24 +476,8 @@ impl Adapter for PodAdapter {
     }
 
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
-        let decision = self.guardrails(obj, Some(remote));
-        // Stopped wins, whoever wants it: the spec, or a Budget (StopNewest) in `desired`.
-        // The guardrails start from the spec's state, so they only ever add a stop.
-        if decision.state == desired.pod.desired_state
-            || desired.pod.desired_state == DesiredState::Stopped
-        {
-            return plan_pod(&desired.pod, remote);
-        }
-        let want = DesiredPod {
-            desired_state: decision.state,
-            ..desired.pod.clone()
-        };
-        match (plan_pod(&want, remote), decision.stop) {
-            (Plan::Update(changes), Some(stop)) if changes == [PodChange::Stop] => {
-                Plan::Update(vec![PodChange::StopBy(stop.guardrail, stop.message)])
-            }
-            (plan, _) => plan,
-        }
+        let base = self.plan_by_spec(obj, desired, remote);
+        self.plan_lifecycle(obj, desired, remote, base)
     }
 
     async fn apply(
@@ -462,32 +486,7 @@ impl Adapter for PodAdapter {
         remote: &mut RemotePod,
         change: &PodChange,
     ) -> Result<(), Failure> {
-        match change {
-            PodChange::Resume => client
-                .pods()
-                .start(
-                    &remote.id,
-                    remote.gpu_count.and_then(|n| i32::try_from(n).ok()),
-                )
-                .await
-                .map_err(|e| Failure::from_platform("resume the pod", &e)),
-            PodChange::Stop => client
-                .pods()
-                .stop(&remote.id)
-                .await
-                .map_err(|e| Failure::from_platform("stop the pod", &e)),
-            PodChange::StopBy(guardrail, _) => {
-                client
-                    .pods()
-                    .stop(&remote.id)
-                    .await
-                    .map_err(|e| Failure::from_platform("stop the pod", &e))?;
-                if let Some(m) = &self.metrics {
-                    m.guardrail_stop(guardrails::label_of(*guardrail));
-                }
-                Ok(())
-            }
-        }
+        self.apply_change(client, remote, change).await
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
@@ -497,7 +496,6 @@ impl Adapter for PodAdapter {
             .await
             .map_err(|e| Failure::from_platform("terminate the pod", &e))
     }
-
     fn readiness(&self, obj: &Pod, remote: &RemotePod) -> Readiness {
         let decision = self.guardrails(obj, Some(remote));
         match (readiness_of(decision.state, remote), decision.stop) {
@@ -520,12 +518,18 @@ impl Adapter for PodAdapter {
             } else {
                 PodPhase::Pending
             };
-            return PodStatus {
+            let status = PodStatus {
                 common: current.common,
                 phase: Some(phase),
                 guardrails: self.guardrails(obj, None).status,
                 ..PodStatus::default()
             };
+            let mut status = self.lifecycle_status(obj, None, status);
+            if status.startup.as_ref().is_some_and(|s| s.hold.is_some()) {
+                // Terminated because it did not start: held until the spec is edited.
+                status.phase = Some(PodPhase::Failed);
+            }
+            return status;
         };
         let written_ago = current.common.last_sync_time.as_ref().map(|t| {
             Duration::try_from(Timestamp::now().duration_since(t.0)).unwrap_or(Duration::ZERO)
@@ -536,22 +540,16 @@ impl Adapter for PodAdapter {
         if seen.blocked {
             status.phase = Some(PodPhase::Failed);
         }
+        let status = self.lifecycle_status(obj, Some(remote), status);
         settle_live_figures(&current, status, written_ago, LIVE_FIGURES_REFRESH)
     }
 
     fn describe(&self, change: &PodChange) -> String {
-        match change {
-            PodChange::Resume => "resumed the pod".into(),
-            PodChange::Stop => "stopped the pod".into(),
-            PodChange::StopBy(_, why) => format!("stopped the pod: {why}"),
-        }
+        changes::describe(change)
     }
 
     fn change_reason(&self, change: &PodChange) -> &'static str {
-        match change {
-            PodChange::StopBy(guardrail, _) => guardrails::reason_of(*guardrail),
-            _ => "Updated",
-        }
+        changes::reason(change)
     }
 
     fn hold_create(&self, obj: &Pod, _desired: &ResolvedPod) -> Option<String> {
@@ -561,8 +559,16 @@ impl Adapter for PodAdapter {
 
     fn due_in(&self, obj: &Pod, remote: Option<&RemotePod>) -> Option<Duration> {
         // A little past the boundary, so that the pass lands on the new side of it.
-        let due = self.guardrails(obj, remote).due_in?;
-        Some(self.clock.real(due) + Duration::from_millis(250))
+        let guardrail = self
+            .guardrails(obj, remote)
+            .due_in
+            .map(|d| self.clock.real(d));
+        let lifecycle = self.lifecycle_due_in(obj, remote);
+        let due = match (guardrail, lifecycle) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some(due + Duration::from_millis(250))
     }
 
     fn extra_conditions(
@@ -589,6 +595,7 @@ impl Adapter for PodAdapter {
     }
 
     fn forget(&self, key: &str) {
+        self.resumes.forget(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget(ns, name);
         }

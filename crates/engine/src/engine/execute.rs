@@ -118,7 +118,22 @@ impl<A: Adapter> Engine<A> {
                     Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
                 }
             }
-            Plan::Replace { reason } => self.replace(api, seen, pass, remote, reason).await,
+            Plan::Replace { reason } => {
+                let gone = Gone {
+                    event_reason: "Replacing",
+                    progress_reason: "Replacing",
+                    why: reason,
+                };
+                self.delete_for(api, seen, pass, remote, gone).await
+            }
+            Plan::Remove { reason, message } => {
+                let gone = Gone {
+                    event_reason: reason,
+                    progress_reason: reason,
+                    why: message,
+                };
+                self.delete_for(api, seen, pass, remote, gone).await
+            }
         }
     }
 
@@ -151,15 +166,21 @@ impl<A: Adapter> Engine<A> {
         Outcome::progressing(Some(remote), "Updating", message, Requeue::Progress)
     }
 
-    /// Deletes the remote object so that the next pass creates it again.
-    async fn replace(
+    /// Deletes the remote object and forgets its id: the next pass goes the create way
+    /// (to create it again, for a replace).
+    async fn delete_for(
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
         pass: &PassContext<'_>,
         remote: A::Remote,
-        reason: String,
+        gone: Gone,
     ) -> Result<Outcome<A::Remote>, EngineError> {
+        let Gone {
+            event_reason,
+            progress_reason,
+            why: reason,
+        } = gone;
         let obj = seen.obj.as_ref();
         let id = A::id(&remote).to_string();
         if let Err(f) = self.adapter.delete(pass.client, &id).await
@@ -169,7 +190,7 @@ impl<A: Adapter> Engine<A> {
         }
         let message = format!("deleted {} {id}: {reason}", A::NOUN);
         self.shared
-            .event(obj, false, "Replacing", "Delete", message)
+            .event(obj, false, event_reason, "Delete", message)
             .await;
         self.wrote(obj);
         // An id the operator chose and recorded in an annotation (earlier versions) must
@@ -178,7 +199,7 @@ impl<A: Adapter> Engine<A> {
             self.patch_metadata(api, obj, &legacy_id_removal(), None, false)
                 .await?;
         }
-        let outcome = Outcome::progressing(None, "Replacing", reason, Requeue::Now);
+        let outcome = Outcome::progressing(None, progress_reason, reason, Requeue::Now);
         Ok(Outcome {
             forget_id: true,
             ..outcome
@@ -209,6 +230,13 @@ impl<A: Adapter> Engine<A> {
             }
         }
     }
+}
+
+/// Why a remote object is deleted by a plan, in its Event and condition.
+struct Gone {
+    event_reason: &'static str,
+    progress_reason: &'static str,
+    why: String,
 }
 
 /// Pure: an earlier create may still land: look for it again after `wait`, creating

@@ -114,7 +114,7 @@ fn next_pass(requeue: Requeue, t: Timing, due: impl FnOnce() -> Option<Duration>
         Requeue::Now => (Duration::from_millis(10), false),
         Requeue::After(delay) => (delay, false),
         Requeue::Backoff(at_least) => return Next::Backoff(at_least),
-        Requeue::Stalled => (t.backoff.jittered(t.stalled_recheck), false),
+        Requeue::Stalled => (due(t.backoff.jittered(t.stalled_recheck)), false),
     };
     Next::In { delay, succeeded }
 }
@@ -169,7 +169,14 @@ impl<A: Adapter> Engine<A> {
                 }
                 delay
             }
-            Next::Backoff(at_least) => self.backoffs.fail(&seen.key, at_least),
+            // A time-driven change (a timeout the adapter counts) comes no later than
+            // due, backoff or not.
+            Next::Backoff(at_least) => {
+                let delay = self.backoffs.fail(&seen.key, at_least);
+                due().map_or(delay, |due| {
+                    delay.min(due.max(at_least.unwrap_or_default()))
+                })
+            }
         };
         Ok(Action::requeue(delay))
     }

@@ -79,6 +79,7 @@ pub mod catalog;
 pub(crate) mod catalog_cache;
 pub mod clusters;
 pub mod endpoints;
+pub mod pod_logs;
 pub mod pods;
 pub mod registries;
 pub mod templates;
@@ -89,6 +90,7 @@ pub use clusters::{Cluster, ClusterNode, ClusterOffer, ClusterRequest, Clusters,
 pub use endpoints::{
     EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
 };
+pub use pod_logs::{PodLogs, SystemLine, SystemLines, is_host_full};
 pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};
 pub use registries::{NewRegistryCredential, RegistryCredential, RegistryCredentials};
 pub use templates::{NewTemplate, Template, TemplateChange, Templates};

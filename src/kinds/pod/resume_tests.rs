@@ -1,0 +1,148 @@
+//! Unit tests of the resume decision, without a network.
+
+use super::*;
+use serde_json::json;
+
+fn pod(id: &str, status: &str) -> RemotePod {
+    serde_json::from_value(json!({"id": id, "name": "n", "imageName": "img", "env": [],
+        "machineId": "m", "desiredStatus": status}))
+    .unwrap()
+}
+
+fn at(secs: i64) -> Timestamp {
+    Timestamp::from_second(1_800_000_000 + secs).unwrap()
+}
+
+const TEN_MINUTES: Duration = Duration::from_secs(600);
+
+#[test]
+fn without_a_refusal_nothing_is_reported_or_relocated() {
+    let p = pod("p-1", "EXITED");
+    let a = assess(
+        ResumePolicy::Recreate,
+        TEN_MINUTES,
+        None,
+        Some(&p),
+        true,
+        None,
+        None,
+        at(0),
+    );
+    assert_eq!(a, ResumeAssessment::default());
+}
+
+#[test]
+fn refusals_are_timed_from_the_first_and_relocate_only_under_recreate() {
+    let p = pod("p-1", "EXITED");
+    let a = assess(
+        ResumePolicy::Recreate,
+        TEN_MINUTES,
+        None,
+        Some(&p),
+        true,
+        Some(at(0)),
+        None,
+        at(60),
+    );
+    assert!(!a.relocate);
+    assert_eq!(a.due_in, Some(Duration::from_secs(540)));
+    let status = a.status.unwrap();
+    assert_eq!(status.refused_since.as_ref().unwrap().0, at(0));
+    // After a restart the memory is empty: status keeps the start of the wait.
+    let b = assess(
+        ResumePolicy::Recreate,
+        TEN_MINUTES,
+        Some(&status),
+        Some(&p),
+        true,
+        None,
+        None,
+        at(600),
+    );
+    assert!(b.relocate);
+    let wait = assess(
+        ResumePolicy::Wait,
+        TEN_MINUTES,
+        Some(&status),
+        Some(&p),
+        true,
+        None,
+        None,
+        at(6000),
+    );
+    assert!(!wait.relocate && wait.due_in.is_none());
+    assert!(wait.status.unwrap().refused_since.is_some());
+}
+
+#[test]
+fn a_pod_meant_to_stay_stopped_or_running_again_is_not_relocated() {
+    let p = pod("p-1", "EXITED");
+    let a = assess(
+        ResumePolicy::Recreate,
+        TEN_MINUTES,
+        None,
+        Some(&p),
+        false,
+        Some(at(0)),
+        None,
+        at(6000),
+    );
+    assert!(!a.relocate && a.status.is_none());
+    let running = pod("p-1", "RUNNING");
+    let b = assess(
+        ResumePolicy::Recreate,
+        TEN_MINUTES,
+        None,
+        Some(&running),
+        true,
+        Some(at(0)),
+        None,
+        at(6000),
+    );
+    assert!(!b.relocate && b.status.is_none());
+}
+
+#[test]
+fn a_refusal_of_another_pod_is_not_this_pods_and_the_replacement_is_kept() {
+    let old = ResumeStatus {
+        pod_id: Some("p-0".into()),
+        refused_since: Some(Time(at(0))),
+        replaced: Some(PodReplacement {
+            from: "p-0".into(),
+            to: "p-1".into(),
+            at: Time(at(700)),
+        }),
+    };
+    let p = pod("p-1", "RUNNING");
+    let a = assess(
+        ResumePolicy::Recreate,
+        TEN_MINUTES,
+        Some(&old),
+        Some(&p),
+        true,
+        None,
+        None,
+        at(800),
+    );
+    assert!(!a.relocate);
+    let status = a.status.unwrap();
+    assert_eq!(status.pod_id, None);
+    assert_eq!(status.replaced.unwrap().to, "p-1");
+}
+
+#[test]
+fn the_wait_message_says_why_and_what_to_do() {
+    let err = PlatformError::Capacity {
+        operation: "POST /v2/pods/{id}/action",
+        detail: "There are not enough free GPUs on the host machine to start this pod".into(),
+    };
+    let f = host_full_failure("p-1", &err);
+    assert_eq!(f.reason, HOST_HAS_NO_FREE_GPU);
+    for words in [
+        "cannot resume pod p-1",
+        "resumePolicy Recreate",
+        "delete the Pod",
+    ] {
+        assert!(f.message.contains(words), "{}", f.message);
+    }
+}
