@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::faults::{Burst, Create500, FaultRule};
+use super::start_failure::StartFailure;
 use super::state::App;
 
 pub const TOKEN_HEADER: &str = "x-emulator-admin-token";
@@ -219,6 +220,103 @@ pub async fn gpu_utilisation(State(app): State<App>, body: Bytes) -> Result<Stat
         .pod_mut(&r.pod_id)
         .map_err(|e| ApiError::not_found(e.to_string()))?;
     pod.gpu_util_percent = r.percent;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FailImageRequest {
+    /// Exactly the image name a pod is created with (tag included).
+    pub image: String,
+    pub failure: StartFailure,
+}
+
+/// Every pod of the image that starts from now on (and every one still booting) never gets
+/// its container up: it stays STARTING and its system log says why.
+pub async fn fail_image(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let r: FailImageRequest = parse(&body)?;
+    let now = app.clock.now();
+    app.world
+        .lock()
+        .cloud
+        .fail_image(&r.image, r.failure, now, app.config.pod_boot_ms);
+    tracing::info!(image = %r.image, failure = ?r.failure, "admin: image fails to start");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FailRegistryLoginRequest {
+    pub registry_id: String,
+}
+
+/// Every pull with this registry credential is refused from now on.
+pub async fn fail_registry_login(
+    State(app): State<App>,
+    body: Bytes,
+) -> Result<StatusCode, ApiError> {
+    let r: FailRegistryLoginRequest = parse(&body)?;
+    let now = app.clock.now();
+    app.world
+        .lock()
+        .cloud
+        .fail_registry_login(&r.registry_id, now, app.config.pod_boot_ms);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostRequest {
+    pub pod_id: String,
+    /// true: other tenants take every free GPU of the pod's host; false: they leave.
+    pub full: bool,
+}
+
+pub async fn host(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let r: HostRequest = parse(&body)?;
+    let mut world = app.world.lock();
+    let done = if r.full {
+        world.cloud.fill_host(&r.pod_id)
+    } else {
+        world.cloud.free_host(&r.pod_id)
+    };
+    done.map_err(|e| ApiError::not_found(e.to_string()))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriceMarkupRequest {
+    /// A GPU type id or a CPU flavor id of the catalog.
+    pub type_id: String,
+    pub factor: f64,
+}
+
+pub async fn price_markup(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let r: PriceMarkupRequest = parse(&body)?;
+    app.world
+        .lock()
+        .cloud
+        .set_price_markup(&r.type_id, r.factor)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CpuStockRequest {
+    pub flavor_id: String,
+    pub data_center_id: String,
+    pub vcpus_free: u32,
+}
+
+pub async fn cpu_stock(State(app): State<App>, body: Bytes) -> Result<StatusCode, ApiError> {
+    let r: CpuStockRequest = parse(&body)?;
+    app.world
+        .lock()
+        .cloud
+        .set_cpu_stock(&r.flavor_id, &r.data_center_id, r.vcpus_free)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -453,6 +551,57 @@ impl AdminClient {
         self.post(
             "gpu-utilisation",
             json!({"podId": pod_id, "percent": percent}),
+        )
+        .await
+    }
+
+    /// Every pod that starts with exactly this image name from now
+    /// on fails to start in that way; so do those of the image still booting. The pod
+    /// stays STARTING, bills, and its system log stream repeats the failure every 20 s.
+    pub async fn fail_image(&self, image: &str, failure: StartFailure) -> Result<(), AdminError> {
+        self.post("fail-image", json!({"image": image, "failure": failure}))
+            .await
+    }
+
+    /// Every pod created with this registry credential (v2 `registry`) fails to pull:
+    /// [`StartFailure::RegistryAuthRefused`].
+    pub async fn fail_registry_login(&self, registry_id: &str) -> Result<(), AdminError> {
+        self.post("fail-registry-login", json!({"registryId": registry_id}))
+            .await
+    }
+
+    /// Other tenants take every free GPU of the host a (stopped) pod is tied to: its
+    /// `start` is refused with the platform's host-full message until [`Self::free_host`]
+    /// or a reset.
+    pub async fn fill_host(&self, pod_id: &str) -> Result<(), AdminError> {
+        self.post("host", json!({"podId": pod_id, "full": true}))
+            .await
+    }
+
+    /// What [`Self::fill_host`] took on the pod's host is free again.
+    pub async fn free_host(&self, pod_id: &str) -> Result<(), AdminError> {
+        self.post("host", json!({"podId": pod_id, "full": false}))
+            .await
+    }
+
+    /// Pods created from now on with this GPU type id or CPU flavor id cost `factor` times
+    /// the catalog's price (their `cost` and their billing); the catalog keeps quoting the
+    /// list price.
+    pub async fn set_price_markup(&self, type_id: &str, factor: f64) -> Result<(), AdminError> {
+        self.post("price-markup", json!({"typeId": type_id, "factor": factor}))
+            .await
+    }
+
+    /// The free vCPUs of a CPU flavor in one data center (other data centers keep theirs).
+    pub async fn set_cpu_stock(
+        &self,
+        flavor_id: &str,
+        data_center_id: &str,
+        vcpus_free: u32,
+    ) -> Result<(), AdminError> {
+        self.post(
+            "cpu-stock",
+            json!({"flavorId": flavor_id, "dataCenterId": data_center_id, "vcpusFree": vcpus_free}),
         )
         .await
     }

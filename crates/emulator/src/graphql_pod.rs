@@ -124,7 +124,7 @@ pub fn uptime_of(p: &pods::Pod, app: &App, now: Millis) -> (bool, i32) {
     let booted_at = p
         .started_at
         .map(|s| s.saturating_add(app.config.pod_boot_ms))
-        .filter(|&b| b <= now);
+        .filter(|&b| b <= now && p.start_failure.is_none());
     let uptime = booted_at.map_or(0, |b| ((now - b) / 1000).min(i32::MAX as u64) as i32);
     (booted_at.is_some(), uptime)
 }

@@ -24,6 +24,7 @@ pub mod record_map;
 pub mod registry;
 pub mod rest;
 pub mod rest_registries;
+pub mod start_failure;
 pub mod state;
 pub mod usage;
 pub mod v2;
@@ -43,6 +44,7 @@ use axum::routing::{delete, get, post};
 pub use admin::AdminClient;
 pub use auth::ApiKey;
 pub use fixtures::Fixtures;
+pub use start_failure::StartFailure;
 
 use error::ApiError;
 use model::{EndpointRecord, NetworkVolume, RegistryAuth, Template};
@@ -284,6 +286,14 @@ pub fn router(app: App) -> Router {
         .route("/_emulator/clock", get(admin::clock))
         .route("/_emulator/clock/advance", post(admin::advance))
         .route("/_emulator/gpu-utilisation", post(admin::gpu_utilisation))
+        .route("/_emulator/fail-image", post(admin::fail_image))
+        .route(
+            "/_emulator/fail-registry-login",
+            post(admin::fail_registry_login),
+        )
+        .route("/_emulator/host", post(admin::host))
+        .route("/_emulator/price-markup", post(admin::price_markup))
+        .route("/_emulator/cpu-stock", post(admin::cpu_stock))
         .route("/_emulator/reset", post(admin::reset))
         .route_layer(middleware::from_fn_with_state(app.clone(), admin::guard));
     api.merge(admin_routes)

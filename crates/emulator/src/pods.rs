@@ -7,6 +7,7 @@
 //! when other pods took the host's GPUs meanwhile.
 
 mod cluster;
+mod host;
 mod placement;
 mod stock;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use super::clock::Millis;
 use super::ids;
 use super::model::{CpuTypeFixture, GpuTypeFixture, PodFixture, StockFixture};
+use super::start_failure::{StartFailure, StartRules};
 
 pub const NO_CAPACITY: &str = "There are no longer any instances available with the requested specifications. Please refresh and try again.";
 pub const HOST_FULL: &str = "There are not enough free GPUs on the host machine to start this pod";
@@ -163,6 +165,8 @@ pub struct Pod {
     pub port_map: Vec<(u32, u32, String)>,
     /// Set for a member of an Instant Cluster, which only the cluster may change.
     pub cluster: Option<Membership>,
+    /// Why the current start never completes (a test's rule matched it when it started).
+    pub start_failure: Option<StartFailure>,
 }
 
 impl Pod {
@@ -287,6 +291,12 @@ pub struct Cloud {
     stock_view: Option<Vec<Machine>>,
     /// Every pod's running and stopped stretches, terminated pods included.
     usage: Vec<PodInterval>,
+    /// The start failures tests switched on (`host`).
+    start_rules: StartRules,
+    /// Price factor per GPU type or CPU flavor id for pods created from now on (`host`).
+    markups: HashMap<String, f64>,
+    /// GPUs (or vCPUs) of a machine that other tenants hold, by machine id (`host`).
+    host_holds: HashMap<String, u32>,
 }
 
 impl Cloud {
@@ -549,6 +559,11 @@ impl Cloud {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         env.extend(req.env.iter().map(|(k, v)| format!("{k}={v}")));
+        let priced_as = req
+            .cpu
+            .as_ref()
+            .map_or(&placement.gpu_type_id, |c| &c.flavor_id);
+        let markup = self.markups.get(priced_as).copied().unwrap_or(1.0);
         let pod = Pod {
             pod_host_id: format!("{id}-{}", &placement.machine_id[..8]),
             id: id.clone(),
@@ -590,7 +605,7 @@ impl Cloud {
             }),
             docker_args: req.docker_args.clone().unwrap_or_default(),
             ports,
-            cost_per_hr: (placement.price_per_hr * 1000.0).round() / 1000.0,
+            cost_per_hr: (placement.price_per_hr * markup * 1000.0).round() / 1000.0,
             network_volume_id: req.network_volume_id.clone(),
             template_id: (!template.id.is_empty()).then(|| template.id.clone()),
             support_public_ip: req.support_public_ip.unwrap_or(true),
@@ -599,12 +614,14 @@ impl Cloud {
             last_status_change_at: now,
             port_map: assign_ports(&port_specs),
             cluster,
+            start_failure: None,
         };
         let seq = self.next_seq;
         self.next_seq += 1;
         self.pod_index.insert(id.clone(), seq);
         self.pods.insert(seq, Arc::new(pod));
         self.open_interval(&id, true, now);
+        self.arm_start(&id);
         seq
     }
 
@@ -615,6 +632,7 @@ impl Cloud {
             pod.started_at = Some(now);
             pod.last_status_change_at = now;
         }
+        self.arm_start(id);
         self.pod(id).ok_or_else(|| PodError::NotFound(id.into()))
     }
 
@@ -624,6 +642,7 @@ impl Cloud {
         if pod.desired == DesiredStatus::Running {
             pod.desired = DesiredStatus::Exited;
             pod.started_at = None;
+            pod.start_failure = None;
             pod.last_status_change_at = now;
             let (machine_id, count) = (pod.machine_id.clone(), pod.units());
             if let Some(m) = self.machine_mut(&machine_id) {
@@ -685,6 +704,7 @@ impl Cloud {
         pod.port_map = assign_ports(&specs);
         self.close_interval(id, now);
         self.open_interval(id, true, now);
+        self.arm_start(id);
         self.pod(id).ok_or_else(|| PodError::NotFound(id.into()))
     }
 

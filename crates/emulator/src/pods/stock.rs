@@ -99,7 +99,7 @@ impl Cloud {
     }
 
     /// Drops the machines in scope that host nothing and leaves the others nothing free.
-    fn empty_machines(&mut self, in_scope: impl Fn(&Machine) -> bool) {
+    pub(super) fn empty_machines(&mut self, in_scope: impl Fn(&Machine) -> bool) {
         let hosting: std::collections::HashSet<String> =
             self.pods.values().map(|p| p.machine_id.clone()).collect();
         self.machines

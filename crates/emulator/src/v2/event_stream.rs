@@ -17,3 +17,16 @@ pub fn answer(events: String) -> Response {
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }
+
+/// An event stream that stays open: `chunks` (each one or more framed events) are sent as
+/// they come, and the answer ends when the stream does.
+pub fn answer_live<S>(chunks: S) -> Response
+where
+    S: futures::Stream<Item = String> + Send + 'static,
+{
+    use futures::StreamExt;
+    let body = Body::from_stream(chunks.map(Ok::<_, std::convert::Infallible>));
+    let mut response = answer(String::new());
+    *response.body_mut() = body;
+    response
+}

@@ -2,6 +2,7 @@
 //! lines the emulated life of the pod produces.
 
 use super::*;
+use crate::start_failure::{REPEAT_MS, StartFailure};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -56,7 +57,9 @@ pub fn pod_history(p: &Pod, now: Millis, boot_ms: u64) -> Vec<LogLine> {
             });
         }
         let booted = started + boot_ms;
-        if booted <= now {
+        if let Some(failure) = p.start_failure {
+            lines.extend(failure_lines(p, failure, started + boot_ms / 2, now));
+        } else if booted <= now {
             if p.first_start() {
                 lines.push(LogLine {
                     at: started + boot_ms / 2,
@@ -94,6 +97,28 @@ pub fn pod_history(p: &Pod, now: Millis, boot_ms: u64) -> Vec<LogLine> {
     }
     lines.sort_by_key(|l| l.at);
     lines
+}
+
+/// A failing start's line, once per attempt: the first where the pull would have finished,
+/// then every [`REPEAT_MS`] up to `now` (the last [`MAX_LOG_LINES`] of them).
+fn failure_lines(
+    p: &Pod,
+    failure: StartFailure,
+    first: Millis,
+    now: Millis,
+) -> impl Iterator<Item = LogLine> {
+    let line = failure.log_line(&p.image_name, p.cuda_version.as_deref());
+    let attempts = if now >= first {
+        (now - first) / REPEAT_MS + 1
+    } else {
+        0
+    };
+    let skip = attempts.saturating_sub(MAX_LOG_LINES as u64);
+    (skip..attempts).map(move |k| LogLine {
+        at: first + k * REPEAT_MS,
+        source: LogSource::System,
+        line: line.clone(),
+    })
 }
 
 pub(super) fn parse_time(app: &App, field: &str, value: &str) -> V2Result<Millis> {
@@ -146,15 +171,77 @@ pub(super) async fn logs(
             chosen.into_iter().skip(skip).collect()
         }
     };
-    let mut out = String::new();
-    for l in chosen {
-        let ts = crate::clock::rfc3339_millis(app.clock.wall_at(l.at));
-        let source = match l.source {
-            LogSource::Container => "container",
-            LogSource::System => "system",
-        };
-        let data = json!({"source": source, "line": l.line, "ts": ts});
-        out.push_str(&format!("id: {ts}\ndata: {data}\n\n"));
+    let out: String = chosen.iter().map(|l| frame(&app, l)).collect();
+    if !still_failing(&app, &id) {
+        return Ok(event_stream::answer(out));
     }
-    Ok(event_stream::answer(out))
+    Ok(event_stream::answer_live(follow_failure(
+        app, id, q.source, now, out,
+    )))
+}
+
+/// How often an open stream looks for new lines, in real time: well under the failure
+/// line's cadence at any clock speed tests use.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Whether the pod is in a start that keeps failing: its stream then stays open, since
+/// the platform keeps writing the failure to it (a stream of a pod that settled answers
+/// what there is and ends, which is what the clients that collect a stream rely on).
+fn still_failing(app: &App, id: &str) -> bool {
+    app.world
+        .lock()
+        .cloud
+        .pod(id)
+        .is_some_and(|p| p.start_failure.is_some() && p.desired == DesiredStatus::Running)
+}
+
+/// The backfill, then every new line of the pod as the emulator's clock reaches it, until
+/// the pod stops failing (stopped, terminated, restarted into a start that works).
+fn follow_failure(
+    app: App,
+    id: String,
+    source: Option<LogSource>,
+    after: Millis,
+    backfill: String,
+) -> impl futures::Stream<Item = String> + Send + 'static {
+    let first = futures::stream::once(async move { backfill });
+    let rest = futures::stream::unfold(after, move |mut after| {
+        let (app, id) = (app.clone(), id.clone());
+        async move {
+            loop {
+                tokio::time::sleep(FOLLOW_POLL).await;
+                let now = app.clock.now();
+                let history = {
+                    let world = app.world.lock();
+                    let pod = world.cloud.pod(&id)?;
+                    if pod.start_failure.is_none() || pod.desired != DesiredStatus::Running {
+                        return None;
+                    }
+                    pod_history(pod, now, app.config.pod_boot_ms)
+                };
+                let fresh: String = history
+                    .iter()
+                    .filter(|l| l.at > after && l.at <= now)
+                    .filter(|l| source.is_none_or(|s| s == l.source))
+                    .map(|l| frame(&app, l))
+                    .collect();
+                after = now;
+                if !fresh.is_empty() {
+                    return Some((fresh, after));
+                }
+            }
+        }
+    });
+    futures::StreamExt::chain(first, rest)
+}
+
+/// One line as an event: its instant as the id, `{source, line, ts}` as the data.
+fn frame(app: &App, l: &LogLine) -> String {
+    let ts = crate::clock::rfc3339_millis(app.clock.wall_at(l.at));
+    let source = match l.source {
+        LogSource::Container => "container",
+        LogSource::System => "system",
+    };
+    let data = json!({"source": source, "line": l.line, "ts": ts});
+    format!("id: {ts}\ndata: {data}\n\n")
 }

@@ -87,7 +87,8 @@ pub fn status_of(p: &Pod, now: Millis, boot_ms: u64) -> PodStatus {
         (DesiredStatus::Exited, _) | (_, None) => PodStatus::Exited,
         (DesiredStatus::Running, Some(started)) => {
             let elapsed = now.saturating_sub(started);
-            if elapsed >= boot_ms {
+            // A start that fails keeps trying: the pod never leaves STARTING.
+            if elapsed >= boot_ms && p.start_failure.is_none() {
                 PodStatus::Running
             } else if p.first_start() && elapsed < boot_ms / 2 {
                 PodStatus::Provisioning
@@ -138,6 +139,8 @@ async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<
     let pod = world.cloud.pod_mut(&id).expect("just deployed");
     pod.registry = b.registry.clone().flatten();
     pod.global_networking = b.global_networking.unwrap_or(false);
+    world.cloud.rearm_start(&id);
+    let pod = world.cloud.pod_mut(&id).expect("just deployed");
     pod.template_id = None;
     if b.start_jupyter == Some(true) {
         add_jupyter_password(pod);
@@ -500,6 +503,7 @@ async fn update(
     if container_changed && target.desired == DesiredStatus::Running {
         target.started_at = Some(now);
         target.last_status_change_at = now;
+        world.cloud.rearm_start(&id);
     }
     let pod = world.cloud.pod(&id).expect("exists");
     Ok(axum::Json(pod_json(&app, &world, pod, now)).into_response())

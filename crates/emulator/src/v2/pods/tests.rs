@@ -199,3 +199,32 @@ fn a_pod_view_writes_its_keys_in_sorted_order_in_every_state() {
     let listing = pods_listing_with(&app, true);
     assert_eq!(listing.to_json(), serde_json::to_vec(&listing).unwrap());
 }
+
+#[test]
+fn a_failing_start_stays_starting_and_repeats_its_line() {
+    use crate::start_failure::{REPEAT_MS, StartFailure};
+    let mut c = cloud();
+    c.fail_image("img", StartFailure::CudaTooOld, 0, 5_000);
+    let id = c.deploy(gpu_req(), 1_000).unwrap().id.clone();
+    let p = c.pod(&id).unwrap().clone();
+    assert_eq!(status_of(&p, 1_000, 5_000), PodStatus::Provisioning);
+    assert_eq!(status_of(&p, 3_600, 5_000), PodStatus::Starting);
+    assert_eq!(status_of(&p, 3_600_000, 5_000), PodStatus::Starting);
+    let host_cuda = p.cuda_version.clone().unwrap();
+    let wanted = StartFailure::CudaTooOld.log_line("img", Some(&host_cuda));
+    assert!(wanted.contains(&format!(
+        "cuda>={}",
+        crate::start_failure::cuda_needed_above(&host_cuda)
+    )));
+    // First attempt where the pull would end (1_000 + 2_500), then every 20 s.
+    let at_60s = pod_history(&p, 60_000, 5_000);
+    let failures: Vec<u64> = at_60s
+        .iter()
+        .filter(|l| l.line == wanted)
+        .map(|l| l.at)
+        .collect();
+    assert_eq!(failures, [3_500, 3_500 + REPEAT_MS, 3_500 + 2 * REPEAT_MS]);
+    assert!(at_60s.iter().all(|l| l.source == LogSource::System));
+    assert!(at_60s[0].line.contains("scheduled") && at_60s[1].line.contains("pulling"));
+    assert!(!at_60s.iter().any(|l| l.line == "container started"));
+}
