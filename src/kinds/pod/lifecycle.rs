@@ -21,6 +21,10 @@ use super::{PodAdapter, PodChange, ResolvedPod};
 /// Reason of the Event and condition of a pod terminated because it did not start.
 pub const STARTUP_TERMINATED: &str = "StartupFailedTerminated";
 
+fn key_of(obj: &Pod) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
 fn duration(text: Option<&String>) -> Option<Duration> {
     text.and_then(|t| parse_duration(t))
 }
@@ -37,7 +41,14 @@ impl PodAdapter {
         obj: &Pod,
         remote: Option<&RemotePod>,
     ) -> StartupAssessment {
-        let previous = obj.status.as_ref().and_then(|s| s.startup.as_ref());
+        let remembered = self.startups.hold_of(&key_of(obj)).filter(|s| {
+            s.hold
+                .as_ref()
+                .is_some_and(|h| h.generation == obj.metadata.generation)
+        });
+        let previous = remembered
+            .as_ref()
+            .or_else(|| obj.status.as_ref().and_then(|s| s.startup.as_ref()));
         let detected = remote.and_then(|r| self.startups.detected(&r.id));
         if previous.is_none() && obj.spec.startup_timeout.is_none() && detected.is_none() {
             // Nothing was seen starting, no timeout is set and the log told nothing: the
@@ -62,7 +73,7 @@ impl PodAdapter {
         remote: Option<&RemotePod>,
     ) -> ResumeAssessment {
         let previous = obj.status.as_ref().and_then(|s| s.resume.as_ref());
-        let key = format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
+        let key = key_of(obj);
         resume::assess(
             obj.spec.resume_policy,
             duration(obj.spec.resume_timeout.as_ref()).unwrap_or(DEFAULT_RESUME_TIMEOUT),
@@ -90,6 +101,10 @@ impl PodAdapter {
             return base;
         }
         let startup = self.startup_assessment(obj, Some(remote));
+        if let (Some(_), Some(status)) = (&startup.give_up, &startup.status) {
+            // Kept until status has it: after a terminate no listing decides it again.
+            self.startups.remember_hold(&key_of(obj), status.clone());
+        }
         match (startup.give_up, startup.stalled) {
             (Some((OnStartupFailure::Stop, why)), _) => {
                 return Plan::Update(vec![PodChange::GiveUpStart(why)]);
@@ -108,7 +123,7 @@ impl PodAdapter {
         let resume = self.resume_assessment(obj, Some(remote));
         if let (true, Some(since)) = (resume.relocate, resume.refused_since) {
             let relocation = Relocation {
-                key: format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any()),
+                key: key_of(obj),
                 namespace: obj.namespace().unwrap_or_default(),
                 name: obj.name_any(),
                 labels: obj.labels().clone(),

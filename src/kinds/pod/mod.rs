@@ -510,8 +510,13 @@ impl Adapter for PodAdapter {
         let current = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else {
             if current.common.id.is_some() && !seen.creating {
-                // Known pod, not seen this pass (a listing failed): keep what was reported.
-                return current;
+                // Known pod, not seen this pass (a listing failed, or it was just
+                // removed): keep what was reported, with a hold decided meanwhile.
+                let startup = self.startup_assessment(obj, None).status;
+                return PodStatus {
+                    startup: startup.or(current.startup.clone()),
+                    ..current
+                };
             }
             let phase = if seen.creating {
                 PodPhase::Deploying
@@ -596,6 +601,7 @@ impl Adapter for PodAdapter {
 
     fn forget(&self, key: &str) {
         self.resumes.forget(key);
+        self.startups.forget(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget(ns, name);
         }

@@ -97,6 +97,9 @@ struct Watched {
     /// When each pod's log was first opened: it is read for [`WATCH_LIMIT`] in all.
     first_opened: HashMap<String, Instant>,
     detected: HashMap<String, Detected>,
+    /// Holds decided this process, by object key, until status has them: a pod removed
+    /// for good leaves no listing to decide them again from.
+    holds: HashMap<String, StartupStatus>,
 }
 
 /// The log streams of starting pods, and what they said.
@@ -109,6 +112,21 @@ impl StartupWatches {
     /// Streams open right now.
     pub fn open(&self) -> usize {
         self.inner.lock().open.len()
+    }
+
+    /// Remembers the hold `status` carries for the object `key`.
+    pub fn remember_hold(&self, key: &str, status: StartupStatus) {
+        self.inner.lock().holds.insert(key.to_string(), status);
+    }
+
+    /// The hold decided for the object `key`, if any.
+    pub fn hold_of(&self, key: &str) -> Option<StartupStatus> {
+        self.inner.lock().holds.get(key).cloned()
+    }
+
+    /// Drops what is kept about the object `key`.
+    pub fn forget(&self, key: &str) {
+        self.inner.lock().holds.remove(key);
     }
 
     /// The failure line read for `pod_id`, if any.
