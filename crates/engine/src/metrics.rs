@@ -121,6 +121,8 @@ pub struct Metrics {
     /// Remote objects with the operator's marker and no object, by kind.
     orphans: Family<KindLabels, Gauge>,
     orphan_cost: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    /// Log streams held open to the platform (a starting pod's system log), by kind.
+    log_streams: Family<KindLabels, Gauge>,
     /// Ready and Stalled by kind and object, to keep the managed and stalled gauges exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
@@ -200,8 +202,15 @@ impl Metrics {
             "What the orphans of a kind cost per hour, where the platform reports it (pods)",
             Described(orphan_cost.clone()),
         );
+        let log_streams = Family::<KindLabels, Gauge>::default();
+        registry.register(
+            "log_streams_open",
+            "Log streams held open to the platform right now, by kind (pods: the system logs of pods that are starting)",
+            Described(log_streams.clone()),
+        );
         platform.register(&mut registry);
         Self {
+            log_streams,
             orphans,
             orphan_cost,
             registry: parking_lot::Mutex::new(registry),
@@ -267,6 +276,13 @@ impl Metrics {
             .get_or_create(&labels)
             .set(i64::try_from(count).unwrap_or(i64::MAX));
         self.orphan_cost.get_or_create(&labels).set(cost_per_hour);
+    }
+
+    /// How many log streams `kind` holds open to the platform.
+    pub fn set_log_streams(&self, kind: &'static str, open: usize) {
+        self.log_streams
+            .get_or_create(&KindLabels { kind })
+            .set(i64::try_from(open).unwrap_or(i64::MAX));
     }
 
     pub fn snapshot_age(&self, kind: &'static str, age: Duration) {

@@ -131,6 +131,7 @@ impl PodAdapter {
 
     /// The clock the guardrails read "now" from, and the metrics their stops count in.
     pub fn with_guardrails(mut self, clock: Clock, metrics: Arc<Metrics>) -> Self {
+        self.startups.count_in(metrics.clone());
         self.clock = clock;
         self.metrics = Some(metrics);
         self

@@ -29,6 +29,7 @@ use tracing::{debug, info};
 
 use gpucloud_crd::pod::{OnStartupFailure, StartFailure, StartupHold, StartupStatus};
 use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_engine::metrics::Metrics;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::domain::{Pod as RemotePod, RUNNING};
 
@@ -100,6 +101,16 @@ struct Watched {
     /// Holds decided this process, by object key, until status has them: a pod removed
     /// for good leaves no listing to decide them again from.
     holds: HashMap<String, StartupStatus>,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl Watched {
+    /// Says how many streams are open.
+    fn count(&self) {
+        if let Some(m) = &self.metrics {
+            m.set_log_streams("Pod", self.open.len());
+        }
+    }
 }
 
 /// The log streams of starting pods, and what they said.
@@ -109,6 +120,13 @@ pub struct StartupWatches {
 }
 
 impl StartupWatches {
+    /// Counts open streams in `metrics`.
+    pub fn count_in(&self, metrics: Arc<Metrics>) {
+        let mut w = self.inner.lock();
+        w.metrics = Some(metrics);
+        w.count();
+    }
+
     /// Streams open right now.
     pub fn open(&self) -> usize {
         self.inner.lock().open.len()
@@ -171,6 +189,7 @@ impl StartupWatches {
             ));
             w.open.insert(p.id.clone(), task.abort_handle());
         }
+        w.count();
     }
 }
 
@@ -205,6 +224,7 @@ async fn read_until_failure(
     let found = tokio::time::timeout(left, read).await.ok().flatten();
     let mut w = inner.lock();
     w.open.remove(&pod_id);
+    w.count();
     if let Some(d) = found {
         info!(pod = %pod_id, reason = d.reason, "pod cannot start, says its system log");
         w.detected.insert(pod_id, d);
