@@ -172,10 +172,10 @@ pub(super) async fn logs(
         }
     };
     let out: String = chosen.iter().map(|l| frame(&app, l)).collect();
-    if !still_failing(&app, &id) {
+    if !still_coming_up(&app, &id, now) {
         return Ok(event_stream::answer(out));
     }
-    Ok(event_stream::answer_live(follow_failure(
+    Ok(event_stream::answer_live(follow_start(
         app, id, q.source, now, out,
     )))
 }
@@ -184,20 +184,26 @@ pub(super) async fn logs(
 /// line's cadence at any clock speed tests use.
 const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Whether the pod is in a start that keeps failing: its stream then stays open, since
-/// the platform keeps writing the failure to it (a stream of a pod that settled answers
-/// what there is and ends, which is what the clients that collect a stream rely on).
-fn still_failing(app: &App, id: &str) -> bool {
+/// Whether `p` is on its way up at `now`: meant to run, and booting or in a start that
+/// keeps failing. Its stream then stays open, since the platform writes the start's lines
+/// to it as they come (a stream of a pod that settled answers what there is and ends,
+/// which is what the clients that collect a stream rely on).
+fn coming_up(p: &Pod, now: Millis, boot_ms: u64) -> bool {
+    p.desired == DesiredStatus::Running
+        && (p.start_failure.is_some() || p.started_at.is_none_or(|s| s + boot_ms > now))
+}
+
+fn still_coming_up(app: &App, id: &str, now: Millis) -> bool {
     app.world
         .lock()
         .cloud
         .pod(id)
-        .is_some_and(|p| p.start_failure.is_some() && p.desired == DesiredStatus::Running)
+        .is_some_and(|p| coming_up(p, now, app.config.pod_boot_ms))
 }
 
 /// The backfill, then every new line of the pod as the emulator's clock reaches it, until
-/// the pod stops failing (stopped, terminated, restarted into a start that works).
-fn follow_failure(
+/// the pod is up (its container started) or stops coming up (stopped, terminated).
+fn follow_start(
     app: App,
     id: String,
     source: Option<LogSource>,
@@ -205,19 +211,22 @@ fn follow_failure(
     backfill: String,
 ) -> impl futures::Stream<Item = String> + Send + 'static {
     let first = futures::stream::once(async move { backfill });
-    let rest = futures::stream::unfold(after, move |mut after| {
+    // State: the instant read up to, and whether the pod is still coming up (the lines
+    // of the pass that saw it come up are sent, then the stream ends).
+    let rest = futures::stream::unfold((after, true), move |(mut after, live)| {
         let (app, id) = (app.clone(), id.clone());
         async move {
+            if !live {
+                return None;
+            }
             loop {
                 tokio::time::sleep(FOLLOW_POLL).await;
                 let now = app.clock.now();
-                let history = {
+                let (history, live) = {
                     let world = app.world.lock();
                     let pod = world.cloud.pod(&id)?;
-                    if pod.start_failure.is_none() || pod.desired != DesiredStatus::Running {
-                        return None;
-                    }
-                    pod_history(pod, now, app.config.pod_boot_ms)
+                    let boot = app.config.pod_boot_ms;
+                    (pod_history(pod, now, boot), coming_up(pod, now, boot))
                 };
                 let fresh: String = history
                     .iter()
@@ -226,8 +235,8 @@ fn follow_failure(
                     .map(|l| frame(&app, l))
                     .collect();
                 after = now;
-                if !fresh.is_empty() {
-                    return Some((fresh, after));
+                if !fresh.is_empty() || !live {
+                    return Some((fresh, (after, live)));
                 }
             }
         }
