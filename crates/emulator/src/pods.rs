@@ -138,6 +138,8 @@ pub struct Pod {
     /// Locked pods cannot be stopped.
     pub locked: bool,
     pub global_networking: bool,
+    /// A change of `global_networking` asked while the pod ran: it applies at the next start.
+    pub global_networking_next: Option<bool>,
     /// Container registry credential id for private images.
     pub registry: Option<String>,
     pub pod_host_id: String,
@@ -579,6 +581,7 @@ impl Cloud {
             created_at: now,
             locked: false,
             global_networking: false,
+            global_networking_next: None,
             registry: None,
             gpu_type_id: placement.gpu_type_id,
             gpu_count: placement.gpu_count,

@@ -6,8 +6,17 @@
 use super::*;
 
 impl Cloud {
-    /// Sets the pod's start failure from the rules, for the start it is in now.
+    /// What a start settles: a global networking change asked before it applies, and the
+    /// pod's start failure is set from the rules.
     pub(super) fn arm_start(&mut self, id: &str) {
+        let Some(p) = self.pod(id) else { return };
+        if p.desired == DesiredStatus::Running
+            && p.global_networking_next.is_some()
+            && let Ok(p) = self.pod_mut(id)
+            && let Some(next) = p.global_networking_next.take()
+        {
+            p.global_networking = next;
+        }
         let Some(p) = self.pod(id) else { return };
         let failure = if p.desired == DesiredStatus::Running {
             self.start_rules

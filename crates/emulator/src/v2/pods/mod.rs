@@ -8,6 +8,7 @@
 //! (409): their cluster manages them.
 
 mod body;
+mod global;
 mod logs;
 mod view;
 
@@ -316,6 +317,8 @@ pub(crate) fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<Deplo
             )
         }
     };
+    let data_center_ids =
+        global::create_data_centers(world, b, data_center_ids, network_volume_dc.as_deref())?;
     let ports = match &b.ports {
         Some(p) => Some(p.join(",")),
         None => template.as_ref().map(|t| t.ports.join(",")),
@@ -412,6 +415,7 @@ async fn update(
         .ok_or_else(|| pod_not_found(&id))?
         .clone();
     refuse_member(&pod, "modified")?;
+    global::check_update(&world, &pod, b.global_networking)?;
     let template = b
         .template_id
         .as_deref()
@@ -490,8 +494,8 @@ async fn update(
         target.locked = locked;
     }
     if let Some(g) = b.global_networking {
-        // Takes effect on the next start; the emulator shows it at once.
-        target.global_networking = g;
+        // The document: takes effect on the next start or restart, not live.
+        target.global_networking_next = (g != target.global_networking).then_some(g);
     }
     if let Some((size, path)) = mount_path {
         if let Some(size) = size {
