@@ -329,3 +329,63 @@ async fn serverless_bills_the_worker_time_an_endpoint_ran() {
         "{after}"
     );
 }
+
+#[tokio::test]
+async fn cpu_endpoints_bill_their_workers_vcpus_at_the_flavors_serverless_price() {
+    let e = start_default().await;
+    let r = e
+        .v2(
+            Method::POST,
+            "/serverless",
+            Some(
+                json!({"name": "cpu", "type": "QUEUE", "image": "python:3.12",
+                        "cpu": [{"id": "cpu5c", "vcpuCount": 4}],
+                        "workers": {"min": 1, "max": 1},
+                        "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4}}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["id"].as_str().unwrap().to_string();
+    // The worker comes up; then an hour passes.
+    let workers = e
+        .v2(Method::GET, &format!("/serverless/{id}/workers"), None)
+        .await;
+    assert_eq!(workers.body["summary"]["total"], 1, "{}", workers.body);
+    assert_eq!(workers.body["workers"][0]["gpuCount"], 0);
+    assert_eq!(workers.body["workers"][0]["gpuTypeId"], Value::Null);
+    // cpu5c has machines only in US-GA-1.
+    assert_eq!(workers.body["workers"][0]["dataCenterId"], "US-GA-1");
+    e.advance(HOUR).await;
+
+    // cpu5c: 0.05 per vCPU-hour in serverless, 4 vCPUs, one worker for one hour.
+    let cpu = 0.05 * 4.0;
+    let s = bill(
+        &e,
+        &format!("/billing/serverless?bucketSize=hour&lastN=3&serverlessId={id}"),
+    )
+    .await;
+    let totals = &s["metadata"]["totals"];
+    assert!(
+        (totals["cpuAmount"].as_f64().unwrap() - cpu).abs() < 2e-3,
+        "{s}"
+    );
+    assert!(close(&totals["gpuAmount"], 0.0), "{s}");
+    assert_eq!(s["metadata"]["uniqueServerlessCount"], 1);
+    let all = bill(&e, "/billing?bucketSize=hour&lastN=3").await;
+    let serverless_cpu = all["metadata"]["totals"]["serverlessCpuAmount"]
+        .as_f64()
+        .unwrap();
+    assert!((serverless_cpu - cpu).abs() < 2e-3, "{all}");
+    // Public endpoints are another product: the account used none.
+    let p = bill(&e, "/billing/endpoints?bucketSize=hour&lastN=3").await;
+    assert_eq!(p["metadata"]["totals"], json!({"totalAmount": 0.0}));
+    // Deleted, its worker time stays billed.
+    let r = e
+        .v2(Method::DELETE, &format!("/serverless/{id}"), None)
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+    let s = bill(&e, "/billing/serverless?bucketSize=hour&lastN=3").await;
+    let after = s["metadata"]["totals"]["cpuAmount"].as_f64().unwrap();
+    assert!((after - cpu).abs() < 2e-3, "{s}");
+}

@@ -106,14 +106,9 @@ impl Emulator {
         let spans = rt.machine_spans();
         let mut world = self.world.lock();
         for (from, to) in spans {
-            world.usage.record_worker_span(super::usage::WorkerSpan {
-                endpoint_id: record.id.clone(),
-                gpu_type_id: record.gpu_type_ids.first().cloned(),
-                gpu_count: record.gpu_count,
-                vcpus: 0,
-                from,
-                to,
-            });
+            world
+                .usage
+                .record_worker_span(super::usage::WorkerSpan::of(record, from, to));
         }
     }
 

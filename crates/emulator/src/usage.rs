@@ -3,6 +3,7 @@
 //! which makes every pod state change.)
 
 use super::clock::Millis;
+use super::model::EndpointRecord;
 use std::collections::HashMap;
 
 /// A network volume at one size and tier for a stretch of time.
@@ -25,8 +26,32 @@ pub struct WorkerSpan {
     pub gpu_count: u32,
     /// vCPUs of a CPU worker.
     pub vcpus: u32,
+    /// CPU flavor of a CPU worker (its price per vCPU).
+    pub cpu_flavor: Option<String>,
     pub from: Millis,
     pub to: Millis,
+}
+
+impl WorkerSpan {
+    /// A worker of endpoint `e`, up from `from` to `to`: its first GPU type and GPU count, or
+    /// for a CPU endpoint its first flavor and that flavor's vCPU count (the compute the
+    /// emulator places its workers on).
+    pub fn of(e: &EndpointRecord, from: Millis, to: Millis) -> Self {
+        let cpu = e.cpu.first();
+        Self {
+            endpoint_id: e.id.clone(),
+            gpu_type_id: if cpu.is_some() {
+                None
+            } else {
+                e.gpu_type_ids.first().cloned()
+            },
+            gpu_count: if cpu.is_some() { 0 } else { e.gpu_count },
+            vcpus: cpu.map_or(0, |c| c.vcpu_count),
+            cpu_flavor: cpu.map(|c| c.id.clone()),
+            from,
+            to,
+        }
+    }
 }
 
 /// The usage ledger of the world.
@@ -114,6 +139,7 @@ mod tests {
             gpu_type_id: Some("g".into()),
             gpu_count: 1,
             vcpus: 0,
+            cpu_flavor: None,
             from: 0,
             to: 1000,
         });

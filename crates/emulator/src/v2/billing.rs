@@ -478,9 +478,9 @@ pub fn volume_records(
     )
 }
 
-/// The worker time of every endpoint that runs now, from its runtime, priced as its
-/// record's first GPU type times its GPU count (a CPU endpoint: its vCPUs are not known
-/// here, so it bills nothing).
+/// The worker time of every endpoint that runs now, from its runtime: priced as its
+/// record's first GPU type times its GPU count, or for a CPU endpoint as its first flavor's
+/// serverless price per vCPU times the flavor's vCPU count.
 pub fn live_worker_spans(app: &App, world: &World) -> Vec<WorkerSpan> {
     let runtimes = app.runtimes.read();
     let mut spans = Vec::new();
@@ -489,14 +489,7 @@ pub fn live_worker_spans(app: &App, world: &World) -> Vec<WorkerSpan> {
             continue;
         };
         for (from, to) in rt.machine_spans() {
-            spans.push(WorkerSpan {
-                endpoint_id: id.clone(),
-                gpu_type_id: record.gpu_type_ids.first().cloned(),
-                gpu_count: record.gpu_count,
-                vcpus: 0,
-                from,
-                to,
-            });
+            spans.push(WorkerSpan::of(record, from, to));
         }
     }
     spans
@@ -530,13 +523,11 @@ pub fn serverless_records(
                 }
             }
             None => {
-                let per_vcpu = world
-                    .cloud
-                    .cpu_types
-                    .iter()
-                    .map(|c| c.serverless_price_per_vcpu)
-                    .fold(f64::INFINITY, f64::min);
-                let per_vcpu = if per_vcpu.is_finite() { per_vcpu } else { 0.0 };
+                let per_vcpu = s
+                    .cpu_flavor
+                    .as_deref()
+                    .and_then(|f| world.cloud.cpu_type(f))
+                    .map_or(0.0, |c| c.serverless_price_per_vcpu);
                 ServerlessAmounts {
                     gpu: 0.0,
                     cpu: h * per_vcpu * f64::from(s.vcpus),

@@ -212,7 +212,8 @@ pub fn endpoint(e: &EndpointRecord, origin: &str, clock: &Clock) -> EndpointView
 
 /// Where the emulator says an endpoint's workers run: the first GPU type of the selection
 /// (none for CPU endpoints) in the first of `dataCenterIds`, else the first data center
-/// with machines of that type (or of the first CPU flavor), else the first data center.
+/// with machines of that type (for CPU workers: with room on a machine of one of the
+/// flavors, in their order), else the first data center.
 pub fn placement(e: &EndpointRecord, world: &World) -> (Option<String>, Option<String>) {
     let gpu = e.gpu_type_ids.first().cloned();
     let dc = e.data_center_ids.first().cloned().or_else(|| match &gpu {
@@ -222,15 +223,26 @@ pub fn placement(e: &EndpointRecord, world: &World) -> (Option<String>, Option<S
             .iter()
             .find(|m| &m.gpu_type_id == g)
             .map(|m| m.data_center_id.clone()),
-        None => e.cpu.first().and_then(|c| {
-            world
-                .cloud
-                .cpu_types
-                .iter()
-                .find(|f| f.id == c.id)
-                .and_then(|f| f.stock.first())
-                .map(|s| s.data_center_id.clone())
-        }),
+        // A CPU worker: the first data center with room for it among the flavors in order,
+        // else where the first flavor has machines at all.
+        None => e
+            .cpu
+            .iter()
+            .find_map(|c| {
+                world.cloud.machines().iter().find(|m| {
+                    m.cpu_flavor.as_deref() == Some(c.id.as_str()) && m.free >= c.vcpu_count
+                })
+            })
+            .or_else(|| {
+                e.cpu.first().and_then(|c| {
+                    world
+                        .cloud
+                        .machines()
+                        .iter()
+                        .find(|m| m.cpu_flavor.as_deref() == Some(c.id.as_str()))
+                })
+            })
+            .map(|m| m.data_center_id.clone()),
     });
     let dc = dc.or_else(|| world.data_centers.first().map(|d| d.id.clone()));
     (gpu, dc)
