@@ -240,6 +240,7 @@ pub async fn fail_image(State(app): State<App>, body: Bytes) -> Result<StatusCod
         .lock()
         .cloud
         .fail_image(&r.image, r.failure, now, app.config.pod_boot_ms);
+    app.refresh_worker_failures();
     tracing::info!(image = %r.image, failure = ?r.failure, "admin: image fails to start");
     Ok(StatusCode::NO_CONTENT)
 }
@@ -261,6 +262,7 @@ pub async fn fail_registry_login(
         .lock()
         .cloud
         .fail_registry_login(&r.registry_id, now, app.config.pod_boot_ms);
+    app.refresh_worker_failures();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -555,16 +557,18 @@ impl AdminClient {
         .await
     }
 
-    /// Every pod that starts with exactly this image name from now
-    /// on fails to start in that way; so do those of the image still booting. The pod
-    /// stays STARTING, bills, and its system log stream repeats the failure every 20 s.
+    /// Every pod that starts with exactly this image name from now on fails to start in that
+    /// way; so do those of the image still booting. The pod stays STARTING, bills, and its
+    /// system log stream repeats the failure every 20 s. Serverless workers of an endpoint
+    /// running this image stay INITIALIZING and take no job.
     pub async fn fail_image(&self, image: &str, failure: StartFailure) -> Result<(), AdminError> {
         self.post("fail-image", json!({"image": image, "failure": failure}))
             .await
     }
 
     /// Every pod created with this registry credential (v2 `registry`) fails to pull:
-    /// [`StartFailure::RegistryAuthRefused`].
+    /// [`StartFailure::RegistryAuthRefused`]; the workers of an endpoint using it stay
+    /// INITIALIZING and take no job.
     pub async fn fail_registry_login(&self, registry_id: &str) -> Result<(), AdminError> {
         self.post("fail-registry-login", json!({"registryId": registry_id}))
             .await

@@ -48,6 +48,45 @@ impl Emulator {
                 rt.release(e.version(), ROLLOVER_INTERVAL_MS);
             }
         }
+        self.refresh_failures_of(Some(&e.id));
+    }
+
+    /// Tells every endpoint's runtime whether its workers can start: the start failure
+    /// rules (`/_emulator/fail-image`, `/_emulator/fail-registry-login`) against the image
+    /// and registry its current configuration runs. Call without the world's lock held.
+    pub fn refresh_worker_failures(&self) {
+        self.refresh_failures_of(None);
+    }
+
+    /// The same for one endpoint (`Some`), or for all of them.
+    fn refresh_failures_of(&self, only: Option<&str>) {
+        let failures: Vec<(String, Option<crate::StartFailure>)> = {
+            let world = self.world.lock();
+            let rules = world.cloud.start_rules();
+            if rules.is_empty() {
+                // No rule was ever set since the last reset: every runtime is clear.
+                return;
+            }
+            let records: Vec<&EndpointRecord> = match only {
+                Some(id) => world.endpoints.get(id).into_iter().collect(),
+                None => world.endpoints.values().collect(),
+            };
+            records
+                .into_iter()
+                .map(|e| {
+                    let c = &e.container;
+                    (
+                        e.id.clone(),
+                        rules.failure_for(&c.image, c.registry.as_deref()),
+                    )
+                })
+                .collect()
+        };
+        for (id, failure) in failures {
+            if let Some(rt) = self.runtime(&id) {
+                rt.set_start_failure(failure);
+            }
+        }
     }
 }
 
@@ -94,6 +133,7 @@ impl Emulator {
         if let Some(old) = self.runtimes.write().insert(e.id.clone(), rt) {
             old.close();
         }
+        self.refresh_failures_of(Some(&e.id));
     }
 
     /// Removes a deleted endpoint's runtime; the worker time it ran stays in the usage

@@ -18,6 +18,7 @@ use super::webhook::Webhooks;
 use crate::clock::{Clock, Millis};
 use crate::error::ApiError;
 use crate::ids;
+use crate::start_failure::StartFailure;
 use crate::workers::{WorkerSettings, should_retire, workers_to_start};
 
 /// Why a job operation was refused.
@@ -69,6 +70,9 @@ struct State {
     machine_since: BTreeMap<u64, Millis>,
     /// (start, end) of every retired slot's machine time.
     retired: Vec<(Millis, Millis)>,
+    /// Why the workers' container never comes up (a test's rule on the endpoint's image or
+    /// registry): they stay initializing and take no job while it is set.
+    start_failure: Option<StartFailure>,
 }
 
 impl State {
@@ -118,7 +122,7 @@ pub fn health_body(h: &Health) -> Value {
             "inQueue": h.in_queue,
             "retried": h.retried,
         },
-        "workers": { "idle": h.idle, "running": h.running },
+        "workers": { "idle": h.idle, "running": h.running, "initializing": h.initializing },
     })
 }
 
@@ -131,6 +135,8 @@ pub struct Health {
     pub in_queue: u64,
     pub idle: u32,
     pub running: u32,
+    /// Workers whose container cannot start (a start failure rule): up, but never ready.
+    pub initializing: u32,
 }
 
 impl EndpointRuntime {
@@ -160,6 +166,7 @@ impl EndpointRuntime {
                 machine_since: BTreeMap::new(),
                 retired: Vec::new(),
                 version,
+                start_failure: None,
             }),
             work: Notify::new(),
         });
@@ -219,6 +226,21 @@ impl EndpointRuntime {
         }
         drop(st);
         self.work.notify_waiters();
+    }
+
+    /// Sets (or clears) why the workers cannot start; cleared, they take jobs at once.
+    pub fn set_start_failure(&self, failure: Option<StartFailure>) {
+        let mut st = self.state.lock();
+        if st.start_failure == failure {
+            return;
+        }
+        st.start_failure = failure;
+        drop(st);
+        self.work.notify_waiters();
+    }
+
+    pub fn start_failure(&self) -> Option<StartFailure> {
+        self.state.lock().start_failure
     }
 
     /// Workers that are up (busy or idle): the dynamic rate-limit rule counts these.
@@ -420,7 +442,11 @@ impl EndpointRuntime {
             }
         }
         h.running = st.busy;
-        h.idle = st.live.saturating_sub(st.busy);
+        if st.start_failure.is_some() {
+            h.initializing = st.live.saturating_sub(st.busy);
+        } else {
+            h.idle = st.live.saturating_sub(st.busy);
+        }
         h
     }
 
@@ -480,7 +506,14 @@ impl EndpointRuntime {
                 }
                 st.roll(now);
                 let idle_since = st.slots.get(&key).map_or(now, |w| w.idle_since);
-                match take_next(&mut st, now) {
+                // A worker whose container cannot start takes no job and, never having
+                // come up, is never idle either: it waits for the failure to clear.
+                let blocked = st.start_failure.is_some();
+                match if blocked {
+                    None
+                } else {
+                    take_next(&mut st, now)
+                } {
                     Some(a) => {
                         st.busy += 1;
                         if let Some(w) = st.slots.get_mut(&key) {
@@ -489,7 +522,9 @@ impl EndpointRuntime {
                         (Some(a), None)
                     }
                     None => {
-                        if should_retire(st.live, now.saturating_sub(idle_since), &st.settings) {
+                        if !blocked
+                            && should_retire(st.live, now.saturating_sub(idle_since), &st.settings)
+                        {
                             st.live -= 1;
                             st.slots.remove(&key);
                             st.retire_machine(key, now);
@@ -497,7 +532,7 @@ impl EndpointRuntime {
                         }
                         // At or below workersMin a worker never retires: it only waits
                         // for work (or a settings change, which also notifies).
-                        let deadline = if st.live > st.settings.min {
+                        let deadline = if !blocked && st.live > st.settings.min {
                             Some(idle_since.saturating_add(st.settings.idle_timeout_ms))
                         } else {
                             None

@@ -31,6 +31,11 @@ impl Cloud {
         }
     }
 
+    /// The start failures switched on (serverless workers read them too).
+    pub fn start_rules(&self) -> &StartRules {
+        &self.start_rules
+    }
+
     /// Looks again at the rules for a pod whose image or registry changed without a new
     /// start (a create sets its registry after placing it).
     pub fn rearm_start(&mut self, id: &str) {

@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{Clock, rfc3339_secs};
+use crate::start_failure::REPEAT_MS;
 use crate::v2::problem::{Problem, V2Result};
 use crate::v2::request::Violations;
 
@@ -140,9 +141,15 @@ pub struct WorkerLife<'a> {
     pub placed_on: &'a str,
     pub data_center: &'a str,
     pub started_at: u64,
+    /// The line of a start that keeps failing: written instead of the container's start,
+    /// once per attempt (every [`REPEAT_MS`] from the worker's start) up to now.
+    pub failure: Option<String>,
 }
 
 pub fn worker_lines(w: &WorkerLife<'_>, clock: &Clock) -> Vec<LogLine> {
+    if let Some(failure) = &w.failure {
+        return failing_worker_lines(w, failure, clock);
+    }
     let ts = clock.wall_at(w.started_at);
     let lines = [
         (
@@ -172,6 +179,38 @@ pub fn worker_lines(w: &WorkerLife<'_>, clock: &Clock) -> Vec<LogLine> {
             line,
         })
         .collect()
+}
+
+/// A worker whose container never starts: placed, pulling, then its failure once per
+/// attempt up to now (the last [`MAX_TAIL`] attempts).
+fn failing_worker_lines(w: &WorkerLife<'_>, failure: &str, clock: &Clock) -> Vec<LogLine> {
+    let ts = clock.wall_at(w.started_at);
+    let mut lines = vec![
+        LogLine {
+            ts,
+            seq: 0,
+            source: LogSource::System,
+            line: format!(
+                "worker {} scheduled on {} in {}",
+                w.worker_id, w.placed_on, w.data_center
+            ),
+        },
+        LogLine {
+            ts,
+            seq: 1,
+            source: LogSource::System,
+            line: format!("pulling image {}", w.image),
+        },
+    ];
+    let attempts = clock.now().saturating_sub(w.started_at) / REPEAT_MS + 1;
+    let first = attempts.saturating_sub(MAX_TAIL as u64);
+    lines.extend((first..attempts).map(|k| LogLine {
+        ts: clock.wall_at(w.started_at + k * REPEAT_MS),
+        seq: 2 + k,
+        source: LogSource::System,
+        line: failure.to_string(),
+    }));
+    lines
 }
 
 /// The event-stream text of `lines`.
@@ -209,9 +248,47 @@ mod tests {
                 placed_on: "NVIDIA A40",
                 data_center: "US-TX-3",
                 started_at: 0,
+                failure: None,
             },
             &clock,
         )
+    }
+
+    #[test]
+    fn a_failing_worker_repeats_its_failure_once_per_attempt() {
+        let clock = Clock::new(1.0);
+        let life = WorkerLife {
+            worker_id: "w1",
+            version: 1,
+            image: "img:404",
+            placed_on: "NVIDIA A40",
+            data_center: "US-TX-3",
+            started_at: 0,
+            failure: Some("failed to pull image \"img:404\"".to_string()),
+        };
+        let texts =
+            |lines: Vec<LogLine>| -> Vec<String> { lines.into_iter().map(|l| l.line).collect() };
+        let at_start = texts(worker_lines(&life, &clock));
+        assert_eq!(
+            at_start,
+            [
+                "worker w1 scheduled on NVIDIA A40 in US-TX-3",
+                "pulling image img:404",
+                "failed to pull image \"img:404\"",
+            ]
+        );
+        clock.advance(2 * REPEAT_MS + 1);
+        let later = worker_lines(&life, &clock);
+        assert_eq!(later.len(), 5, "one more line per attempt");
+        assert!(later.iter().all(|l| l.source == LogSource::System));
+        assert!(!later.iter().any(|l| l.line.contains("handler ready")));
+        // Each attempt is its own event: a reader resuming after one gets the next.
+        let seqs: Vec<u64> = later.iter().map(|l| l.seq).collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4]);
+        assert_eq!(
+            later[4].ts.as_second() - later[2].ts.as_second(),
+            (2 * REPEAT_MS / 1000) as i64
+        );
     }
 
     #[test]

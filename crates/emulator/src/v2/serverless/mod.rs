@@ -145,16 +145,32 @@ struct Fleet {
     user_id: String,
     version: u64,
     slots: Vec<crate::jobs::rollout::WorkerSlot>,
+    /// Why the workers' container cannot start, if a test said so.
+    failure: Option<crate::StartFailure>,
+    /// The highest CUDA version the workers' GPU type offers (what a failure line cites).
+    host_cuda: Option<String>,
 }
 
 fn fleet(app: &App, id: &str) -> V2Result<Fleet> {
-    let (record, placed, user_id) = {
+    let (record, placed, user_id, host_cuda) = {
         let world = app.world.lock();
         let e = world.endpoints.get(id).ok_or_else(|| not_found(id))?;
-        (e.clone(), view::placement(e, &world), world.user_id.clone())
+        let placed = view::placement(e, &world);
+        let host_cuda = placed
+            .0
+            .as_deref()
+            .and_then(|g| world.cloud.gpu_type(g))
+            .and_then(|g| {
+                g.cuda_versions
+                    .iter()
+                    .max_by(|a, b| crate::pods::cuda_order(a, b))
+                    .cloned()
+            });
+        (e.clone(), placed, world.user_id.clone(), host_cuda)
     };
-    let (version, slots) = app
-        .runtime(id)
+    let runtime = app.runtime(id);
+    let (version, slots) = runtime
+        .as_ref()
         .map_or((record.version(), Vec::new()), |rt| rt.workers());
     Ok(Fleet {
         record,
@@ -162,6 +178,8 @@ fn fleet(app: &App, id: &str) -> V2Result<Fleet> {
         user_id,
         version,
         slots,
+        failure: runtime.and_then(|rt| rt.start_failure()),
+        host_cuda,
     })
 }
 
@@ -171,8 +189,12 @@ async fn workers(
     Path(id): Path<String>,
 ) -> V2Result<Json<view::WorkersAnswer>> {
     let f = fleet(&app, &id)?;
+    let fleet = view::FleetState {
+        version: f.version,
+        failing: f.failure.is_some(),
+    };
     Ok(Json(view::workers(
-        &f.record, &f.placed, f.version, &f.slots, &app.clock,
+        &f.record, &f.placed, fleet, &f.slots, &app.clock,
     )))
 }
 
@@ -224,6 +246,9 @@ async fn worker_logs(
             placed_on: &placed_on,
             data_center: f.placed.1.as_deref().unwrap_or_default(),
             started_at: w.started_at,
+            failure: f
+                .failure
+                .map(|failure| failure.log_line(image, f.host_cuda.as_deref())),
         },
         &app.clock,
     );

@@ -87,17 +87,33 @@ pub fn request_urls(e: &EndpointRecord, origin: &str) -> RequestUrls {
         }
         EndpointType::LoadBalancer => {
             let base = format!("{origin}/lb/{}", e.id);
-            let path = e
-                .container
-                .env
-                .get("HEALTH_CHECK_PATH")
-                .filter(|p| p.starts_with('/'))
-                .map_or("/ping", String::as_str);
+            let path = health_path(e.container.env.get("HEALTH_CHECK_PATH").map(String::as_str));
             RequestUrls::LoadBalancer(LoadBalancerUrls {
                 health: format!("{base}{path}"),
                 base,
             })
         }
+    }
+}
+
+/// The path the load balancer pings: `HEALTH_CHECK_PATH` (a leading `/` added when it has
+/// none), `/ping` when unset, empty, or not something a URL path can hold as it is (the
+/// answer's `health` must stay a valid URI).
+pub fn health_path(var: Option<&str>) -> String {
+    const PATH_PUNCTUATION: &str = "-._~!$&'()*+,;=:@%/";
+    let Some(v) = var.map(str::trim).filter(|v| !v.is_empty() && *v != "/") else {
+        return "/ping".to_string();
+    };
+    if !v
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || PATH_PUNCTUATION.contains(c))
+    {
+        return "/ping".to_string();
+    }
+    if v.starts_with('/') {
+        v.to_string()
+    } else {
+        format!("/{v}")
     }
 }
 
@@ -253,6 +269,10 @@ pub fn placement(e: &EndpointRecord, world: &World) -> (Option<String>, Option<S
 pub enum WorkerStatus {
     Running,
     Idle,
+    /// Starting up, not yet ready: also a worker whose container never comes up (its image
+    /// cannot be pulled or started). The document keeps UNHEALTHY for a worker that runs
+    /// and fails its health checks, which such a worker never gets to.
+    Initializing,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -264,10 +284,12 @@ pub struct WorkerView {
     pub version: u64,
     pub gpu_count: u32,
     pub image: Option<String>,
-    pub uptime_seconds: u64,
+    /// Null until the worker runs (the document).
+    pub uptime_seconds: Option<u64>,
     pub gpu_type_id: Option<String>,
     pub data_center_id: Option<String>,
-    pub started_at: String,
+    /// Null while it has not started.
+    pub started_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -296,54 +318,64 @@ fn image_of(e: &EndpointRecord, version: u64) -> Option<String> {
         .map(|r| r.image.clone())
 }
 
+/// What the workers list shows of the runtime beyond its slots.
+#[derive(Debug, Clone, Copy)]
+pub struct FleetState {
+    pub version: u64,
+    /// The workers' container cannot start: those not busy are INITIALIZING.
+    pub failing: bool,
+}
+
 pub fn worker(
     e: &EndpointRecord,
     w: &WorkerSlot,
-    version: u64,
+    fleet: FleetState,
     placed: &(Option<String>, Option<String>),
     clock: &Clock,
     now: Millis,
 ) -> WorkerView {
+    // A worker busy with a job is up whatever was switched on since; any other worker of a
+    // failing fleet never got its container started.
+    let started = w.busy || !fleet.failing;
     WorkerView {
         id: w.id.clone(),
         status: if w.busy {
             WorkerStatus::Running
+        } else if fleet.failing {
+            WorkerStatus::Initializing
         } else {
             WorkerStatus::Idle
         },
-        is_stale: w.version != version,
+        is_stale: w.version != fleet.version,
         version: w.version,
         gpu_count: if e.cpu.is_empty() { e.gpu_count } else { 0 },
         image: image_of(e, w.version),
-        uptime_seconds: now.saturating_sub(w.started_at) / 1000,
+        uptime_seconds: started.then(|| now.saturating_sub(w.started_at) / 1000),
         gpu_type_id: placed.0.clone(),
         data_center_id: placed.1.clone(),
-        started_at: timestamp(clock, w.started_at),
+        started_at: started.then(|| timestamp(clock, w.started_at)),
     }
 }
 
 pub fn workers(
     e: &EndpointRecord,
     placed: &(Option<String>, Option<String>),
-    version: u64,
+    fleet: FleetState,
     slots: &[WorkerSlot],
     clock: &Clock,
 ) -> WorkersAnswer {
     let now = clock.now();
     let workers: Vec<WorkerView> = slots
         .iter()
-        .map(|w| worker(e, w, version, placed, clock, now))
+        .map(|w| worker(e, w, fleet, placed, clock, now))
         .collect();
-    let running = workers
-        .iter()
-        .filter(|w| w.status == WorkerStatus::Running)
-        .count();
+    let count = |s: WorkerStatus| workers.iter().filter(|w| w.status == s).count();
     WorkersAnswer {
-        endpoint_version: version,
+        endpoint_version: fleet.version,
         summary: WorkerSummary {
-            running,
-            idle: workers.len() - running,
-            initializing: 0,
+            running: count(WorkerStatus::Running),
+            idle: count(WorkerStatus::Idle),
+            initializing: count(WorkerStatus::Initializing),
             throttled: 0,
             unhealthy: 0,
             total: workers.len(),
@@ -487,6 +519,52 @@ mod tests {
             v["requestUrls"]["health"],
             format!("http://h/lb/{}/ping", e.id)
         );
+    }
+
+    #[test]
+    fn workers_of_a_failing_image_are_initializing_and_never_started() {
+        let w = world();
+        let e = w.endpoints.values().next().unwrap();
+        let clock = Clock::new(1.0);
+        clock.advance(90_000);
+        let mut busy = WorkerSlot::new("busy".into(), 1, 0);
+        busy.busy = true;
+        let slots = vec![WorkerSlot::new("stuck".into(), 1, 0), busy];
+        let placed = (Some("NVIDIA A40".to_string()), Some("US-TX-3".to_string()));
+        let answer = |failing| {
+            let fleet = FleetState {
+                version: 1,
+                failing,
+            };
+            serde_json::to_value(workers(e, &placed, fleet, &slots, &clock)).unwrap()
+        };
+        let v = answer(true);
+        assert_eq!(
+            v["summary"],
+            serde_json::json!({"running": 1, "idle": 0, "initializing": 1, "throttled": 0, "unhealthy": 0, "total": 2})
+        );
+        let stuck = &v["workers"][0];
+        assert_eq!(stuck["status"], "INITIALIZING");
+        assert!(stuck["uptimeSeconds"].is_null() && stuck["startedAt"].is_null());
+        // Placed all the same: the document nulls these only until placement.
+        assert_eq!(stuck["gpuTypeId"], "NVIDIA A40");
+        assert_eq!(v["workers"][1]["uptimeSeconds"], 90);
+        let v = answer(false);
+        assert_eq!(v["workers"][0]["status"], "IDLE");
+        assert!(v["workers"][0]["uptimeSeconds"].as_u64() >= Some(90));
+        assert!(v["workers"][0]["startedAt"].is_string());
+    }
+
+    #[test]
+    fn the_health_path_follows_health_check_path() {
+        assert_eq!(health_path(None), "/ping");
+        assert_eq!(health_path(Some("")), "/ping");
+        assert_eq!(health_path(Some("/healthz")), "/healthz");
+        assert_eq!(health_path(Some("ready")), "/ready");
+        assert_eq!(health_path(Some("/v1/health")), "/v1/health");
+        // Not a URL path as it is: the default, so `health` stays a URI.
+        assert_eq!(health_path(Some("/a b")), "/ping");
+        assert_eq!(health_path(Some("/x?y#z")), "/ping");
     }
 
     #[test]
