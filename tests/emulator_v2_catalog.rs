@@ -487,3 +487,36 @@ async fn public_templates_by_source() {
         "source",
     );
 }
+
+#[tokio::test]
+async fn an_empty_include_is_refused_on_every_catalog_path_that_has_one() {
+    let e = start_default().await;
+    let dc = "EU-RO-1";
+    let paths = [
+        "/catalog/gpus".to_string(),
+        format!("/catalog/gpus/{}", path_of(RTX4090)),
+        "/catalog/cpus".to_string(),
+        "/catalog/cpus/cpu3c".to_string(),
+        "/catalog/datacenters".to_string(),
+        format!("/catalog/datacenters/{dc}"),
+    ];
+    for path in &paths {
+        // Without the parameter the path answers: the refusal is the empty value's.
+        let plain = e.v2(Method::GET, path, None).await;
+        assert_eq!(plain.status, 200, "{path}: {}", plain.body);
+        let r = e.v2(Method::GET, &format!("{path}?include="), None).await;
+        assert_problem(&r, 422, "include: must be");
+        assert!(
+            r.body.to_string().contains("(got \\\"\\\")"),
+            "{path}: {}",
+            r.body
+        );
+    }
+    // The same rule for the other lists of enum values (an empty entry is none of them).
+    for q in [
+        "/catalog/datacenters?regions=",
+        "/catalog/cpus?include=AVAILABILITY&product=",
+    ] {
+        assert_problem(&e.v2(Method::GET, q, None).await, 422, "must be");
+    }
+}

@@ -339,6 +339,9 @@ impl<'de> Deserialize<'de> for IntParam {
 
 /// A comma-separated query list (`include=AVAILABILITY`, `product=POD,SERVERLESS`) whose
 /// entries deserialize as `T` (enums with their document spelling, strings, numbers).
+/// An empty value (`include=`) is the empty list only where an empty entry would be valid:
+/// for a list of enum values it is the entry `""`, which no enum holds, so the document
+/// makes the value required and the query is refused naming the parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommaList<T>(pub Vec<T>);
 
@@ -357,9 +360,11 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for CommaList<T> {
                 f.write_str("a comma-separated list")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-                // `name=` is the empty list; otherwise every entry must be valid as it is.
+                // `name=` is the empty list where `""` would be a valid entry (free
+                // strings); otherwise every entry must be valid as it is.
                 if s.is_empty() {
-                    return Ok(CommaList(Vec::new()));
+                    let d: de::value::StrDeserializer<'_, E> = s.into_deserializer();
+                    return T::deserialize(d).map(|_| CommaList(Vec::new()));
                 }
                 s.split(',')
                     .map(|p| {
@@ -540,6 +545,11 @@ mod tests {
         flag: Option<bool>,
     }
 
+    #[derive(Debug, Deserialize)]
+    struct Words {
+        words: Option<CommaList<String>>,
+    }
+
     #[test]
     fn query_lists_enums_and_numbers() {
         let q: Filters = parse_query(Some("include=SECURE,COMMUNITY&count=2&flag=true")).unwrap();
@@ -556,6 +566,16 @@ mod tests {
             "{:?}",
             p.errors
         );
+        // An empty value of an enum list is no value of the enum; of a string list, no entry.
+        let p = parse_query::<Filters>(Some("include=")).unwrap_err();
+        assert_eq!(p.status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert!(
+            p.errors[0].starts_with("include: must be") && p.errors[0].ends_with("(got \"\")"),
+            "{:?}",
+            p.errors
+        );
+        let q: Words = parse_query(Some("words=")).unwrap();
+        assert!(q.words.unwrap().0.is_empty());
     }
 
     #[derive(Debug, Deserialize)]
