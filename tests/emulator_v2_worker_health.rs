@@ -174,3 +174,56 @@ async fn a_refused_registry_login_holds_the_jobs_until_the_endpoint_drops_it() {
     let list = workers(&e, &id).await;
     assert_eq!(list["summary"]["initializing"], 0, "{list}");
 }
+
+/// `"12.8"` as `(12, 8)`, to compare CUDA versions numerically.
+fn cuda(v: &str) -> (u32, u32) {
+    let (major, minor) = v.split_once('.').unwrap_or((v, "0"));
+    (major.parse().unwrap(), minor.parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_worker_on_a_driver_too_old_names_a_cuda_above_every_host_of_its_type() {
+    let e = start_default().await;
+    e.emu
+        .admin()
+        .fail_image("acme/cuda13:1", StartFailure::CudaTooOld)
+        .await
+        .unwrap();
+    let ep = create(
+        &e,
+        gpu_body(
+            json!({"image": "acme/cuda13:1", "workers": {"min": 1, "max": 1, "idleTimeout": 5}}),
+        ),
+    )
+    .await;
+    let id = ep["id"].as_str().unwrap();
+    let list = workers(&e, id).await;
+    let w = &list["workers"][0];
+    assert_eq!(w["status"], "INITIALIZING", "{list}");
+    let gpu = w["gpuTypeId"].as_str().unwrap().to_string();
+    let lines = worker_log(&e, id, w["id"].as_str().unwrap(), "?source=system").await;
+    let line = lines.last().unwrap();
+    let needed = line
+        .strip_prefix("failed to start container: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=")
+        .and_then(|rest| rest.strip_suffix(", please update your driver to a newer version"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let catalog = get(
+        &e,
+        &format!(
+            "/catalog/gpus/{}?include=AVAILABILITY&product=SERVERLESS",
+            gpu.replace(' ', "%20")
+        ),
+    )
+    .await;
+    let hosts: Vec<&str> = catalog["cudaVersions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert!(!hosts.is_empty(), "{catalog}");
+    assert!(
+        hosts.iter().all(|h| cuda(h) < cuda(needed)),
+        "{needed} vs {hosts:?}"
+    );
+}
