@@ -128,7 +128,11 @@ async fn run(opts: Options) {
             all_open_at = Some(started.elapsed());
             starting_calls = Some((Instant::now(), env.calls().await));
         }
-        let pods = api.list(&Default::default()).await.expect("list Pods").items;
+        let pods = api
+            .list(&Default::default())
+            .await
+            .expect("list Pods")
+            .items;
         if pods.len() == n && pods.iter().all(common::operator::ready_now) {
             break started.elapsed();
         }

@@ -113,7 +113,7 @@ fn assert_stuck_starting(p: &Value, cost: f64) {
 
 /// The failure of a pod of `image` shows on its open stream after the scheduling and pull
 /// lines, and again on the same stream when the clock passes the next attempt; the pod
-/// stays STARTING meanwhile, and a stop ends the stream.
+/// stays STARTING meanwhile, and a stop ends the stream after its own line.
 async fn failure_shows_live(e: &Emu, id: &str, wanted: &str) {
     e.advance(60_000).await;
     assert_stuck_starting(&get_pod(e, id).await, 0.69);
@@ -137,6 +137,11 @@ async fn failure_shows_live(e: &Emu, id: &str, wanted: &str) {
     let stopped = act(e, id, "stop").await;
     assert_eq!(stopped.status, 200, "{}", stopped.body);
     assert_eq!(stopped.body["status"], "EXITED");
+    // The stream sends what the stop wrote, then ends (a timeout panics).
+    assert_eq!(
+        stream.next_line(Duration::from_secs(5)).await.as_deref(),
+        Some("container stopped")
+    );
     assert_eq!(stream.next_line(Duration::from_secs(5)).await, None);
     assert_eq!(act(e, id, "terminate").await.status, 204);
 }
@@ -347,4 +352,27 @@ async fn cpu_stock_is_reported_and_enforced_per_data_center() {
         .await;
     assert_eq!(r.body["availability"], "NONE", "{}", r.body);
     assert!(admin.set_cpu_stock("cpu3c", "MARS-1", 1).await.is_err());
+}
+
+#[tokio::test]
+async fn a_booting_pods_stream_stays_open_until_its_container_starts() {
+    let e = start_default().await;
+    let id = create(&e, pod("acme/serve:1")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut stream = LogStream::open(&e, &id).await;
+    let first = stream.next_line(Duration::from_secs(5)).await.unwrap();
+    assert!(first.contains("scheduled"), "{first}");
+    let second = stream.next_line(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(second, "pulling image acme/serve:1");
+    // Booted once the clock passes the boot time: the start's lines come on the same
+    // stream, which then ends.
+    e.advance(60_000).await;
+    let mut rest = Vec::new();
+    while let Some(line) = stream.next_line(Duration::from_secs(5)).await {
+        rest.push(line);
+    }
+    assert_eq!(rest, ["image acme/serve:1 pulled", "container started"]);
+    assert_eq!(get_pod(&e, &id).await["status"], "RUNNING");
 }

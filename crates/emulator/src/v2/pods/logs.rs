@@ -175,8 +175,12 @@ pub(super) async fn logs(
     if !still_coming_up(&app, &id, now) {
         return Ok(event_stream::answer(out));
     }
+    let read = Read {
+        at: now,
+        sent_at: chosen.iter().filter(|l| l.at == now).count(),
+    };
     Ok(event_stream::answer_live(follow_start(
-        app, id, q.source, now, out,
+        app, id, q.source, read, out,
     )))
 }
 
@@ -201,19 +205,27 @@ fn still_coming_up(app: &App, id: &str, now: Millis) -> bool {
         .is_some_and(|p| coming_up(p, now, app.config.pod_boot_ms))
 }
 
+/// How far a stream has read: up to the instant `at`, of whose lines `sent_at` were sent
+/// (a clock that stands still writes several lines at one instant).
+#[derive(Clone, Copy)]
+struct Read {
+    at: Millis,
+    sent_at: usize,
+}
+
 /// The backfill, then every new line of the pod as the emulator's clock reaches it, until
 /// the pod is up (its container started) or stops coming up (stopped, terminated).
 fn follow_start(
     app: App,
     id: String,
     source: Option<LogSource>,
-    after: Millis,
+    read: Read,
     backfill: String,
 ) -> impl futures::Stream<Item = String> + Send + 'static {
     let first = futures::stream::once(async move { backfill });
     // State: the instant read up to, and whether the pod is still coming up (the lines
     // of the pass that saw it come up are sent, then the stream ends).
-    let rest = futures::stream::unfold((after, true), move |(mut after, live)| {
+    let rest = futures::stream::unfold((read, true), move |(mut read, live)| {
         let (app, id) = (app.clone(), id.clone());
         async move {
             if !live {
@@ -228,16 +240,31 @@ fn follow_start(
                     let boot = app.config.pod_boot_ms;
                     (pod_history(pod, now, boot), coming_up(pod, now, boot))
                 };
-                let fresh: String = history
+                let mine: Vec<&LogLine> = history
                     .iter()
-                    .filter(|l| l.at > after && l.at <= now)
+                    .filter(|l| l.at >= read.at && l.at <= now)
                     .filter(|l| source.is_none_or(|s| s == l.source))
+                    .collect();
+                let skip = mine
+                    .iter()
+                    .filter(|l| l.at == read.at)
+                    .count()
+                    .min(read.sent_at);
+                let fresh: String = mine
+                    .iter()
+                    .filter(|l| l.at == read.at)
+                    .skip(skip)
+                    .chain(mine.iter().filter(|l| l.at > read.at))
                     .map(|l| frame(&app, l))
                     .collect();
-                after = now;
+                let next = Read {
+                    at: now,
+                    sent_at: mine.iter().filter(|l| l.at == now).count(),
+                };
                 if !fresh.is_empty() || !live {
-                    return Some((fresh, (after, live)));
+                    return Some((fresh, (next, live)));
                 }
+                read = next;
             }
         }
     });
