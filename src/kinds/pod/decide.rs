@@ -110,6 +110,7 @@ pub fn desired_of(
             // Resolved from spec.templateRef / spec.registryCredentialRef by `desired`.
             template_id: None,
             registry_id: None,
+            global_networking: false,
         },
         cloud_type: s.cloud_type,
         data_center_id: s.data_center_id.clone(),

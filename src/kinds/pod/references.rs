@@ -105,6 +105,7 @@ mod tests {
             network_volume_id: None,
             template_id: None,
             registry_id: None,
+            global_networking: false,
         }
     }
 

@@ -34,6 +34,10 @@ impl Catalog {
         Self { client }
     }
 
+    pub(super) fn client(&self) -> &PlatformClient {
+        &self.client
+    }
+
     /// GPU type to pool, read at most once per [`POOLS_LIFETIME`].
     pub async fn pools(&self) -> Result<Arc<PoolMap>> {
         let cache = self.client.catalog_cache();

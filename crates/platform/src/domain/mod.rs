@@ -77,10 +77,12 @@ pub(crate) fn rename_field(err: PlatformError, from: &str, to: &str) -> Platform
 
 pub mod catalog;
 pub(crate) mod catalog_cache;
+pub mod catalog_cpu;
 pub mod clusters;
 pub mod endpoints;
 pub mod pod_logs;
 pub mod pods;
+pub mod pods_cpu;
 pub mod registries;
 pub mod templates;
 pub mod volumes;
@@ -92,6 +94,7 @@ pub use endpoints::{
 };
 pub use pod_logs::{PodLogs, SystemLine, SystemLines, is_host_full};
 pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};
+pub use pods_cpu::{CpuOffer, CpuPlacement};
 pub use registries::{NewRegistryCredential, RegistryCredential, RegistryCredentials};
 pub use templates::{NewTemplate, Template, TemplateChange, Templates};
 pub use volumes::{NewVolume, Volume, VolumeType, VolumeUpdate, Volumes};

@@ -13,8 +13,10 @@ use super::super::graphql::types::{CloudType, DeployPodInput, EnvVar, ResumePodI
 use super::super::{PlatformClient, v2};
 
 pub use super::super::graphql::types::{
-    Pod, PodMachine, PodRuntime, PodRuntimeContainer, PodRuntimeGpu, PodRuntimePort,
+    Pod, PodGlobalAddress, PodMachine, PodRuntime, PodRuntimeContainer, PodRuntimeGpu,
+    PodRuntimePort,
 };
+pub use super::pods_cpu::{CpuOffer, CpuPlacement};
 
 type Result<T> = std::result::Result<T, PlatformError>;
 
@@ -72,6 +74,8 @@ pub struct PodRequest {
     pub template_id: Option<String>,
     /// Registry credential to pull the image with (REST v2 only).
     pub registry_id: Option<String>,
+    /// A private address on the cross-data-center network (REST v2 only).
+    pub global_networking: bool,
 }
 
 impl std::fmt::Debug for PodRequest {
@@ -121,11 +125,23 @@ impl Pods {
         Ok(pods)
     }
 
+    /// Whether this backend deploys CPU pods and global networking (REST v2 only: the seed
+    /// API's deploy takes neither).
+    pub fn supports_cpu_and_global_networking(&self) -> bool {
+        self.client.api() == PlatformApi::V2
+    }
+
     /// Deploys on exactly `placement`. A capacity refusal is [`ErrorClass::Capacity`]
     /// (`crate::ErrorClass`); the caller tries its next placement.
     pub async fn deploy(&self, req: &PodRequest, placement: &Placement) -> Result<Pod> {
         match self.client.api() {
             PlatformApi::Seed => {
+                if req.global_networking {
+                    return Err(PlatformError::invalid_input(
+                        "globalNetworking",
+                        "the seed API deploys no pod on the global network; use the REST v2 backend",
+                    ));
+                }
                 if req.registry_id.is_some() {
                     return Err(PlatformError::invalid_input(
                         "registryCredentialRef",
@@ -159,23 +175,30 @@ impl Pods {
                     last_status_change: None,
                     network_volume_id: req.network_volume_id.clone(),
                     template_id: req.template_id.clone(),
+                    cpu_flavor_id: None,
+                    global_networking: None,
                 })
             }
             PlatformApi::V2 => {
                 let input = v2_create_request(req, placement);
-                let created = self.client.v2().create_pod(&input).await.map_err(|e| {
-                    super::refers_to_missing(
-                        e,
-                        &[
-                            ("template", "templateId"),
-                            ("volume", "networkVolumeId"),
-                            ("registry", "registry"),
-                        ],
-                    )
-                })?;
-                Ok(from_v2(created))
+                self.create_v2(&input).await
             }
         }
+    }
+
+    /// `POST /v2/pods`, a missing reference told in the domain's field names.
+    pub(super) async fn create_v2(&self, input: &v2::CreatePod) -> Result<Pod> {
+        let created = self.client.v2().create_pod(input).await.map_err(|e| {
+            super::refers_to_missing(
+                e,
+                &[
+                    ("template", "templateId"),
+                    ("volume", "networkVolumeId"),
+                    ("registry", "registry"),
+                ],
+            )
+        })?;
+        Ok(from_v2(created))
     }
 
     /// Stops a running pod; its GPUs go back to its host.
@@ -261,6 +284,27 @@ fn seed_deploy_input(req: &PodRequest, placement: &Placement) -> DeployPodInput 
 }
 
 fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
+    v2::CreatePod {
+        cloud: placement.secure_cloud.map(|secure| {
+            if secure {
+                v2::Cloud::Secure
+            } else {
+                v2::Cloud::Community
+            }
+        }),
+        gpu: Some(v2::CreateGpuConfig {
+            id: placement.gpu_type_id.clone(),
+            count: u32::try_from(req.gpu_count).ok(),
+            allowed_cuda_versions: (!req.allowed_cuda_versions.is_empty())
+                .then(|| req.allowed_cuda_versions.clone()),
+            ..Default::default()
+        }),
+        ..v2_create_body(req, placement.data_center_id.as_deref())
+    }
+}
+
+/// A REST v2 create of `req` in `data_center_id`, without its GPU or CPU and cloud.
+pub(super) fn v2_create_body(req: &PodRequest, data_center_id: Option<&str>) -> v2::CreatePod {
     let mount_path = req
         .volume_mount_path
         .clone()
@@ -294,28 +338,13 @@ fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
             ports: (!req.ports.is_empty()).then(|| req.ports.clone()),
             registry: req.registry_id.clone(),
         },
-        cloud: placement.secure_cloud.map(|secure| {
-            if secure {
-                v2::Cloud::Secure
-            } else {
-                v2::Cloud::Community
-            }
-        }),
-        gpu: Some(v2::CreateGpuConfig {
-            id: placement.gpu_type_id.clone(),
-            count: u32::try_from(req.gpu_count).ok(),
-            allowed_cuda_versions: (!req.allowed_cuda_versions.is_empty())
-                .then(|| req.allowed_cuda_versions.clone()),
-            ..Default::default()
-        }),
         // With a network volume the volume decides the data center.
-        data_center_ids: placement
-            .data_center_id
-            .clone()
+        data_center_ids: data_center_id
             .filter(|_| req.network_volume_id.is_none())
-            .map(|dc| vec![dc]),
+            .map(|dc| vec![dc.to_string()]),
         mounts,
         template_id: req.template_id.clone(),
+        global_networking: req.global_networking.then_some(true),
         ..Default::default()
     }
 }
@@ -380,8 +409,8 @@ pub fn from_v2(p: v2::Pod) -> Pod {
         desired_status,
         runtime,
         gpu_count: p.gpu.as_ref().and_then(|g| g.count).map(i64::from),
-        vcpu_count: None,
-        memory_in_gb: None,
+        vcpu_count: p.cpu.as_ref().map(|c| f64::from(c.vcpu_count)),
+        memory_in_gb: p.cpu.as_ref().and_then(|c| c.memory).map(f64::from),
         container_disk_in_gb: p.container.disk.map(i64::from),
         volume_in_gb: Some(persistent.as_ref().map_or(0, |m| i64::from(m.size))),
         volume_mount_path: network
@@ -394,6 +423,14 @@ pub fn from_v2(p: v2::Pod) -> Pod {
         last_status_change: p.started_at,
         network_volume_id: network.map(|n| n.volume_id),
         template_id: p.template,
+        cpu_flavor_id: p.cpu.map(|c| c.id),
+        global_networking: p
+            .global_networking
+            .filter(|g| g.enabled)
+            .map(|g| PodGlobalAddress {
+                ip: g.ip,
+                internal_dns: g.internal_dns,
+            }),
     }
 }
 
@@ -443,6 +480,24 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_v2_cpu_pod_reads_with_its_flavor_vcpus_and_global_address() {
+        let mut raw = serde_json::to_value(v2_pod("RUNNING", json!(null))).unwrap();
+        raw.as_object_mut().unwrap().remove("gpu");
+        raw["cpu"] = json!({"id": "cpu3c", "vcpuCount": 4, "memory": 8});
+        raw["globalNetworking"] =
+            json!({"enabled": true, "ip": "10.65.0.7", "internalDns": "p1.runpod.internal"});
+        let p = from_v2(serde_json::from_value(raw).unwrap());
+        assert_eq!(p.cpu_flavor_id.as_deref(), Some("cpu3c"));
+        assert_eq!(p.vcpu_count, Some(4.0));
+        assert_eq!(p.gpu_count, None);
+        let g = p.global_networking.unwrap();
+        assert_eq!(g.internal_dns.as_deref(), Some("p1.runpod.internal"));
+        assert_eq!(g.ip.as_deref(), Some("10.65.0.7"));
+        let off = from_v2(v2_pod("RUNNING", json!(null)));
+        assert!(off.global_networking.is_none());
+    }
+
     fn request() -> PodRequest {
         PodRequest {
             name: "n".into(),
@@ -460,6 +515,7 @@ mod tests {
             network_volume_id: None,
             template_id: None,
             registry_id: None,
+            global_networking: false,
         }
     }
 

@@ -143,6 +143,24 @@ pub struct Pod {
     pub network_volume_id: Option<String>,
     #[serde(default)]
     pub template_id: Option<String>,
+    /// CPU flavor of a CPU pod (REST v2 only: the seed API has no CPU pods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_flavor_id: Option<String>,
+    /// The pod's address on the private cross-data-center network, when it has one
+    /// (REST v2 only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_networking: Option<PodGlobalAddress>,
+}
+
+/// Where other globally networked pods of the account reach a pod.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGlobalAddress {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// `<podId>.runpod.internal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_dns: Option<String>,
 }
 
 impl Pod {
