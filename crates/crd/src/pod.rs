@@ -1,4 +1,4 @@
-//! `Pod`: an on-demand GPU pod on the platform.
+//! `Pod`: an on-demand GPU or CPU pod on the platform.
 
 // Each `printcolumn(...)` repeats the same keys, which clippy takes for duplicates.
 #![allow(clippy::duplicated_attributes)]
@@ -70,6 +70,30 @@ fn one() -> i32 {
     1
 }
 
+/// The vCPU counts a CPU pod may have: the platform takes powers of two from 2.
+pub const VCPU_COUNT_RULE: &str = "self in [2, 4, 8, 16, 32, 64, 128, 256, 512]";
+pub const VCPU_COUNT_MESSAGE: &str =
+    "cpu.vcpuCount must be a power of two from 2 to 512, such as 4 or 8";
+
+/// CPU requirements of a CPU pod: flavors in priority order, a size and a price cap.
+#[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuRequirements {
+    /// CPU flavor ids in priority order, as `GET /v2/catalog/cpus` lists them, such as
+    /// `cpu3c`. The first flavor with room for `vcpuCount` vCPUs within the price cap is
+    /// deployed.
+    #[schemars(length(min = 1, max = 16), inner(length(min = 1, max = 64)))]
+    pub flavors: Vec<String>,
+    /// vCPUs of the pod: a power of two from 2 to 512 (its memory follows from the flavor).
+    #[schemars(range(min = 2, max = 512))]
+    #[x_kube(validation = Rule::new(VCPU_COUNT_RULE).message(VCPU_COUNT_MESSAGE))]
+    pub vcpu_count: i32,
+    /// Highest acceptable price of the whole pod per hour, in US dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0))]
+    pub max_price_per_hour: Option<f64>,
+}
+
 /// A key of a Secret in the pod's namespace.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -112,7 +136,7 @@ pub struct EnvVar {
 pub(crate) const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/(http|tcp)$'))";
 pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
 
-/// A GPU pod on the GPU cloud.
+/// A GPU or CPU pod on the GPU cloud.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -122,13 +146,21 @@ pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> 
     status = "PodStatus",
     shortname = "gpod",
     category = "gpucloud",
-    doc = "An on-demand GPU pod on the GPU cloud, with a GPU fallback list and a price cap.",
+    doc = "An on-demand GPU or CPU pod on the GPU cloud, with a fallback list and a price cap.",
     printcolumn(name = "STATE", type_ = "string", json_path = ".status.phase"),
     printcolumn(name = "GPU", type_ = "string", json_path = ".status.gpuTypeId"),
+    printcolumn(name = "CPU", type_ = "string", json_path = ".status.cpuFlavorId"),
     printcolumn(name = "COST/HR", type_ = "number", json_path = ".status.costPerHour")
 )]
 #[x_kube(
-    validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both")
+    validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both"),
+    // CPU pods (issue #24): exactly one of gpu and cpu, and none of the GPU-only fields.
+    validation = Rule::new("has(self.gpu) != has(self.cpu)").message("set exactly one of gpu and cpu: gpu for a GPU pod, cpu for a CPU pod"),
+    validation = Rule::new("!has(self.cpu) || !has(self.idleStop)").message("idleStop watches GPU utilisation: a CPU pod (cpu) takes no idleStop").field_path(".idleStop"),
+    validation = Rule::new("!has(self.cpu) || !has(self.volumeGb) || self.volumeGb == 0").message("volumeGb: a CPU pod (cpu) has no pod volume on its host; use a network volume (networkVolumeRef)").field_path(".volumeGb"),
+    validation = Rule::new("!has(self.cpu) || !has(self.allowedCudaVersions) || size(self.allowedCudaVersions) == 0").message("allowedCudaVersions is for GPU pods: a CPU pod (cpu) has no CUDA").field_path(".allowedCudaVersions"),
+    validation = Rule::new("!has(self.cpu) || !has(self.cloudType) || self.cloudType != 'COMMUNITY'").message("cloudType COMMUNITY: CPU pods (cpu) run in the secure cloud only").field_path(".cloudType"),
+    validation = Rule::new("!has(self.cpu) || !has(self.globalNetworking) || !self.globalNetworking").message("globalNetworking needs an NVIDIA GPU: a CPU pod (cpu) cannot join the global network").field_path(".globalNetworking")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
@@ -184,8 +216,20 @@ pub struct PodSpec {
     /// Data center to deploy in, such as `EU-RO-1`; any when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_id: Option<String>,
-    /// GPU type priority list, count and price cap.
-    pub gpu: GpuRequirements,
+    /// GPU type priority list, count and price cap: a GPU pod. Set exactly one of `gpu`
+    /// and `cpu`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuRequirements>,
+    /// CPU flavor priority list, vCPUs and price cap: a CPU pod (REST v2 backend only).
+    /// A CPU pod takes no `volumeGb`, `idleStop`, `allowedCudaVersions`,
+    /// `globalNetworking` or `cloudType: COMMUNITY`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuRequirements>,
+    /// A private address on the platform's cross-data-center network, with the internal
+    /// host name `<podId>.runpod.internal` in status (REST v2 backend only; GPU pods in
+    /// data centers on the global network).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub global_networking: bool,
     /// A `NetworkVolume` in this namespace to attach; the pod waits until it is Ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_ref: Option<LocalObjectReference>,
@@ -293,6 +337,17 @@ pub struct PodPortStatus {
     pub url: Option<String>,
 }
 
+/// Where other globally networked pods of the account reach this pod.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobalNetworkingStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// `<podId>.runpod.internal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_dns: Option<String>,
+}
+
 /// Utilisation of one GPU.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -322,6 +377,15 @@ pub struct PodStatus {
     pub gpu_type_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_count: Option<i32>,
+    /// CPU flavor a CPU pod got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_flavor_id: Option<String>,
+    /// vCPUs of a CPU pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vcpu_count: Option<i32>,
+    /// The pod's address on the global network, when `globalNetworking` is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_networking: Option<GlobalNetworkingStatus>,
     /// Price of the whole pod per hour, in US dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_hour: Option<f64>,

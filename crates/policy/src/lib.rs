@@ -1,7 +1,7 @@
 //! The operator's policies: libraries the kinds call, that call no kind.
 //!
 //! - [`placement`]: which GPU type, data center and cloud to try, in order, under a
-//!   price cap;
+//!   price cap; [`cpu_placement`]: the same for a CPU pod's flavors and data centers;
 //! - [`guardrails`]: a Pod's cost guardrails (run windows, maximum runtime, idle stop);
 //! - [`budget`]: a namespace's hourly Budget, the ledger that admits or holds what would
 //!   exceed it;
@@ -12,6 +12,7 @@
 //! binary (its kinds) imports it.
 
 pub mod budget;
+pub mod cpu_placement;
 pub mod guardrails;
 pub mod orphans;
 pub mod placement;

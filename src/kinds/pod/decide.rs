@@ -8,7 +8,8 @@ use kube::ResourceExt;
 
 use gpucloud_crd::Pod;
 use gpucloud_crd::pod::{
-    CloudType, DesiredState, GpuUtilisation, PodPhase, PodPortStatus, PodStatus, UpdateStrategy,
+    CloudType, DesiredState, GlobalNetworkingStatus, GpuUtilisation, PodPhase, PodPortStatus,
+    PodStatus, UpdateStrategy,
 };
 use gpucloud_platform::PlatformError;
 use gpucloud_platform::domain::{EXITED, Pod as RemotePod, PodRequest, RUNNING, TERMINATED};
@@ -30,9 +31,32 @@ pub struct DesiredPod {
     pub cloud_type: CloudType,
     pub data_center_id: Option<String>,
     pub gpu_types: Vec<String>,
+    /// `gpu.maxPricePerHour` (per GPU) of a GPU pod, `cpu.maxPricePerHour` (the whole pod)
+    /// of a CPU pod; [`DesiredPod::price_cap`] is the whole pod's either way.
     pub max_price_per_hour: Option<f64>,
+    /// Set for a CPU pod (then `gpu_types` is empty and the request asks for no GPU).
+    pub cpu: Option<DesiredCpu>,
     pub desired_state: DesiredState,
     pub update_strategy: UpdateStrategy,
+}
+
+/// What a CPU pod asks for: flavors in priority order and a size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DesiredCpu {
+    pub flavors: Vec<String>,
+    pub vcpu_count: u32,
+}
+
+impl DesiredPod {
+    /// The highest hourly price of the whole pod the spec accepts: a GPU pod's cap is per
+    /// GPU (so times the count), a CPU pod's is the pod's.
+    pub fn price_cap(&self) -> Option<f64> {
+        let cap = self.max_price_per_hour?;
+        Some(match self.cpu {
+            Some(_) => cap,
+            None => cap * f64::from(self.request.gpu_count.max(1)),
+        })
+    }
 }
 
 /// The desired pod and the account it is deployed with (the GPU catalog is per account).
@@ -105,17 +129,25 @@ pub fn desired_of(
             min_vcpu_count: s.min_vcpu_count,
             min_memory_gb: s.min_memory_gb,
             allowed_cuda_versions: s.allowed_cuda_versions.clone(),
-            gpu_count: s.gpu.count,
+            gpu_count: s.gpu.as_ref().map_or(0, |g| g.count),
             network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
             // Resolved from spec.templateRef / spec.registryCredentialRef by `desired`.
             template_id: None,
             registry_id: None,
-            global_networking: false,
+            global_networking: s.global_networking,
         },
         cloud_type: s.cloud_type,
         data_center_id: s.data_center_id.clone(),
-        gpu_types: s.gpu.types.clone(),
-        max_price_per_hour: s.gpu.max_price_per_hour,
+        gpu_types: s.gpu.as_ref().map(|g| g.types.clone()).unwrap_or_default(),
+        max_price_per_hour: match (&s.gpu, &s.cpu) {
+            (Some(g), _) => g.max_price_per_hour,
+            (None, Some(c)) => c.max_price_per_hour,
+            (None, None) => None,
+        },
+        cpu: s.cpu.as_ref().map(|c| DesiredCpu {
+            flavors: c.flavors.clone(),
+            vcpu_count: c.vcpu_count.unsigned_abs(),
+        }),
         desired_state: s.desired_state,
         update_strategy: s.update_strategy,
     }
@@ -188,6 +220,7 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
     {
         changed.push("gpu.types");
     }
+    changed.extend(cpu_changes(desired, remote));
     if let (Some(want), Some(have)) = (&desired.data_center_id, &machine.data_center_id)
         && want != have
     {
@@ -214,6 +247,68 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
         changed.push("networkVolume");
     }
     changed
+}
+
+/// Pure: what of a CPU pod (and of global networking) a live pod cannot take: a GPU pod
+/// that should be a CPU pod or the reverse, another flavor, another size.
+fn cpu_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    match (&desired.cpu, &remote.cpu_flavor_id) {
+        (Some(want), Some(have)) => {
+            if !want.flavors.contains(have) {
+                changed.push("cpu.flavors");
+            }
+            if remote
+                .vcpu_count
+                .is_some_and(|n| (n - f64::from(want.vcpu_count)).abs() > 1e-9)
+            {
+                changed.push("cpu.vcpuCount");
+            }
+        }
+        // A CPU pod that should have GPUs; a GPU pod that should be a CPU pod shows as
+        // a GPU type outside the (empty) list of types.
+        (None, Some(_)) => changed.push("gpu"),
+        (Some(_), None) if remote.gpu_count.is_some_and(|n| n > 0) => changed.push("cpu"),
+        _ => {}
+    }
+    if desired.request.global_networking != remote.global_networking.is_some() {
+        changed.push("globalNetworking");
+    }
+    changed
+}
+
+/// Pure: the spec field the seed backend cannot deploy (`cpu`, `globalNetworking`), if any.
+pub fn unsupported_field(spec: &gpucloud_crd::PodSpec) -> Option<&'static str> {
+    if spec.cpu.is_some() {
+        Some("cpu")
+    } else if spec.global_networking {
+        Some("globalNetworking")
+    } else {
+        None
+    }
+}
+
+/// Pure: a pod found again after a create whose pass did not finish (its id is not in
+/// status yet) and billed above the cap: the create's own check never ran, so it runs
+/// here, and the pod is replaced (terminated, and the next placement tried). A pod the
+/// status already knows is left alone: its price was checked when it was created.
+pub fn billed_after_create(
+    obj: &Pod,
+    desired: &DesiredPod,
+    remote: &RemotePod,
+) -> Option<Plan<PodChange>> {
+    let known = obj.status.as_ref().and_then(|s| s.common.id.as_deref());
+    if known == Some(remote.id.as_str()) {
+        return None;
+    }
+    let cap = desired.price_cap()?;
+    let billed = super::placing::billed_above_cap(Some(cap), remote.cost_per_hr)?;
+    Some(Plan::Replace {
+        reason: format!(
+            "pod {} is billed ${billed:.3}/h, above the cap of ${cap:.3}/h (PriceAboveCap)",
+            remote.id
+        ),
+    })
 }
 
 /// Pure: the Event's note when the platform refused `refused` for capacity in the middle
@@ -263,6 +358,7 @@ pub fn readiness_of(state: DesiredState, remote: &RemotePod) -> Readiness {
         .machine
         .as_ref()
         .and_then(|m| m.gpu_type_id.clone())
+        .or_else(|| remote.cpu_flavor_id.clone())
         .unwrap_or_default();
     match (state, remote.desired_status.as_str()) {
         (DesiredState::Running, RUNNING) if remote.runtime.is_some() => Readiness::Ready {
@@ -309,6 +405,19 @@ pub fn status_of(mut status: PodStatus, state: DesiredState, remote: &RemotePod)
         .gpu_count
         .and_then(|n| i32::try_from(n).ok())
         .or(status.gpu_count);
+    status.cpu_flavor_id = remote.cpu_flavor_id.clone();
+    status.vcpu_count = remote
+        .cpu_flavor_id
+        .as_ref()
+        .and(remote.vcpu_count)
+        .map(|n| n.round() as i32);
+    status.global_networking = remote
+        .global_networking
+        .as_ref()
+        .map(|g| GlobalNetworkingStatus {
+            ip: g.ip.clone(),
+            internal_dns: g.internal_dns.clone(),
+        });
     status.cost_per_hour = remote.cost_per_hr.or(status.cost_per_hour);
     status.machine_id = Some(remote.machine_id.clone()).filter(|m| !m.is_empty());
     status.pod_host_id = Some(machine.pod_host_id.clone()).filter(|m| !m.is_empty());

@@ -26,7 +26,10 @@
 mod changes;
 mod decide;
 use decide::secure_cloud;
+mod deploy;
 mod lifecycle;
+pub mod placing;
+use placing::{Offer, Target};
 pub mod references;
 pub mod resume;
 pub mod startup;
@@ -43,13 +46,13 @@ use tokio::time::Instant;
 use gpucloud_crd::Pod;
 use gpucloud_crd::pod::{DesiredState, PodPhase, PodStatus, UpdateStrategy};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
-use gpucloud_platform::domain::{GpuOffer, Placement, Pod as RemotePod, RUNNING};
-use gpucloud_platform::{ErrorClass, PlatformClient, PlatformError};
+use gpucloud_platform::PlatformClient;
+use gpucloud_platform::domain::{
+    CpuOffer, CpuPlacement, GpuOffer, Placement, Pod as RemotePod, RUNNING,
+};
 
 use crate::kinds::shared::{budget_hold, dependency, secret_env};
-use gpucloud_engine::adapter::{
-    Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
-};
+use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen, WhenGone};
 use gpucloud_engine::conditions::Verdict;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::credentials::AccountId;
@@ -57,20 +60,23 @@ use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::guardrails::{self, Decision, clock::Clock};
-use gpucloud_policy::placement::{self, Candidate, PlacementRules};
+use gpucloud_policy::placement::{self, PlacementRules};
 
 pub use decide::{
-    DesiredPod, LIVE_FIGURES_REFRESH, PodChange, ResolvedPod, desired_of, fallback_note,
-    immutable_changes, phase_of, plan_pod, readiness_of, remote_name, settle_live_figures,
-    status_of,
+    DesiredCpu, DesiredPod, LIVE_FIGURES_REFRESH, PodChange, ResolvedPod, desired_of,
+    fallback_note, immutable_changes, phase_of, plan_pod, readiness_of, remote_name,
+    settle_live_figures, status_of,
 };
 pub use gpucloud_engine::marker::TAG_ENV;
 
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
 
-/// Exhausted-placement key: where, and for how many GPUs.
-type ExhaustedKey = (Placement, i32);
+/// CPU catalog key: account, vCPUs.
+type CpuCatalogKey = (AccountId, u32);
+
+/// Exhausted-placement key: where, and for how many GPUs (a CPU target carries its size).
+type ExhaustedKey = (Target, i32);
 
 /// The Pod kind.
 pub struct PodAdapter {
@@ -78,7 +84,13 @@ pub struct PodAdapter {
     /// interval.
     catalog: Snapshots<CatalogKey, GpuOffer, Failure>,
     catalog_max_age: Duration,
-    /// Placements the platform answered with the capacity error, until when to skip them.
+    /// CPU offers per account and vCPU count, read as the GPU ones.
+    cpu_catalog: Snapshots<CpuCatalogKey, CpuOffer, Failure>,
+    /// Data centers on the global network, per account: read only to deploy a pod with
+    /// `globalNetworking`, at most once per interval.
+    global_data_centers: Snapshots<AccountId, String, Failure>,
+    /// Placements the platform answered with the capacity error, or that billed a created
+    /// pod above its cap, until when to skip them.
     exhausted: parking_lot::Mutex<HashMap<ExhaustedKey, Instant>>,
     cooldown: Duration,
     /// "Now" of the cost guardrails, and where their stops are counted.
@@ -112,6 +124,8 @@ impl PodAdapter {
     pub fn new(interval: Duration) -> Self {
         Self {
             catalog: Snapshots::new(),
+            cpu_catalog: Snapshots::new(),
+            global_data_centers: Snapshots::new(),
             catalog_max_age: interval,
             exhausted: parking_lot::Mutex::new(HashMap::new()),
             cooldown: interval,
@@ -199,15 +213,29 @@ impl PodAdapter {
         marks.retain(|_, until| *until > Instant::now());
         marks
             .keys()
-            .filter(|(_, c)| *c == count)
-            .map(|(p, _)| p.clone())
+            .filter_map(|(t, c)| match t {
+                Target::Gpu(p) if *c == count => Some(p.clone()),
+                _ => None,
+            })
             .collect()
     }
 
-    fn mark_exhausted(&self, placement: &Placement, count: i32) {
+    fn exhausted_cpu_placements(&self) -> HashSet<CpuPlacement> {
+        let mut marks = self.exhausted.lock();
+        marks.retain(|_, until| *until > Instant::now());
+        marks
+            .keys()
+            .filter_map(|(t, _)| match t {
+                Target::Cpu(p) => Some(p.clone()),
+                Target::Gpu(_) => None,
+            })
+            .collect()
+    }
+
+    fn mark_exhausted(&self, target: &Target, count: i32) {
         self.exhausted
             .lock()
-            .insert((placement.clone(), count), Instant::now() + self.cooldown);
+            .insert((target.clone(), count), Instant::now() + self.cooldown);
     }
 
     async fn env(&self, shared: &Shared, obj: &Pod) -> Result<Vec<(String, String)>, Failure> {
@@ -215,14 +243,18 @@ impl PodAdapter {
         crate::kinds::shared::secret_env::resolve(shared, &ns, &obj.spec.env).await
     }
 
-    /// Where the pod may go, in order of preference, from the GPU catalog (read at most
-    /// once per interval per account, count and cloud).
+    /// Where the pod may go, in order of preference, from the GPU catalog (or the CPU
+    /// catalog, for a CPU pod: see `deploy.rs`) (read at most once per interval per
+    /// account, count and cloud).
     async fn candidates(
         &self,
         client: &PlatformClient,
         resolved: &ResolvedPod,
-    ) -> Result<Vec<Candidate>, Failure> {
+    ) -> Result<Vec<Offer>, Failure> {
         let d = &resolved.pod;
+        if let Some(cpu) = &d.cpu {
+            return self.cpu_candidates(client, resolved, cpu).await;
+        }
         let cloud = secure_cloud(d.cloud_type);
         let catalog = self
             .catalog
@@ -239,7 +271,12 @@ impl PodAdapter {
             )
             .await?;
         let exhausted = self.exhausted_placements(d.request.gpu_count);
-        let data_centers: Vec<String> = d.data_center_id.iter().cloned().collect();
+        let data_centers: Vec<String> = if d.request.global_networking {
+            let global = self.global_data_centers(client, resolved.account).await?;
+            placing::global_data_centers(d.data_center_id.as_deref(), &global)?
+        } else {
+            d.data_center_id.iter().cloned().collect()
+        };
         let rules = PlacementRules {
             types: &d.gpu_types,
             count: d.request.gpu_count,
@@ -253,81 +290,7 @@ impl PodAdapter {
             // type and cloud, not one per data center.
             candidates = placement::pinned_by_volume(candidates);
         }
-        Ok(candidates)
-    }
-
-    /// Deploys on the first of `candidates` the platform accepts. Each candidate dearer
-    /// than the one admitted is admitted again first (a fallback to a dearer type must fit
-    /// the Budget too).
-    async fn deploy(
-        &self,
-        client: &PlatformClient,
-        budget: &BudgetSlot<'_>,
-        resolved: &ResolvedPod,
-        candidates: &[Candidate],
-    ) -> Result<Created<RemotePod>, Failure> {
-        let d = &resolved.pod;
-        let request = &d.request;
-        let mut admitted_price = candidates.first().map_or(0.0, |c| c.price_per_hour);
-        // Placements refused for capacity in this pass, and the last refusal.
-        let mut refused_at: Vec<String> = Vec::new();
-        let mut refused: Option<PlatformError> = None;
-        for candidate in candidates {
-            let Candidate {
-                placement: at,
-                price_per_hour,
-            } = candidate;
-            if *price_per_hour > admitted_price {
-                self.reserve(budget, *price_per_hour)?;
-                admitted_price = *price_per_hour;
-            }
-            match client.pods().deploy(request, at).await {
-                Ok(mut pod) => {
-                    pod.cost_per_hr.get_or_insert(*price_per_hour);
-                    // One Event for the whole fallback: users need to see why their pod
-                    // runs lower in their list. If every placement is refused, the last
-                    // refusal is the pass's failure, reported by the engine instead.
-                    let notes = refused
-                        .iter()
-                        .map(|e| Note {
-                            reason: "GpuTypeNoCapacity".into(),
-                            warning: true,
-                            action: "Create",
-                            message: fallback_note(
-                                &refused_at,
-                                e,
-                                &placement::describe(at),
-                                self.cooldown,
-                            ),
-                        })
-                        .collect();
-                    return Ok(Created { remote: pod, notes });
-                }
-                Err(e) if e.class() == ErrorClass::Capacity => {
-                    self.mark_exhausted(at, d.request.gpu_count);
-                    refused_at.push(placement::describe(at));
-                    refused = Some(e);
-                }
-                Err(e) => {
-                    return Err(Failure::from_platform(
-                        &format!("deploy the pod on {}", placement::describe(at)),
-                        &e,
-                    ));
-                }
-            }
-        }
-        let failure = match refused {
-            Some(e) => Failure::from_platform(
-                &format!(
-                    "deploy {} GPU(s) of any of {}",
-                    d.request.gpu_count,
-                    d.gpu_types.join(", ")
-                ),
-                &e,
-            ),
-            None => placement::no_capacity(&d.gpu_types, d.request.gpu_count),
-        };
-        Err(failure)
+        Ok(candidates.into_iter().map(Offer::from).collect())
     }
 }
 
@@ -373,6 +336,16 @@ impl Adapter for PodAdapter {
         // What the schema could not check (an unknown time zone): a condition and an
         // Event naming the field, no retry.
         guardrails::rules_of(&obj.spec)?;
+        if let Some(field) = decide::unsupported_field(&obj.spec)
+            && !pass.client.pods().supports_cpu_and_global_networking()
+        {
+            return Err(Failure::permanent(
+                "UnsupportedByBackend",
+                format!(
+                    "spec.{field}: the seed API deploys GPU pods only, without global networking; run this install on the REST v2 backend (--platform-api v2)"
+                ),
+            ));
+        }
         let volume = dependency::network_volume_id(
             shared,
             &obj.namespace().unwrap_or_default(),
@@ -477,6 +450,9 @@ impl Adapter for PodAdapter {
     }
 
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
+        if let Some(replace) = decide::billed_after_create(obj, &desired.pod, remote) {
+            return replace;
+        }
         let base = self.plan_by_spec(obj, desired, remote);
         self.plan_lifecycle(obj, desired, remote, base)
     }
@@ -618,3 +594,6 @@ impl Adapter for PodAdapter {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod cpu_tests;

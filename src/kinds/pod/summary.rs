@@ -13,6 +13,12 @@ pub fn summarize(pod: &Pod) -> Row {
             let count = status.and_then(|s| s.gpu_count).unwrap_or(1);
             format!("{count}x {}", short_gpu(&t))
         })
+        .or_else(|| {
+            // A CPU pod: its flavor and size in the same column.
+            let flavor = status?.cpu_flavor_id.clone()?;
+            let vcpus = status.and_then(|s| s.vcpu_count).unwrap_or_default();
+            Some(format!("{flavor} {vcpus} vCPU"))
+        })
         .unwrap_or_else(|| "-".into());
     Row {
         namespace: pod.metadata.namespace.clone().unwrap_or_default(),
@@ -66,6 +72,14 @@ mod tests {
         let text = render(&[row]);
         assert!(text.contains("$3.28"), "{text}");
         assert!(text.lines().nth(1).unwrap().ends_with("True"), "{text}");
+    }
+
+    #[test]
+    fn a_cpu_pod_shows_its_flavor_and_vcpus_where_a_gpu_pod_shows_its_gpus() {
+        let row = summarize(&pod(json!({
+            "phase": "Running", "cpuFlavorId": "cpu3c", "vcpuCount": 4, "costPerHour": 0.12
+        })));
+        assert_eq!(row.gpu, "cpu3c 4 vCPU");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use super::*;
 use gpucloud_crd::PodSpec;
 use gpucloud_crd::guardrails::Guardrail;
+use gpucloud_platform::PlatformError;
 use kube::api::ObjectMeta;
 use serde_json::json;
 

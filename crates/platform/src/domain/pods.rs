@@ -16,7 +16,6 @@ pub use super::super::graphql::types::{
     Pod, PodGlobalAddress, PodMachine, PodRuntime, PodRuntimeContainer, PodRuntimeGpu,
     PodRuntimePort,
 };
-pub use super::pods_cpu::{CpuOffer, CpuPlacement};
 
 type Result<T> = std::result::Result<T, PlatformError>;
 
