@@ -151,3 +151,101 @@ async fn pod_guardrail_fields_are_checked_at_admission() {
     }
     ns.delete_and_wait(&client).await;
 }
+
+/// A Pod is a GPU pod or a CPU pod, never both nor neither; a CPU pod's size is a power of
+/// two and it takes none of the GPU-only fields. Each refusal names its field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
+    use kube::api::{ApiResource, DynamicObject};
+    let client = kube_client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::create(&client, "admission-cpu").await;
+    let resource = ApiResource::erase::<Pod>(&());
+    let pods: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
+    let object = |name: &str, spec: serde_json::Value| -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
+            "metadata": {"name": name}, "spec": spec,
+        }))
+        .unwrap()
+    };
+    let cpu = json!({"flavors": ["cpu3c"], "vcpuCount": 4});
+    let cpu_pod = |extra: serde_json::Value| {
+        let mut spec = json!({"image": "ubuntu:24.04", "cpu": cpu});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        spec
+    };
+    pods.create(&PostParams::default(), &object("fine", cpu_pod(json!({}))))
+        .await
+        .expect("a CPU pod is admitted");
+    pods.create(
+        &PostParams::default(),
+        &object(
+            "global",
+            json!({"image": "img:1", "gpu": {"types": ["NVIDIA A40"]}, "globalNetworking": true}),
+        ),
+    )
+    .await
+    .expect("a GPU pod on the global network is admitted");
+    for (name, spec, field, rule) in [
+        (
+            "both",
+            cpu_pod(json!({"gpu": {"types": ["NVIDIA A40"]}})),
+            "spec",
+            "exactly one of gpu and cpu",
+        ),
+        (
+            "neither",
+            json!({"image": "ubuntu:24.04"}),
+            "spec",
+            "exactly one of gpu and cpu",
+        ),
+        (
+            "idlestop",
+            cpu_pod(json!({"idleStop": {"thresholdPercent": 5, "duration": "30m"}})),
+            "spec.idleStop",
+            "a CPU pod (cpu) takes no idleStop",
+        ),
+        (
+            "volume",
+            cpu_pod(json!({"volumeGb": 20})),
+            "spec.volumeGb",
+            "no pod volume",
+        ),
+        (
+            "vcpus",
+            json!({"image": "ubuntu:24.04", "cpu": {"flavors": ["cpu3c"], "vcpuCount": 6}}),
+            "spec.cpu.vcpuCount",
+            "power of two",
+        ),
+        (
+            "community",
+            cpu_pod(json!({"cloudType": "COMMUNITY"})),
+            "spec.cloudType",
+            "secure cloud only",
+        ),
+        (
+            "cuda",
+            cpu_pod(json!({"allowedCudaVersions": ["12.4"]})),
+            "spec.allowedCudaVersions",
+            "for GPU pods",
+        ),
+        (
+            "cpuglobal",
+            cpu_pod(json!({"globalNetworking": true})),
+            "spec.globalNetworking",
+            "needs an NVIDIA GPU",
+        ),
+    ] {
+        let message = common::assert_refused(&pods, name, &object(name, spec), field).await;
+        assert!(
+            message.contains(rule),
+            "{name}: the rule must be said: {message}"
+        );
+        assert!(pods.get_opt(name).await.unwrap().is_none(), "{name}");
+    }
+    ns.delete_and_wait(&client).await;
+}
