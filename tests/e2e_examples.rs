@@ -486,3 +486,43 @@ async fn training_cluster_mounts_the_checkpoints_on_every_node_and_writes_the_ho
     );
     env.finish(operator).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn cpu_pod_runs_on_the_second_flavor_within_the_cap() {
+    let env = start("ex-cpu").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "cpu-pod.yaml").await;
+    if !common::backend::is_v2() {
+        // The seed API has no CPU pods: the Pod says so and nothing is deployed.
+        let pod: Pod = env
+            .wait_for("preprocess", TIMEOUT, "UnsupportedByBackend", |p: &Pod| {
+                p.status
+                    .as_ref()
+                    .and_then(|s| condition(&s.common.conditions, "Stalled"))
+                    .is_some_and(|c| c.reason == "UnsupportedByBackend")
+            })
+            .await;
+        let stalled = condition(&pod.status.unwrap().common.conditions, "Stalled")
+            .unwrap()
+            .message
+            .to_string();
+        assert!(stalled.contains("spec.cpu"), "{stalled}");
+        env.finish(operator).await;
+        return;
+    }
+    let pod: Pod = env
+        .wait_for("preprocess", TIMEOUT, "Ready and Running", |p: &Pod| {
+            ready_now(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
+        })
+        .await;
+    let status = pod.status.clone().unwrap();
+    // cpu5g, first in the list, has no stock: cpu3c is taken.
+    assert_eq!(status.cpu_flavor_id.as_deref(), Some("cpu3c"));
+    assert_eq!(status.vcpu_count, Some(4));
+    let cost = status.cost_per_hour.expect("a cost");
+    assert!(cost > 0.0 && cost <= 0.20, "cost {cost} is over the cap");
+    // maxRuntime watches the CPU pod as it would a GPU pod.
+    assert!(status.guardrails.is_some(), "{status:?}");
+    env.finish(operator).await;
+}

@@ -39,17 +39,25 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "training-cluster.yaml",
         include_str!("../../examples/training-cluster.yaml"),
     ),
+    ("cpu-pod.yaml", include_str!("../../examples/cpu-pod.yaml")),
 ];
 
 /// Kinds whose platform object only REST v2 has (the seed API has no Instant Clusters).
 const V2_ONLY_KINDS: &[&str] = &["Cluster"];
 
 /// Whether `object` can become Ready with the operator speaking `platform_api` (`v2` or
-/// `seed`): on the seed API a Cluster only reports `UnsupportedByBackend`, so the demo
-/// leaves it out there rather than wait for it.
+/// `seed`): on the seed API a Cluster, a CPU Pod and a Pod on the global network only
+/// report `UnsupportedByBackend`, so the demo leaves them out there rather than wait.
 pub fn runs_on(platform_api: &str, object: &DynamicObject) -> bool {
     let kind = object.types.as_ref().map(|t| t.kind.as_str());
-    platform_api != "seed" || !kind.is_some_and(|k| V2_ONLY_KINDS.contains(&k))
+    platform_api != "seed"
+        || !(kind.is_some_and(|k| V2_ONLY_KINDS.contains(&k)) || v2_only_pod(kind, object))
+}
+
+/// A Pod with `spec.cpu` or `spec.globalNetworking: true`, which only REST v2 deploys.
+fn v2_only_pod(kind: Option<&str>, object: &DynamicObject) -> bool {
+    let spec = &object.data["spec"];
+    kind == Some("Pod") && (!spec["cpu"].is_null() || spec["globalNetworking"] == true)
 }
 
 /// Id of the pod that `examples/adopt-pod.yaml` adopts.
@@ -90,7 +98,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_backend_leaves_the_clusters_out_and_nothing_else() {
+    fn the_seed_backend_leaves_the_clusters_and_the_cpu_pods_out_and_nothing_else() {
         let objects: Vec<DynamicObject> = EXAMPLES
             .iter()
             .flat_map(|(f, text)| crate::demo::apply::parse_documents(text, f).unwrap())
@@ -106,10 +114,15 @@ mod tests {
         assert!(kinds("v2").contains(&"Cluster".to_string()));
         let seed = kinds("seed");
         assert!(!seed.contains(&"Cluster".to_string()), "{seed:?}");
-        let clusters = objects.len() - seed.len();
+        let cpu_pods = objects
+            .iter()
+            .filter(|o| o.types.as_ref().unwrap().kind == "Pod" && !o.data["spec"]["cpu"].is_null())
+            .count();
+        assert_eq!(cpu_pods, 1, "examples/cpu-pod.yaml");
+        let left_out = objects.len() - seed.len();
         assert_eq!(
-            clusters,
-            kinds("v2").iter().filter(|k| *k == "Cluster").count()
+            left_out,
+            kinds("v2").iter().filter(|k| *k == "Cluster").count() + cpu_pods
         );
     }
 
