@@ -242,3 +242,86 @@ async fn a_pod_on_the_global_network_shows_its_internal_host_name() {
     assert!(["EU-RO-1", "US-TX-3"].contains(&dc.as_str()), "{dc}");
     env.finish(op).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn an_overbilled_pod_whose_create_answer_was_lost_is_found_and_replaced() {
+    if !common::backend::is_v2() {
+        println!("REST v2 only: CPU pods");
+        return;
+    }
+    let env = Env::start_with("pod-cpu-lost", config()).await;
+    let admin = env.emulator.admin();
+    admin.set_price_markup("cpu3c", 2.0).await.unwrap();
+    admin.set_cpu_stock("cpu3c", "US-TX-3", 0).await.unwrap();
+    // The first create lands but its answer is a 500: the operator never sees the billed
+    // price, as if it had died before checking it.
+    admin.fail_next_creates(1).await.unwrap();
+    let op = env.operator(&[]);
+    env.create(&cpu_pod(
+        "lost",
+        &["cpu3c", "cpu5c"],
+        json!({"cpu": {"flavors": ["cpu3c", "cpu5c"], "vcpuCount": 4, "maxPricePerHour": 0.2}}),
+    ))
+    .await;
+    let ready = env
+        .wait_for("lost", TIMEOUT, "Ready on cpu5c", |p: &Pod| {
+            is_ready(p)
+                && p.status.as_ref().and_then(|s| s.cpu_flavor_id.as_deref()) == Some("cpu5c")
+        })
+        .await;
+    // The pod found again by its tag was replaced for its price; one pod is left.
+    let pods = live_pods(&env).await;
+    assert_eq!(pods.len(), 1, "{pods:?}");
+    assert_eq!(
+        Some(pods[0].id.as_str()),
+        ready.status.unwrap().common.id.as_deref()
+    );
+    let events = env.events_about("Pod", "lost").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("Replacing")
+                && e.note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("PriceAboveCap"))),
+        "{events:?}"
+    );
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_budget_counts_a_cpu_pod_at_its_cost_and_holds_the_next() {
+    use gpucloud_crd::{Budget, BudgetSpec};
+    if !common::backend::is_v2() {
+        println!("REST v2 only: CPU pods");
+        return;
+    }
+    let env = Env::start_with("pod-cpu-budget", config()).await;
+    let op = env.operator(&[]);
+    let spec: BudgetSpec = serde_json::from_value(json!({"maxCostPerHour": 0.2})).unwrap();
+    env.create(&Budget::new("team", spec)).await;
+    env.wait_budget("team", TIMEOUT, "Budget status", |_| true)
+        .await;
+    // cpu3c × 4 vCPUs costs 0.12 per hour: one fits 0.20, two do not.
+    env.create(&cpu_pod("first", &["cpu3c"], json!({}))).await;
+    env.wait_for("first", TIMEOUT, "Ready", is_ready).await;
+    env.create(&cpu_pod("second", &["cpu3c"], json!({}))).await;
+    let held = env
+        .wait_for::<Pod, _>("second", TIMEOUT, "held by the Budget", |p| {
+            reason_of(p, "Ready").is_some_and(|(_, r, _)| r == "BudgetExceeded")
+        })
+        .await;
+    let (_, _, message) = reason_of(&held, "Ready").unwrap();
+    assert!(message.contains("Budget team"), "{message}");
+    let budget = env
+        .wait_budget("team", TIMEOUT, "one pod counted", |b| {
+            b.status.as_ref().is_some_and(|s| s.running_count == 1)
+        })
+        .await;
+    let cost = budget.status.unwrap().cost_per_hour;
+    assert!((cost - 0.12).abs() < 1e-6, "{cost}");
+    assert_eq!(live_pods(&env).await.len(), 1);
+    env.finish(op).await;
+}
