@@ -239,6 +239,12 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
             "spec.globalNetworking",
             "needs an NVIDIA GPU",
         ),
+        (
+            "minvcpu",
+            cpu_pod(json!({"minVcpuCount": 8})),
+            "spec.minVcpuCount",
+            "takes its size from cpu.vcpuCount",
+        ),
     ] {
         let message = common::assert_refused(&pods, name, &object(name, spec), field).await;
         assert!(

@@ -160,7 +160,8 @@ pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> 
     validation = Rule::new("!has(self.cpu) || !has(self.volumeGb) || self.volumeGb == 0").message("volumeGb: a CPU pod (cpu) has no pod volume on its host; use a network volume (networkVolumeRef)").field_path(".volumeGb"),
     validation = Rule::new("!has(self.cpu) || !has(self.allowedCudaVersions) || size(self.allowedCudaVersions) == 0").message("allowedCudaVersions is for GPU pods: a CPU pod (cpu) has no CUDA").field_path(".allowedCudaVersions"),
     validation = Rule::new("!has(self.cpu) || !has(self.cloudType) || self.cloudType != 'COMMUNITY'").message("cloudType COMMUNITY: CPU pods (cpu) run in the secure cloud only").field_path(".cloudType"),
-    validation = Rule::new("!has(self.cpu) || !has(self.globalNetworking) || !self.globalNetworking").message("globalNetworking needs an NVIDIA GPU: a CPU pod (cpu) cannot join the global network").field_path(".globalNetworking")
+    validation = Rule::new("!has(self.cpu) || !has(self.globalNetworking) || !self.globalNetworking").message("globalNetworking needs an NVIDIA GPU: a CPU pod (cpu) cannot join the global network").field_path(".globalNetworking"),
+    validation = Rule::new("!has(self.cpu) || (!has(self.minVcpuCount) && !has(self.minMemoryGb))").message("minVcpuCount and minMemoryGb choose a GPU pod's machine: a CPU pod (cpu) takes its size from cpu.vcpuCount and its flavor").field_path(".minVcpuCount")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
@@ -222,7 +223,7 @@ pub struct PodSpec {
     pub gpu: Option<GpuRequirements>,
     /// CPU flavor priority list, vCPUs and price cap: a CPU pod (REST v2 backend only).
     /// A CPU pod takes no `volumeGb`, `idleStop`, `allowedCudaVersions`,
-    /// `globalNetworking` or `cloudType: COMMUNITY`.
+    /// `globalNetworking`, `minVcpuCount`, `minMemoryGb` or `cloudType: COMMUNITY`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuRequirements>,
     /// A private address on the platform's cross-data-center network, with the internal

@@ -9,6 +9,7 @@
 //! finds the pod by its tag and `decide::billed_after_create` replaces it.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use gpucloud_engine::adapter::{Created, Note};
 use gpucloud_engine::credentials::AccountId;
@@ -18,11 +19,26 @@ use gpucloud_platform::domain::Pod as RemotePod;
 use gpucloud_platform::{ErrorClass, PlatformClient, PlatformError};
 use gpucloud_policy::cpu_placement::{self, CpuRules};
 use gpucloud_policy::placement;
+use tokio::time::Instant;
 
 use super::placing::{self, Offer, Target};
 use super::{BudgetSlot, DesiredCpu, PodAdapter, ResolvedPod, fallback_note};
 
+/// How many cool-downs a placement that billed a pod above the cap is skipped for: a
+/// price is not a passing shortage, and each retry there is one more pod billed for its
+/// first minutes before it is terminated.
+const BILLED_COOLDOWNS: u32 = 10;
+
 impl PodAdapter {
+    /// Skips `target` for [`BILLED_COOLDOWNS`] cool-downs: it billed a pod above the cap.
+    fn mark_overbilled(&self, target: &Target, count: i32) -> Duration {
+        let skip = self.cooldown * BILLED_COOLDOWNS;
+        self.exhausted
+            .lock()
+            .insert((target.clone(), count), Instant::now() + skip);
+        skip
+    }
+
     /// Where a CPU pod may go, in order of preference, from the CPU catalog (read at most
     /// once per interval per account and size).
     pub(super) async fn cpu_candidates(
@@ -143,13 +159,16 @@ impl PodAdapter {
                             f.applied = Applied::MaybeAnswered;
                             f
                         })?;
-                        self.mark_exhausted(at, count);
+                        let skip = self.mark_overbilled(at, count);
                         let next = if i + 1 < candidates.len() {
-                            "trying the next placement".to_string()
+                            format!(
+                                "skipping it for {}s; trying the next placement",
+                                skip.as_secs().max(1)
+                            )
                         } else {
                             format!(
-                                "no placement left; skipping it for {}s",
-                                self.cooldown.as_secs().max(1)
+                                "skipping it for {}s; no placement left",
+                                skip.as_secs().max(1)
                             )
                         };
                         let message = placing::billed_note(
@@ -160,7 +179,13 @@ impl PodAdapter {
                             cap,
                             &next,
                         );
-                        tracing::warn!(pod = %pod.id, quoted = *price_per_hour, billed, cap, "created pod billed above the cap; terminated");
+                        tracing::warn!(
+                            pod = %pod.id,
+                            quoted = *price_per_hour,
+                            billed,
+                            cap,
+                            "created pod billed above the cap; terminated"
+                        );
                         billed_notes.push(Note {
                             reason: "PriceAboveCap".into(),
                             warning: true,
@@ -174,8 +199,12 @@ impl PodAdapter {
                     // runs lower in their list. If every placement is refused, the last
                     // refusal is the pass's failure, reported by the engine instead.
                     let mut notes = billed_notes;
+                    let reason = match at {
+                        Target::Gpu(_) => "GpuTypeNoCapacity",
+                        Target::Cpu(_) => "CpuFlavorNoCapacity",
+                    };
                     notes.extend(refused.iter().map(|e| Note {
-                        reason: "GpuTypeNoCapacity".into(),
+                        reason: reason.into(),
                         warning: true,
                         action: "Create",
                         message: fallback_note(&refused_at, e, &at.describe(), self.cooldown),
@@ -201,8 +230,8 @@ impl PodAdapter {
             billed_notes.pop();
         }
         let failure = match (refused, overbilled, &d.cpu) {
-            // The last candidate's outcome is the pass's: a capacity refusal after an
-            // overbilled pod still says that the placements ran out.
+            // A pod billed above the cap says PriceAboveCap even if later candidates had
+            // no stock: the cap is what the user can act on.
             (_, Some(message), _) => Failure::stalled_retrying("PriceAboveCap", message),
             (Some(e), None, Some(cpu)) => Failure::from_platform(
                 &format!(

@@ -57,6 +57,8 @@ fn gpu_only_fields_are_refused_on_a_cpu_pod_naming_the_field() {
             json!(true),
             "globalNetworking needs an NVIDIA GPU",
         ),
+        ("minVcpuCount", json!(8), "a CPU pod (cpu) takes its size"),
+        ("minMemoryGb", json!(16), "a CPU pod (cpu) takes its size"),
     ];
     for (field, value, message) in cases {
         let mut spec = cpu_spec();
