@@ -137,13 +137,15 @@ fn a_pod_found_after_a_create_billed_above_the_cap_is_replaced_once_known_it_is_
     status.common.id = Some("pod-9".into());
     known.status = Some(status);
     assert!(decide::billed_after_create(&known, &d, &billed).is_none());
+    // A pod adopted by external-id (no tag) ran at its price before: left alone.
+    let adopted = remote_cpu(json!({"costPerHr": 0.18, "env": []}));
+    assert!(decide::billed_after_create(&o, &d, &adopted).is_none());
     // A GPU pod's cap is per GPU: 2 GPUs at $0.5 allow $1.0/h.
     let g = gpu_pod(json!({}));
     let gd = desired_of(&g, vec![], None);
     let gpu_remote = |cost: f64| -> RemotePod {
-        serde_json::from_value(
-            json!({"id": "pod-3", "desiredStatus": "RUNNING", "costPerHr": cost}),
-        )
+        serde_json::from_value(json!({"id": "pod-3", "desiredStatus": "RUNNING",
+            "costPerHr": cost, "env": [format!("{TAG_ENV}={UID}")]}))
         .unwrap()
     };
     assert!(decide::billed_after_create(&g, &gd, &gpu_remote(0.9)).is_none());

@@ -291,14 +291,16 @@ pub fn unsupported_field(spec: &gpucloud_crd::PodSpec) -> Option<&'static str> {
 /// Pure: a pod found again after a create whose pass did not finish (its id is not in
 /// status yet) and billed above the cap: the create's own check never ran, so it runs
 /// here, and the pod is replaced (terminated, and the next placement tried). A pod the
-/// status already knows is left alone: its price was checked when it was created.
+/// status already knows is left alone: its price was checked when it was created. So is
+/// a pod the operator did not create (adopted by `gpucloud.io/external-id`, without the
+/// tag): it was running at that price before it was handed over.
 pub fn billed_after_create(
     obj: &Pod,
     desired: &DesiredPod,
     remote: &RemotePod,
 ) -> Option<Plan<PodChange>> {
     let known = obj.status.as_ref().and_then(|s| s.common.id.as_deref());
-    if known == Some(remote.id.as_str()) {
+    if known == Some(remote.id.as_str()) || remote.env_value(TAG_ENV) != obj.uid().as_deref() {
         return None;
     }
     let cap = desired.price_cap()?;
