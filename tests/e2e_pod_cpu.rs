@@ -109,7 +109,11 @@ async fn a_cpu_pod_falls_back_to_the_second_flavor_when_the_first_has_no_stock()
     assert_eq!((cpu.id.as_str(), cpu.vcpu_count), ("cpu5c", 4));
     assert!(pods[0].gpu.is_none());
     assert_eq!(pods[0].data_center_id.as_deref(), Some("US-GA-1"));
-    assert_eq!(env.calls().await.get(deploy()), Some(&1));
+    let calls = env.calls().await;
+    println!("platform calls for one CPU pod: {calls:?}");
+    assert_eq!(calls.get(deploy()), Some(&1));
+    // The create's answer carries the billed price: no read of the pod to check it.
+    assert_eq!(calls.get("GET /v2/pods/{id}"), None, "{calls:?}");
 
     // Deleted with the object.
     let api: kube::Api<Pod> = env.api();
