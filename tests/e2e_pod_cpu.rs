@@ -13,7 +13,7 @@ use gpucloud_platform::v2;
 use serde_json::json;
 
 use common::operator::{Env, condition};
-use common::pods::{RTX4090, config, deploy, is_ready, pod};
+use common::pods::{A40, RTX4090, config, deploy, is_ready, pod};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 
@@ -177,6 +177,51 @@ async fn a_pod_billed_above_its_cap_is_terminated_and_the_next_candidate_runs() 
         "{note}"
     );
     assert!(note.contains("cap of $0.200/h"), "{note}");
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_gpu_pod_billed_above_its_cap_falls_through_to_the_next_gpu_type() {
+    if !common::backend::is_v2() {
+        println!("REST v2 only: the seed API's deploy answers no billed price to check");
+        return;
+    }
+    let env = Env::start_with("pod-gpu-billed", config()).await;
+    // The RTX 4090 is quoted $0.69 per GPU in the secure cloud, within the $0.70 cap, and
+    // billed three times that in both its secure data centers; the A40 ($0.40) is not.
+    env.emulator
+        .admin()
+        .set_price_markup(RTX4090, 3.0)
+        .await
+        .unwrap();
+    let op = env.operator(&[]);
+    env.create(&pod(
+        "gpus",
+        json!({"cloudType": "SECURE",
+            "gpu": {"types": [RTX4090, A40], "count": 1, "maxPricePerHour": 0.7}}),
+    ))
+    .await;
+    let ready = env.wait_for("gpus", TIMEOUT, "Ready", is_ready).await;
+    let status = ready.status.unwrap();
+    assert_eq!(status.gpu_type_id.as_deref(), Some(A40));
+    assert!(
+        status.cost_per_hour.unwrap() <= 0.7,
+        "{:?}",
+        status.cost_per_hour
+    );
+    let pods = live_pods(&env).await;
+    assert_eq!(pods.len(), 1, "{pods:?}");
+    let events = env.events_about("Pod", "gpus").await;
+    // One per RTX 4090 data center tried, each pod terminated (the apiserver's Event
+    // series counts the repeats of one reason).
+    let billed: i32 = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("PriceAboveCap"))
+        .map(|e| e.series.as_ref().map_or(1, |s| s.count))
+        .sum();
+    assert_eq!(billed, 2, "{events:?}");
+    assert_eq!(env.calls().await.get(deploy()), Some(&3));
     env.finish(op).await;
 }
 
