@@ -22,6 +22,8 @@
 //!   [`TAG_ENV`]`=<uid>`; `claims` recognises either.
 //! - Secrets: `valueFrom.secretKeyRef` values are resolved into [`DesiredPod`] and sent to
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
+//! - CPU pods, global networking and the price as billed (issue #24): `deploy.rs` and
+//!   [`placing`]; REST v2 only, `UnsupportedByBackend` on the seed API.
 
 mod changes;
 mod decide;
@@ -243,9 +245,9 @@ impl PodAdapter {
         crate::kinds::shared::secret_env::resolve(shared, &ns, &obj.spec.env).await
     }
 
-    /// Where the pod may go, in order of preference, from the GPU catalog (or the CPU
-    /// catalog, for a CPU pod: see `deploy.rs`) (read at most once per interval per
-    /// account, count and cloud).
+    /// Where the pod may go, in order of preference, from the GPU catalog (read at most
+    /// once per interval per account, count and cloud); a CPU pod's come from the CPU
+    /// catalog (`deploy.rs`).
     async fn candidates(
         &self,
         client: &PlatformClient,
