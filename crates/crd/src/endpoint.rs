@@ -1,4 +1,5 @@
-//! `Endpoint`: a queue-based serverless endpoint on the platform.
+//! `Endpoint`: a serverless endpoint on the platform, behind a job queue or a load
+//! balancer, on GPU or CPU workers.
 
 // Each `printcolumn(...)` repeats the same keys, which clippy takes for duplicates.
 #![allow(clippy::duplicated_attributes)]
@@ -23,8 +24,104 @@ pub enum ScalerType {
     RequestCount,
 }
 
-/// A serverless endpoint on the GPU cloud: a template deployed on workers that scale with
-/// the job queue.
+/// How requests reach an endpoint's workers.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub enum EndpointType {
+    /// Jobs go through the platform's queue (`/run`, `/runsync`, `/status`, ...).
+    #[default]
+    Queue,
+    /// Requests go straight to the workers' own HTTP server, behind the platform's load
+    /// balancer. Scales on request count only.
+    LoadBalancer,
+}
+
+/// The GPUs of each worker: by the catalog's serverless pools, or by GPU type ids.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("has(self.pools) != has(self.typeIds)").message("gpu: set exactly one of pools and typeIds"),
+    validation = Rule::new("!has(self.excludedTypes) || has(self.pools)").message("gpu.excludedTypes narrows pools: set it only with gpu.pools").field_path(".excludedTypes")
+)]
+pub struct EndpointGpu {
+    /// Serverless GPU pools (the catalog's `pool` of each GPU type, such as `ADA_24`):
+    /// workers go to whichever pool has room. REST v2 only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 16))]
+    pub pools: Vec<String>,
+    /// GPU types taken out of `pools`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    pub excluded_types: Vec<String>,
+    /// GPU type ids in priority order (the same as the shorthand `spec.gpuTypeIds`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1, max = 32))]
+    pub type_ids: Vec<String>,
+    /// GPUs per worker.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 8))]
+    pub count: i32,
+}
+
+/// CPU workers: the eligible flavours, and the vCPUs of each worker.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointCpu {
+    /// CPU flavour ids (`GET /v2/catalog/cpus`, such as `cpu5c`) in priority order.
+    #[schemars(length(min = 1, max = 8))]
+    #[x_kube(validation = Rule::new("self.all(f, self.exists_one(g, g == f))").message("cpu.flavors must not repeat a flavour"))]
+    pub flavors: Vec<String>,
+    /// vCPUs per worker: a power of two from 2 to 128, valid for the flavours.
+    #[x_kube(validation = Rule::new("self in [2, 4, 8, 16, 32, 64, 128]").message("cpu.vcpuCount must be a power of two from 2 to 128"))]
+    pub vcpu_count: i32,
+}
+
+/// Where a load-balancing endpoint's workers serve, and how the platform checks them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadBalancerSpec {
+    /// Port of the workers' HTTP server (the platform's `PORT`, 80 when unset).
+    #[serde(default = "http_port")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: i32,
+    /// The health check the load balancer runs against each worker.
+    #[serde(default)]
+    pub health_check: HealthCheck,
+}
+
+/// A worker's health check.
+#[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthCheck {
+    /// Port the check calls (the platform's `PORT_HEALTH`, 80 when unset).
+    #[serde(default = "http_port")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: i32,
+    /// Path the check calls (the platform's `HEALTH_CHECK_PATH`, `/ping` when unset).
+    #[serde(default = "ping")]
+    #[schemars(length(min = 1, max = 256))]
+    #[x_kube(validation = Rule::new("self.startsWith('/')").message("loadBalancer.healthCheck.path must start with /"))]
+    pub path: String,
+}
+
+impl Default for HealthCheck {
+    fn default() -> Self {
+        Self {
+            port: http_port(),
+            path: ping(),
+        }
+    }
+}
+
+fn http_port() -> i32 {
+    80
+}
+
+fn ping() -> String {
+    "/ping".into()
+}
+
+/// A serverless endpoint on the GPU cloud: a template deployed on workers that the platform
+/// scales with a job queue or behind a load balancer.
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -56,7 +153,13 @@ pub enum ScalerType {
 #[x_kube(
     validation = Rule::new("self.workersMin <= self.workersMax").message("workersMin must not exceed workersMax").field_path(".workersMin"),
     validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both"),
-    validation = Rule::new("has(self.templateId) != has(self.templateRef)").message("set exactly one of templateId and templateRef")
+    validation = Rule::new("has(self.templateId) != has(self.templateRef)").message("set exactly one of templateId and templateRef"),
+    validation = Rule::new("[has(self.gpuTypeIds), has(self.gpu), has(self.cpu)].filter(x, x).size() == 1").message("set exactly one of gpuTypeIds (the shorthand of gpu.typeIds), gpu and cpu"),
+    validation = Rule::new("!has(self.gpuCount) || has(self.gpuTypeIds)").message("gpuCount goes with gpuTypeIds; with gpu, set gpu.count").field_path(".gpuCount"),
+    validation = Rule::new("!has(self.loadBalancer) || self.type == 'LoadBalancer'").message("loadBalancer is only for an endpoint of type LoadBalancer").field_path(".loadBalancer"),
+    validation = Rule::new("self.type != 'LoadBalancer' || !has(self.scalerType) || self.scalerType == 'REQUEST_COUNT'").message("a LoadBalancer endpoint scales on request count: scalerType must be REQUEST_COUNT").field_path(".scalerType"),
+    validation = Rule::new("self.type == oldSelf.type").message("type is immutable: the platform cannot change how requests reach an endpoint").field_path(".type"),
+    validation = Rule::new("has(self.cpu) == has(oldSelf.cpu)").message("cpu: an endpoint cannot move between GPU and CPU workers").field_path(".cpu")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSpec {
@@ -74,14 +177,29 @@ pub struct EndpointSpec {
     /// is Ready and follows it when it is replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_ref: Option<LocalObjectReference>,
+    /// How requests reach the workers: `Queue` (the default) or `LoadBalancer`. Cannot
+    /// change once set.
+    #[serde(default, rename = "type")]
+    pub endpoint_type: EndpointType,
+    /// A `LoadBalancer` endpoint's serving port and health check; the defaults are the
+    /// platform's (port 80, health check on port 80 at `/ping`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer: Option<LoadBalancerSpec>,
     /// GPU type ids in priority order: the first available one is allocated, otherwise the
-    /// next.
+    /// next. The shorthand of `gpu.typeIds`; exactly one of `gpuTypeIds`, `gpu` and `cpu`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 32))]
     pub gpu_type_ids: Vec<String>,
-    /// GPUs per worker.
-    #[serde(default = "one")]
+    /// GPUs per worker with `gpuTypeIds` (the shorthand of `gpu.count`), 1 when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 8))]
-    pub gpu_count: i32,
+    pub gpu_count: Option<i32>,
+    /// GPU workers, by pools or by type ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<EndpointGpu>,
+    /// CPU workers (REST v2 only). Cannot be added or removed once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<EndpointCpu>,
     /// Workers kept running even with an empty queue.
     #[serde(default)]
     #[schemars(range(min = 0, max = 1000))]
@@ -94,9 +212,10 @@ pub struct EndpointSpec {
     #[serde(default = "default_idle_timeout")]
     #[schemars(range(min = 1, max = 3600))]
     pub idle_timeout_seconds: i32,
-    /// How the platform decides to add workers.
-    #[serde(default)]
-    pub scaler_type: ScalerType,
+    /// How the platform decides to add workers: `QUEUE_DELAY` by default for a queue,
+    /// `REQUEST_COUNT` (the only one it takes) for a load balancer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaler_type: Option<ScalerType>,
     /// Threshold of the scaler: seconds of queue delay, or requests per worker.
     #[serde(default = "default_scaler_value")]
     #[schemars(range(min = 1, max = 10000))]
@@ -116,8 +235,9 @@ pub struct EndpointSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub network_volume_id: Option<String>,
-    /// Name of a ConfigMap the operator writes with the endpoint's `id` and `url`, owned by
-    /// this object, so applications in the cluster can call the endpoint.
+    /// Name of a ConfigMap the operator writes with the endpoint's `id`, `type` and `url`
+    /// (and `healthUrl` for a load balancer), owned by this object, so applications in the
+    /// cluster can call the endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub write_connection_to: Option<String>,
@@ -181,9 +301,26 @@ pub struct EndpointHealth {
 pub struct EndpointStatus {
     #[serde(flatten)]
     pub common: CommonStatus,
-    /// Base URL of the endpoint's job API, `<serverless URL>/<id>/`.
+    /// Base URL of the endpoint: its job API (`<serverless URL>/<id>/`) for a queue, the
+    /// load balancer's base (`requestUrls.base`) for a load balancer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// How requests reach the workers, as the platform has it.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub endpoint_type: Option<EndpointType>,
+    /// A load balancer's health-check URL (`requestUrls.health`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_url: Option<String>,
+    /// GPU pools as the platform has them (REST v2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
+    /// CPU flavours as the platform has them, for a CPU endpoint.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_flavors: Vec<String>,
+    /// A load balancer's workers by state (`GET /v2/serverless/{id}/workers`), read on
+    /// every pass of a load-balancing endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_states: Option<WorkerStates>,
     /// Name of the endpoint on the platform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -196,10 +333,15 @@ pub struct EndpointStatus {
     /// Worker limits as the platform has them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_min: Option<i32>,
+    /// What the workers cost per hour now: the workers the platform reports (running and
+    /// idle; at least `workersMin`) at the price of one, as `minWorkersCostPerHour`
+    /// prices them. What a `Budget` counts for this endpoint once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers_cost_per_hour: Option<f64>,
     /// What the minimum workers cost per hour at the catalog's price: `workersMin` x
     /// `gpuCount` x the highest price per GPU of the endpoint's GPU types (REST v2: the
     /// serverless price; the seed API: the secure-cloud price, it has no serverless one).
-    /// What a `Budget` counts for this endpoint.
+    /// What a `Budget` counts for this endpoint until `workersCostPerHour` is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_workers_cost_per_hour: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,6 +356,18 @@ pub struct EndpointStatus {
     /// replaced them; followed on every pass while `inProgress`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<EndpointRollout>,
+}
+
+/// Workers of an endpoint by state, as the platform's workers list sums them.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerStates {
+    pub running: i64,
+    pub idle: i64,
+    pub initializing: i64,
+    pub throttled: i64,
+    pub unhealthy: i64,
+    pub total: i64,
 }
 
 /// Progress of a rollout of a new release to an endpoint's workers.

@@ -25,7 +25,7 @@ pub use common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, GROUP, LocalObjectReference,
     ManagementPolicy, VERSION,
 };
-pub use endpoint::{Endpoint, EndpointSpec, EndpointStatus};
+pub use endpoint::{Endpoint, EndpointSpec, EndpointStatus, EndpointType};
 pub use managed::ManagedKind;
 pub use network_volume::{NetworkVolume, NetworkVolumeSpec, NetworkVolumeStatus};
 pub use pod::{Pod, PodSpec, PodStatus};

@@ -142,6 +142,110 @@ fn endpoint_schema_bounds() {
     );
 }
 
+/// The refusals of an Endpoint spec (and, for an update, of its change from `old`).
+fn endpoint_refusals(spec: Value, old: Option<Value>) -> Vec<String> {
+    violations::<Endpoint>("Endpoint", spec, old)
+}
+
+fn lb_endpoint() -> Value {
+    json!({"templateId": "tpl", "type": "LoadBalancer", "gpu": {"pools": ["ADA_24"], "count": 1},
+        "scalerType": "REQUEST_COUNT", "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/ping"}}})
+}
+
+#[test]
+fn endpoint_new_shapes_are_admitted() {
+    assert!(endpoint_refusals(lb_endpoint(), None).is_empty());
+    let cpu = json!({"templateId": "tpl", "cpu": {"flavors": ["cpu5c", "cpu3c"], "vcpuCount": 4}});
+    assert!(endpoint_refusals(cpu, None).is_empty());
+    let types = json!({"templateId": "tpl", "gpu": {"typeIds": ["NVIDIA A40"], "count": 2}});
+    assert!(endpoint_refusals(types, None).is_empty());
+    // A load balancer without scalerType: the adapter gives it REQUEST_COUNT.
+    let mut lb = lb_endpoint();
+    lb.as_object_mut().unwrap().remove("scalerType");
+    assert!(endpoint_refusals(lb, None).is_empty());
+}
+
+#[test]
+fn endpoint_takes_exactly_one_worker_shape() {
+    let refused = |spec: Value, words: &str| {
+        let errs = endpoint_refusals(spec, None);
+        assert!(errs.iter().any(|e| e.contains(words)), "{words}: {errs:?}");
+    };
+    let one_of = "set exactly one of gpuTypeIds";
+    refused(json!({"templateId": "t"}), one_of);
+    refused(
+        json!({"templateId": "t", "gpuTypeIds": ["A"], "gpu": {"pools": ["P"]}}),
+        one_of,
+    );
+    refused(
+        json!({"templateId": "t", "gpu": {"pools": ["P"]}, "cpu": {"flavors": ["c"], "vcpuCount": 2}}),
+        one_of,
+    );
+    refused(
+        json!({"templateId": "t", "gpu": {"pools": ["P"]}, "gpuCount": 2}),
+        "gpuCount goes with gpuTypeIds",
+    );
+    refused(
+        json!({"templateId": "t", "gpu": {"pools": ["P"], "typeIds": ["A"]}}),
+        "gpu: set exactly one of pools and typeIds",
+    );
+    refused(
+        json!({"templateId": "t", "gpu": {"typeIds": ["A"], "excludedTypes": ["B"]}}),
+        "gpu.excludedTypes narrows pools",
+    );
+    refused(
+        json!({"templateId": "t", "cpu": {"flavors": ["c"], "vcpuCount": 6}}),
+        "cpu.vcpuCount must be a power of two",
+    );
+    refused(
+        json!({"templateId": "t", "cpu": {"flavors": ["c", "c"], "vcpuCount": 2}}),
+        "cpu.flavors must not repeat",
+    );
+}
+
+#[test]
+fn endpoint_load_balancer_rules() {
+    let refused = |spec: Value, words: &str| {
+        let errs = endpoint_refusals(spec, None);
+        assert!(errs.iter().any(|e| e.contains(words)), "{words}: {errs:?}");
+    };
+    let mut queue_delay = lb_endpoint();
+    queue_delay["scalerType"] = json!("QUEUE_DELAY");
+    refused(queue_delay, "scalerType must be REQUEST_COUNT");
+    let mut on_queue = lb_endpoint();
+    on_queue["type"] = json!("Queue");
+    refused(
+        on_queue,
+        "loadBalancer is only for an endpoint of type LoadBalancer",
+    );
+    let mut bad_path = lb_endpoint();
+    bad_path["loadBalancer"]["healthCheck"]["path"] = json!("ping");
+    refused(bad_path, "healthCheck.path must start with /");
+}
+
+#[test]
+fn endpoint_type_and_compute_family_are_immutable() {
+    let mut queue = lb_endpoint();
+    queue["type"] = json!("Queue");
+    queue.as_object_mut().unwrap().remove("loadBalancer");
+    queue.as_object_mut().unwrap().remove("scalerType");
+    let errs = endpoint_refusals(queue.clone(), Some(lb_endpoint()));
+    assert!(
+        errs.iter().any(|e| e.contains("type is immutable")),
+        "{errs:?}"
+    );
+    let cpu =
+        json!({"templateId": "tpl", "type": "Queue", "cpu": {"flavors": ["c"], "vcpuCount": 2}});
+    let errs = endpoint_refusals(cpu, Some(queue.clone()));
+    assert!(
+        errs.iter().any(|e| e.contains("between GPU and CPU")),
+        "{errs:?}"
+    );
+    // GPU pools to GPU types is no change of family.
+    let types = json!({"templateId": "tpl", "type": "Queue", "gpuTypeIds": ["A"]});
+    assert!(endpoint_refusals(types, Some(queue)).is_empty());
+}
+
 fn pod_spec() -> Value {
     json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"], "count": 1}})
 }

@@ -474,14 +474,15 @@ pub fn facts_of(pod: &Pod) -> Facts {
 }
 
 /// Pure: what the ledger needs of an Endpoint object. An endpoint the operator has made
-/// (its status has the platform's id) is billed at its minimum workers, at the catalog
-/// price its status reports; one being deleted still is, until it goes.
+/// (its status has the platform's id) is billed at the workers it runs (at least its
+/// minimum workers), at the catalog price its status reports; until the workers have
+/// been counted, at its minimum workers. One being deleted still is, until it goes.
 pub fn endpoint_facts_of(endpoint: &Endpoint) -> Facts {
     let status = endpoint.status.as_ref();
     Facts {
         labels: endpoint.labels().clone(),
         running: status.is_some_and(|s| s.common.id.is_some()),
-        cost_per_hour: status.and_then(|s| s.min_workers_cost_per_hour),
+        cost_per_hour: status.and_then(|s| s.workers_cost_per_hour.or(s.min_workers_cost_per_hour)),
         started: endpoint.metadata.creation_timestamp.as_ref().map(|t| t.0),
         platform_id: status.and_then(|s| s.common.id.clone()),
         stoppable: false,
@@ -591,6 +592,10 @@ mod tests {
         let f = endpoint_facts_of(&e);
         assert!(f.running);
         assert_eq!(f.cost_per_hour, Some(0.96));
+        // Once its workers are counted, it is billed at every one that runs, not only at
+        // the minimum.
+        e.status.as_mut().unwrap().workers_cost_per_hour = Some(2.4);
+        assert_eq!(endpoint_facts_of(&e).cost_per_hour, Some(2.4));
     }
 
     #[tokio::test]

@@ -1,50 +1,63 @@
-//! The Endpoint adapter: serverless endpoints with their queue and worker health, and a
-//! ConfigMap that tells in-cluster applications where to send jobs. A create, or a change
-//! that raises what the minimum workers cost, is admitted against the namespace's Budgets
-//! first (see `gpucloud_policy::budget`).
+//! The Endpoint adapter: serverless endpoints behind a job queue or a load balancer, with
+//! their queue health or their workers, and a ConfigMap that tells in-cluster
+//! applications where to send requests. A create, or a change that raises what the
+//! minimum workers cost, is admitted against the namespace's Budgets first (see
+//! `gpucloud_policy::budget`). The seed API has queue endpoints on GPU types only: a
+//! load balancer, GPU pools or CPU workers stall there with `UnsupportedByBackend`.
 
+pub mod cost;
+pub mod decide;
 pub mod summary;
 
+pub use cost::*;
+pub use decide::*;
+
 use std::collections::{BTreeMap, HashMap};
+
+use gpucloud_crd::endpoint::WorkerStates as StatusWorkerStates;
 use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::DeleteParams;
 use kube::{Api, Resource, ResourceExt};
-use tracing::warn;
+use tracing::{debug, warn};
 
 use gpucloud_crd::Endpoint;
 use gpucloud_crd::endpoint::{
-    EndpointHealth, EndpointRollout, EndpointStatus, JobCounts, ScalerType, WorkerCounts,
+    EndpointHealth, EndpointRollout, EndpointStatus, EndpointType, JobCounts, WorkerCounts,
 };
 use gpucloud_platform::domain::{
-    EndpointChange, EndpointSpec, Rollout, Scaler, ServerlessEndpoint,
+    EndpointChange, EndpointSpec, Rollout, Routing, ServerlessEndpoint, WorkerStates,
+    seed_unsupported,
 };
-use gpucloud_platform::domain::{ServerlessPrices, Unpriced};
-use gpucloud_platform::{Health, PlatformClient, PlatformError};
+use gpucloud_platform::{Health, PlatformApi, PlatformClient};
 
 use crate::kinds::shared::owned_config_map::{self, kube_failure};
 use crate::kinds::shared::{budget_hold, dependency};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::{Applied, Failure};
-use gpucloud_engine::marker::default_remote_name;
 use gpucloud_policy::budget::BudgetLedger;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
 
-/// An endpoint as listed, plus what the pass learned of it: the queue health fetched for
-/// Ready endpoints, while workers roll over to a new release how far they are, and what
-/// its minimum workers cost at the catalog's price.
+/// An endpoint as listed, plus what the pass learned of it: the queue health (queue
+/// endpoints) or the workers (load balancers) fetched for Ready endpoints, while workers
+/// roll over to a new release how far they are, and what its workers cost at the
+/// catalog's price.
 #[derive(Clone, Debug)]
 pub struct RemoteEndpoint {
     pub record: ServerlessEndpoint,
     pub health: Option<Health>,
+    /// A load balancer's workers by state.
+    pub worker_states: Option<WorkerStates>,
     pub rollout: Option<Rollout>,
     /// `None`: not known (the catalog could not be read, or cannot price its types).
     pub min_workers_cost: Option<f64>,
+    /// What one worker costs per hour; `None` as for `min_workers_cost`.
+    pub worker_cost: Option<f64>,
 }
 
 impl RemoteEndpoint {
@@ -52,224 +65,40 @@ impl RemoteEndpoint {
         Self {
             record,
             health: None,
+            worker_states: None,
             rollout: None,
             min_workers_cost: None,
-        }
-    }
-}
-
-/// What decides an endpoint's minimum-workers cost: workers, GPUs per worker, GPU types.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CostShape {
-    pub workers_min: i64,
-    pub gpu_count: i64,
-    pub gpu_type_ids: Vec<String>,
-}
-
-impl CostShape {
-    fn of_desired(d: &DesiredEndpoint) -> Self {
-        Self {
-            workers_min: d.workers_min,
-            gpu_count: d.gpu_count,
-            gpu_type_ids: d.gpu_type_ids.clone(),
+            worker_cost: None,
         }
     }
 
-    fn of_record(r: &ServerlessEndpoint) -> Self {
-        Self {
-            workers_min: r.workers_min.unwrap_or_default(),
-            gpu_count: r.gpu_count.unwrap_or(1),
-            gpu_type_ids: r.gpus.types(),
-        }
-    }
-
-    /// The record with `change` made.
-    fn after(r: &ServerlessEndpoint, change: &EndpointChange) -> Self {
-        let mut shape = Self::of_record(r);
-        if let Some(w) = change.workers_min {
-            shape.workers_min = w;
-        }
-        if let Some(c) = change.gpu_count {
-            shape.gpu_count = c;
-        }
-        if let Some(t) = &change.gpu_type_ids {
-            shape.gpu_type_ids = t.clone();
-        }
-        shape
-    }
-
-    fn cost(&self, prices: &ServerlessPrices) -> Result<f64, Unpriced> {
-        prices.min_workers_cost(self.workers_min, self.gpu_count, &self.gpu_type_ids)
-    }
-
-    /// Pure: whether no minimum worker runs, so that the cost is 0 without the catalog.
-    fn is_free(&self) -> bool {
-        self.workers_min <= 0
-    }
-}
-
-/// Pure: whether `change` may move what the minimum workers cost.
-pub fn moves_cost(change: &EndpointChange) -> bool {
-    change.workers_min.is_some() || change.gpu_count.is_some() || change.gpu_type_ids.is_some()
-}
-
-/// What the Budget admission of an endpoint decides, given its cost before and after.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CostAdmission {
-    /// No reservation needed: nothing more to pay (a create of no minimum workers, a
-    /// change that lowers or keeps the cost).
-    Proceed,
-    /// Reserve this cost per hour first.
-    Reserve(f64),
-}
-
-/// Pure: a create (`before` is `None`) or a change to an endpoint costing `before`, which
-/// would make it cost `after`.
-pub fn cost_admission(before: Option<f64>, after: f64) -> CostAdmission {
-    const EPSILON: f64 = 1e-9;
-    match before {
-        _ if after <= EPSILON => CostAdmission::Proceed,
-        Some(b) if after <= b + EPSILON => CostAdmission::Proceed,
-        _ => CostAdmission::Reserve(after),
-    }
-}
-
-/// Reads the catalog's prices only when `shapes` need them: the cost of each, or why it
-/// cannot be priced.
-async fn costs_of(
-    client: &PlatformClient,
-    shapes: &[&CostShape],
-) -> Result<Vec<Result<f64, Unpriced>>, PlatformError> {
-    let prices = if shapes.iter().all(|s| s.is_free()) {
-        Arc::new(ServerlessPrices::default())
-    } else {
-        client.catalog().serverless_prices().await?
-    };
-    Ok(shapes.iter().map(|s| s.cost(&prices)).collect())
-}
-
-/// The cost of `shape`, `None` when it cannot be known now (logged: it only leaves the
-/// last figure in status).
-async fn cost_or_none(client: &PlatformClient, shape: &CostShape, id: &str) -> Option<f64> {
-    match costs_of(client, &[shape]).await {
-        Ok(mut costs) => costs.pop().and_then(Result::ok),
-        Err(e) => {
-            warn!(endpoint = %id, error = %e, "could not read the catalog's serverless prices");
-            None
-        }
+    /// Prices the minimum workers and one worker with `client`'s catalog (cached).
+    async fn price(&mut self, client: &PlatformClient) {
+        let shape = CostShape::of_record(&self.record);
+        let id = self.record.id.clone();
+        self.min_workers_cost = cost_or_none(client, &shape, &id).await;
+        self.worker_cost = cost_or_none(client, &shape.one_worker(), &id).await;
     }
 }
 
 /// The endpoint as the spec wants it, with references resolved.
 pub type DesiredEndpoint = EndpointSpec;
 
-fn remote_name(obj: &Endpoint) -> String {
-    obj.spec
-        .name
-        .clone()
-        .unwrap_or_else(|| default_remote_name(obj))
-}
-
-/// Pure: the desired endpoint, given the template and network volume ids already resolved.
-pub fn desired_of(
-    obj: &Endpoint,
-    template_id: String,
-    network_volume_id: Option<String>,
-) -> DesiredEndpoint {
-    let s = &obj.spec;
-    let scaler_value = i64::from(s.scaler_value);
-    EndpointSpec {
-        name: remote_name(obj),
-        template_id,
-        gpu_type_ids: s.gpu_type_ids.clone(),
-        gpu_count: i64::from(s.gpu_count),
-        workers_min: i64::from(s.workers_min),
-        workers_max: i64::from(s.workers_max),
-        idle_timeout_s: i64::from(s.idle_timeout_seconds),
-        scaler: match s.scaler_type {
-            ScalerType::QueueDelay => Scaler::QueueDelay(scaler_value),
-            ScalerType::RequestCount => Scaler::RequestCount(scaler_value),
-        },
-        execution_timeout_ms: s.execution_timeout_ms,
-        flashboot: s.flashboot,
-        network_volume_id,
-    }
-}
-
-/// Pure: the fields that differ, as one partial update.
-pub fn plan_endpoint(
-    desired: &DesiredEndpoint,
-    record: &ServerlessEndpoint,
-) -> Plan<EndpointChange> {
-    fn differs<T: PartialEq + Clone>(want: &T, have: Option<T>) -> Option<T> {
-        (have.as_ref() != Some(want)).then(|| want.clone())
-    }
-    let change = EndpointChange {
-        name: differs(&desired.name, Some(record.name.clone())),
-        template_id: differs(&desired.template_id, record.template_id.clone()),
-        gpu_type_ids: (!record.gpus.matches(&desired.gpu_type_ids))
-            .then(|| desired.gpu_type_ids.clone()),
-        gpu_count: differs(&desired.gpu_count, record.gpu_count),
-        workers_min: differs(&desired.workers_min, record.workers_min),
-        workers_max: differs(&desired.workers_max, record.workers_max),
-        idle_timeout_s: differs(&desired.idle_timeout_s, record.idle_timeout_s),
-        network_volume_id: match (&desired.network_volume_id, &record.network_volume_id) {
-            (Some(want), have) if have.as_ref() != Some(want) => Some(want.clone()),
-            _ => None,
-        },
-        execution_timeout_ms: match desired.execution_timeout_ms {
-            Some(want) if record.execution_timeout_ms != Some(want) => Some(want),
-            _ => None,
-        },
-        scaler: differs(&desired.scaler, record.scaler),
-        flashboot: differs(&desired.flashboot, record.flashboot),
-    };
-    if change.is_empty() {
-        Plan::UpToDate
-    } else {
-        Plan::Update(vec![change])
-    }
-}
-
-/// Pure: whether the endpoint serves its latest spec yet. Workers still on an older
-/// release mean a rollout is under way.
-pub fn readiness_of(remote: &RemoteEndpoint) -> Readiness {
-    match remote.rollout {
-        Some(r) if r.in_progress => Readiness::Progressing {
-            reason: "RollingOut".into(),
-            message: format!(
-                "{} of {} workers run the latest release of endpoint {}",
-                r.workers_on_latest, r.workers_total, remote.record.id
-            ),
-        },
-        _ => Readiness::Ready {
-            message: format!("endpoint {} matches the spec", remote.record.id),
-        },
-    }
-}
+/// A connection ConfigMap as written: its name and data.
+type WrittenConnection = (String, BTreeMap<String, String>);
 
 /// The Endpoint kind.
 #[derive(Default)]
 pub struct EndpointAdapter {
-    /// The connection ConfigMap last written per object (name, id, url), so it is written
-    /// only when it changes; dropped in `forget`.
-    written: parking_lot::Mutex<HashMap<String, (String, String, String)>>,
+    /// The connection ConfigMap last written per object (name and data), so it is
+    /// written only when it changes; dropped in `forget`.
+    written: parking_lot::Mutex<HashMap<String, WrittenConnection>>,
     /// The Budgets' ledger: creates and raises of the minimum workers are admitted
     /// against it. `None`: no Budget is enforced.
     budgets: Option<Arc<BudgetLedger>>,
     /// How long a held endpoint waits before it looks again by itself, should no wake-up
     /// come.
     held_recheck: Duration,
-}
-
-/// Pure: whether a pass should ask how far a rollout has come: one the operator started
-/// in this pass (`remote.rollout`), or one status still reports as under way. Other
-/// passes cost no rollout call.
-pub fn rollout_to_follow(status: Option<&EndpointStatus>, remote: &RemoteEndpoint) -> bool {
-    let reported = status
-        .and_then(|s| s.rollout.as_ref())
-        .is_some_and(|r| r.in_progress);
-    reported || remote.rollout.is_some_and(|r| r.in_progress)
 }
 
 impl EndpointAdapter {
@@ -287,26 +116,19 @@ impl EndpointAdapter {
         &self,
         shared: &Shared,
         obj: &Endpoint,
-        id: &str,
-        url: &str,
+        data: BTreeMap<String, String>,
     ) -> Result<(), Failure> {
         let key = format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
         let wanted = obj.spec.write_connection_to.clone();
         let previous = self.written.lock().get(&key).cloned();
-        let current = wanted
-            .clone()
-            .map(|name| (name, id.to_string(), url.to_string()));
+        let current = wanted.clone().map(|name| (name, data));
         if previous == current {
             return Ok(());
         }
         let config_maps: Api<ConfigMap> =
             Api::namespaced(shared.kube.clone(), &obj.namespace().unwrap_or_default());
-        if let Some((name, id, url)) = &current {
-            let data = BTreeMap::from([
-                ("id".to_string(), id.clone()),
-                ("url".to_string(), url.clone()),
-            ]);
-            owned_config_map::apply(shared, obj, name, CONNECTION_LABEL, data).await?;
+        if let Some((name, data)) = &current {
+            owned_config_map::apply(shared, obj, name, CONNECTION_LABEL, data.clone()).await?;
         }
         // A ConfigMap written under a name the spec no longer gives is this object's to remove.
         let selector = format!("{CONNECTION_LABEL}={}", obj.name_any());
@@ -371,14 +193,19 @@ impl Adapter for EndpointAdapter {
             records.into_iter().map(RemoteEndpoint::listed).collect();
         // What each one's minimum workers cost, for status (and so for the Budgets): one
         // cached catalog read, none when no endpoint keeps workers.
+        // One worker of each is priced too, for what its running workers cost.
         let shapes: Vec<CostShape> = remotes
             .iter()
-            .map(|r| CostShape::of_record(&r.record))
+            .flat_map(|r| {
+                let shape = CostShape::of_record(&r.record);
+                [shape.one_worker(), shape]
+            })
             .collect();
         match costs_of(client, &shapes.iter().collect::<Vec<_>>()).await {
             Ok(costs) => {
-                for (remote, cost) in remotes.iter_mut().zip(costs) {
-                    remote.min_workers_cost = cost.ok();
+                for (remote, cost) in remotes.iter_mut().zip(costs.chunks(2)) {
+                    remote.worker_cost = cost[0].as_ref().ok().copied();
+                    remote.min_workers_cost = cost[1].as_ref().ok().copied();
                 }
             }
             Err(e) => warn!(error = %e, "could not read the catalog's serverless prices"),
@@ -395,6 +222,16 @@ impl Adapter for EndpointAdapter {
         pass: &PassContext<'_>,
         obj: &Endpoint,
     ) -> Result<DesiredEndpoint, Failure> {
+        if pass.client.api() == PlatformApi::Seed
+            && let Some(field) = seed_unsupported(&desired_of(obj, String::new(), None))
+        {
+            return Err(Failure::permanent(
+                "UnsupportedByBackend",
+                format!(
+                    "{field}: the seed API has queue endpoints on GPU types only (no load balancers, GPU pools or CPU workers); run this install on the REST v2 backend (--platform-api v2)"
+                ),
+            ));
+        }
         let volume = dependency::network_volume_id(
             pass.shared,
             &obj.namespace().unwrap_or_default(),
@@ -457,12 +294,17 @@ impl Adapter for EndpointAdapter {
         let after_cost = match &costs[0] {
             Ok(c) => *c,
             Err(unpriced) => {
-                return Err(budget_hold::waiting(
-                    "BudgetPriceUnknown",
+                let message = if desired.cpu.is_some() {
+                    "spec.cpu: the catalog's serverless prices are per GPU; a Budget of the namespace cannot count a CPU endpoint's minimum workers, so it is held".to_string()
+                } else {
                     format!(
                         "spec.gpuTypeIds: the platform's catalog has no price for {}; a Budget of the namespace cannot count the endpoint's minimum workers, so it is held",
                         unpriced.types.join(", ")
-                    ),
+                    )
+                };
+                return Err(budget_hold::waiting(
+                    "BudgetPriceUnknown",
+                    message,
                     self.held_recheck,
                 ));
             }
@@ -512,9 +354,8 @@ impl Adapter for EndpointAdapter {
         record
             .template_id
             .get_or_insert_with(|| d.template_id.clone());
-        let shape = CostShape::of_record(&record);
         let mut remote = RemoteEndpoint::listed(record);
-        remote.min_workers_cost = cost_or_none(pass.client, &shape, &remote.record.id).await;
+        remote.price(pass.client).await;
         Ok(Created::quietly(remote))
     }
 
@@ -560,6 +401,7 @@ impl Adapter for EndpointAdapter {
         if moves_cost(change) {
             let shape = CostShape::after(&remote.record, change);
             remote.min_workers_cost = cost_or_none(client, &shape, &remote.record.id).await;
+            remote.worker_cost = cost_or_none(client, &shape.one_worker(), &remote.record.id).await;
         }
         Ok(())
     }
@@ -604,14 +446,25 @@ impl Adapter for EndpointAdapter {
                 .map_err(|e| Failure::from_platform("read the endpoint's rollout", &e))?;
             remote.rollout = Some(rollout);
         }
-        let health = client
-            .jobs()
-            .health(&remote.record.id)
-            .await
-            .map_err(|e| Failure::from_platform("read the endpoint's health", &e))?;
-        remote.health = Some(health);
-        let url = remote.record.job_api_url.clone();
-        self.write_connection(pass.shared, obj, &remote.record.id, &url)
+        // One call per pass either way: a queue's health, or a load balancer's workers
+        // (it has no queue; the platform's load balancer checks each worker's health).
+        if matches!(remote.record.routing, Some(Routing::LoadBalancer(_))) {
+            let states = client
+                .endpoints()
+                .workers(&id)
+                .await
+                .map_err(|e| Failure::from_platform("read the endpoint's workers", &e))?;
+            debug!(endpoint = %id, ?states, "read the load balancer's workers");
+            remote.worker_states = states;
+        } else {
+            let health = client
+                .jobs()
+                .health(&id)
+                .await
+                .map_err(|e| Failure::from_platform("read the endpoint's health", &e))?;
+            remote.health = Some(health);
+        }
+        self.write_connection(pass.shared, obj, connection_data(&remote.record))
             .await
     }
 
@@ -624,7 +477,27 @@ impl Adapter for EndpointAdapter {
         let mut status = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else { return status };
         let r = &remote.record;
-        status.url = Some(r.job_api_url.clone());
+        match &r.load_balancer_urls {
+            Some(lb) => {
+                status.url = Some(lb.base.clone());
+                status.health_url = Some(lb.health.clone());
+            }
+            None => status.url = Some(r.job_api_url.clone()),
+        }
+        status.endpoint_type = r.routing.as_ref().map(|t| match t {
+            Routing::Queue => EndpointType::Queue,
+            Routing::LoadBalancer(_) => EndpointType::LoadBalancer,
+        });
+        status.pools = r
+            .pools
+            .as_ref()
+            .map(|p| p.pools.clone())
+            .unwrap_or_default();
+        status.cpu_flavors = r
+            .cpu
+            .as_ref()
+            .map(|c| c.flavors.clone())
+            .unwrap_or_default();
         status.name = Some(r.name.clone());
         status.template_id = r.template_id.clone().or(status.template_id);
         if let Some(rollout) = remote.rollout {
@@ -640,6 +513,24 @@ impl Adapter for EndpointAdapter {
         if let Some(cost) = remote.min_workers_cost {
             // Rounded as a Budget's figures are: an unchanged cost writes no status.
             status.min_workers_cost_per_hour = Some((cost * 1e6).round() / 1e6);
+        }
+        if let Some(cost) = workers_cost(remote) {
+            status.workers_cost_per_hour = Some((cost * 1e6).round() / 1e6);
+        }
+        if let Some(w) = remote.worker_states {
+            status.worker_states = Some(StatusWorkerStates {
+                running: w.running,
+                idle: w.idle,
+                initializing: w.initializing,
+                throttled: w.throttled,
+                unhealthy: w.unhealthy,
+                total: w.total,
+            });
+            status.workers = Some(format!(
+                "{}/{}",
+                w.serving(),
+                r.workers_max.unwrap_or_default()
+            ));
         }
         if let Some(h) = &remote.health {
             status.health = Some(EndpointHealth {

@@ -2,7 +2,7 @@
 //! cost and whether it is Ready.
 
 use crate::kinds::summary::{Row, TableRow, ready_of, short_gpu, why_of};
-use gpucloud_crd::Endpoint;
+use gpucloud_crd::{Endpoint, EndpointSpec};
 
 pub fn summarize(endpoint: &Endpoint) -> Row {
     let status = endpoint.status.as_ref();
@@ -15,16 +15,26 @@ pub fn summarize(endpoint: &Endpoint) -> Row {
         state: workers
             .map(|w| format!("workers {w}"))
             .unwrap_or_else(|| "-".into()),
-        gpu: endpoint
-            .spec
-            .gpu_type_ids
-            .first()
-            .map(|t| short_gpu(t))
-            .unwrap_or_else(|| "-".into()),
+        gpu: worker_kind(&endpoint.spec),
         cost_per_hour: None,
         ready,
         is_ready,
         why: why_of(status.map_or(&[][..], |s| &s.common.conditions)),
+    }
+}
+
+/// What the workers run on: the first GPU type, the first pool, or the CPU flavour.
+fn worker_kind(spec: &EndpointSpec) -> String {
+    let gpu = spec.gpu.as_ref();
+    let types = gpu.map_or(&spec.gpu_type_ids, |g| &g.type_ids);
+    if let Some(t) = types.first() {
+        short_gpu(t)
+    } else if let Some(p) = gpu.and_then(|g| g.pools.first()) {
+        format!("pool {p}")
+    } else if let Some(c) = &spec.cpu {
+        format!("cpu {}", c.flavors.first().map_or("-", String::as_str))
+    } else {
+        "-".into()
     }
 }
 

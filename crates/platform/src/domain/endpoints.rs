@@ -11,6 +11,10 @@ use super::super::config::PlatformApi;
 use super::super::error::PlatformError;
 use super::super::{EndpointCreate, EndpointUpdate, PlatformClient, v2};
 use super::catalog::PoolMap;
+pub use super::endpoint_shape::{
+    CpuWorkers, GpuPools, LoadBalancerPorts, LoadBalancerUrls, Routing, WorkerStates,
+    seed_unsupported,
+};
 
 type Result<T> = std::result::Result<T, PlatformError>;
 
@@ -28,8 +32,14 @@ pub enum Scaler {
 pub struct EndpointSpec {
     pub name: String,
     pub template_id: String,
-    /// In priority order (the seed API honours the order; REST v2 cannot).
+    pub routing: Routing,
+    /// In priority order (the seed API honours the order; REST v2 cannot). Empty when
+    /// the workers are chosen by `gpu_pools` or are CPU workers.
     pub gpu_type_ids: Vec<String>,
+    /// GPUs by pool, sent as they are (REST v2 only).
+    pub gpu_pools: Option<GpuPools>,
+    /// CPU workers instead of GPU ones (REST v2 only).
+    pub cpu: Option<CpuWorkers>,
     pub gpu_count: i64,
     pub workers_min: i64,
     pub workers_max: i64,
@@ -74,7 +84,15 @@ pub struct ServerlessEndpoint {
     pub name: String,
     /// `None` where the backend does not report it (REST v2).
     pub template_id: Option<String>,
+    /// `None` where the backend does not say (an older REST v2 answer).
+    pub routing: Option<Routing>,
     pub gpus: GpuSelection,
+    /// The pools and exclusions as sent (REST v2), `None` on the seed API.
+    pub pools: Option<GpuPools>,
+    /// A CPU endpoint's workers (REST v2).
+    pub cpu: Option<CpuWorkers>,
+    /// A load balancer's URLs.
+    pub load_balancer_urls: Option<LoadBalancerUrls>,
     pub gpu_count: Option<i64>,
     pub workers_min: Option<i64>,
     pub workers_max: Option<i64>,
@@ -93,6 +111,11 @@ pub struct EndpointChange {
     pub name: Option<String>,
     pub template_id: Option<String>,
     pub gpu_type_ids: Option<Vec<String>>,
+    pub gpu_pools: Option<GpuPools>,
+    pub cpu: Option<CpuWorkers>,
+    /// A load balancer's ports; sent as the env the platform reads them from, so it goes
+    /// with `template_id` (REST v2 replaces the whole env, merged with the template's).
+    pub load_balancer: Option<LoadBalancerPorts>,
     pub gpu_count: Option<i64>,
     pub workers_min: Option<i64>,
     pub workers_max: Option<i64>,
@@ -114,6 +137,9 @@ impl EndpointChange {
             ("name", self.name.is_some()),
             ("templateId", self.template_id.is_some()),
             ("gpuTypeIds", self.gpu_type_ids.is_some()),
+            ("gpu.pools", self.gpu_pools.is_some()),
+            ("cpu", self.cpu.is_some()),
+            ("loadBalancer", self.load_balancer.is_some()),
             ("gpuCount", self.gpu_count.is_some()),
             ("workersMin", self.workers_min.is_some()),
             ("workersMax", self.workers_max.is_some()),
@@ -202,6 +228,12 @@ impl Endpoints {
     pub async fn create(&self, spec: &EndpointSpec) -> Result<ServerlessEndpoint> {
         match self.client.api() {
             PlatformApi::Seed => {
+                if let Some(field) = seed_unsupported(spec) {
+                    return Err(PlatformError::invalid_input(
+                        field,
+                        "the seed API has no load balancers, GPU pools or CPU endpoints",
+                    ));
+                }
                 let (scaler_type, scaler_value) = seed_scaler(spec.scaler);
                 let input = EndpointCreate {
                     name: spec.name.clone(),
@@ -226,14 +258,39 @@ impl Endpoints {
             }
             PlatformApi::V2 => {
                 let pools = self.client.catalog().pools().await?;
-                let gpu =
-                    pools.selection_for(&spec.gpu_type_ids, count("gpuCount", spec.gpu_count)?)?;
+                let gpu_count = count("gpuCount", spec.gpu_count)?;
+                let (gpu, cpu) = match (&spec.cpu, &spec.gpu_pools) {
+                    (Some(cpu), _) => (
+                        None,
+                        Some(cpu.to_v2(count("cpu.vcpuCount", cpu.vcpu_count)?)),
+                    ),
+                    (None, Some(p)) => (
+                        Some(v2::CreateEndpointGpuConfig {
+                            pools: p.pools.clone(),
+                            excluded_types: (!p.excluded_types.is_empty())
+                                .then(|| p.excluded_types.clone()),
+                            count: Some(gpu_count),
+                            ..Default::default()
+                        }),
+                        None,
+                    ),
+                    (None, None) => (
+                        Some(pools.selection_for(&spec.gpu_type_ids, gpu_count)?),
+                        None,
+                    ),
+                };
+                let (endpoint_type, env) = match &spec.routing {
+                    Routing::Queue => (v2::EndpointType::Queue, None),
+                    Routing::LoadBalancer(ports) => {
+                        (v2::EndpointType::LoadBalancer, Some(ports.env()))
+                    }
+                };
                 let input = v2::CreateEndpoint {
                     name: spec.name.clone(),
-                    endpoint_type: v2::EndpointType::Queue,
+                    endpoint_type,
                     scaling: v2_scaler(spec.scaler)?,
-                    gpu: Some(gpu),
-                    cpu: None,
+                    gpu,
+                    cpu,
                     workers: Some(v2::EndpointWorkers {
                         min: Some(count("workersMin", spec.workers_min)?),
                         max: Some(count("workersMax", spec.workers_max)?),
@@ -247,7 +304,10 @@ impl Endpoints {
                         .transpose()?,
                     flashboot: Some(v2_flashboot(spec.flashboot)),
                     template_id: Some(spec.template_id.clone()),
-                    container: v2::CreateContainerConfig::default(),
+                    container: v2::CreateContainerConfig {
+                        env,
+                        ..Default::default()
+                    },
                 };
                 let created = self
                     .client
@@ -270,6 +330,15 @@ impl Endpoints {
     pub async fn update(&self, id: &str, change: &EndpointChange) -> Result<()> {
         match self.client.api() {
             PlatformApi::Seed => {
+                if change.gpu_pools.is_some()
+                    || change.cpu.is_some()
+                    || change.load_balancer.is_some()
+                {
+                    return Err(PlatformError::invalid_input(
+                        change.fields().join(", "),
+                        "the seed API has no load balancers, GPU pools or CPU endpoints",
+                    ));
+                }
                 let (scaler_type, scaler_value) = match change.scaler.map(seed_scaler) {
                     Some((t, v)) => (Some(t.to_string()), Some(v)),
                     None => (None, None),
@@ -296,12 +365,19 @@ impl Endpoints {
             }
             PlatformApi::V2 => {
                 let gpu_count = change.gpu_count.map(|n| count("gpuCount", n)).transpose()?;
-                let gpu = match &change.gpu_type_ids {
-                    Some(types) => {
+                let gpu = match (&change.gpu_pools, &change.gpu_type_ids) {
+                    // Exclusions are sent with the pools every time: pools alone clear them.
+                    (Some(p), _) => Some(v2::UpdateEndpointGpuConfig {
+                        pools: Some(p.pools.clone()),
+                        excluded_types: Some(p.excluded_types.clone()),
+                        count: gpu_count,
+                        ..Default::default()
+                    }),
+                    (None, Some(types)) => {
                         let pools = self.client.catalog().pools().await?;
                         Some(pools.update_selection_for(types, gpu_count)?)
                     }
-                    None => gpu_count.map(|n| v2::UpdateEndpointGpuConfig {
+                    (None, None) => gpu_count.map(|n| v2::UpdateEndpointGpuConfig {
                         count: Some(n),
                         ..Default::default()
                     }),
@@ -327,6 +403,15 @@ impl Endpoints {
                     timeout: opt("executionTimeoutMs", change.execution_timeout_ms)?.map(u64::from),
                     flashboot: change.flashboot.map(v2_flashboot),
                     network_volumes: change.network_volume_id.clone().map(|v| vec![v]),
+                    cpu: change
+                        .cpu
+                        .as_ref()
+                        .map(|c| count("cpu.vcpuCount", c.vcpu_count).map(|n| c.to_v2(n)))
+                        .transpose()?,
+                    container: v2::UpdateContainerConfig {
+                        env: change.load_balancer.as_ref().map(LoadBalancerPorts::env),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 };
                 self.client.v2().update_endpoint(id, &input).await.map(drop)
@@ -357,6 +442,20 @@ impl Endpoints {
                     workers_on_latest: i64::from(r.workers_on_latest),
                     workers_total: i64::from(r.workers_total),
                 })
+            }
+        }
+    }
+}
+
+impl Endpoints {
+    /// The endpoint's workers by state: one call on REST v2; the seed API has no workers
+    /// list, so `None` without a call.
+    pub async fn workers(&self, id: &str) -> Result<Option<WorkerStates>> {
+        match self.client.api() {
+            PlatformApi::Seed => Ok(None),
+            PlatformApi::V2 => {
+                let list = self.client.v2().endpoint_workers(id).await?;
+                Ok(Some(WorkerStates::from_v2(&list.summary)))
             }
         }
     }
@@ -419,7 +518,11 @@ fn from_seed(r: super::super::Endpoint, serverless: &str) -> ServerlessEndpoint 
         id: r.id,
         name: r.name,
         template_id: r.template_id,
+        routing: Some(Routing::Queue),
         gpus: GpuSelection::Ordered(r.gpu_type_ids),
+        pools: None,
+        cpu: None,
+        load_balancer_urls: None,
         gpu_count: r.gpu_count,
         workers_min: r.workers_min,
         workers_max: r.workers_max,
@@ -429,12 +532,33 @@ fn from_seed(r: super::super::Endpoint, serverless: &str) -> ServerlessEndpoint 
 }
 
 fn from_v2(r: v2::Endpoint, pools: &PoolMap) -> ServerlessEndpoint {
-    let (gpus, gpu_count) = match &r.gpu {
+    let (gpus, gpu_count, gpu_pools) = match &r.gpu {
         Some(g) => (
             GpuSelection::Unordered(pools.types_of(&g.pools, &g.excluded_types)),
             g.count.map(i64::from),
+            Some(GpuPools {
+                pools: g.pools.clone(),
+                excluded_types: g.excluded_types.clone(),
+            }),
         ),
-        None => (GpuSelection::Unordered(BTreeSet::new()), None),
+        None => (GpuSelection::Unordered(BTreeSet::new()), None, None),
+    };
+    let routing = r.endpoint_type.as_ref().and_then(|t| match t {
+        v2::EndpointType::Queue => Some(Routing::Queue),
+        v2::EndpointType::LoadBalancer => Some(Routing::LoadBalancer(LoadBalancerPorts::from_env(
+            &r.container.env,
+        ))),
+        _ => None,
+    });
+    let load_balancer_urls = match (&routing, &r.request_urls) {
+        (Some(Routing::LoadBalancer(_)), Some(u)) => match (&u.base, &u.health) {
+            (Some(base), Some(health)) => Some(LoadBalancerUrls {
+                base: base.clone(),
+                health: health.clone(),
+            }),
+            _ => None,
+        },
+        _ => None,
     };
     // The job API base is what `requestUrls.run` points at, without the operation.
     let job_api_url = r
@@ -449,7 +573,11 @@ fn from_v2(r: v2::Endpoint, pools: &PoolMap) -> ServerlessEndpoint {
         name: r.name,
         // REST v2 does not report the template an endpoint was made from.
         template_id: None,
+        routing,
         gpus,
+        pools: gpu_pools,
+        cpu: CpuWorkers::from_v2(r.cpu.as_ref()),
+        load_balancer_urls,
         gpu_count,
         workers_min: r.workers.min.map(i64::from),
         workers_max: r.workers.max.map(i64::from),

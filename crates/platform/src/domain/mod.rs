@@ -79,6 +79,7 @@ pub mod catalog;
 pub(crate) mod catalog_cache;
 pub mod catalog_cpu;
 pub mod clusters;
+pub mod endpoint_shape;
 pub mod endpoints;
 pub mod pod_logs;
 pub mod pods;
@@ -90,7 +91,8 @@ pub mod volumes;
 pub use catalog::{Catalog, PoolMap, ServerlessPrices, Unpriced};
 pub use clusters::{Cluster, ClusterNode, ClusterOffer, ClusterRequest, Clusters, NodeContainer};
 pub use endpoints::{
-    EndpointChange, EndpointSpec, Endpoints, GpuSelection, Rollout, Scaler, ServerlessEndpoint,
+    CpuWorkers, EndpointChange, EndpointSpec, Endpoints, GpuPools, GpuSelection, LoadBalancerPorts,
+    LoadBalancerUrls, Rollout, Routing, Scaler, ServerlessEndpoint, WorkerStates, seed_unsupported,
 };
 pub use pod_logs::{PodLogs, SystemLine, SystemLines, is_host_full};
 pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};

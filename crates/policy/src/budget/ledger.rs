@@ -7,8 +7,8 @@
 //! What a member costs (its charge):
 //! - a Pod seen running (its status says it runs, with a price): that price, and any
 //!   reservation it held is dropped, the platform's figure replaces the estimate;
-//! - an Endpoint seen on the platform: the cost of its minimum workers at the catalog's
-//!   price (its status says it), or its reservation while that is higher (a raise admitted
+//! - an Endpoint seen on the platform: the cost of the workers it runs (at least its
+//!   minimum workers) at the catalog's price (its status says it), or its reservation while that is higher (a raise admitted
 //!   and not yet in status must not be under-counted); the reservation goes once status
 //!   reaches it;
 //! - a Cluster the operator made: what its nodes cost (its status says it), or its
