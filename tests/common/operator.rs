@@ -600,6 +600,19 @@ pub fn ready_now<K: ManagedKind>(obj: &K) -> bool {
     })
 }
 
+/// Stalled=True with reason `why` and Ready=False for the object's current generation,
+/// whatever its kind; the Stalled message, for the test to check what it names.
+pub fn stalled_now<K: ManagedKind>(obj: &K, why: &str) -> Option<String> {
+    let common = K::common(obj.current_status()?);
+    let stalled = condition(&common.conditions, "Stalled")?;
+    let ready = condition(&common.conditions, "Ready")?;
+    (common.observed_generation == obj.meta().generation
+        && stalled.status == "True"
+        && stalled.reason == why
+        && ready.status == "False")
+        .then(|| stalled.message.to_string())
+}
+
 /// The reason of condition `type_`, if present.
 pub fn reason(nv: &NetworkVolume, type_: &str) -> Option<String> {
     nv.status

@@ -46,15 +46,15 @@ pub struct EndpointGpu {
     /// Serverless GPU pools (the catalog's `pool` of each GPU type, such as `ADA_24`):
     /// workers go to whichever pool has room. REST v2 only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(min = 1, max = 16))]
+    #[schemars(length(min = 1, max = 16), inner(length(min = 1, max = 64)))]
     pub pools: Vec<String>,
     /// GPU types taken out of `pools`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 32))]
+    #[schemars(length(max = 32), inner(length(min = 1, max = 128)))]
     pub excluded_types: Vec<String>,
     /// GPU type ids in priority order (the same as the shorthand `spec.gpuTypeIds`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(min = 1, max = 32))]
+    #[schemars(length(min = 1, max = 32), inner(length(min = 1, max = 128)))]
     pub type_ids: Vec<String>,
     /// GPUs per worker.
     #[serde(default = "one")]
@@ -67,7 +67,7 @@ pub struct EndpointGpu {
 #[serde(rename_all = "camelCase")]
 pub struct EndpointCpu {
     /// CPU flavour ids (`GET /v2/catalog/cpus`, such as `cpu5c`) in priority order.
-    #[schemars(length(min = 1, max = 8))]
+    #[schemars(length(min = 1, max = 8), inner(length(min = 1, max = 64)))]
     #[x_kube(validation = Rule::new("self.all(f, self.exists_one(g, g == f))").message("cpu.flavors must not repeat a flavour"))]
     pub flavors: Vec<String>,
     /// vCPUs per worker: a power of two from 2 to 128, valid for the flavours.

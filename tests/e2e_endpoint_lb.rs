@@ -1,0 +1,306 @@
+//! Endpoints beyond the queue on GPU types, end to end: a load balancer Ready from its
+//! workers with its URLs in the connection ConfigMap, GPUs by pool, CPU workers (REST v2);
+//! on the seed API each of them stalls with `UnsupportedByBackend`, naming the field, and
+//! nothing is created. Run through `scripts/test.sh`.
+
+mod common;
+
+use std::time::Duration;
+
+use gpucloud_crd::{Endpoint, EndpointSpec, EndpointType};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use common::backend::{is_v2, routes};
+use common::operator::{Env, calls_since, ready_now, stalled_now};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+const WORKERS: &str = "GET /v2/serverless/{id}/workers";
+
+fn endpoint(name: &str, spec: serde_json::Value) -> Endpoint {
+    let mut base = json!({"templateId": "tmpl-worker-base", "workersMin": 0, "workersMax": 2});
+    base.as_object_mut()
+        .unwrap()
+        .extend(spec.as_object().unwrap().clone());
+    let spec: EndpointSpec = serde_json::from_value(base).unwrap();
+    Endpoint::new(name, spec)
+}
+
+fn load_balancer(name: &str) -> Endpoint {
+    endpoint(
+        name,
+        json!({"type": "LoadBalancer", "gpuTypeIds": ["NVIDIA A40"], "workersMin": 1,
+            "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/healthz"}},
+            "writeConnectionTo": format!("{name}-conn")}),
+    )
+}
+
+/// On the seed API: `name` stalls with `UnsupportedByBackend` naming `field`, and no
+/// endpoint is created; deleting it holds on nothing.
+async fn unsupported_on_seed(env: &Env, obj: &Endpoint, field: &str) {
+    let name = obj.name_any();
+    env.create(obj).await;
+    let stalled = env
+        .wait_for::<Endpoint, _>(&name, TIMEOUT, "UnsupportedByBackend", |ep| {
+            stalled_now(ep, "UnsupportedByBackend").is_some()
+        })
+        .await;
+    let message = stalled_now(&stalled, "UnsupportedByBackend").unwrap();
+    assert!(message.contains(field), "{field} must be named: {message}");
+    assert!(stalled.status.unwrap().common.id.is_none());
+    assert_eq!(
+        env.emulator
+            .admin()
+            .call_count(routes().create_endpoint)
+            .await
+            .unwrap(),
+        0,
+        "nothing is created"
+    );
+    let api: Api<Endpoint> = env.api();
+    api.delete(&name, &DeleteParams::default()).await.unwrap();
+    assert!(common::wait_gone(&api, &name, TIMEOUT).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_load_balancer_is_ready_from_its_workers_with_its_urls_in_the_config_map() {
+    let env = Env::start("ep-lb").await;
+    let op = env.operator(&[]);
+    if !is_v2() {
+        unsupported_on_seed(&env, &load_balancer("lb"), "spec.type").await;
+        env.finish(op).await;
+        return;
+    }
+    env.create(&load_balancer("lb")).await;
+    let ready = env
+        .wait_for::<Endpoint, _>("lb", TIMEOUT, "Ready", ready_now)
+        .await;
+    let status = ready.status.clone().unwrap();
+    let id = status.common.id.clone().expect("status.id");
+    let base = format!("{}/lb/{id}", env.emulator.base_url());
+    assert_eq!(status.endpoint_type, Some(EndpointType::LoadBalancer));
+    assert_eq!(status.url.as_deref(), Some(base.as_str()));
+    let health_url = format!("{base}/healthz");
+    assert_eq!(status.health_url.as_deref(), Some(health_url.as_str()));
+    let states = status.worker_states.expect("status.workerStates");
+    assert!(states.running + states.idle >= 1, "{states:?}");
+    assert!(status.health.is_none(), "a load balancer has no queue");
+
+    // The platform got the type, request-count scaling and the ports as its env.
+    let remote = env.platform.v2().get_endpoint(&id).await.unwrap();
+    assert_eq!(
+        remote.endpoint_type,
+        Some(gpucloud_platform::v2::EndpointType::LoadBalancer)
+    );
+    assert!(
+        matches!(
+            remote.scaling,
+            Some(gpucloud_platform::v2::EndpointScaling::RequestCount { request_count: 4 })
+        ),
+        "{:?}",
+        remote.scaling
+    );
+    let env_of = |e: &gpucloud_platform::v2::Endpoint, k: &str| e.container.env.get(k).cloned();
+    assert_eq!(env_of(&remote, "PORT").as_deref(), Some("8000"));
+    assert_eq!(env_of(&remote, "PORT_HEALTH").as_deref(), Some("8001"));
+    assert_eq!(
+        env_of(&remote, "HEALTH_CHECK_PATH").as_deref(),
+        Some("/healthz")
+    );
+
+    // The connection ConfigMap: the URL, the health URL and the type.
+    let cm = env
+        .wait_for::<ConfigMap, _>("lb-conn", TIMEOUT, "written", |_| true)
+        .await;
+    let data = cm.data.unwrap();
+    assert_eq!(data["id"], id);
+    assert_eq!(data["type"], "LoadBalancer");
+    assert_eq!(data["url"], base);
+    assert_eq!(data["healthUrl"], health_url);
+
+    // Steady: the shared list of endpoints, and one read of this one's workers per pass
+    // (every 2 s poll interval), as a queue endpoint reads its health; never the health.
+    let before = env.calls().await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let calls = calls_since(&before, &env.calls().await);
+    let lists = calls.get(routes().list_endpoints).copied().unwrap_or(0);
+    let workers = calls.get(WORKERS).copied().unwrap_or(0);
+    println!("steady for 6s: {lists} lists, {workers} workers reads: {calls:?}");
+    assert!(lists >= 1, "{calls:?}");
+    assert!(
+        (1..=6 / 2 + 1).contains(&workers),
+        "one workers read per pass: {calls:?}"
+    );
+    assert!(
+        calls
+            .keys()
+            .all(|r| !r.contains("health") && !r.contains("POST") && !r.contains("PATCH")),
+        "{calls:?}"
+    );
+
+    // A new health path goes to the platform with the template, whose env stays.
+    let api: Api<Endpoint> = env.api();
+    api.patch(
+        "lb",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"loadBalancer": {"healthCheck": {"path": "/ready"}}}})),
+    )
+    .await
+    .unwrap();
+    let moved = env
+        .wait_for::<Endpoint, _>("lb", TIMEOUT, "the new health URL", |ep| {
+            ep.status
+                .as_ref()
+                .and_then(|s| s.health_url.as_deref())
+                .is_some_and(|u| u.ends_with("/ready"))
+        })
+        .await;
+    assert!(
+        moved
+            .status
+            .unwrap()
+            .health_url
+            .unwrap()
+            .ends_with(&format!("/lb/{id}/ready"))
+    );
+    let remote = env.platform.v2().get_endpoint(&id).await.unwrap();
+    assert_eq!(
+        env_of(&remote, "HEALTH_CHECK_PATH").as_deref(),
+        Some("/ready")
+    );
+    assert_eq!(env_of(&remote, "PORT_HEALTH").as_deref(), Some("8001"));
+    assert_eq!(
+        env_of(&remote, "LOG_LEVEL").as_deref(),
+        Some("info"),
+        "the template's env stays"
+    );
+    // A new env is a new release: Ready again once the worker is replaced (the emulator
+    // replaces one stale worker every 30 emulated seconds).
+    env.emulator.admin().advance_clock(61_000).await.unwrap();
+    env.wait_for::<Endpoint, _>("lb", TIMEOUT, "Ready after the rollout", ready_now)
+        .await;
+    env.wait_for::<ConfigMap, _>("lb-conn", TIMEOUT, "the new health URL", |cm| {
+        cm.data
+            .as_ref()
+            .is_some_and(|d| d.get("healthUrl").is_some_and(|u| u.ends_with("/ready")))
+    })
+    .await;
+
+    api.delete("lb", &DeleteParams::default()).await.unwrap();
+    assert!(common::wait_gone(&api, "lb", TIMEOUT).await);
+    assert!(env.platform.v2().get_endpoint(&id).await.is_err());
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn gpu_pools_go_to_the_platform_and_status_shows_their_types() {
+    let env = Env::start("ep-pools").await;
+    let op = env.operator(&[]);
+    let pooled = endpoint(
+        "pooled",
+        json!({"gpu": {"pools": ["AMPERE_48"], "excludedTypes": ["NVIDIA RTX A6000"], "count": 2}}),
+    );
+    if !is_v2() {
+        unsupported_on_seed(&env, &pooled, "spec.gpu.pools").await;
+        env.finish(op).await;
+        return;
+    }
+    env.create(&pooled).await;
+    let ready = env
+        .wait_for::<Endpoint, _>("pooled", TIMEOUT, "Ready", ready_now)
+        .await;
+    let status = ready.status.unwrap();
+    assert_eq!(status.pools, vec!["AMPERE_48"]);
+    assert_eq!(status.gpu_type_ids, vec!["NVIDIA A40"]);
+    let id = status.common.id.unwrap();
+    let gpu = env
+        .platform
+        .v2()
+        .get_endpoint(&id)
+        .await
+        .unwrap()
+        .gpu
+        .unwrap();
+    assert_eq!(
+        (gpu.pools, gpu.excluded_types, gpu.count),
+        (
+            vec!["AMPERE_48".to_string()],
+            vec!["NVIDIA RTX A6000".to_string()],
+            Some(2)
+        )
+    );
+
+    // Widening to the whole pool sends the pools without the exclusion.
+    let api: Api<Endpoint> = env.api();
+    api.patch(
+        "pooled",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"gpu": {"excludedTypes": null}}})),
+    )
+    .await
+    .unwrap();
+    env.wait_for::<Endpoint, _>("pooled", TIMEOUT, "both types of the pool", |ep| {
+        ep.status
+            .as_ref()
+            .is_some_and(|s| s.gpu_type_ids == ["NVIDIA A40", "NVIDIA RTX A6000"])
+    })
+    .await;
+    let gpu = env
+        .platform
+        .v2()
+        .get_endpoint(&id)
+        .await
+        .unwrap()
+        .gpu
+        .unwrap();
+    assert!(gpu.excluded_types.is_empty(), "{gpu:?}");
+    env.finish(op).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_cpu_endpoint_is_ready_on_its_flavours() {
+    let env = Env::start("ep-cpu").await;
+    let op = env.operator(&[]);
+    let cpu = endpoint(
+        "cpu",
+        json!({"cpu": {"flavors": ["cpu3c", "cpu5c"], "vcpuCount": 4}, "workersMin": 1,
+            "writeConnectionTo": "cpu-conn"}),
+    );
+    if !is_v2() {
+        unsupported_on_seed(&env, &cpu, "spec.cpu").await;
+        env.finish(op).await;
+        return;
+    }
+    env.create(&cpu).await;
+    let ready = env
+        .wait_for::<Endpoint, _>("cpu", TIMEOUT, "Ready", ready_now)
+        .await;
+    let status = ready.status.unwrap();
+    assert_eq!(status.cpu_flavors, vec!["cpu3c", "cpu5c"]);
+    assert_eq!(status.endpoint_type, Some(EndpointType::Queue));
+    assert!(status.gpu_type_ids.is_empty());
+    let id = status.common.id.unwrap();
+    let remote = env.platform.v2().get_endpoint(&id).await.unwrap();
+    assert!(remote.gpu.is_none(), "{:?}", remote.gpu);
+    let cpus = remote.cpu.unwrap();
+    assert_eq!(
+        cpus.iter()
+            .map(|c| (c.id.as_str(), c.vcpu_count))
+            .collect::<Vec<_>>(),
+        vec![("cpu3c", 4), ("cpu5c", 4)]
+    );
+    // A queue endpoint on CPU: its job API URL in the ConfigMap.
+    let cm = env
+        .wait_for::<ConfigMap, _>("cpu-conn", TIMEOUT, "written", |_| true)
+        .await;
+    let data = cm.data.unwrap();
+    assert_eq!(data["type"], "Queue");
+    assert_eq!(data["url"], format!("{}/v2/{id}/", env.emulator.base_url()));
+    env.finish(op).await;
+}
