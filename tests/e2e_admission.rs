@@ -255,3 +255,160 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
     }
     ns.delete_and_wait(&client).await;
 }
+
+/// The Endpoint's worker shapes and load-balancer settings are refused by the apiserver,
+/// naming the field and the rule: one of `gpuTypeIds`/`gpu`/`cpu`, the shorthand not
+/// mixed with `gpu`, a load balancer on request-count scaling only, and a type that
+/// cannot change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn endpoint_shapes_are_checked_at_admission() {
+    use gpucloud_crd::Endpoint;
+    use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+    let client = kube_client().await;
+    install_crds(&client).await;
+    let ns = TestNamespace::create(&client, "admission-endpoint").await;
+    let resource = ApiResource::erase::<Endpoint>(&());
+    let endpoints: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
+    let object = |name: &str, spec: serde_json::Value| -> DynamicObject {
+        let mut base = json!({"templateId": "tmpl-worker-base"});
+        base.as_object_mut()
+            .unwrap()
+            .extend(spec.as_object().unwrap().clone());
+        serde_json::from_value(json!({
+            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
+            "metadata": {"name": name}, "spec": base,
+        }))
+        .unwrap()
+    };
+    let lb = json!({"type": "LoadBalancer", "gpu": {"pools": ["ADA_24"]},
+        "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/ping"}}});
+    for (name, spec) in [
+        (
+            "shorthand",
+            json!({"gpuTypeIds": ["NVIDIA A40"], "gpuCount": 2}),
+        ),
+        ("lb", lb.clone()),
+        (
+            "cpu",
+            json!({"cpu": {"flavors": ["cpu3c"], "vcpuCount": 4}}),
+        ),
+    ] {
+        endpoints
+            .create(&PostParams::default(), &object(name, spec))
+            .await
+            .unwrap_or_else(|e| panic!("{name} is admitted: {e}"));
+    }
+    let with = |extra: serde_json::Value| {
+        let mut spec = lb.clone();
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        spec
+    };
+    for (name, spec, field, rule) in [
+        ("none", json!({}), "spec", "set exactly one of gpuTypeIds"),
+        (
+            "mixed",
+            json!({"gpuTypeIds": ["NVIDIA A40"], "gpu": {"typeIds": ["NVIDIA A40"]}}),
+            "spec",
+            "set exactly one of gpuTypeIds",
+        ),
+        (
+            "gpu-and-cpu",
+            json!({"gpu": {"pools": ["ADA_24"]}, "cpu": {"flavors": ["cpu3c"], "vcpuCount": 2}}),
+            "spec",
+            "set exactly one of gpuTypeIds",
+        ),
+        (
+            "count",
+            json!({"gpu": {"pools": ["ADA_24"]}, "gpuCount": 2}),
+            "spec.gpuCount",
+            "gpuCount goes with gpuTypeIds",
+        ),
+        (
+            "pools-and-types",
+            json!({"gpu": {"pools": ["ADA_24"], "typeIds": ["NVIDIA A40"]}}),
+            "spec.gpu",
+            "set exactly one of pools and typeIds",
+        ),
+        (
+            "excluded",
+            json!({"gpu": {"typeIds": ["NVIDIA A40"], "excludedTypes": ["NVIDIA L4"]}}),
+            "spec.gpu.excludedTypes",
+            "narrows pools",
+        ),
+        (
+            "vcpu",
+            json!({"cpu": {"flavors": ["cpu3c"], "vcpuCount": 6}}),
+            "spec.cpu.vcpuCount",
+            "power of two",
+        ),
+        (
+            "queue-delay",
+            with(json!({"scalerType": "QUEUE_DELAY"})),
+            "spec.scalerType",
+            "scalerType must be REQUEST_COUNT",
+        ),
+        (
+            "lb-on-queue",
+            with(json!({"type": "Queue"})),
+            "spec.loadBalancer",
+            "only for an endpoint of type LoadBalancer",
+        ),
+        (
+            "path",
+            with(json!({"loadBalancer": {"healthCheck": {"path": "ping"}}})),
+            "spec.loadBalancer.healthCheck.path",
+            "must start with /",
+        ),
+        (
+            "port",
+            with(json!({"loadBalancer": {"port": 70000}})),
+            "spec.loadBalancer.port",
+            "65535",
+        ),
+        (
+            "type",
+            with(json!({"type": "Balancer"})),
+            "spec.type",
+            "Queue",
+        ),
+    ] {
+        let message = common::assert_refused(&endpoints, name, &object(name, spec), field).await;
+        assert!(
+            message.contains(rule),
+            "{name}: the rule must be said: {message}"
+        );
+    }
+    // The type and the compute family are set once.
+    for (name, patch, field, rule) in [
+        (
+            "lb",
+            json!({"spec": {"type": "Queue", "loadBalancer": null}}),
+            "spec.type",
+            "type is immutable",
+        ),
+        (
+            "cpu",
+            json!({"spec": {"cpu": null, "gpuTypeIds": ["NVIDIA A40"]}}),
+            "spec.cpu",
+            "cannot move between GPU and CPU",
+        ),
+    ] {
+        let err = endpoints
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .expect_err(name);
+        let kube::Error::Api(status) = err else {
+            panic!("{name}: want a 422, got {err}");
+        };
+        assert_eq!(status.code, 422, "{name}: {status:?}");
+        assert!(
+            status.message.contains(field) && status.message.contains(rule),
+            "{name}: {field} and the rule must be said: {}",
+            status.message
+        );
+    }
+    ns.delete_and_wait(&client).await;
+}

@@ -526,3 +526,43 @@ async fn cpu_pod_runs_on_the_second_flavor_within_the_cap() {
     assert!(status.guardrails.is_some(), "{status:?}");
     env.finish(operator).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn lb_endpoint_is_ready_with_its_urls_in_the_config_map() {
+    let env = start("ex-lb").await;
+    let operator = env.operator(&[]);
+    apply_example(&env, "lb-endpoint.yaml").await;
+    if !common::backend::is_v2() {
+        // The seed API has no load balancers: the Endpoint says so, nothing is created.
+        let stalled: Endpoint = env
+            .wait_for("chat", TIMEOUT, "UnsupportedByBackend", |e: &Endpoint| {
+                common::operator::stalled_now(e, "UnsupportedByBackend").is_some()
+            })
+            .await;
+        assert!(stalled.status.unwrap().common.id.is_none());
+        env.finish(operator).await;
+        return;
+    }
+    let chat: Endpoint = env
+        .wait_for("chat", TIMEOUT, "Ready", ready_now::<Endpoint>)
+        .await;
+    let status = chat.status.unwrap();
+    let id = status.common.id.clone().unwrap();
+    let base = format!("{}/lb/{id}", env.emulator.base_url());
+    assert_eq!(status.url.as_deref(), Some(base.as_str()));
+    // The pools minus the excluded type: the 4090 (ADA_24) and the A40 (AMPERE_48).
+    assert_eq!(status.pools, vec!["ADA_24", "AMPERE_48"]);
+    assert_eq!(
+        status.gpu_type_ids,
+        vec!["NVIDIA A40", "NVIDIA GeForce RTX 4090"]
+    );
+    let cm: ConfigMap = env
+        .wait_for("chat-connection", TIMEOUT, "written", |_: &ConfigMap| true)
+        .await;
+    let data = cm.data.unwrap();
+    assert_eq!(data["url"], base);
+    assert_eq!(data["healthUrl"], format!("{base}/health"));
+    assert_eq!(data["type"], "LoadBalancer");
+    env.finish(operator).await;
+}

@@ -40,24 +40,40 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         include_str!("../../examples/training-cluster.yaml"),
     ),
     ("cpu-pod.yaml", include_str!("../../examples/cpu-pod.yaml")),
+    (
+        "lb-endpoint.yaml",
+        include_str!("../../examples/lb-endpoint.yaml"),
+    ),
 ];
 
 /// Kinds whose platform object only REST v2 has (the seed API has no Instant Clusters).
 const V2_ONLY_KINDS: &[&str] = &["Cluster"];
 
 /// Whether `object` can become Ready with the operator speaking `platform_api` (`v2` or
-/// `seed`): on the seed API a Cluster, a CPU Pod and a Pod on the global network only
-/// report `UnsupportedByBackend`, so the demo leaves them out there rather than wait.
+/// `seed`): on the seed API a Cluster, a CPU Pod, a Pod on the global network, and an
+/// Endpoint that is a load balancer or runs on GPU pools or CPU workers, only report
+/// `UnsupportedByBackend`, so the demo leaves them out there rather than wait for them.
 pub fn runs_on(platform_api: &str, object: &DynamicObject) -> bool {
     let kind = object.types.as_ref().map(|t| t.kind.as_str());
     platform_api != "seed"
-        || !(kind.is_some_and(|k| V2_ONLY_KINDS.contains(&k)) || v2_only_pod(kind, object))
+        || !(kind.is_some_and(|k| V2_ONLY_KINDS.contains(&k))
+            || v2_only_pod(kind, object)
+            || v2_only_endpoint(kind, object))
 }
 
 /// A Pod with `spec.cpu` or `spec.globalNetworking: true`, which only REST v2 deploys.
 fn v2_only_pod(kind: Option<&str>, object: &DynamicObject) -> bool {
     let spec = &object.data["spec"];
     kind == Some("Pod") && (!spec["cpu"].is_null() || spec["globalNetworking"] == true)
+}
+
+/// An Endpoint that is a load balancer, or runs on GPU pools or CPU workers: REST v2 only.
+fn v2_only_endpoint(kind: Option<&str>, object: &DynamicObject) -> bool {
+    let spec = &object.data["spec"];
+    kind == Some("Endpoint")
+        && (spec["type"] == "LoadBalancer"
+            || !spec["gpu"]["pools"].is_null()
+            || !spec["cpu"].is_null())
 }
 
 /// Id of the pod that `examples/adopt-pod.yaml` adopts.
@@ -98,7 +114,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_backend_leaves_the_clusters_and_the_cpu_pods_out_and_nothing_else() {
+    fn the_seed_backend_leaves_the_clusters_cpu_pods_and_load_balancer_out_and_nothing_else() {
         let objects: Vec<DynamicObject> = EXAMPLES
             .iter()
             .flat_map(|(f, text)| crate::demo::apply::parse_documents(text, f).unwrap())
@@ -120,9 +136,14 @@ mod tests {
             .count();
         assert_eq!(cpu_pods, 1, "examples/cpu-pod.yaml");
         let left_out = objects.len() - seed.len();
+        // Every Cluster, the CPU pod, and the one load-balancing Endpoint.
         assert_eq!(
             left_out,
-            kinds("v2").iter().filter(|k| *k == "Cluster").count() + cpu_pods
+            kinds("v2").iter().filter(|k| *k == "Cluster").count() + cpu_pods + 1
+        );
+        assert!(
+            seed.contains(&"Endpoint".to_string()),
+            "queue endpoints stay"
         );
     }
 
