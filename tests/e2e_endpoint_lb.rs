@@ -1,7 +1,8 @@
 //! Endpoints beyond the queue on GPU types, end to end: a load balancer Ready from its
 //! workers with its URLs in the connection ConfigMap, GPUs by pool, CPU workers (REST v2);
 //! on the seed API each of them stalls with `UnsupportedByBackend`, naming the field, and
-//! nothing is created. Run through `scripts/test.sh`.
+//! nothing is created. And on both, a Budget counts every worker an endpoint runs.
+//! Run through `scripts/test.sh`.
 
 mod common;
 
@@ -302,5 +303,56 @@ async fn a_cpu_endpoint_is_ready_on_its_flavours() {
     let data = cm.data.unwrap();
     assert_eq!(data["type"], "Queue");
     assert_eq!(data["url"], format!("{}/v2/{id}/", env.emulator.base_url()));
+    env.finish(op).await;
+}
+
+/// A Budget counts every worker an endpoint runs, not only its minimum: with no minimum
+/// worker and jobs waiting, the workers that take them are what the Budget sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_budget_counts_the_running_workers_not_only_the_minimum() {
+    use gpucloud_crd::{Budget, BudgetSpec};
+    use gpucloud_platform::JobRequest;
+    let env = Env::start("ep-budget-workers").await;
+    let op = env.operator(&[]);
+    let spec: BudgetSpec = serde_json::from_value(json!({"maxCostPerHour": 10.0})).unwrap();
+    env.create(&Budget::new("team", spec)).await;
+    env.create(&endpoint("busy", json!({"gpuTypeIds": ["NVIDIA A40"]})))
+        .await;
+    let ready = env
+        .wait_for::<Endpoint, _>("busy", TIMEOUT, "Ready", ready_now)
+        .await;
+    let id = ready.status.unwrap().common.id.unwrap();
+    for _ in 0..3 {
+        env.platform
+            .jobs()
+            .run(&id, &JobRequest::new(json!({"sleep_ms": 60_000})))
+            .await
+            .unwrap();
+    }
+    // Workers start for the jobs, up to workersMax (2): each costs one A40 at the
+    // catalog's price (REST v2: the serverless one; the seed API: the secure-cloud one).
+    let a40 = if is_v2() { 0.48 } else { 0.40 };
+    let two_workers = 2.0 * a40;
+    let busy = env
+        .wait_for::<Endpoint, _>("busy", TIMEOUT, "two workers cost", |ep| {
+            ep.status
+                .as_ref()
+                .and_then(|s| s.workers_cost_per_hour)
+                .is_some_and(|c| (c - two_workers).abs() < 1e-6)
+        })
+        .await;
+    let s = busy.status.unwrap();
+    let up = s.health.map(|h| h.workers.running + h.workers.idle);
+    assert_eq!(up, Some(2));
+    assert_eq!(s.min_workers_cost_per_hour, Some(0.0), "no minimum worker");
+    let b = env
+        .wait_budget("team", TIMEOUT, "the Budget counts them", |b| {
+            b.status
+                .as_ref()
+                .is_some_and(|s| (s.cost_per_hour - two_workers).abs() < 1e-6)
+        })
+        .await;
+    assert_eq!(b.status.unwrap().running_count, 1);
     env.finish(op).await;
 }
