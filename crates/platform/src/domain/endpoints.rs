@@ -617,6 +617,67 @@ mod tests {
     }
 
     #[test]
+    fn a_v2_load_balancer_reads_back_with_its_ports_urls_and_pools() {
+        let r: v2::Endpoint = serde_json::from_value(serde_json::json!({
+            "id": "ep-1", "name": "chat", "type": "LOAD_BALANCER",
+            "requestUrls": {"base": "http://h/lb/ep-1", "health": "http://h/lb/ep-1/healthz"},
+            "gpu": {"pools": ["AMPERE_48"], "excludedTypes": ["NVIDIA RTX A6000"], "count": 1},
+            "workers": {"min": 1, "max": 2},
+            "env": {"PORT": "8000", "PORT_HEALTH": "8001", "HEALTH_CHECK_PATH": "/healthz", "LOG_LEVEL": "info"}
+        }))
+        .unwrap();
+        let pools = PoolMap::new([
+            ("NVIDIA A40".to_string(), "AMPERE_48".to_string()),
+            ("NVIDIA RTX A6000".to_string(), "AMPERE_48".to_string()),
+        ]);
+        let e = from_v2(r, &pools);
+        assert_eq!(
+            e.routing,
+            Some(Routing::LoadBalancer(LoadBalancerPorts {
+                port: 8000,
+                health_port: 8001,
+                health_path: "/healthz".into()
+            }))
+        );
+        assert_eq!(
+            e.load_balancer_urls,
+            Some(LoadBalancerUrls {
+                base: "http://h/lb/ep-1".into(),
+                health: "http://h/lb/ep-1/healthz".into()
+            })
+        );
+        assert_eq!(e.gpus.types(), vec!["NVIDIA A40"]);
+        assert_eq!(
+            e.pools.map(|p| (p.pools, p.excluded_types)),
+            Some((vec!["AMPERE_48".into()], vec!["NVIDIA RTX A6000".into()]))
+        );
+        assert_eq!(e.cpu, None);
+    }
+
+    #[test]
+    fn a_v2_cpu_endpoint_reads_back_with_its_flavours_and_no_gpu() {
+        let r: v2::Endpoint = serde_json::from_value(serde_json::json!({
+            "id": "ep-2", "name": "cpu", "type": "QUEUE",
+            "requestUrls": {"run": "http://h/v2/ep-2/run"},
+            "cpu": [{"id": "cpu3c", "vcpuCount": 4}, {"id": "cpu5c", "vcpuCount": 4}],
+            "workers": {}
+        }))
+        .unwrap();
+        let e = from_v2(r, &PoolMap::default());
+        assert_eq!(e.routing, Some(Routing::Queue));
+        assert_eq!(e.job_api_url, "http://h/v2/ep-2/");
+        assert_eq!(e.load_balancer_urls, None);
+        assert_eq!(
+            e.cpu,
+            Some(CpuWorkers {
+                flavors: vec!["cpu3c".into(), "cpu5c".into()],
+                vcpu_count: 4
+            })
+        );
+        assert_eq!((e.pools, e.gpu_count), (None, None));
+    }
+
+    #[test]
     fn worker_limits_alone_do_not_roll_workers() {
         let limits = EndpointChange {
             workers_max: Some(5),
