@@ -356,3 +356,63 @@ async fn a_budget_counts_the_running_workers_not_only_the_minimum() {
     assert_eq!(b.status.unwrap().running_count, 1);
     env.finish(op).await;
 }
+
+/// A load balancer's readiness comes from its workers: with its image missing, its one
+/// minimum worker stays INITIALIZING, so it is not Ready and says so; with no minimum it
+/// is Ready (the platform starts workers when requests come).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_load_balancer_whose_workers_do_not_start_is_not_ready() {
+    if !is_v2() {
+        println!("REST v2 only: the seed API has no load balancers (see the first test)");
+        return;
+    }
+    let env = Env::start("ep-lb-start").await;
+    env.emulator
+        .admin()
+        .fail_image(
+            "runpod/worker-basic:1.0.0",
+            gpucloud_emulator::StartFailure::ImageNotFound,
+        )
+        .await
+        .unwrap();
+    let op = env.operator(&[]);
+    env.create(&load_balancer("stuck")).await;
+    let stuck = env
+        .wait_for::<Endpoint, _>("stuck", TIMEOUT, "WorkersStarting", |ep| {
+            ep.status.as_ref().is_some_and(|s| {
+                common::operator::condition(&s.common.conditions, "Ready")
+                    .is_some_and(|c| c.status == "False" && c.reason == "WorkersStarting")
+            })
+        })
+        .await;
+    let status = stuck.status.unwrap();
+    let ready = common::operator::condition(&status.common.conditions, "Ready").unwrap();
+    assert!(
+        ready.message.contains("0 of the 1 minimum workers")
+            && ready.message.contains("1 initializing"),
+        "{}",
+        ready.message
+    );
+    let states = status.worker_states.unwrap();
+    assert_eq!((states.initializing, states.running + states.idle), (1, 0));
+    // The URL is known already, and the ConfigMap holds it for clients to wait on.
+    let url = status.url.unwrap();
+    assert!(url.contains("/lb/"), "{url}");
+    let cm = env
+        .wait_for::<ConfigMap, _>("stuck-conn", TIMEOUT, "written", |_| true)
+        .await;
+    assert_eq!(cm.data.unwrap()["url"], url);
+
+    let api: Api<Endpoint> = env.api();
+    api.patch(
+        "stuck",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"workersMin": 0}})),
+    )
+    .await
+    .unwrap();
+    env.wait_for::<Endpoint, _>("stuck", TIMEOUT, "Ready with no minimum", ready_now)
+        .await;
+    env.finish(op).await;
+}
