@@ -284,6 +284,8 @@ async fn a_cpu_endpoint_is_ready_on_its_flavours() {
         .await;
     let status = ready.status.unwrap();
     assert_eq!(status.cpu_flavors, vec!["cpu3c", "cpu5c"]);
+    // One worker of 4 vCPUs at the dearer flavour's serverless price (cpu5c, 0.05 a vCPU).
+    assert_eq!(status.min_workers_cost_per_hour, Some(0.2));
     assert_eq!(status.endpoint_type, Some(EndpointType::Queue));
     assert!(status.gpu_type_ids.is_empty());
     let id = status.common.id.unwrap();

@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use tracing::warn;
 
-use gpucloud_platform::domain::{EndpointChange, GpuPools, ServerlessEndpoint};
+use gpucloud_platform::domain::{
+    CpuPrices, CpuWorkers, EndpointChange, GpuPools, ServerlessEndpoint,
+};
 use gpucloud_platform::domain::{ServerlessPrices, Unpriced};
 use gpucloud_platform::{PlatformClient, PlatformError};
 
 use super::DesiredEndpoint;
 
 /// What decides an endpoint's minimum-workers cost: workers, GPUs per worker, GPU types
-/// (or the pools that hold them). A CPU endpoint has neither: the catalog's serverless
-/// prices are per GPU, so its cost is unknown.
+/// (or the pools that hold them), or for a CPU endpoint its flavours and vCPUs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CostShape {
     pub workers_min: i64,
@@ -21,6 +22,8 @@ pub struct CostShape {
     pub gpu_type_ids: Vec<String>,
     /// Pools asked for and not yet resolved to their types by the catalog.
     pub pools: Option<GpuPools>,
+    /// CPU workers, priced per vCPU instead of per GPU.
+    pub cpu: Option<CpuWorkers>,
 }
 
 impl CostShape {
@@ -30,6 +33,7 @@ impl CostShape {
             gpu_count: d.gpu_count,
             gpu_type_ids: d.gpu_type_ids.clone(),
             pools: d.gpu_pools.clone(),
+            cpu: d.cpu.clone(),
         }
     }
 
@@ -39,6 +43,7 @@ impl CostShape {
             gpu_count: r.gpu_count.unwrap_or(1),
             gpu_type_ids: r.gpus.types(),
             pools: None,
+            cpu: r.cpu.clone(),
         }
     }
 
@@ -53,6 +58,9 @@ impl CostShape {
         }
         if let Some(t) = &change.gpu_type_ids {
             shape.gpu_type_ids = t.clone();
+        }
+        if let Some(c) = &change.cpu {
+            shape.cpu = Some(c.clone());
         }
         if let Some(p) = &change.gpu_pools {
             shape.gpu_type_ids.clear();
@@ -126,10 +134,16 @@ pub async fn costs_of(
     } else {
         None
     };
+    let cpu_prices = if shapes.iter().any(|s| s.cpu.is_some() && !s.is_free()) {
+        client.endpoints().cpu_prices().await?
+    } else {
+        Arc::new(CpuPrices::default())
+    };
     Ok(shapes
         .iter()
-        .map(|s| match (&s.pools, &pool_map) {
-            (Some(p), Some(map)) => CostShape {
+        .map(|s| match (&s.cpu, &s.pools, &pool_map) {
+            (Some(cpu), _, _) => cpu_prices.workers_cost(s.workers_min, cpu),
+            (None, Some(p), Some(map)) => CostShape {
                 gpu_type_ids: map
                     .types_of(&p.pools, &p.excluded_types)
                     .into_iter()

@@ -295,7 +295,10 @@ impl Adapter for EndpointAdapter {
             Ok(c) => *c,
             Err(unpriced) => {
                 let message = if desired.cpu.is_some() {
-                    "spec.cpu: the catalog's serverless prices are per GPU; a Budget of the namespace cannot count a CPU endpoint's minimum workers, so it is held".to_string()
+                    format!(
+                        "spec.cpu.flavors: the platform's catalog has no price for {}; a Budget of the namespace cannot count the endpoint's minimum workers, so it is held",
+                        unpriced.types.join(", ")
+                    )
                 } else {
                     format!(
                         "spec.gpuTypeIds: the platform's catalog has no price for {}; a Budget of the namespace cannot count the endpoint's minimum workers, so it is held",

@@ -157,4 +157,6 @@ impl ServerlessPrices {
 pub(crate) struct CatalogCache {
     pub(crate) pools: Mutex<Option<(Instant, Arc<PoolMap>)>>,
     pub(crate) prices: Mutex<Option<(Instant, Arc<ServerlessPrices>)>>,
+    /// What a vCPU of each CPU flavour costs on a serverless worker (CPU endpoints).
+    pub(crate) cpu_prices: Mutex<Option<(Instant, Arc<super::endpoint_shape::CpuPrices>)>>,
 }

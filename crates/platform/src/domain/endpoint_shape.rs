@@ -4,7 +4,13 @@
 //! the seed API has none of it, and [`seed_unsupported`] names what it cannot do.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
 
+use super::catalog::{POOLS_LIFETIME, Unpriced};
+use crate::PlatformClient;
+use crate::config::PlatformApi;
+use crate::error::PlatformError;
 use crate::v2;
 
 /// The env variable of a load balancer's serving port (REST v2 reads it from the env).
@@ -154,6 +160,73 @@ impl WorkerStates {
     }
 }
 
+/// What one vCPU of each CPU flavour costs per hour on a serverless worker: the catalog's
+/// serverless price, else its secure-cloud one (as GPUs are priced).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuPrices {
+    per_vcpu: BTreeMap<String, f64>,
+}
+
+impl CpuPrices {
+    pub fn new(pairs: impl IntoIterator<Item = (String, f64)>) -> Self {
+        Self {
+            per_vcpu: pairs.into_iter().filter(|(_, p)| *p > 0.0).collect(),
+        }
+    }
+
+    /// Pure: what `workers` CPU workers of `cpu` cost per hour: at the dearest of its
+    /// flavours, so that a Budget never counts less than the platform may bill. `Err`
+    /// names the flavours the catalog has no price for.
+    pub fn workers_cost(&self, workers: i64, cpu: &CpuWorkers) -> Result<f64, Unpriced> {
+        if workers <= 0 {
+            return Ok(0.0);
+        }
+        let unpriced: Vec<String> = cpu
+            .flavors
+            .iter()
+            .filter(|f| !self.per_vcpu.contains_key(*f))
+            .cloned()
+            .collect();
+        if !unpriced.is_empty() || cpu.flavors.is_empty() {
+            return Err(Unpriced { types: unpriced });
+        }
+        let per_vcpu = cpu
+            .flavors
+            .iter()
+            .filter_map(|f| self.per_vcpu.get(f))
+            .copied()
+            .fold(0.0, f64::max);
+        Ok(per_vcpu * cpu.vcpu_count.max(1) as f64 * workers as f64)
+    }
+}
+
+/// The CPU flavours' serverless prices, read at most once per [`POOLS_LIFETIME`] (one
+/// `GET /v2/catalog/cpus`). The seed API has no CPU endpoints: no prices, no call.
+pub(crate) async fn cpu_prices(client: &PlatformClient) -> Result<Arc<CpuPrices>, PlatformError> {
+    let cache = client.catalog_cache();
+    if let Some((at, prices)) = cache.cpu_prices.lock().as_ref()
+        && at.elapsed() < POOLS_LIFETIME
+    {
+        return Ok(prices.clone());
+    }
+    let prices = Arc::new(match client.api() {
+        PlatformApi::Seed => CpuPrices::default(),
+        PlatformApi::V2 => {
+            let cpus = client.v2().list_cpu_types(&v2::CpuQuery::default()).await?;
+            CpuPrices::new(cpus.into_iter().map(|c| {
+                let price = if c.price.serverless_per_vcpu > 0.0 {
+                    c.price.serverless_per_vcpu
+                } else {
+                    c.price.secure_per_vcpu
+                };
+                (c.id, price)
+            }))
+        }
+    });
+    *cache.cpu_prices.lock() = Some((Instant::now(), prices.clone()));
+    Ok(prices)
+}
+
 /// A load balancer's URLs: the base of the workers' own paths, and the health check.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadBalancerUrls {
@@ -200,6 +273,28 @@ mod tests {
         assert_eq!(
             LoadBalancerPorts::from_env(&env),
             LoadBalancerPorts::default()
+        );
+    }
+
+    #[test]
+    fn cpu_workers_cost_the_dearest_flavour_per_vcpu() {
+        let prices = CpuPrices::new([("cpu3c".to_string(), 0.04), ("cpu5c".to_string(), 0.05)]);
+        let cpu = CpuWorkers {
+            flavors: vec!["cpu3c".into(), "cpu5c".into()],
+            vcpu_count: 4,
+        };
+        let cost = prices.workers_cost(2, &cpu).unwrap();
+        assert!((cost - 0.4).abs() < 1e-9, "{cost}");
+        assert_eq!(prices.workers_cost(0, &cpu), Ok(0.0));
+        let unknown = CpuWorkers {
+            flavors: vec!["cpu9x".into()],
+            vcpu_count: 4,
+        };
+        assert_eq!(
+            prices.workers_cost(1, &unknown),
+            Err(Unpriced {
+                types: vec!["cpu9x".into()]
+            })
         );
     }
 

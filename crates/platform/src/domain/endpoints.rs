@@ -12,7 +12,7 @@ use super::super::error::PlatformError;
 use super::super::{EndpointCreate, EndpointUpdate, PlatformClient, v2};
 use super::catalog::PoolMap;
 pub use super::endpoint_shape::{
-    CpuWorkers, GpuPools, LoadBalancerPorts, LoadBalancerUrls, Routing, WorkerStates,
+    CpuPrices, CpuWorkers, GpuPools, LoadBalancerPorts, LoadBalancerUrls, Routing, WorkerStates,
     seed_unsupported,
 };
 
@@ -448,6 +448,12 @@ impl Endpoints {
 }
 
 impl Endpoints {
+    /// What a vCPU of each CPU flavour costs on a serverless worker, for CPU endpoints'
+    /// cost (cached as the GPU prices are).
+    pub async fn cpu_prices(&self) -> Result<std::sync::Arc<CpuPrices>> {
+        super::endpoint_shape::cpu_prices(&self.client).await
+    }
+
     /// The endpoint's workers by state: one call on REST v2; the seed API has no workers
     /// list, so `None` without a call.
     pub async fn workers(&self, id: &str) -> Result<Option<WorkerStates>> {

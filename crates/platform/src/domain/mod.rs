@@ -91,8 +91,9 @@ pub mod volumes;
 pub use catalog::{Catalog, PoolMap, ServerlessPrices, Unpriced};
 pub use clusters::{Cluster, ClusterNode, ClusterOffer, ClusterRequest, Clusters, NodeContainer};
 pub use endpoints::{
-    CpuWorkers, EndpointChange, EndpointSpec, Endpoints, GpuPools, GpuSelection, LoadBalancerPorts,
-    LoadBalancerUrls, Rollout, Routing, Scaler, ServerlessEndpoint, WorkerStates, seed_unsupported,
+    CpuPrices, CpuWorkers, EndpointChange, EndpointSpec, Endpoints, GpuPools, GpuSelection,
+    LoadBalancerPorts, LoadBalancerUrls, Rollout, Routing, Scaler, ServerlessEndpoint,
+    WorkerStates, seed_unsupported,
 };
 pub use pod_logs::{PodLogs, SystemLine, SystemLines, is_host_full};
 pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};
