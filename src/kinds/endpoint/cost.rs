@@ -142,7 +142,9 @@ pub async fn costs_of(
     Ok(shapes
         .iter()
         .map(|s| match (&s.cpu, &s.pools, &pool_map) {
-            (Some(cpu), _, _) => cpu_prices.workers_cost(s.workers_min, cpu),
+            (Some(cpu), _, _) => {
+                cpu_prices.workers_cost(s.workers_min, &cpu.flavors, cpu.vcpu_count)
+            }
             (None, Some(p), Some(map)) => CostShape {
                 gpu_type_ids: map
                     .types_of(&p.pools, &p.excluded_types)

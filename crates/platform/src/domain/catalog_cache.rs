@@ -1,5 +1,5 @@
 //! What the catalog says that the other facades reuse: which pool each GPU type belongs
-//! to and what one serverless GPU costs per hour, and the cache that keeps them between
+//! to and what one serverless GPU (or vCPU) costs per hour, and the cache that keeps them between
 //! calls. Pure data: the reads that fill the cache are [`super::catalog::Catalog`]'s.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -151,6 +151,49 @@ impl ServerlessPrices {
     }
 }
 
+/// What one vCPU of each CPU flavour costs per hour on a serverless worker: the catalog's
+/// serverless price, else its secure-cloud one (as GPUs are priced).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuPrices {
+    per_vcpu: BTreeMap<String, f64>,
+}
+
+impl CpuPrices {
+    pub fn new(pairs: impl IntoIterator<Item = (String, f64)>) -> Self {
+        Self {
+            per_vcpu: pairs.into_iter().filter(|(_, p)| *p > 0.0).collect(),
+        }
+    }
+
+    /// Pure: what `workers` CPU workers of `vcpu_count` vCPUs on any of `flavors` cost per hour: at the dearest of its
+    /// flavours, so that a Budget never counts less than the platform may bill. `Err`
+    /// names the flavours the catalog has no price for.
+    pub fn workers_cost(
+        &self,
+        workers: i64,
+        flavors: &[String],
+        vcpu_count: i64,
+    ) -> std::result::Result<f64, Unpriced> {
+        if workers <= 0 {
+            return Ok(0.0);
+        }
+        let unpriced: Vec<String> = flavors
+            .iter()
+            .filter(|f| !self.per_vcpu.contains_key(*f))
+            .cloned()
+            .collect();
+        if !unpriced.is_empty() || flavors.is_empty() {
+            return Err(Unpriced { types: unpriced });
+        }
+        let per_vcpu = flavors
+            .iter()
+            .filter_map(|f| self.per_vcpu.get(f))
+            .copied()
+            .fold(0.0, f64::max);
+        Ok(per_vcpu * vcpu_count.max(1) as f64 * workers as f64)
+    }
+}
+
 /// The cached pool map and prices, shared by every clone of a client (all keys: the
 /// catalog is the platform's, not the account's).
 #[derive(Debug, Default)]
@@ -158,5 +201,5 @@ pub(crate) struct CatalogCache {
     pub(crate) pools: Mutex<Option<(Instant, Arc<PoolMap>)>>,
     pub(crate) prices: Mutex<Option<(Instant, Arc<ServerlessPrices>)>>,
     /// What a vCPU of each CPU flavour costs on a serverless worker (CPU endpoints).
-    pub(crate) cpu_prices: Mutex<Option<(Instant, Arc<super::endpoint_shape::CpuPrices>)>>,
+    pub(crate) cpu_prices: Mutex<Option<(Instant, Arc<CpuPrices>)>>,
 }

@@ -1,13 +1,14 @@
 //! What kind of endpoint and workers a spec asks for beyond the queue-and-GPU-types one
 //! both backends know: a load balancer with its ports, GPUs by pool, CPU workers; and the
 //! workers an endpoint runs, by state. The REST v2 bodies and readings of them are here;
-//! the seed API has none of it, and [`seed_unsupported`] names what it cannot do.
+//! the seed API has none of it, and [`seed_unsupported`] names what it cannot do. Also the
+//! cached read of the CPU flavours' prices, for what CPU workers cost.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::catalog::{POOLS_LIFETIME, Unpriced};
+use super::catalog_cache::{CpuPrices, POOLS_LIFETIME};
 use crate::PlatformClient;
 use crate::config::PlatformApi;
 use crate::error::PlatformError;
@@ -160,46 +161,6 @@ impl WorkerStates {
     }
 }
 
-/// What one vCPU of each CPU flavour costs per hour on a serverless worker: the catalog's
-/// serverless price, else its secure-cloud one (as GPUs are priced).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct CpuPrices {
-    per_vcpu: BTreeMap<String, f64>,
-}
-
-impl CpuPrices {
-    pub fn new(pairs: impl IntoIterator<Item = (String, f64)>) -> Self {
-        Self {
-            per_vcpu: pairs.into_iter().filter(|(_, p)| *p > 0.0).collect(),
-        }
-    }
-
-    /// Pure: what `workers` CPU workers of `cpu` cost per hour: at the dearest of its
-    /// flavours, so that a Budget never counts less than the platform may bill. `Err`
-    /// names the flavours the catalog has no price for.
-    pub fn workers_cost(&self, workers: i64, cpu: &CpuWorkers) -> Result<f64, Unpriced> {
-        if workers <= 0 {
-            return Ok(0.0);
-        }
-        let unpriced: Vec<String> = cpu
-            .flavors
-            .iter()
-            .filter(|f| !self.per_vcpu.contains_key(*f))
-            .cloned()
-            .collect();
-        if !unpriced.is_empty() || cpu.flavors.is_empty() {
-            return Err(Unpriced { types: unpriced });
-        }
-        let per_vcpu = cpu
-            .flavors
-            .iter()
-            .filter_map(|f| self.per_vcpu.get(f))
-            .copied()
-            .fold(0.0, f64::max);
-        Ok(per_vcpu * cpu.vcpu_count.max(1) as f64 * workers as f64)
-    }
-}
-
 /// The CPU flavours' serverless prices, read at most once per [`POOLS_LIFETIME`] (one
 /// `GET /v2/catalog/cpus`). The seed API has no CPU endpoints: no prices, no call.
 pub(crate) async fn cpu_prices(client: &PlatformClient) -> Result<Arc<CpuPrices>, PlatformError> {
@@ -283,16 +244,16 @@ mod tests {
             flavors: vec!["cpu3c".into(), "cpu5c".into()],
             vcpu_count: 4,
         };
-        let cost = prices.workers_cost(2, &cpu).unwrap();
+        let cost = prices.workers_cost(2, &cpu.flavors, 4).unwrap();
         assert!((cost - 0.4).abs() < 1e-9, "{cost}");
-        assert_eq!(prices.workers_cost(0, &cpu), Ok(0.0));
+        assert_eq!(prices.workers_cost(0, &cpu.flavors, 4), Ok(0.0));
         let unknown = CpuWorkers {
             flavors: vec!["cpu9x".into()],
             vcpu_count: 4,
         };
         assert_eq!(
-            prices.workers_cost(1, &unknown),
-            Err(Unpriced {
+            prices.workers_cost(1, &unknown.flavors, unknown.vcpu_count),
+            Err(super::super::catalog_cache::Unpriced {
                 types: vec!["cpu9x".into()]
             })
         );

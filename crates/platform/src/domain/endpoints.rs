@@ -11,8 +11,9 @@ use super::super::config::PlatformApi;
 use super::super::error::PlatformError;
 use super::super::{EndpointCreate, EndpointUpdate, PlatformClient, v2};
 use super::catalog::PoolMap;
+pub use super::catalog_cache::CpuPrices;
 pub use super::endpoint_shape::{
-    CpuPrices, CpuWorkers, GpuPools, LoadBalancerPorts, LoadBalancerUrls, Routing, WorkerStates,
+    CpuWorkers, GpuPools, LoadBalancerPorts, LoadBalancerUrls, Routing, WorkerStates,
     seed_unsupported,
 };
 
