@@ -13,7 +13,9 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, OperatorProcess, condition};
-use common::pods::{A40, RTX4090, config, deploy, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::pods::{
+    A40, RTX4090, config, deploy, id_of, is_ready, patch_spec, pod, pod_events, remote_pods,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 fn resume() -> &'static str {
@@ -38,15 +40,6 @@ fn cond(p: &Pod, type_: &str) -> Option<(String, String)> {
 
 fn is_running(p: &Pod) -> bool {
     is_ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
-}
-
-/// (reason, note) of every Event about the Pod `name`.
-async fn events(env: &Env, name: &str) -> Vec<(String, String)> {
-    env.events_about("Pod", name)
-        .await
-        .into_iter()
-        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +118,7 @@ async fn capacity_error_mid_deploy_falls_back_to_the_next_type() {
         admin.call_count(deploy()).await.unwrap(),
         shown_4090_places + 1
     );
-    let seen = events(&env, "fallback").await;
+    let seen = pod_events(&env, "fallback").await;
     assert!(
         seen.iter()
             .any(|(reason, note)| reason == "GpuTypeNoCapacity"
@@ -223,7 +216,7 @@ async fn kill_with_the_deploy_in_flight(prefix: &str, hold: Hold) -> AfterKill {
     // The id is in status; the marker stays as the way back to the pod if status is lost.
     assert!(!ready.annotations().contains_key(EXTERNAL_ID));
     assert!(ready.annotations().contains_key(PENDING));
-    let adopted = events(&env, "inflight")
+    let adopted = pod_events(&env, "inflight")
         .await
         .iter()
         .any(|(reason, _)| reason == "AdoptedAfterInterruptedCreate");
@@ -324,8 +317,8 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
 
     patch_spec(&api, "resumer", json!({"desiredState": "Running"})).await;
     let refused = env
-        .wait_for::<Pod, _>("resumer", TIMEOUT, "Ready=False/NoCapacity", |p| {
-            cond(p, "Ready").is_some_and(|(s, r)| s == "False" && r == "NoCapacity")
+        .wait_for::<Pod, _>("resumer", TIMEOUT, "Ready=False/HostHasNoFreeGpu", |p| {
+            cond(p, "Ready").is_some_and(|(s, r)| s == "False" && r == "HostHasNoFreeGpu")
         })
         .await;
     assert_eq!(
@@ -334,17 +327,17 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
     );
     assert_eq!(
         cond(&refused, "Synced"),
-        Some(("False".into(), "NoCapacity".into()))
+        Some(("False".into(), "HostHasNoFreeGpu".into()))
     );
     let message = condition(&refused.status.as_ref().unwrap().common.conditions, "Ready")
         .unwrap()
         .message
         .clone();
     assert!(message.contains(HOST_FULL), "{message}");
-    let seen = events(&env, "resumer").await;
+    let seen = pod_events(&env, "resumer").await;
     assert!(
         seen.iter()
-            .any(|(reason, note)| reason == "NoCapacity" && note.contains(HOST_FULL)),
+            .any(|(reason, note)| reason == "HostHasNoFreeGpu" && note.contains(HOST_FULL)),
         "no Event for the refused resume: {seen:#?}"
     );
 

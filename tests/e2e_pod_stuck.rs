@@ -19,7 +19,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::operator::{Env, Operator, condition, volume};
-use common::pods::{config, id_of, is_ready, patch_spec, pod, remote_pods};
+use common::pods::{config, id_of, is_ready, patch_spec, pod, pod_events, remote_pods};
 use common::volumes::volume_id;
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -48,14 +48,6 @@ async fn tagged_pods(env: &Env, obj: &Pod) -> Vec<platform::Pod> {
         .await
         .into_iter()
         .filter(|p| p.env_value(TAG_ENV) == Some(uid.as_str()) && p.desired_status != "TERMINATED")
-        .collect()
-}
-
-async fn event_reasons(env: &Env, name: &str) -> Vec<(String, String)> {
-    env.events_about("Pod", name)
-        .await
-        .into_iter()
-        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
         .collect()
 }
 
@@ -150,7 +142,7 @@ async fn an_image_that_cannot_be_pulled_stalls_the_pod_and_startup_timeout_stops
     let (_, _, message) = cond(&stalled, "Stalled").unwrap();
     assert!(message.contains("startupTimeout 45s"), "{message}");
     assert!(message.contains("until the spec is edited"), "{message}");
-    let events = event_reasons(&env, "nopull").await;
+    let events = pod_events(&env, "nopull").await;
     assert!(
         events.iter().any(|(r, _)| r == "StartupFailedStopped"),
         "{events:?}"
@@ -211,7 +203,7 @@ async fn a_refused_registry_login_is_told_and_terminate_leaves_nothing_billing()
     // Nothing is deployed again while the spec stays as it is.
     tokio::time::sleep(Duration::from_secs(8)).await;
     assert!(tagged_pods(&env, &obj).await.is_empty());
-    let events = event_reasons(&env, "noauth").await;
+    let events = pod_events(&env, "noauth").await;
     assert!(
         events.iter().any(|(r, _)| r == "StartupFailedTerminated"),
         "{events:?}"
@@ -324,7 +316,7 @@ async fn relocated(env: &Env, name: &str, old: &str) {
         (replaced.from.as_str(), replaced.to.as_str()),
         (old, new.as_str())
     );
-    let events = event_reasons(env, name).await;
+    let events = pod_events(env, name).await;
     assert!(
         events
             .iter()

@@ -66,3 +66,12 @@ where
     .await
     .unwrap();
 }
+
+/// (reason, note) of every Event about the Pod `name`.
+pub async fn pod_events(env: &Env, name: &str) -> Vec<(String, String)> {
+    env.events_about("Pod", name)
+        .await
+        .into_iter()
+        .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+        .collect()
+}

@@ -112,7 +112,7 @@ impl PodAdapter {
     pub(super) async fn deploy(
         &self,
         client: &PlatformClient,
-        budget: &BudgetSlot<'_>,
+        budget: &BudgetSlot,
         resolved: &ResolvedPod,
         candidates: &[Offer],
     ) -> Result<Created<RemotePod>, Failure> {

@@ -124,9 +124,7 @@ impl PodAdapter {
         if let (true, Some(since)) = (resume.relocate, resume.refused_since) {
             let relocation = Relocation {
                 key: key_of(obj),
-                namespace: obj.namespace().unwrap_or_default(),
-                name: obj.name_any(),
-                labels: obj.labels().clone(),
+                budget: super::BudgetSlot::of(obj),
                 uid: obj.uid().unwrap_or_default(),
                 old_id: remote.id.clone(),
                 refused_since: since,

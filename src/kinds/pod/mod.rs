@@ -110,10 +110,21 @@ pub struct PodAdapter {
 }
 
 /// Whose Budget reservation a deploy moves: the object's namespace, name and labels.
-pub(crate) struct BudgetSlot<'a> {
-    pub namespace: &'a str,
-    pub name: &'a str,
-    pub labels: &'a std::collections::BTreeMap<String, String>,
+#[derive(Clone, Debug)]
+pub struct BudgetSlot {
+    pub namespace: String,
+    pub name: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+impl BudgetSlot {
+    pub fn of(obj: &Pod) -> Self {
+        Self {
+            namespace: obj.namespace().unwrap_or_default(),
+            name: obj.name_any(),
+            labels: obj.labels().clone(),
+        }
+    }
 }
 
 /// The condition that says whether a cost guardrail holds the pod stopped (only on pods
@@ -201,12 +212,12 @@ impl PodAdapter {
     /// Takes (or moves) the pod's Budget reservation to `price` per hour, or holds it:
     /// a `Waiting` failure named `BudgetExceeded` with the figures, looked at again when
     /// the ledger finds room (or after `held_recheck`).
-    fn reserve(&self, slot: &BudgetSlot<'_>, price: f64) -> Result<(), Failure> {
+    fn reserve(&self, slot: &BudgetSlot, price: f64) -> Result<(), Failure> {
         let Some(budgets) = &self.budgets else {
             return Ok(());
         };
         budgets
-            .reserve(slot.namespace, slot.name, slot.labels, price)
+            .reserve(&slot.namespace, &slot.name, &slot.labels, price)
             .map_err(|e| budget_hold::exceeded(&e, self.held_recheck))
     }
 
@@ -414,14 +425,7 @@ impl Adapter for PodAdapter {
             Some(_) => return Ok(()),
         };
         budget_hold::listed(budgets, self.held_recheck, "the deploy").await?;
-        let ns = obj.namespace().unwrap_or_default();
-        let name = obj.name_any();
-        let slot = BudgetSlot {
-            namespace: &ns,
-            name: &name,
-            labels: obj.labels(),
-        };
-        self.reserve(&slot, price)
+        self.reserve(&BudgetSlot::of(obj), price)
     }
 
     async fn create(
@@ -431,13 +435,7 @@ impl Adapter for PodAdapter {
         resolved: &ResolvedPod,
     ) -> Result<Created<RemotePod>, Failure> {
         let candidates = self.candidates(pass.client, resolved).await;
-        let ns = obj.namespace().unwrap_or_default();
-        let name = obj.name_any();
-        let slot = BudgetSlot {
-            namespace: &ns,
-            name: &name,
-            labels: obj.labels(),
-        };
+        let slot = BudgetSlot::of(obj);
         let created = match candidates {
             Ok(candidates) => self.deploy(pass.client, &slot, resolved, &candidates).await,
             Err(f) => Err(f),

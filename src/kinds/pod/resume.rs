@@ -18,7 +18,7 @@
 //! [`assess`] decides purely; [`RefusedResumes`] is this process's memory of refusals
 //! between the failing call and the next status write.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -33,7 +33,7 @@ use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_platform::domain::{EXITED, Pod as RemotePod, RUNNING};
 use gpucloud_platform::{PlatformClient, PlatformError};
 
-use super::{PodAdapter, ResolvedPod};
+use super::{BudgetSlot, PodAdapter, ResolvedPod};
 
 /// `resumeTimeout` when the spec gives none.
 pub const DEFAULT_RESUME_TIMEOUT: Duration = Duration::from_secs(600);
@@ -122,9 +122,8 @@ pub fn assess(
 pub struct Relocation {
     /// `namespace/name`.
     pub key: String,
-    pub namespace: String,
-    pub name: String,
-    pub labels: BTreeMap<String, String>,
+    /// Whose Budget reservation the replacement moves.
+    pub budget: BudgetSlot,
     /// The object's UID: the tag every pod it made carries.
     pub uid: String,
     pub old_id: String,
@@ -266,12 +265,10 @@ impl PodAdapter {
             Ok(c) => c,
             Err(f) => return f,
         };
-        let budget = super::BudgetSlot {
-            namespace: &r.namespace,
-            name: &r.name,
-            labels: &r.labels,
-        };
-        match self.deploy(client, &budget, &r.resolved, &candidates).await {
+        match self
+            .deploy(client, &r.budget, &r.resolved, &candidates)
+            .await
+        {
             Ok(created) => {
                 let new = &created.remote.id;
                 info!(object = %r.key, from = %r.old_id, to = %new, "deployed a pod to replace one that cannot resume");

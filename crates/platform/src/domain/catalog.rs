@@ -228,7 +228,8 @@ pub fn v2_offers(types: Vec<v2::GpuType>, count: i32, secure: bool) -> Vec<GpuOf
     offers
 }
 
-fn level(a: &v2::AvailabilityLevel) -> u8 {
+/// An availability level as a number: 0 is none, 3 is high.
+pub(super) fn level(a: &v2::AvailabilityLevel) -> u8 {
     match a {
         v2::AvailabilityLevel::High => 3,
         v2::AvailabilityLevel::Medium => 2,

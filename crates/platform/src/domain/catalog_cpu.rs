@@ -3,7 +3,7 @@
 
 use super::super::error::PlatformError;
 use super::super::v2;
-use super::catalog::Catalog;
+use super::catalog::{Catalog, level};
 use super::pods_cpu::CpuOffer;
 
 type Result<T> = std::result::Result<T, PlatformError>;
@@ -64,15 +64,6 @@ pub fn v2_cpu_offers(flavors: Vec<v2::CpuType>, vcpu_count: u32) -> Vec<CpuOffer
         }
     }
     offers
-}
-
-fn level(a: &v2::AvailabilityLevel) -> u8 {
-    match a {
-        v2::AvailabilityLevel::High => 3,
-        v2::AvailabilityLevel::Medium => 2,
-        v2::AvailabilityLevel::Low => 1,
-        _ => 0,
-    }
 }
 
 #[cfg(test)]
