@@ -122,7 +122,9 @@ pub fn health_body(h: &Health) -> Value {
             "inQueue": h.in_queue,
             "retried": h.retried,
         },
-        "workers": { "idle": h.idle, "running": h.running, "initializing": h.initializing },
+        // The seed spec's health report has these two counts only: a worker that cannot
+        // start is neither (the REST v2 workers list says `INITIALIZING`).
+        "workers": { "idle": h.idle, "running": h.running },
     })
 }
 
@@ -135,8 +137,6 @@ pub struct Health {
     pub in_queue: u64,
     pub idle: u32,
     pub running: u32,
-    /// Workers whose container cannot start (a start failure rule): up, but never ready.
-    pub initializing: u32,
 }
 
 impl EndpointRuntime {
@@ -442,9 +442,9 @@ impl EndpointRuntime {
             }
         }
         h.running = st.busy;
-        if st.start_failure.is_some() {
-            h.initializing = st.live.saturating_sub(st.busy);
-        } else {
+        // Workers whose container cannot start (a start failure rule) are up but never
+        // ready: not idle.
+        if st.start_failure.is_none() {
             h.idle = st.live.saturating_sub(st.busy);
         }
         h
