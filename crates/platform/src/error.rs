@@ -13,7 +13,7 @@ mod tests;
 use std::time::Duration;
 
 pub(crate) use body::truncate;
-pub use body::{ErrorBody, is_capacity_message};
+pub use body::{ErrorBody, is_capacity_message, is_host_full_message};
 pub(crate) use classify::{from_graphql, from_http, from_problem, parse_retry_after};
 
 /// What a caller should do about an error.
@@ -213,6 +213,12 @@ impl PlatformError {
                 ..
             }
         )
+    }
+
+    /// Whether the platform refused to start a stopped pod because the machine it is tied
+    /// to has no free GPU (a resume's own capacity answer).
+    pub fn is_host_full(&self) -> bool {
+        is_host_full_message(&self.to_string())
     }
 
     /// Whether trying the same call later can succeed without changing it.

@@ -6,7 +6,7 @@ use gpucloud_crd::pod::DesiredState;
 use gpucloud_engine::adapter::Plan;
 use gpucloud_engine::failure::Failure;
 use gpucloud_platform::PlatformClient;
-use gpucloud_platform::domain::{Pod as RemotePod, is_host_full};
+use gpucloud_platform::domain::Pod as RemotePod;
 use gpucloud_policy::guardrails;
 
 use super::resume::host_full_failure;
@@ -47,41 +47,41 @@ impl PodAdapter {
         remote: &mut RemotePod,
         change: &PodChange,
     ) -> Result<(), Failure> {
-        let id = remote.id.clone();
-        let stop = |what: &'static str| {
-            let id = id.clone();
-            async move {
-                client
-                    .pods()
-                    .stop(&id)
-                    .await
-                    .map_err(|e| Failure::from_platform(what, &e))
-            }
-        };
         match change {
             PodChange::Resume => {
                 let gpus = remote.gpu_count.and_then(|n| i32::try_from(n).ok());
                 match client.pods().start(&remote.id, gpus).await {
                     Ok(()) => Ok(()),
-                    Err(e) if is_host_full(&e) => {
+                    Err(e) if e.is_host_full() => {
                         self.resumes.refused(&remote.id);
                         Err(host_full_failure(&remote.id, &e))
                     }
                     Err(e) => Err(Failure::from_platform("resume the pod", &e)),
                 }
             }
-            PodChange::Stop => stop("stop the pod").await,
+            PodChange::Stop => stop(client, &remote.id, "stop the pod").await,
             PodChange::StopBy(guardrail, _) => {
-                stop("stop the pod").await?;
+                stop(client, &remote.id, "stop the pod").await?;
                 if let Some(m) = &self.metrics {
                     m.guardrail_stop(guardrails::label_of(*guardrail));
                 }
                 Ok(())
             }
-            PodChange::GiveUpStart(_) => stop("stop the pod that does not start").await,
+            PodChange::GiveUpStart(_) => {
+                stop(client, &remote.id, "stop the pod that does not start").await
+            }
             PodChange::Relocate(r) => self.relocate(client, r).await,
         }
     }
+}
+
+/// Stops the pod `id`; `what` names the call in the failure.
+async fn stop(client: &PlatformClient, id: &str, what: &str) -> Result<(), Failure> {
+    client
+        .pods()
+        .stop(id)
+        .await
+        .map_err(|e| Failure::from_platform(what, &e))
 }
 
 /// Reason of the Event of a pod stopped because it did not start.

@@ -41,25 +41,28 @@ impl PodAdapter {
         obj: &Pod,
         remote: Option<&RemotePod>,
     ) -> StartupAssessment {
-        let remembered = self.startups.hold_of(&key_of(obj)).filter(|s| {
-            s.hold
-                .as_ref()
-                .is_some_and(|h| h.generation == obj.metadata.generation)
-        });
-        let previous = remembered
-            .as_ref()
-            .or_else(|| obj.status.as_ref().and_then(|s| s.startup.as_ref()));
+        let timeout = duration(obj.spec.startup_timeout.as_ref());
+        let in_status = obj.status.as_ref().and_then(|s| s.startup.as_ref());
         let detected = remote.and_then(|r| self.startups.detected(&r.id));
-        if previous.is_none() && obj.spec.startup_timeout.is_none() && detected.is_none() {
+        if timeout.is_none() && in_status.is_none() && detected.is_none() {
             // Nothing was seen starting, no timeout is set and the log told nothing: the
             // common case, without reading the clock or the guardrails.
             return StartupAssessment::default();
         }
+        // A hold decided by this process that status does not have yet; holds are only
+        // decided under a `startupTimeout`.
+        let remembered = timeout
+            .and_then(|_| self.startups.hold_of(&key_of(obj)))
+            .filter(|s| {
+                s.hold
+                    .as_ref()
+                    .is_some_and(|h| h.generation == obj.metadata.generation)
+            });
         startup::assess(&StartupFacts {
-            timeout: duration(obj.spec.startup_timeout.as_ref()),
+            timeout,
             action: obj.spec.on_startup_failure,
             generation: obj.metadata.generation,
-            previous,
+            previous: remembered.as_ref().or(in_status),
             remote,
             wants_running: self.wants_running(obj, remote),
             detected: detected.as_ref(),
@@ -73,6 +76,10 @@ impl PodAdapter {
         remote: Option<&RemotePod>,
     ) -> ResumeAssessment {
         let previous = obj.status.as_ref().and_then(|s| s.resume.as_ref());
+        if previous.is_none() && self.resumes.is_empty() {
+            // No refusal seen here or in status, no relocation: the common case.
+            return ResumeAssessment::default();
+        }
         let key = key_of(obj);
         resume::assess(
             obj.spec.resume_policy,

@@ -151,6 +151,11 @@ pub struct RefusedResumes {
 }
 
 impl RefusedResumes {
+    /// Whether nothing is remembered: no refusal and no relocation.
+    pub fn is_empty(&self) -> bool {
+        self.refused.lock().is_empty() && self.replaced.lock().is_empty()
+    }
+
     pub fn refused(&self, pod_id: &str) {
         self.refused
             .lock()

@@ -165,6 +165,11 @@ impl StartupWatches {
             .retain(|_, at| now.saturating_duration_since(*at) < WATCH_LIMIT * 2);
         for p in pods {
             if !is_starting(p) {
+                // Every watched pod has a first opening (or a failure read): with neither,
+                // the steady listing of running pods costs no lookup here.
+                if w.first_opened.is_empty() && w.detected.is_empty() {
+                    continue;
+                }
                 if let Some(handle) = w.open.remove(&p.id) {
                     handle.abort();
                     debug!(pod = %p.id, "pod no longer starting; its log is closed");

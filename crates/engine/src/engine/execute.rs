@@ -119,20 +119,12 @@ impl<A: Adapter> Engine<A> {
                 }
             }
             Plan::Replace { reason } => {
-                let gone = Gone {
-                    event_reason: "Replacing",
-                    progress_reason: "Replacing",
-                    why: reason,
-                };
-                self.delete_for(api, seen, pass, remote, gone).await
+                self.delete_for(api, seen, pass, remote, "Replacing", reason)
+                    .await
             }
             Plan::Remove { reason, message } => {
-                let gone = Gone {
-                    event_reason: reason,
-                    progress_reason: reason,
-                    why: message,
-                };
-                self.delete_for(api, seen, pass, remote, gone).await
+                self.delete_for(api, seen, pass, remote, reason, message)
+                    .await
             }
         }
     }
@@ -167,20 +159,17 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// Deletes the remote object and forgets its id: the next pass goes the create way
-    /// (to create it again, for a replace).
+    /// (to create it again, for a replace). `reason` names the Event and the condition,
+    /// `why` says why.
     async fn delete_for(
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
         pass: &PassContext<'_>,
         remote: A::Remote,
-        gone: Gone,
+        reason: &'static str,
+        why: String,
     ) -> Result<Outcome<A::Remote>, EngineError> {
-        let Gone {
-            event_reason,
-            progress_reason,
-            why: reason,
-        } = gone;
         let obj = seen.obj.as_ref();
         let id = A::id(&remote).to_string();
         if let Err(f) = self.adapter.delete(pass.client, &id).await
@@ -188,9 +177,9 @@ impl<A: Adapter> Engine<A> {
         {
             return Ok(Outcome::failed(f, Some(remote), seen.last_ready.clone()));
         }
-        let message = format!("deleted {} {id}: {reason}", A::NOUN);
+        let message = format!("deleted {} {id}: {why}", A::NOUN);
         self.shared
-            .event(obj, false, event_reason, "Delete", message)
+            .event(obj, false, reason, "Delete", message)
             .await;
         self.wrote(obj);
         // An id the operator chose and recorded in an annotation (earlier versions) must
@@ -199,7 +188,7 @@ impl<A: Adapter> Engine<A> {
             self.patch_metadata(api, obj, &legacy_id_removal(), None, false)
                 .await?;
         }
-        let outcome = Outcome::progressing(None, progress_reason, reason, Requeue::Now);
+        let outcome = Outcome::progressing(None, reason, why, Requeue::Now);
         Ok(Outcome {
             forget_id: true,
             ..outcome
@@ -230,13 +219,6 @@ impl<A: Adapter> Engine<A> {
             }
         }
     }
-}
-
-/// Why a remote object is deleted by a plan, in its Event and condition.
-struct Gone {
-    event_reason: &'static str,
-    progress_reason: &'static str,
-    why: String,
 }
 
 /// Pure: an earlier create may still land: look for it again after `wait`, creating

@@ -95,7 +95,7 @@ pub use endpoints::{
     LoadBalancerPorts, LoadBalancerUrls, Rollout, Routing, Scaler, ServerlessEndpoint,
     WorkerStates, seed_unsupported,
 };
-pub use pod_logs::{PodLogs, SystemLine, SystemLines, is_host_full};
+pub use pod_logs::{PodLogs, SystemLine, SystemLines};
 pub use pods::{EXITED, GpuOffer, Placement, Pod, PodRequest, Pods, RUNNING, TERMINATED};
 pub use pods_cpu::{CpuOffer, CpuPlacement};
 pub use registries::{NewRegistryCredential, RegistryCredential, RegistryCredentials};

@@ -1,4 +1,4 @@
-//! A pod's system log, and the platform's word for a resume its host cannot take.
+//! A pod's system log.
 //!
 //! REST v2 streams a pod's log (`GET /v2/pods/{id}/logs`, server-sent events); the
 //! system source is where the platform says why a pod does not start (an image it cannot
@@ -64,32 +64,5 @@ impl PodLogs {
                 at: l.ts,
             })
         })))
-    }
-}
-
-/// Whether `err` is the platform refusing to start a stopped pod because the machine it
-/// is tied to has no free GPU ("There are not enough free GPUs on the host machine ...").
-pub fn is_host_full(err: &PlatformError) -> bool {
-    err.to_string()
-        .to_ascii_lowercase()
-        .contains("not enough free gpus on the host")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_host_full_answer_is_told_from_other_capacity_answers() {
-        let full = PlatformError::invalid_input(
-            "start",
-            "There are not enough free GPUs on the host machine to start this pod",
-        );
-        assert!(is_host_full(&full));
-        let sold_out = PlatformError::invalid_input(
-            "gpu",
-            "There are no longer any instances available with the requested specifications.",
-        );
-        assert!(!is_host_full(&sold_out));
     }
 }

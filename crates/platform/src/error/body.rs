@@ -13,6 +13,13 @@ pub fn is_capacity_message(text: &str) -> bool {
         || t.contains("no instances available")
 }
 
+/// The capacity text of a resume only: the stopped pod's own machine has no free GPU
+/// ("There are not enough free GPUs on the host machine to start this pod").
+pub fn is_host_full_message(text: &str) -> bool {
+    text.to_ascii_lowercase()
+        .contains("not enough free gpus on the host")
+}
+
 /// The spec's error body (`title, status, detail, errors`) or any of the other shapes seen.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ErrorBody {

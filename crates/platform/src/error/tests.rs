@@ -295,3 +295,17 @@ fn long_bodies_are_truncated() {
     let e = http(500, &long);
     assert!(e.to_string().len() < 700);
 }
+
+#[test]
+fn the_host_full_answer_is_told_from_other_capacity_answers() {
+    let full = PlatformError::invalid_input(
+        "start",
+        "There are not enough free GPUs on the host machine to start this pod",
+    );
+    assert!(full.is_host_full());
+    let sold_out = PlatformError::invalid_input(
+        "gpu",
+        "There are no longer any instances available with the requested specifications.",
+    );
+    assert!(!sold_out.is_host_full());
+}
