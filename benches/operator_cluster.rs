@@ -29,7 +29,7 @@ use gpucloud_emulator::EmulatorConfig;
 use kube::api::Api;
 
 use common::operator::{Env, OperatorProcess};
-use support::{apply_until_ready, by_operation, mib, resident_kib, steady_resync};
+use support::{apply_until_ready, by_operation, env_number, mib, resident_kib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 /// Every node takes a whole machine, as training clusters do.
@@ -44,18 +44,12 @@ struct Options {
 }
 
 fn options() -> Options {
-    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let objects = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse::<u64>().ok())
-        .or_else(|| number("BENCH_OBJECTS"))
-        .unwrap_or(100);
     Options {
-        objects: objects as usize,
-        nodes: number("BENCH_NODES").unwrap_or(4) as u32,
-        poll: Duration::from_secs(number("BENCH_POLL_SECONDS").unwrap_or(10)),
-        progress: Duration::from_secs(number("BENCH_PROGRESS_SECONDS").unwrap_or(1)),
-        boot_ms: number("BENCH_BOOT_MS").unwrap_or(500),
+        objects: support::objects(100),
+        nodes: env_number("BENCH_NODES").unwrap_or(4) as u32,
+        poll: Duration::from_secs(env_number("BENCH_POLL_SECONDS").unwrap_or(10)),
+        progress: Duration::from_secs(env_number("BENCH_PROGRESS_SECONDS").unwrap_or(1)),
+        boot_ms: env_number("BENCH_BOOT_MS").unwrap_or(500),
     }
 }
 

@@ -27,7 +27,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use tokio::sync::broadcast;
 
 use common::operator::{Env, ready_now, volume};
-use support::{all_ready, with_bench_quota};
+use support::{all_ready, env_number, with_bench_quota};
 
 const TARGET: &str = "latency-target";
 
@@ -38,7 +38,6 @@ struct Options {
 }
 
 fn options() -> Options {
-    let env_number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     Options {
         others: env_number("BENCH_OBJECTS").unwrap_or(1000) as usize,
         samples: env_number("BENCH_SAMPLES").unwrap_or(60) as usize,

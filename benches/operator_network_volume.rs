@@ -25,7 +25,7 @@ use kube::api::{Api, DeleteParams, ListParams, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
-use support::{all_ready, apiserver_writes, mib, resident_kib, with_bench_quota};
+use support::{all_ready, apiserver_writes, env_number, mib, resident_kib, with_bench_quota};
 
 struct Options {
     objects: usize,
@@ -34,14 +34,8 @@ struct Options {
 }
 
 fn options() -> Options {
-    let from_args = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse::<usize>().ok());
-    let env_number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     Options {
-        objects: from_args
-            .or_else(|| env_number("BENCH_OBJECTS").map(|n| n as usize))
-            .unwrap_or(1000),
+        objects: support::objects(1000),
         poll: Duration::from_secs(env_number("BENCH_POLL_SECONDS").unwrap_or(10)),
         concurrency: env_number("BENCH_CONCURRENCY").map(|n| n as u16),
     }

@@ -29,7 +29,7 @@ use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess};
-use support::{apply_until_ready, by_operation, mib, resident_kib, steady_resync};
+use support::{apply_until_ready, by_operation, env_number, mib, resident_kib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -43,18 +43,12 @@ struct Options {
 }
 
 fn options() -> Options {
-    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let objects = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse::<u64>().ok())
-        .or_else(|| number("BENCH_OBJECTS"))
-        .unwrap_or(1000);
     Options {
-        objects: objects as usize,
-        poll: Duration::from_secs(number("BENCH_POLL_SECONDS").unwrap_or(10)),
-        progress: Duration::from_secs(number("BENCH_PROGRESS_SECONDS").unwrap_or(1)),
-        boot_ms: number("BENCH_BOOT_MS").unwrap_or(500),
-        concurrency: number("BENCH_CONCURRENCY"),
+        objects: support::objects(1000),
+        poll: Duration::from_secs(env_number("BENCH_POLL_SECONDS").unwrap_or(10)),
+        progress: Duration::from_secs(env_number("BENCH_PROGRESS_SECONDS").unwrap_or(1)),
+        boot_ms: env_number("BENCH_BOOT_MS").unwrap_or(500),
+        concurrency: env_number("BENCH_CONCURRENCY"),
     }
 }
 

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 use gpucloud_crd::{Pod, PodSpec};
 use kube::api::{Api, PostParams};
 
-use common::operator::{Env, OperatorProcess, free_port};
-use support::{by_operation, mib, resident_kib, steady_resync};
+use common::operator::{Env, OperatorProcess, calls_since, free_port};
+use support::{by_operation, env_number, mib, resident_kib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -39,17 +39,11 @@ struct Options {
 }
 
 fn options() -> Options {
-    let number = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
-    let objects = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse::<u64>().ok())
-        .or_else(|| number("BENCH_OBJECTS"))
-        .unwrap_or(100);
     Options {
-        objects: objects as usize,
-        boot_ms: number("BENCH_BOOT_MS").unwrap_or(20_000),
-        poll: Duration::from_secs(number("BENCH_POLL_SECONDS").unwrap_or(10)),
-        progress: Duration::from_secs(number("BENCH_PROGRESS_SECONDS").unwrap_or(2)),
+        objects: support::objects(100),
+        boot_ms: env_number("BENCH_BOOT_MS").unwrap_or(20_000),
+        poll: Duration::from_secs(env_number("BENCH_POLL_SECONDS").unwrap_or(10)),
+        progress: Duration::from_secs(env_number("BENCH_PROGRESS_SECONDS").unwrap_or(2)),
     }
 }
 
@@ -76,15 +70,6 @@ async fn open_streams(http: &reqwest::Client, port: u16) -> Option<u64> {
         .find(|l| l.starts_with("gpucloud_log_streams_open{kind=\"Pod\"}"))
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
-}
-
-/// Calls by operation between two snapshots.
-fn delta(after: &BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    after
-        .iter()
-        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
-        .filter(|(_, v)| *v > 0)
-        .collect()
 }
 
 async fn run(opts: Options) {
@@ -157,7 +142,7 @@ async fn run(opts: Options) {
     if let Some((since, before)) = starting_calls {
         let now = env.calls().await;
         let secs = since.elapsed().as_secs_f64().max(0.001);
-        let per_interval: BTreeMap<String, f64> = by_operation(&delta(&now, &before))
+        let per_interval: BTreeMap<String, f64> = by_operation(&calls_since(&before, &now))
             .into_iter()
             .map(|(k, v)| (k, v as f64 * opts.poll.as_secs_f64() / secs))
             .collect();

@@ -175,15 +175,7 @@ async fn an_image_that_is_not_found_keeps_the_pod_starting_and_says_so_in_its_lo
 #[tokio::test]
 async fn a_refused_registry_login_fails_the_pull_of_every_pod_using_it() {
     let e = start_default().await;
-    let r = e
-        .v2(
-            Method::POST,
-            "/registries",
-            Some(json!({"name": "private", "username": "ci", "password": "pw"})),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.body);
-    let registry = r.body["id"].as_str().unwrap().to_string();
+    let registry = e.registry_credential().await;
     e.emu.admin().fail_registry_login(&registry).await.unwrap();
     let mut body = pod("ghcr.io/acme/private:1");
     body["registry"] = json!(registry);

@@ -13,7 +13,6 @@ mod v2;
 
 use emu::*;
 use gpucloud_emulator::StartFailure;
-use reqwest::Method;
 use serde_json::{Value, json};
 use serverless::*;
 
@@ -119,15 +118,7 @@ async fn a_load_balancer_whose_image_is_missing_has_its_workers_initializing() {
 #[tokio::test]
 async fn a_refused_registry_login_holds_the_jobs_until_the_endpoint_drops_it() {
     let e = start_default().await;
-    let r = e
-        .v2(
-            Method::POST,
-            "/registries",
-            Some(json!({"name": "private", "username": "ci", "password": "pw"})),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.body);
-    let registry = r.body["id"].as_str().unwrap().to_string();
+    let registry = e.registry_credential().await;
     let ep = create(
         &e,
         gpu_body(

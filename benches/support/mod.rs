@@ -299,6 +299,21 @@ pub async fn apply_until_ready<K: ManagedKind>(
     })
 }
 
+/// A whole number from the environment variable `name`, if it is set and is one.
+pub fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok())
+}
+
+/// How many objects a run takes: the first number among the arguments
+/// (`cargo bench --bench x -- 500`), else `BENCH_OBJECTS`, else `default`.
+pub fn objects(default: usize) -> usize {
+    std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .or_else(|| env_number("BENCH_OBJECTS").map(|n| n as usize))
+        .unwrap_or(default)
+}
+
 /// Logs at `warn` unless RUST_LOG says otherwise: the emulator runs in the benchmark's
 /// process, and its line per create would drown the figures (and slow the run).
 pub fn quiet_logs() {

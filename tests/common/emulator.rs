@@ -247,6 +247,14 @@ impl Emu {
         self.v2_as(KEY, method, path, body).await
     }
 
+    /// A registry credential (`POST /v2/registries`); its id.
+    pub async fn registry_credential(&self) -> String {
+        let body = json!({"name": "private", "username": "ci", "password": "pw"});
+        let r = self.v2(Method::POST, "/registries", Some(body)).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.body["id"].as_str().unwrap().to_string()
+    }
+
     pub async fn v2_as(&self, key: &str, method: Method, path: &str, body: Option<Value>) -> Resp {
         let url = format!("{}/v2{path}", self.emu.base_url());
         self.call(method, &url, Some(&format!("Bearer {key}")), body)
