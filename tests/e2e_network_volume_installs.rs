@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use gpucloud_crd::NetworkVolume;
+use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::marker::default_remote_name;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
@@ -250,6 +251,12 @@ fn owner(nv: &NetworkVolume) -> Option<String> {
     nv.annotations().get("gpucloud.io/owner").cloned()
 }
 
+/// The claim `install` writes with the tests' key: its name and the key's account.
+fn claim_of(install: &str) -> String {
+    let key = gpucloud_platform::ApiKey::new(common::operator::API_KEY).unwrap();
+    format!("{install}@{}", AccountId::of(&key))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn two_installs_on_one_namespace_give_each_object_one_owner() {
@@ -277,7 +284,7 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
     let mut remote_names = Vec::new();
     for name in &names {
         let nv = env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
-        assert_eq!(owner(&nv).as_deref(), Some(me_a.as_str()), "{name}");
+        assert_eq!(owner(&nv), Some(claim_of(&me_a)), "{name}");
         ids.insert(name.clone(), assert_exactly_one_remote(&env, &nv).await);
         remote_names.push(default_remote_name(&nv));
     }
@@ -298,7 +305,7 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
     tokio::time::sleep(Duration::from_secs(5)).await;
     for name in &names {
         let nv: NetworkVolume = api.get(name).await.unwrap();
-        assert_eq!(owner(&nv).as_deref(), Some(me_a.as_str()), "{name}");
+        assert_eq!(owner(&nv), Some(claim_of(&me_a)), "{name}");
         assert_eq!(
             nv.status.and_then(|s| s.common.id).as_ref(),
             ids.get(name),
@@ -327,7 +334,7 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
             is_ready(nv) && nv.status.as_ref().and_then(|s| s.size_gb) == Some(11)
         })
         .await;
-    assert_eq!(owner(&grown).as_deref(), Some(me_b.as_str()));
+    assert_eq!(owner(&grown), Some(claim_of(&me_b)));
     assert!(has_reason_event(&env, "shared-00", "TakenOver").await);
 
     // Deleting the objects leaves nothing behind on the platform.

@@ -1,8 +1,10 @@
 //! The process wiring of `run`: the controllers of every kind started as tasks
 //! ([`controllers`]), the metrics registry ([`metrics`]), the `/metrics`, `/healthz` and
-//! `/readyz` server ([`server`]) and the logs ([`telemetry`]).
+//! `/readyz` server ([`server`]), the logs ([`telemetry`]) and the Lease a process holds
+//! before it acts ([`lease`]).
 
 pub mod controllers;
+pub mod lease;
 pub mod metrics;
 pub mod server;
 pub mod telemetry;

@@ -8,10 +8,10 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
-use kube_lease_manager::LeaseManagerBuilder;
 use tokio::sync::watch;
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
+use crate::app::lease::{self, Hold};
 use crate::app::server::{self, Readiness};
 use crate::app::telemetry::{self, LogFormat};
 use gpucloud_platform::PlatformClient;
@@ -84,12 +84,14 @@ pub struct RunArgs {
     /// Name of the Lease.
     #[arg(long, default_value = "gpucloud-operator")]
     pub leader_election_lease: String,
-    /// This replica's identity in the Lease (default: the host name).
+    /// This process's identity in its Lease (default: the host name and a random suffix).
     #[arg(long, env = "POD_NAME")]
     pub identity: Option<String>,
     /// This install's name in the `gpucloud.io/owner` claim on every object it manages
-    /// (default: NAMESPACE/NAME of its leader-election Lease). Another install leaves a
-    /// claimed object alone.
+    /// (default: NAMESPACE/NAME of its leader-election Lease), with the platform account of
+    /// the object's key. Another install leaves a claimed object alone. Without
+    /// --leader-election the process holds the Lease this name names, and waits while
+    /// another running process holds it.
     #[arg(long, env = "GPUCLOUD_INSTALL")]
     pub install: Option<String>,
     /// Take over an object claimed by another install once that install's Lease has not
@@ -284,7 +286,7 @@ pub async fn run_with_clock(
         clock,
         ..EngineConfig::default()
     };
-    let identity = args.identity.clone().unwrap_or_else(hostname);
+    let identity = args.identity.clone().unwrap_or_else(process_identity);
     let shared = Arc::new(Shared::new(
         kube.clone(),
         platform,
@@ -312,43 +314,31 @@ pub async fn run_with_clock(
         .with_context(|| format!("could not listen on {}", args.metrics_addr))?;
     info!(address = %bound, "serving /metrics, /healthz and /readyz");
 
-    if args.leader_election {
-        let manager = LeaseManagerBuilder::new(kube.clone(), &args.leader_election_lease)
-            .with_namespace(&lease_namespace)
-            .with_identity(&identity)
-            .with_duration(15)
-            .with_grace(5)
-            .build()
-            .await?;
-        let (mut leading, lease_task) = manager.watch().await;
-        info!(identity = %identity, lease = %args.leader_election_lease, "waiting for leadership");
-        let mut stop = stop_rx.clone();
-        while !*leading.borrow_and_update() {
-            tokio::select! {
-                changed = leading.changed() => changed.context("leader election stopped")?,
-                _ = stop.changed() => { drop(leading); let _ = lease_task.await; return Ok(()); }
-            }
-        }
-        info!(identity = %identity, "leading");
-        shared.metrics.set_leader(true);
-        // Losing the lease stops the controllers: a replica that no longer leads must not act.
-        let stop_tx2 = stop_tx.clone();
-        let metrics = shared.metrics.clone();
-        tokio::spawn(async move {
-            while leading.changed().await.is_ok() {
-                if !*leading.borrow() {
-                    metrics.set_leader(false);
-                    error!("lost leadership; stopping");
-                    let _ = stop_tx2.send(true);
-                    return;
-                }
-            }
-        });
-    }
-
-    if !args.leader_election {
-        shared.metrics.set_leader(true);
-    }
+    let lease = lease::lease_for(
+        &shared.config.install,
+        args.leader_election,
+        &lease_namespace,
+        &args.leader_election_lease,
+    );
+    let hold = lease::hold(
+        &shared,
+        &shared.config.install,
+        &lease,
+        &identity,
+        stop_rx.clone(),
+    );
+    let release = match hold.await? {
+        Hold::Stopped => return Ok(()),
+        Hold::Unchecked => None,
+        Hold::Held(leading, task) => Some(tokio::spawn(lease::watch_hold(
+            leading,
+            task,
+            stop_tx.clone(),
+            stop_rx.clone(),
+            shared.metrics.clone(),
+        ))),
+    };
+    shared.metrics.set_leader(true);
     ready.set(true);
     let namespaces = if args.namespaces.is_empty() {
         Namespaces::All
@@ -378,6 +368,10 @@ pub async fn run_with_clock(
     }
     ready.set(false);
     shared_metrics.set_leader(false);
+    // Let the next process with this install name act at once, not after the Lease expires.
+    if let Some(release) = release {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), release).await;
+    }
     info!("stopped");
     Ok(())
 }
@@ -394,14 +388,13 @@ fn lease_namespace(args: &RunArgs) -> String {
         .unwrap_or_else(|| "default".into())
 }
 
-fn hostname() -> String {
-    std::env::var("HOSTNAME")
+/// This process's identity in its Lease when none is given: the host name and a random
+/// suffix, since two processes on one host (two `run`s with default flags) must not take
+/// each other for themselves.
+fn process_identity() -> String {
+    let host = std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| {
-            format!(
-                "gpucloud-operator-{}",
-                &uuid::Uuid::new_v4().simple().to_string()[..8]
-            )
-        })
+        .unwrap_or_else(|| "gpucloud-operator".to_string());
+    format!("{host}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
 }

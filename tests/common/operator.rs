@@ -198,6 +198,11 @@ impl Env {
             format!("--api-key-secret={secret}"),
             format!("--namespaces={}", self.ns.name()),
             "--metrics-addr=127.0.0.1:0".into(),
+            // The install's Lease in the test's namespace, held under one identity by every
+            // operator of the test: a restarted operator holds it again at once, and
+            // concurrent suites do not share an install name.
+            format!("--leader-election-namespace={}", self.ns.name()),
+            format!("--identity={}-operator", self.ns.name()),
             "--poll-interval=2s".into(),
             "--progress-interval=1s".into(),
         ];

@@ -6,7 +6,7 @@
 //! changes, so a rotated key is used without a restart.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
+use std::fmt;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -38,11 +38,26 @@ pub enum DefaultKey {
 }
 
 /// An opaque identity of an account, derived from its key, so that snapshots are kept
-/// per account without keeping keys around as map keys.
+/// per account without keeping keys around as map keys, and so that an object's claim can
+/// say which account its remote object lives in.
+///
+/// It is the first 48 bits of the key's SHA-256: the same in every process and every
+/// version (a claim written by one install is read by another), short enough to show, and
+/// telling nothing of the key. The platform has no call that names the account behind a
+/// key, so a rotated key of the same account has another fingerprint: the claim's check
+/// proves the account by what the new key can see (`engine::claim`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AccountId(u64);
 
 impl AccountId {
+    /// The account of `key`.
+    pub fn of(key: &ApiKey) -> Self {
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, key.expose().as_bytes());
+        let mut first = [0u8; 8];
+        first[2..].copy_from_slice(&digest.as_ref()[..6]);
+        AccountId(u64::from_be_bytes(first))
+    }
+
     /// Any account, for unit tests (here and in the kinds) that need one but never look
     /// at it.
     pub fn any() -> Self {
@@ -53,6 +68,13 @@ impl AccountId {
     #[cfg(test)]
     pub(crate) fn nth(n: u64) -> Self {
         AccountId(n)
+    }
+}
+
+/// Twelve hex digits, as claims carry it.
+impl fmt::Display for AccountId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:012x}", self.0)
     }
 }
 
@@ -80,7 +102,6 @@ pub struct CredentialResolver {
     client: kube::Client,
     default: DefaultKey,
     ttl: Duration,
-    hasher: std::collections::hash_map::RandomState,
     cache: parking_lot::Mutex<HashMap<(String, String, String), Cached>>,
 }
 
@@ -90,13 +111,8 @@ impl CredentialResolver {
             client,
             default,
             ttl,
-            hasher: Default::default(),
             cache: parking_lot::Mutex::new(HashMap::new()),
         }
-    }
-
-    fn account_of(&self, key: &ApiKey) -> AccountId {
-        AccountId(self.hasher.hash_one(key.expose()))
     }
 
     /// The key for an object in `namespace` with the given reference.
@@ -135,7 +151,7 @@ impl CredentialResolver {
             }
         };
         Ok(Credentials {
-            account: self.account_of(&key),
+            account: AccountId::of(&key),
             key,
             source,
         })
@@ -224,5 +240,21 @@ impl CredentialResolver {
     /// Whether `namespace/name` is the Secret of the operator's default key.
     pub fn is_default_secret(&self, namespace: &str, name: &str) -> bool {
         matches!(&self.default, DefaultKey::Secret { namespace: ns, name: n, .. } if ns == namespace && n == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accounts_fingerprint_is_the_keys_sha256_in_every_process() {
+        // The first 12 hex digits of sha256("rp_test_key_a"), computed elsewhere: a claim
+        // written by one process must read the same in the next.
+        let key = ApiKey::new("rp_test_key_a").unwrap();
+        assert_eq!(AccountId::of(&key).to_string(), "158ddb77bf26");
+        let other = ApiKey::new("rp_test_key_b").unwrap();
+        assert_ne!(AccountId::of(&key), AccountId::of(&other));
+        assert_eq!(AccountId::of(&key), AccountId::of(&key.clone()));
     }
 }

@@ -10,6 +10,13 @@
 //! gpucloud.io/owner-`) or when the holder's Lease (the install names its leader-election
 //! Lease, `namespace/name`) has not been renewed for the takeover time. A Lease that cannot
 //! be read or does not exist proves nothing, and the claim stands.
+//!
+//! The claim also names the platform account the object's remote object lives in
+//! (`namespace/name@<account fingerprint>`, see [`AccountId`]): two installs that share a
+//! name (two `run` processes with default flags, each with its own key) are told apart by
+//! it, and the second leaves the object alone instead of creating it again in its account.
+//! A claim without an account (written by an earlier version, or by hand) names the
+//! install only.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -20,8 +27,40 @@ use kube::Api;
 use tokio::time::Instant;
 use tracing::debug;
 
-/// The claim annotation: the name of the install that manages the object.
+use crate::credentials::AccountId;
+
+/// The claim annotation: the name of the install that manages the object, and the account.
 pub const OWNER: &str = "gpucloud.io/owner";
+
+/// A claim as the annotation carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClaimValue<'a> {
+    /// The install's name (`namespace/name` of its Lease).
+    pub install: &'a str,
+    /// The fingerprint of the account the object is managed with; `None` in a claim
+    /// written before claims carried it, or by hand.
+    pub account: Option<&'a str>,
+}
+
+/// Pure: reads a claim (`install` or `install@account`); `None` when there is none.
+pub fn parse_claim(value: Option<&str>) -> Option<ClaimValue<'_>> {
+    let value = value.map(str::trim).filter(|c| !c.is_empty())?;
+    Some(match value.rsplit_once('@') {
+        Some((install, account)) if !account.is_empty() => ClaimValue {
+            install: install.trim(),
+            account: Some(account.trim()),
+        },
+        _ => ClaimValue {
+            install: value.trim_end_matches('@'),
+            account: None,
+        },
+    })
+}
+
+/// Pure: the claim `install` writes on an object it manages with `account`'s key.
+pub fn claim_value(install: &str, account: AccountId) -> String {
+    format!("{install}@{account}")
+}
 
 /// What an install may do with an object, given its claim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,7 +138,8 @@ impl Ownership {
         }
     }
 
-    /// What this install may do with an object claimed as `claim`.
+    /// What this install may do with an object claimed by install `claim` (the install's
+    /// part of the claim: see [`parse_claim`]).
     pub async fn claim(&self, claim: Option<&str>) -> Claim {
         let holder = match claim {
             Some(c) if !c.trim().is_empty() && c.trim() != self.me => self.holder(c.trim()).await,
@@ -149,6 +189,24 @@ mod tests {
     const ME: &str = "gpucloud-system/gpucloud-operator";
     const OTHER: &str = "team-a/gpucloud-operator";
     const TAKEOVER: Duration = Duration::from_secs(600);
+
+    #[test]
+    fn a_claim_names_the_install_and_the_account() {
+        let with = parse_claim(Some("ops/gpucloud-operator@0a1b2c3d4e5f")).unwrap();
+        assert_eq!(with.install, "ops/gpucloud-operator");
+        assert_eq!(with.account, Some("0a1b2c3d4e5f"));
+        // Written before claims carried the account, or by hand.
+        let without = parse_claim(Some(" ops/gpucloud-operator ")).unwrap();
+        assert_eq!(without.install, "ops/gpucloud-operator");
+        assert_eq!(without.account, None);
+        assert_eq!(parse_claim(Some("ops/x@")).unwrap().install, "ops/x");
+        assert_eq!(parse_claim(Some("  ")), None);
+        assert_eq!(parse_claim(None), None);
+        let written = claim_value("ops/gpucloud-operator", AccountId::any());
+        assert_eq!(written, "ops/gpucloud-operator@000000000000");
+        let read = parse_claim(Some(&written)).unwrap();
+        assert_eq!(read.account, Some(AccountId::any().to_string().as_str()));
+    }
 
     #[test]
     fn an_unclaimed_object_is_claimed_by_whoever_writes_first() {

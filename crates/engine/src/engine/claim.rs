@@ -2,6 +2,12 @@
 //! write of a pass carries this install's claim; an object another live install claims is
 //! left alone (said once), and one whose holder's Lease expired long ago is taken over.
 //!
+//! The claim names the account too. An object claimed under this install's name but with
+//! another account is either another install's of the same name (two `run` processes with
+//! default flags and their own keys), which is left alone and said so, or this install's
+//! after its key was rotated, which the new key proves by seeing the object's remote
+//! object; then the claim is rewritten.
+//!
 //! Which annotation and finalizer a write must add is decided by pure functions, tested
 //! below; [`crate::ownership`] tells whether a holder still runs.
 
@@ -9,22 +15,53 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::runtime::controller::Action;
-use kube::{Api, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use tracing::{info, warn};
 
 use gpucloud_crd::ManagedKind;
 
+use super::observe::known_id;
 use super::writes::AnnotationChange;
 use super::{Engine, EngineError};
 use crate::adapter::Adapter;
+use crate::annotations::Annotations;
 use crate::backoff::jitter;
 use crate::context::FINALIZER;
-use crate::ownership::{self, Claim};
+use crate::credentials::{AccountId, Credentials};
+use crate::ownership::{self, Claim, claim_value};
+use crate::snapshot::Freshness;
 
 /// Pure: the claim annotation to write with the next write, unless the object (claimed
-/// by `current`) is this install's (`me`) already.
-fn claim_change(current: Option<&String>, me: &str) -> Option<AnnotationChange> {
-    (current.map(String::as_str) != Some(me)).then(|| (ownership::OWNER, Some(me.to_string())))
+/// by `current`) is this install's (`me`) with `account` already.
+fn claim_change(
+    current: Option<&String>,
+    me: &str,
+    account: AccountId,
+) -> Option<AnnotationChange> {
+    let want = claim_value(me, account);
+    (current.map(String::as_str) != Some(want.as_str())).then_some((ownership::OWNER, Some(want)))
+}
+
+/// What an object claimed under this install's name with another account turned out to be.
+#[derive(Debug, PartialEq, Eq)]
+enum OtherAccount {
+    /// This install's own, under a rotated key: the new key sees its remote object, or it
+    /// has none that a create may still be making.
+    Rotated,
+    /// Another install of the same name, with another account.
+    Foreign,
+}
+
+/// Pure: whose an object claimed with another account is, from its known id (and whether
+/// the listing of this install's account shows it) and its create marker.
+fn other_account(known_visible: Option<bool>, create_pending: bool) -> OtherAccount {
+    match known_visible {
+        Some(true) => OtherAccount::Rotated,
+        Some(false) => OtherAccount::Foreign,
+        // No remote object known: nothing can be made twice unless a create is in flight.
+        None if create_pending => OtherAccount::Foreign,
+        None => OtherAccount::Rotated,
+    }
 }
 
 /// Pure: when to look again at an object another install holds, before jitter: in case
@@ -43,14 +80,130 @@ impl<A: Adapter> Engine<A> {
         obj: Arc<A::Kind>,
     ) -> Result<Option<Arc<A::Kind>>, EngineError> {
         let claim = obj.annotations().get(ownership::OWNER).cloned();
-        match self.ownership.claim(claim.as_deref()).await {
-            Claim::Mine | Claim::Unclaimed => Ok(Some(obj)),
+        let value = ownership::parse_claim(claim.as_deref());
+        match self.ownership.claim(value.map(|v| v.install)).await {
+            Claim::Unclaimed => Ok(Some(obj)),
+            Claim::Mine => match value.and_then(|v| v.account) {
+                Some(theirs) => self.check_account(api, obj, theirs).await,
+                None => Ok(Some(obj)),
+            },
             Claim::Theirs(holder) => {
                 self.leave_alone(&obj, &holder).await;
                 Ok(None)
             }
             Claim::TakeOver(holder) => self.take_over(api, &obj, &holder).await,
         }
+    }
+
+    /// An object claimed under this install's name: acted on when its account is the one
+    /// this install manages it with (or when that cannot be told yet: a key that cannot be
+    /// read fails the pass before any platform call); rewritten after a key rotation;
+    /// otherwise left alone as another install's.
+    async fn check_account(
+        &self,
+        api: &Api<A::Kind>,
+        obj: Arc<A::Kind>,
+        theirs: &str,
+    ) -> Result<Option<Arc<A::Kind>>, EngineError> {
+        let Ok(creds) = self.resolve_credentials(&obj).await else {
+            return Ok(Some(obj));
+        };
+        if creds.account.to_string() == theirs {
+            return Ok(Some(obj));
+        }
+        let annotations = Annotations::read(obj.meta().annotations.as_ref());
+        let status_id = obj
+            .current_status()
+            .and_then(|s| A::Kind::common(s).id.as_deref());
+        let known = known_id(&annotations, status_id).map(|(id, _)| id);
+        let visible = match known {
+            Some(id) => match self.sees(&creds, &id).await {
+                Some(seen) => Some(seen),
+                // The listing failed: decide on a later pass.
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        match other_account(visible, annotations.create_pending.is_some()) {
+            OtherAccount::Rotated => self.reclaim(api, &obj, theirs, &creds).await,
+            OtherAccount::Foreign => {
+                self.same_name_other_account(&obj, theirs, creds.account)
+                    .await;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether the listing of `creds`' account shows remote object `id`; `None` when it
+    /// cannot be read.
+    async fn sees(&self, creds: &Credentials, id: &str) -> Option<bool> {
+        let client = self.client_for(creds);
+        let fresh = Freshness::MaxAge(self.shared.config.poll_interval);
+        let listing = self
+            .snapshots
+            .get(&creds.account, fresh, || self.adapter.list(&client))
+            .await
+            .ok()?;
+        Some(listing.items.iter().any(|r| A::id(r) == id))
+    }
+
+    /// Rewrites the claim with the account of this install's (rotated) key.
+    async fn reclaim(
+        &self,
+        api: &Api<A::Kind>,
+        obj: &A::Kind,
+        old: &str,
+        creds: &Credentials,
+    ) -> Result<Option<Arc<A::Kind>>, EngineError> {
+        let claim = Some(claim_value(&self.ownership.me, creds.account));
+        match self
+            .patch_metadata(api, obj, &[(ownership::OWNER, claim)], None, true)
+            .await
+        {
+            Ok(updated) => {
+                info!(kind = A::KIND, object = %obj.key(), old_account = %old, account = %creds.account, "claim moved to the account of the current key");
+                self.shared
+                    .event(
+                        &updated,
+                        false,
+                        "ClaimAccountUpdated",
+                        "Claim",
+                        format!(
+                            "claimed with account {old}; the key from {} (account {}) sees the object's remote object, so it is the same account under a new key",
+                            creds.source, creds.account
+                        ),
+                    )
+                    .await;
+                Ok(Some(Arc::new(updated)))
+            }
+            // Someone moved first: the watch brings the object back.
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Says once that an install of this install's name, with another account, holds the
+    /// object.
+    async fn same_name_other_account(&self, obj: &A::Kind, theirs: &str, mine: AccountId) {
+        let key = obj.key();
+        if !self.told_claimed.lock().insert(key.clone()) {
+            return;
+        }
+        let me = &self.ownership.me;
+        warn!(kind = A::KIND, object = %key, install = %me, claimed_account = %theirs, account = %mine, "install name conflict: claimed under this install's name with another platform account; leaving it alone");
+        self.shared.metrics.claimed_elsewhere(A::KIND);
+        self.shared
+            .event(
+                obj,
+                true,
+                "InstallNameConflict",
+                "Claim",
+                format!(
+                    "claimed by install {me} with platform account {theirs}, but this install of the same name manages it with account {mine}, which does not see its remote object: two installs share the name {me}. Give each its own --install (or --leader-election-lease), or enable --leader-election; remove the {} annotation only if this install should manage it",
+                    ownership::OWNER
+                ),
+            )
+            .await;
     }
 
     /// Says once that another install holds the object.
@@ -83,6 +236,7 @@ impl<A: Adapter> Engine<A> {
         obj: &A::Kind,
         holder: &str,
     ) -> Result<Option<Arc<A::Kind>>, EngineError> {
+        // The taker's account is written with its first write of the pass.
         let me = Some(self.ownership.me.clone());
         match self
             .patch_metadata(api, obj, &[(ownership::OWNER, me)], None, true)
@@ -118,9 +272,17 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// The claim annotation to write with the next write, unless the object is claimed
-    /// by this install already.
-    pub(super) fn claim_change(&self, obj: &A::Kind) -> Option<AnnotationChange> {
-        claim_change(obj.annotations().get(ownership::OWNER), &self.ownership.me)
+    /// by this install, with `account`, already.
+    pub(super) fn claim_change(
+        &self,
+        obj: &A::Kind,
+        account: AccountId,
+    ) -> Option<AnnotationChange> {
+        claim_change(
+            obj.annotations().get(ownership::OWNER),
+            &self.ownership.me,
+            account,
+        )
     }
 
     /// Claims the object and, with `finalizer`, puts the finalizer on it (an object whose
@@ -130,10 +292,11 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         obj: &A::Kind,
+        account: AccountId,
         finalizer: bool,
     ) -> Result<(), EngineError> {
         let has_finalizer = obj.finalizers().iter().any(|f| f == FINALIZER);
-        let claim: Vec<_> = self.claim_change(obj).into_iter().collect();
+        let claim: Vec<_> = self.claim_change(obj, account).into_iter().collect();
         let add_finalizer = (finalizer && !has_finalizer).then_some(FINALIZER);
         if claim.is_empty() && add_finalizer.is_none() {
             return Ok(());
@@ -154,18 +317,38 @@ impl<A: Adapter> Engine<A> {
 mod tests {
     use super::*;
 
+    const ME: &str = "ops/gpucloud-operator";
+
     #[test]
-    fn an_object_claimed_by_this_install_needs_no_claim() {
-        let me = "ops/gpucloud-operator".to_string();
-        assert_eq!(claim_change(Some(&me), &me), None);
+    fn an_object_claimed_by_this_install_and_account_needs_no_claim() {
+        let claimed = claim_value(ME, AccountId::any());
+        assert_eq!(claim_change(Some(&claimed), ME, AccountId::any()), None);
     }
 
     #[test]
-    fn an_unclaimed_or_taken_over_object_is_claimed_with_the_next_write() {
-        let me = "ops/gpucloud-operator";
-        let want = Some((ownership::OWNER, Some(me.to_string())));
-        assert_eq!(claim_change(None, me), want);
-        assert_eq!(claim_change(Some(&"old/install".to_string()), me), want);
+    fn an_unclaimed_taken_over_or_accountless_object_is_claimed_with_the_next_write() {
+        let want = Some((ownership::OWNER, Some(claim_value(ME, AccountId::any()))));
+        assert_eq!(claim_change(None, ME, AccountId::any()), want);
+        assert_eq!(
+            claim_change(Some(&"old/install".to_string()), ME, AccountId::any()),
+            want
+        );
+        // A claim of this install written before claims named the account gets it.
+        assert_eq!(
+            claim_change(Some(&ME.to_string()), ME, AccountId::any()),
+            want
+        );
+    }
+
+    #[test]
+    fn another_account_under_this_name_is_this_install_only_if_its_key_sees_the_object() {
+        assert_eq!(other_account(Some(true), false), OtherAccount::Rotated);
+        assert_eq!(other_account(Some(false), false), OtherAccount::Foreign);
+        assert_eq!(other_account(Some(false), true), OtherAccount::Foreign);
+        // Nothing on the platform yet, and no create in flight: nothing to make twice.
+        assert_eq!(other_account(None, false), OtherAccount::Rotated);
+        // A create in flight in the other account: its remote object may be landing.
+        assert_eq!(other_account(None, true), OtherAccount::Foreign);
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl<A: Adapter> Engine<A> {
             Prepared::Create(desired) => desired,
             Prepared::Hold(outcome) => return Ok(*outcome),
         };
-        let Some(marker) = self.mark(api, seen).await? else {
+        let Some(marker) = self.mark(api, seen, attempt.account).await? else {
             // Another pass (or replica) moved first.
             return Ok(Outcome::progressing(
                 None,
@@ -110,10 +110,11 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
+        account: AccountId,
     ) -> Result<Option<Timestamp>, EngineError> {
         let marker = Timestamp::now();
         let mut changes = vec![(ann::CREATE_PENDING, Some(marker.to_string()))];
-        changes.extend(self.claim_change(&seen.obj));
+        changes.extend(self.claim_change(&seen.obj, account));
         if seen.annotations.external_id.is_some() {
             // Only reached when that id is gone and was the operator's (see `known_id`).
             changes.extend(legacy_id_removal());

@@ -34,12 +34,12 @@ impl<A: Adapter> Engine<A> {
             Step::Fail(f) => Ok(Outcome::failed(f, None, seen.last_ready.clone())),
             Step::WaitForPendingCreate(wait) => Ok(wait_for_pending_create(A::NOUN, wait)),
             Step::Observe(remote) => {
-                self.ensure_owned(api, obj, false).await?;
+                self.ensure_owned(api, obj, attempt.account, false).await?;
                 Ok(self.observed(obj, remote))
             }
             Step::Adopt(remote, how) => self.adopt(api, seen, pass, remote, how).await,
             Step::Manage(remote) => {
-                self.ensure_owned(api, obj, true).await?;
+                self.ensure_owned(api, obj, attempt.account, true).await?;
                 self.manage(api, seen, pass, remote).await
             }
             Step::Recreate => {
@@ -71,7 +71,8 @@ impl<A: Adapter> Engine<A> {
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
         let id = A::id(&remote).to_string();
-        self.ensure_owned(api, obj, !seen.observe_only).await?;
+        self.ensure_owned(api, obj, pass.credentials.account, !seen.observe_only)
+            .await?;
         self.unsure_creates.lock().remove(&seen.key);
         info!(kind = A::KIND, object = %seen.key, id = %id, reason = how.reason(), "adopted");
         let message = format!("adopted existing {} {id}", A::NOUN);

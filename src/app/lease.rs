@@ -1,0 +1,242 @@
+//! The Lease a `run` process holds before it acts: the leader-election Lease of an install
+//! with replicas, or, without leader election, the install's own Lease (named by its install
+//! name), so that a second process started with the same install name (two `run` processes
+//! with default flags) says so at start-up and waits rather than fighting the first over
+//! every object. The same Lease tells other installs whether a claim's holder still runs
+//! (`gpucloud_engine::ownership`).
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::jiff::Timestamp;
+use kube::Api;
+use kube_lease_manager::LeaseManagerBuilder;
+use tokio::sync::watch;
+use tracing::{error, info, warn};
+
+use gpucloud_engine::context::Shared;
+use gpucloud_engine::ownership::{Holder, holder_from_lease};
+
+/// How long a holder's Lease lasts without renewal, in seconds.
+const DURATION_S: u64 = 15;
+/// How long before expiry the holder renews it, in seconds.
+const GRACE_S: u64 = 5;
+
+/// Which Lease, and why it is held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseRef {
+    pub namespace: String,
+    pub name: String,
+    /// Leader election among replicas (a follower waiting is normal), rather than one
+    /// process's hold on its install name (another holder is a misconfiguration).
+    pub electing: bool,
+}
+
+/// Pure: the Lease a process holds. With leader election, the election's. Without it, the
+/// one its install name names (`namespace/name`), or the default Lease when the name is not
+/// of that form.
+pub fn lease_for(
+    install: &str,
+    electing: bool,
+    default_namespace: &str,
+    default_name: &str,
+) -> LeaseRef {
+    let named = (!electing)
+        .then(|| install.split_once('/'))
+        .flatten()
+        .filter(|(ns, name)| is_dns_label(ns) && is_dns_subdomain(name));
+    let (namespace, name) = match named {
+        Some((ns, name)) => (ns.to_string(), name.to_string()),
+        None => (default_namespace.to_string(), default_name.to_string()),
+    };
+    LeaseRef {
+        namespace,
+        name,
+        electing,
+    }
+}
+
+fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// Pure: the line that says the install name is in use, and what to do about it.
+pub fn in_use_message(install: &str, lease: &LeaseRef, holder: &str) -> String {
+    format!(
+        "install name {install} is in use by another running process ({holder} holds Lease {}/{}); \
+         this process does not act until that Lease is free. Give each install its own \
+         --install (or --leader-election-lease), or run replicas with --leader-election",
+        lease.namespace, lease.name
+    )
+}
+
+/// Holds `lease` as `identity`, waiting while another live process holds it. Returns a
+/// receiver that turns false when the hold is lost, or `None` (stopped while waiting, or,
+/// without leader election, a Lease this process may not hold: said, and it acts anyway as
+/// before, since it cannot tell).
+pub async fn hold(
+    shared: &Arc<Shared>,
+    install: &str,
+    lease: &LeaseRef,
+    identity: &str,
+    mut stop: watch::Receiver<bool>,
+) -> anyhow::Result<Hold> {
+    let built = LeaseManagerBuilder::new(shared.kube.clone(), &lease.name)
+        .with_namespace(&lease.namespace)
+        .with_identity(identity)
+        .with_duration(DURATION_S)
+        .with_grace(GRACE_S)
+        .build()
+        .await;
+    let manager = match built {
+        Ok(m) => m,
+        Err(e) if !lease.electing => {
+            warn!(install, lease = %format!("{}/{}", lease.namespace, lease.name), error = %e,
+                "could not hold the install's Lease: this process cannot tell whether another process uses the same install name");
+            return Ok(Hold::Unchecked);
+        }
+        Err(e) => return Err(e).context("could not set up leader election"),
+    };
+    if !lease.electing {
+        say_if_in_use(shared, install, lease, identity).await;
+    }
+    let (mut leading, task) = manager.watch().await;
+    info!(identity, lease = %lease.name, "waiting for the Lease");
+    while !*leading.borrow_and_update() {
+        tokio::select! {
+            changed = leading.changed() => changed.context("the Lease's holder task stopped")?,
+            _ = stop.changed() => {
+                drop(leading);
+                let _ = task.await;
+                return Ok(Hold::Stopped);
+            }
+        }
+    }
+    info!(identity, lease = %lease.name, "holding the Lease");
+    Ok(Hold::Held(leading, task))
+}
+
+/// Stops the process (through `stop_tx`) when the Lease is lost; on `stop`, lets go of
+/// it and waits until it is released, so that the next process with the install name
+/// acts at once rather than after the Lease expires.
+pub async fn watch_hold(
+    mut leading: watch::Receiver<bool>,
+    task: HolderTask,
+    stop_tx: watch::Sender<bool>,
+    mut stop: watch::Receiver<bool>,
+    metrics: Arc<gpucloud_engine::metrics::Metrics>,
+) {
+    loop {
+        tokio::select! {
+            changed = leading.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                if !*leading.borrow() {
+                    metrics.set_leader(false);
+                    error!("lost the Lease; stopping");
+                    let _ = stop_tx.send(true);
+                }
+            }
+            _ = stop.changed() => {
+                drop(leading);
+                let _ = task.await;
+                return;
+            }
+        }
+    }
+}
+
+/// The task that keeps a Lease renewed; it releases the Lease once its receiver is dropped.
+pub type HolderTask = tokio::task::JoinHandle<
+    Result<kube_lease_manager::LeaseManager, kube_lease_manager::LeaseManagerError>,
+>;
+
+/// What [`hold`] got.
+pub enum Hold {
+    /// The Lease is held: the receiver turns false when it is lost; the task ends when the
+    /// receiver is dropped (and then releases it).
+    Held(watch::Receiver<bool>, HolderTask),
+    /// Stopped while waiting.
+    Stopped,
+    /// Not held, and not checked (no permission).
+    Unchecked,
+}
+
+/// When another live process holds the install's Lease: an error line and a Warning Event
+/// on the Lease, both naming the conflict.
+async fn say_if_in_use(shared: &Arc<Shared>, install: &str, lease: &LeaseRef, identity: &str) {
+    let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
+    let Ok(Some(current)) = leases.get_opt(&lease.name).await else {
+        return;
+    };
+    let spec = current.spec.clone().unwrap_or_default();
+    let Some(holder) = spec.holder_identity.clone().filter(|h| h != identity) else {
+        return;
+    };
+    let alive = holder_from_lease(
+        spec.renew_time.map(|t| t.0),
+        spec.lease_duration_seconds,
+        Timestamp::now(),
+    ) == Holder::Alive;
+    if !alive {
+        return;
+    }
+    let message = in_use_message(install, lease, &holder);
+    error!(install, holder = %holder, identity, "{message}");
+    shared
+        .event(&current, true, "InstallNameInUse", "Start", message)
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_election_the_install_name_names_the_lease() {
+        let lease = lease_for("team-a/ops", false, "default", "gpucloud-operator");
+        assert_eq!(
+            (lease.namespace.as_str(), lease.name.as_str()),
+            ("team-a", "ops")
+        );
+        // Not a namespace/name: the default Lease.
+        for install in ["staging", "a/b/c", "Team/x", "ns/"] {
+            let lease = lease_for(install, false, "ops", "gpucloud-operator");
+            assert_eq!(
+                (lease.namespace.as_str(), lease.name.as_str()),
+                ("ops", "gpucloud-operator"),
+                "{install}"
+            );
+        }
+    }
+
+    #[test]
+    fn with_election_the_replicas_share_the_election_lease() {
+        let lease = lease_for("team-a/ops", true, "gpucloud-system", "gpucloud-operator");
+        assert_eq!(
+            (lease.namespace.as_str(), lease.name.as_str()),
+            ("gpucloud-system", "gpucloud-operator")
+        );
+        assert!(lease.electing);
+    }
+
+    #[test]
+    fn the_conflict_names_the_install_the_holder_and_the_fix() {
+        let lease = lease_for("default/gpucloud-operator", false, "default", "x");
+        let text = in_use_message("default/gpucloud-operator", &lease, "host-1a2b");
+        assert!(text.contains("install name default/gpucloud-operator"));
+        assert!(text.contains("host-1a2b holds Lease default/gpucloud-operator"));
+        assert!(text.contains("--install"));
+    }
+}
