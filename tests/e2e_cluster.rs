@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use gpucloud_crd::Cluster;
 use gpucloud_crd::cluster::{ClusterMemberStatus, ClusterPhase};
-use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_engine::marker::{INSTALL_TAG_ENV, InstallTag, TAG_ENV};
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
@@ -122,9 +123,24 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
     let id = id_of(&ready);
     let uid = ready.uid().unwrap();
     let remote = remote_cluster(&env, &id).await.expect("the cluster exists");
+    // Namespace, name, the UID's first 8 hex digits, and the install's tag (from the UID of
+    // the Lease the install holds): another cluster's install on the same key leaves it be.
+    let leases: Api<Lease> = env.api();
+    let lease_uid = leases
+        .get("gpucloud-operator")
+        .await
+        .unwrap()
+        .uid()
+        .unwrap();
+    let tag = InstallTag::from_uid(&lease_uid).unwrap();
     assert_eq!(
         remote.name,
-        format!("{}-train-{}", env.ns.name(), &uid.replace('-', "")[..8])
+        format!(
+            "{}-train-{}-i{}",
+            env.ns.name(),
+            &uid.replace('-', "")[..8],
+            tag.as_str()
+        )
     );
     assert_eq!(status.remote_name.as_deref(), Some(remote.name.as_str()));
     assert_eq!(remote.cluster_type, "TRAINING");
@@ -167,6 +183,7 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
         assert_eq!(env_of("MODE"), Some("fast"), "{}", p.id);
         assert_eq!(env_of("HF_TOKEN"), Some(SECRET_VALUE), "{}", p.id);
         assert_eq!(env_of(TAG_ENV), Some(uid.as_str()), "{}", p.id);
+        assert_eq!(env_of(INSTALL_TAG_ENV), Some(tag.as_str()), "{}", p.id);
     }
     // The Secret's value reaches the platform and nowhere else.
     let shown = serde_json::to_string(&api.get("train").await.unwrap()).unwrap();

@@ -14,7 +14,7 @@ use std::time::Duration;
 use gpucloud_crd::budget::Budget;
 use gpucloud_crd::cluster::ClusterPhase;
 use gpucloud_crd::{BudgetSpec, Cluster};
-use gpucloud_engine::marker::{TAG_ENV, default_remote_name};
+use gpucloud_engine::marker::{TAG_ENV, names_object};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
@@ -56,12 +56,11 @@ async fn killed_three_times_during_the_create_leaves_exactly_one_cluster() {
     let api: Api<Cluster> = env.api();
     let created = env.create(&priced("inflight", json!({}))).await;
     let uid = created.uid().unwrap();
-    let remote_name = default_remote_name(&created);
     let ours = || async {
         remote_clusters(&env)
             .await
             .into_iter()
-            .filter(|c| c.name == remote_name)
+            .filter(|c| names_object(&created, &c.name))
             .collect::<Vec<_>>()
     };
     // Kills 1 and 2: the create is held before the platform serves it (and then refused,

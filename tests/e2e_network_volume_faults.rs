@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use gpucloud_crd::NetworkVolume;
-use gpucloud_engine::marker::default_remote_name;
+use gpucloud_engine::marker::{default_remote_name, names_object};
 use gpucloud_platform::NetworkVolumeCreate;
 use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
@@ -236,7 +236,7 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
     let api: Api<NetworkVolume> = env.api();
     let admin = env.emulator.admin();
     let nv = env.create(&volume("unrecorded", 10, json!({}))).await;
-    let remote_name = default_remote_name(&nv);
+    let ours = |name: &str| names_object(&nv, name);
     let hold = HoldStatusId::install(&env).await;
     assert!(
         common::wait_until(TIMEOUT, || status_id_refused(&api, "unrecorded")).await,
@@ -245,7 +245,7 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
 
     let first = env.operator_process(&[PLATFORM_TIMEOUT]);
     let created = common::wait_until(TIMEOUT, || async {
-        !env.remote_volumes(&remote_name).await.is_empty()
+        !env.remote_volumes_where(ours).await.is_empty()
     })
     .await;
     assert!(created, "the first operator never created the volume");
@@ -266,7 +266,7 @@ async fn killed_between_the_create_and_recording_the_id_adopts_the_volume() {
     );
     assert!(status_id(&nv).is_none());
     assert!(!nv.annotations().contains_key(EXTERNAL_ID));
-    assert_eq!(env.remote_volumes(&remote_name).await.len(), 1);
+    assert_eq!(env.remote_volumes_where(ours).await.len(), 1);
 
     hold.remove(&env).await;
     assert!(

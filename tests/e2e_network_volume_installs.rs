@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use gpucloud_crd::NetworkVolume;
 use gpucloud_engine::credentials::AccountId;
-use gpucloud_engine::marker::default_remote_name;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, Patch, PatchParams};
@@ -286,7 +285,8 @@ async fn two_installs_on_one_namespace_give_each_object_one_owner() {
         let nv = env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
         assert_eq!(owner(&nv), Some(claim_of(&me_a)), "{name}");
         ids.insert(name.clone(), assert_exactly_one_remote(&env, &nv).await);
-        remote_names.push(default_remote_name(&nv));
+        let status = nv.status.as_ref().expect("status");
+        remote_names.push(status.name.clone().expect("status.name"));
     }
     let b = env.operator_process(&[
         &format!("--install={me_b}"),

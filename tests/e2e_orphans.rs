@@ -12,9 +12,11 @@ use std::time::Duration;
 
 use gpucloud_crd::ManagedKind;
 use gpucloud_crd::{Endpoint, NetworkVolume, Pod, Template};
+use gpucloud_engine::marker::InstallTag;
 use gpucloud_platform::domain::{NewVolume, VolumeType};
-use kube::Api;
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{DeleteParams, PostParams};
+use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use common::operator::{Env, free_port, ready_now};
@@ -250,4 +252,87 @@ async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
 
     env.platform.volumes().delete(&hand_made.id).await.unwrap();
     env.finish(operator).await;
+}
+
+/// Two clusters whose installs use one API key: each install tags what it makes, and never
+/// calls the other's remote objects orphans. The other cluster is stood in for by volumes
+/// made on the platform with its install's tag, for objects this cluster never had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn another_installs_remote_objects_on_the_same_key_are_never_orphans() {
+    let env = Env::start("orphans-installs").await;
+    let api: Api<NetworkVolume> = env.api();
+    let operator = env.operator_process(&[]);
+    env.create(&common::operator::volume("lost", 10, json!({})))
+        .await;
+    let lost = env
+        .wait_for("lost", TIMEOUT, "Ready", common::operator::is_ready)
+        .await;
+    let lost_status = lost.status.clone().unwrap();
+    let lost_id = lost_status.common.id.clone().unwrap();
+    let leases: Api<Lease> = env.api();
+    let lease_uid = leases
+        .get("gpucloud-operator")
+        .await
+        .unwrap()
+        .uid()
+        .unwrap();
+    let mine = InstallTag::from_uid(&lease_uid).unwrap();
+    let lost_name = lost_status.name.clone().unwrap();
+    assert!(
+        lost_name.ends_with(&format!("-i{}", mine.as_str())),
+        "{lost_name}: the volume carries its install's tag"
+    );
+    operator.kill();
+    delete_behind_its_back::<NetworkVolume>(&env, "lost").await;
+    assert!(common::wait_gone(&api, "lost", TIMEOUT).await);
+
+    // The other cluster's: same namespace name, an object this cluster never had.
+    let other = if mine.as_str() == "0badf0" {
+        "0badf1"
+    } else {
+        "0badf0"
+    };
+    let theirs = env
+        .platform
+        .volumes()
+        .create(&NewVolume {
+            name: format!("{}-data-0a0b0c0d-i{other}", env.ns.name()),
+            size_gb: 10,
+            data_center_id: "EU-RO-1".into(),
+            volume_type: VolumeType::Standard,
+        })
+        .await
+        .unwrap();
+
+    let (listed, ok) = orphans(&env, &["--kind=network-volume"]);
+    assert!(ok, "{listed}");
+    assert!(listed.contains(&lost_id), "this install's orphan: {listed}");
+    assert!(
+        !listed.contains(&theirs.id),
+        "another install's volume is no orphan here: {listed}"
+    );
+    // Judged as that other install (its Lease is not in this cluster): it cannot tell
+    // its own tag, so it judges no tagged volume at all.
+    let as_other = format!("--install={}/other-install", env.ns.name());
+    let (listed, ok) = orphans(&env, &["--kind=network-volume", &as_other]);
+    assert!(ok, "{listed}");
+    assert!(
+        !listed.contains(&lost_id) && !listed.contains(&theirs.id),
+        "{listed}"
+    );
+
+    let (deleted, ok) = orphans(&env, &["--kind=network-volume", "--delete", "--yes"]);
+    assert!(ok, "{deleted}");
+    let left: Vec<String> = env
+        .platform_volumes()
+        .await
+        .into_iter()
+        .map(|v| v.id)
+        .collect();
+    assert!(
+        !left.contains(&lost_id) && left.contains(&theirs.id),
+        "the orphan goes, the other install's volume stays: {left:?}"
+    );
+    env.platform.volumes().delete(&theirs.id).await.unwrap();
 }

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use tracing::{error, info, warn};
 
 use gpucloud_engine::context::Shared;
+use gpucloud_engine::marker::InstallTag;
 use gpucloud_engine::ownership::{Holder, holder_from_lease};
 
 /// How long a holder's Lease lasts without renewal, in seconds.
@@ -161,6 +162,19 @@ pub async fn watch_hold(
 pub type HolderTask = tokio::task::JoinHandle<
     Result<kube_lease_manager::LeaseManager, kube_lease_manager::LeaseManagerError>,
 >;
+
+/// The install's tag (see `gpucloud_engine::marker::InstallTag`), from the UID of the Lease
+/// it holds; `None` when that Lease cannot be read.
+pub async fn install_tag(shared: &Shared, lease: &LeaseRef) -> Option<InstallTag> {
+    let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
+    match leases.get_opt(&lease.name).await {
+        Ok(found) => InstallTag::from_uid(&found?.metadata.uid?),
+        Err(e) => {
+            warn!(lease = %lease.name, error = %e, "could not read the install's Lease: the remote objects made now carry no install tag");
+            None
+        }
+    }
+}
 
 /// What [`hold`] got.
 pub enum Hold {

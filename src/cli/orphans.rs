@@ -13,6 +13,7 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube::api::ListParams;
 
@@ -23,6 +24,7 @@ use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 use gpucloud_platform::domain::ServerlessEndpoint;
 
+use gpucloud_engine::marker::InstallTag;
 use gpucloud_engine::released;
 use gpucloud_policy::orphans::{
     Candidate, ClusterObjects, Orphan, Scope, cluster_candidate, endpoint_candidate, orphans,
@@ -96,6 +98,11 @@ pub struct Sweep {
         default_value = "default"
     )]
     pub operator_namespace: String,
+    /// The install whose orphans to list: its Lease (`NAMESPACE/NAME`, as `run --install`
+    /// names it; default: `gpucloud-operator` in the operator's namespace). Remote objects
+    /// tagged by another install (another cluster on the same key) are never listed.
+    #[arg(long, env = "GPUCLOUD_INSTALL")]
+    pub install: Option<String>,
 }
 
 /// Options of `orphans`.
@@ -253,6 +260,7 @@ async fn find(
     platform: &PlatformClient,
     kind: SweptKind,
     record: Option<&k8s_openapi::api::core::v1::ConfigMap>,
+    mine: Option<&InstallTag>,
 ) -> anyhow::Result<Vec<Orphan>> {
     let cluster = match kind {
         SweptKind::Pod => cluster_objects::<Pod>(kube).await?,
@@ -263,7 +271,8 @@ async fn find(
     };
     let released: HashSet<String> = released::ids_of(kind.name(), record);
     let remote = candidates(platform, kind).await?;
-    Ok(orphans(&remote, &cluster, &released, &Scope::Cluster))
+    let mine = mine.map(InstallTag::as_str);
+    Ok(orphans(&remote, &cluster, &released, &Scope::Cluster, mine))
 }
 
 pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
@@ -272,6 +281,33 @@ pub async fn run(args: OrphansArgs) -> anyhow::Result<()> {
         .context("could not reach the cluster of the kubeconfig")?;
     let platform = platform_client(&args)?;
     sweep(&kube, &platform, &args.sweep).await
+}
+
+/// The tag of the install whose orphans are listed, from its Lease's UID. Without it (no
+/// Lease, or no right to read it) only untagged remote objects can be judged: said on
+/// stderr, so that the table's shortness is not taken for a clean account.
+async fn install_tag(kube: &kube::Client, args: &Sweep) -> Option<InstallTag> {
+    let (namespace, name) = match args.install.as_deref().and_then(|i| i.split_once('/')) {
+        Some((ns, name)) => (ns.to_string(), name.to_string()),
+        None => (
+            args.operator_namespace.clone(),
+            "gpucloud-operator".to_string(),
+        ),
+    };
+    let leases: Api<Lease> = Api::namespaced(kube.clone(), &namespace);
+    let tag = match leases.get_opt(&name).await {
+        Ok(lease) => lease
+            .and_then(|l| l.metadata.uid)
+            .and_then(|uid| InstallTag::from_uid(&uid)),
+        Err(_) => None,
+    };
+    if tag.is_none() {
+        eprintln!(
+            "note: no Lease {namespace}/{name} could be read: only remote objects made before \
+             install tags are judged (pass --install NAMESPACE/NAME for another install)"
+        );
+    }
+    tag
 }
 
 /// Lists the orphans of `args.kinds` and, with `args.delete`, removes them.
@@ -297,9 +333,10 @@ pub async fn sweep(
         kinds.dedup();
         kinds
     };
+    let mine = install_tag(kube, args).await;
     let mut found: Vec<Orphan> = Vec::new();
     for kind in kinds {
-        found.extend(find(kube, platform, kind, record.as_ref()).await?);
+        found.extend(find(kube, platform, kind, record.as_ref(), mine.as_ref()).await?);
     }
     print!("{}", table(&found));
     if !args.delete || found.is_empty() {

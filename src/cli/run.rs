@@ -338,6 +338,13 @@ pub async fn run_with_clock(
             shared.metrics.clone(),
         ))),
     };
+    if let Some(tag) = lease::install_tag(&shared, &lease).await {
+        info!(
+            install_tag = tag.as_str(),
+            "install tag on the remote objects this install makes"
+        );
+        let _ = shared.install_tag.set(tag);
+    }
     shared.metrics.set_leader(true);
     ready.set(true);
     let namespaces = if args.namespaces.is_empty() {

@@ -20,6 +20,8 @@ pub fn orphans(env: &Env, extra: &[&str]) -> (String, bool) {
         .arg(format!("--rest-url={base}/v1"))
         .arg(format!("--graphql-url={base}/graphql"))
         .arg(format!("--platform-api={}", super::backend::backend()))
+        // The operator's namespace in the tests: the install's Lease and its record.
+        .arg(format!("--operator-namespace={}", env.ns.name()))
         .args(extra)
         .env("GPUCLOUD_API_KEY", API_KEY)
         .env_remove("GPUCLOUD_LEADER_ELECTION_NAMESPACE")

@@ -3,7 +3,7 @@
 //! object.
 
 use gpucloud_crd::NetworkVolume;
-use gpucloud_engine::marker::default_remote_name;
+use gpucloud_engine::marker::names_object;
 use kube::{Api, ResourceExt};
 
 use super::operator::Env;
@@ -27,7 +27,10 @@ pub async fn assert_exactly_one_remote(env: &Env, nv: &NetworkVolume) -> String 
     let status = nv.status.as_ref().expect("status");
     let id = status.common.id.clone().expect("status.id");
     let name = status.name.clone().expect("status.name");
-    assert_eq!(name, default_remote_name(nv), "the deterministic name");
+    assert!(
+        names_object(nv, &name),
+        "{name}: not the deterministic name"
+    );
     let remote = env.remote_volumes(&name).await;
     assert_eq!(
         remote.len(),

@@ -76,6 +76,9 @@ pub struct Shared {
     pub credentials: CredentialResolver,
     pub config: EngineConfig,
     pub metrics: Arc<Metrics>,
+    /// This install's tag on the remote objects it makes (see [`crate::marker::InstallTag`]),
+    /// set once its Lease is held; unset when it cannot read its Lease.
+    pub install_tag: std::sync::OnceLock<crate::marker::InstallTag>,
     /// The `reportingInstance` of Events.
     instance: Option<String>,
     /// The Events published lately, so that a repeat extends its series; with when they
@@ -101,6 +104,7 @@ impl Shared {
             credentials,
             config,
             metrics,
+            install_tag: std::sync::OnceLock::new(),
             instance,
             events: parking_lot::Mutex::new((Instant::now(), EventLog::default())),
         }

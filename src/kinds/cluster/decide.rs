@@ -16,7 +16,7 @@ use gpucloud_crd::pod::UpdateStrategy;
 use gpucloud_engine::adapter::{Plan, Readiness, Seen};
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::Failure;
-use gpucloud_engine::marker::{TAG_ENV, default_remote_name};
+use gpucloud_engine::marker::{InstallTag, TAG_ENV, is_mark_env, remote_name_of};
 use gpucloud_platform::domain::{
     Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
 };
@@ -61,12 +61,14 @@ impl Candidate {
     }
 }
 
-/// The remote name: the spec's, else namespace, name and the first 8 hex digits of the UID.
-pub fn remote_name(obj: &Cluster) -> String {
+/// The remote name: the spec's, else the one its remote cluster has, else namespace, name,
+/// the first 8 hex digits of the UID and this install's tag.
+pub fn remote_name(obj: &Cluster, tag: Option<&InstallTag>) -> String {
+    let status_name = obj.status.as_ref().and_then(|s| s.remote_name.as_deref());
     obj.spec
         .name
         .clone()
-        .unwrap_or_else(|| default_remote_name(obj))
+        .unwrap_or_else(|| remote_name_of(obj, status_name, tag))
 }
 
 /// Sorted, lower-case `port/type` entries.
@@ -271,7 +273,11 @@ pub fn immutable_changes(desired: &DesiredCluster, remote: &RemoteCluster) -> Ve
             changed.push("ports");
         }
         let user_env = |env: &[(String, String)]| -> Vec<(String, String)> {
-            let mut v: Vec<_> = env.iter().filter(|(k, _)| k != TAG_ENV).cloned().collect();
+            let mut v: Vec<_> = env
+                .iter()
+                .filter(|(k, _)| !is_mark_env(k))
+                .cloned()
+                .collect();
             v.sort();
             v
         };

@@ -39,7 +39,7 @@ use gpucloud_engine::adapter::{
 use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::{Applied, Failure};
-use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_engine::marker::{TAG_ENV, is_named_for, kept_name, with_install_tag};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
 use gpucloud_platform::domain::{
     Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
@@ -334,7 +334,7 @@ impl Adapter for ClusterAdapter {
     fn claims(&self, obj: &Cluster, remote: &ClusterView) -> bool {
         match remote.cluster.env_value(TAG_ENV) {
             Some(uid) => obj.uid().as_deref() == Some(uid),
-            None => remote.cluster.name == remote_name(obj),
+            None => is_named_for(obj, obj.spec.name.as_deref(), &remote.cluster.name),
         }
     }
 
@@ -368,6 +368,7 @@ impl Adapter for ClusterAdapter {
         }
         let template = self.template(pass, obj).await?;
         let env = secret_env::resolve(pass.shared, &ns, &s.env).await?;
+        let env = with_install_tag(env, pass.shared.install_tag.get());
         let container = container_of(obj, env, template, volume.map(|(id, _)| id));
         let budget_stop = self
             .budgets
@@ -380,7 +381,7 @@ impl Adapter for ClusterAdapter {
         Ok(DesiredCluster {
             account: pass.credentials.account,
             request: ClusterRequest {
-                name: remote_name(obj),
+                name: remote_name(obj, pass.shared.install_tag.get()),
                 cluster_type: s.cluster_type.as_str().to_string(),
                 gpu_type_id: String::new(),
                 gpu_count_per_pod: u32::try_from(s.compute.gpu_count_per_pod).unwrap_or(1),
@@ -454,7 +455,14 @@ impl Adapter for ClusterAdapter {
         remote: &ClusterView,
     ) -> Plan<ClusterChange> {
         let runtime = self.runtime(obj, Some(&remote.cluster));
-        plan_cluster(desired, &remote.cluster, runtime.hold.as_ref())
+        match kept_name(obj, obj.spec.name.as_deref(), &remote.cluster.name) {
+            Some(name) if name != desired.request.name => {
+                let mut kept = desired.clone();
+                kept.request.name = name.to_string();
+                plan_cluster(&kept, &remote.cluster, runtime.hold.as_ref())
+            }
+            _ => plan_cluster(desired, &remote.cluster, runtime.hold.as_ref()),
+        }
     }
 
     async fn apply(

@@ -36,7 +36,7 @@ fn desired(c: &Cluster) -> DesiredCluster {
     DesiredCluster {
         account: AccountId::any(),
         request: ClusterRequest {
-            name: remote_name(c),
+            name: remote_name(c, None),
             cluster_type: c.spec.cluster_type.as_str().into(),
             gpu_type_id: String::new(),
             gpu_count_per_pod: c.spec.compute.gpu_count_per_pod as u32,
@@ -372,7 +372,7 @@ fn claims_by_tag_survive_a_rename_and_by_name_before_members_are_listed() {
     assert!(adapter.claims(&c, &live));
     live.cluster.container = None;
     assert!(!adapter.claims(&c, &live));
-    live.cluster.name = remote_name(&c);
+    live.cluster.name = remote_name(&c, None);
     assert!(adapter.claims(&c, &live));
     let mut other = obj(json!({}));
     other.metadata.uid = Some("99999999-0000-0000-0000-000000000000".into());

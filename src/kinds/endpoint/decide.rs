@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpucloud_crd::endpoint::{EndpointStatus, EndpointType, ScalerType};
 use gpucloud_engine::adapter::{Plan, Readiness};
-use gpucloud_engine::marker::default_remote_name;
+use gpucloud_engine::marker::{InstallTag, remote_name_of};
 use gpucloud_platform::domain::{
     CpuWorkers, EndpointChange, EndpointSpec, GpuPools, LoadBalancerPorts, Routing, Scaler,
     ServerlessEndpoint,
@@ -14,18 +14,22 @@ use gpucloud_platform::domain::{
 
 use super::{DesiredEndpoint, RemoteEndpoint};
 
-pub(super) fn remote_name(obj: &Endpoint) -> String {
+/// The remote name: the spec's, else the one its remote object has, else the tagged name.
+pub(super) fn remote_name(obj: &Endpoint, tag: Option<&InstallTag>) -> String {
+    let status_name = obj.status.as_ref().and_then(|s| s.name.as_deref());
     obj.spec
         .name
         .clone()
-        .unwrap_or_else(|| default_remote_name(obj))
+        .unwrap_or_else(|| remote_name_of(obj, status_name, tag))
 }
 
-/// Pure: the desired endpoint, given the template and network volume ids already resolved.
+/// Pure: the desired endpoint, given the template and network volume ids already resolved
+/// and this install's tag (for a name the spec does not give).
 pub fn desired_of(
     obj: &Endpoint,
     template_id: String,
     network_volume_id: Option<String>,
+    tag: Option<&InstallTag>,
 ) -> DesiredEndpoint {
     let s = &obj.spec;
     let scaler_value = i64::from(s.scaler_value);
@@ -53,7 +57,7 @@ pub fn desired_of(
     };
     let gpu_count = gpu.map_or(s.gpu_count.unwrap_or(1), |g| g.count);
     EndpointSpec {
-        name: remote_name(obj),
+        name: remote_name(obj, tag),
         template_id,
         routing,
         gpu_type_ids,

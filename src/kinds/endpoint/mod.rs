@@ -38,6 +38,7 @@ use crate::kinds::shared::{budget_hold, dependency};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_engine::marker::{is_named_for, kept_name};
 use gpucloud_policy::budget::BudgetLedger;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
@@ -214,7 +215,7 @@ impl Adapter for EndpointAdapter {
     }
 
     fn claims(&self, obj: &Endpoint, remote: &RemoteEndpoint) -> bool {
-        remote.record.name == remote_name(obj)
+        is_named_for(obj, obj.spec.name.as_deref(), &remote.record.name)
     }
 
     async fn desired(
@@ -223,7 +224,7 @@ impl Adapter for EndpointAdapter {
         obj: &Endpoint,
     ) -> Result<DesiredEndpoint, Failure> {
         if pass.client.api() == PlatformApi::Seed
-            && let Some(field) = seed_unsupported(&desired_of(obj, String::new(), None))
+            && let Some(field) = seed_unsupported(&desired_of(obj, String::new(), None, None))
         {
             return Err(Failure::permanent(
                 "UnsupportedByBackend",
@@ -258,7 +259,8 @@ impl Adapter for EndpointAdapter {
                 ));
             }
         };
-        Ok(desired_of(obj, template, volume))
+        let tag = pass.shared.install_tag.get();
+        Ok(desired_of(obj, template, volume, tag))
     }
 
     async fn admit(
@@ -374,7 +376,16 @@ impl Adapter for EndpointAdapter {
         if record.template_id.is_none() {
             record.template_id = obj.status.as_ref().and_then(|s| s.template_id.clone());
         }
-        plan_endpoint(desired, &record)
+        match kept_name(obj, obj.spec.name.as_deref(), &record.name) {
+            Some(name) if name != desired.name => {
+                let kept = DesiredEndpoint {
+                    name: name.to_string(),
+                    ..desired.clone()
+                };
+                plan_endpoint(&kept, &record)
+            }
+            _ => plan_endpoint(desired, &record),
+        }
     }
 
     async fn apply(

@@ -205,14 +205,14 @@ fn the_shorthand_and_the_gpu_form_ask_for_the_same_endpoint() {
         "gpuTypeIds": ["NVIDIA A40"], "gpuCount": 2}));
     let long = spec_of(serde_json::json!({"name": "e", "templateId": "t",
         "gpu": {"typeIds": ["NVIDIA A40"], "count": 2}}));
-    let d = desired_of(&short, "t".into(), None);
-    assert_eq!(d, desired_of(&long, "t".into(), None));
+    let d = desired_of(&short, "t".into(), None, None);
+    assert_eq!(d, desired_of(&long, "t".into(), None, None));
     assert_eq!(d.gpu_count, 2);
     assert_eq!(d.routing, Routing::Queue);
     assert_eq!(d.scaler, Scaler::QueueDelay(4));
     // Without gpuCount, one GPU per worker.
     let one = spec_of(serde_json::json!({"templateId": "t", "gpuTypeIds": ["A"]}));
-    assert_eq!(desired_of(&one, "t".into(), None).gpu_count, 1);
+    assert_eq!(desired_of(&one, "t".into(), None, None).gpu_count, 1);
 }
 
 #[test]
@@ -222,7 +222,7 @@ fn a_load_balancer_takes_its_ports_and_request_count_scaling() {
         "gpu": {"pools": ["ADA_24"], "excludedTypes": ["NVIDIA L4"]}, "scalerValue": 3,
         "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/healthz"}}}),
     );
-    let d = desired_of(&obj, "t".into(), None);
+    let d = desired_of(&obj, "t".into(), None, None);
     assert_eq!(
         d.routing,
         Routing::LoadBalancer(LoadBalancerPorts {
@@ -246,7 +246,7 @@ fn a_load_balancer_takes_its_ports_and_request_count_scaling() {
         "gpuTypeIds": ["A"]}),
     );
     assert_eq!(
-        desired_of(&bare, "t".into(), None).routing,
+        desired_of(&bare, "t".into(), None, None).routing,
         Routing::LoadBalancer(LoadBalancerPorts::default())
     );
     assert_eq!(
@@ -259,7 +259,7 @@ fn a_load_balancer_takes_its_ports_and_request_count_scaling() {
 fn cpu_workers_count_no_gpus() {
     let obj = spec_of(serde_json::json!({"templateId": "t",
         "cpu": {"flavors": ["cpu5c", "cpu3c"], "vcpuCount": 4}}));
-    let d = desired_of(&obj, "t".into(), None);
+    let d = desired_of(&obj, "t".into(), None, None);
     let cpu = CpuWorkers {
         flavors: vec!["cpu5c".into(), "cpu3c".into()],
         vcpu_count: 4,

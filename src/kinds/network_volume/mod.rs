@@ -10,6 +10,7 @@ use gpucloud_platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::failure::Failure;
 pub use gpucloud_engine::marker::default_remote_name;
+use gpucloud_engine::marker::{InstallTag, kept_name, names_object, remote_name_of};
 
 /// The volume as the spec wants it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,13 +28,16 @@ pub struct VolumeChange {
     pub size_gb: Option<i64>,
 }
 
-pub fn desired_of(obj: &NetworkVolume) -> DesiredVolume {
+/// The desired volume; `tag` is this install's (see [`InstallTag`]), for the name of an
+/// object the spec does not name.
+pub fn desired_of(obj: &NetworkVolume, tag: Option<&InstallTag>) -> DesiredVolume {
+    let status_name = obj.status.as_ref().and_then(|s| s.name.as_deref());
     DesiredVolume {
         name: obj
             .spec
             .name
             .clone()
-            .unwrap_or_else(|| default_remote_name(obj)),
+            .unwrap_or_else(|| remote_name_of(obj, status_name, tag)),
         size_gb: i64::from(obj.spec.size_gb),
         data_center_id: obj.spec.data_center_id.clone(),
         volume_type: match obj.spec.volume_type {
@@ -117,16 +121,19 @@ impl Adapter for NetworkVolumeAdapter {
     }
 
     fn claims(&self, obj: &NetworkVolume, remote: &Self::Remote) -> bool {
-        let desired = desired_of(obj);
-        remote.name == desired.name && remote.data_center_id == desired.data_center_id
+        let named = match &obj.spec.name {
+            Some(name) => remote.name == *name,
+            None => names_object(obj, &remote.name),
+        };
+        named && remote.data_center_id == obj.spec.data_center_id
     }
 
     async fn desired(
         &self,
-        _pass: &PassContext<'_>,
+        pass: &PassContext<'_>,
         obj: &NetworkVolume,
     ) -> Result<DesiredVolume, Failure> {
-        Ok(desired_of(obj))
+        Ok(desired_of(obj, pass.shared.install_tag.get()))
     }
 
     async fn create(
@@ -151,11 +158,20 @@ impl Adapter for NetworkVolumeAdapter {
 
     fn plan(
         &self,
-        _obj: &NetworkVolume,
+        obj: &NetworkVolume,
         desired: &DesiredVolume,
         remote: &Self::Remote,
     ) -> Plan<VolumeChange> {
-        plan_volume(desired, remote)
+        match kept_name(obj, obj.spec.name.as_deref(), &remote.name) {
+            Some(name) if name != desired.name => {
+                let kept = DesiredVolume {
+                    name: name.to_string(),
+                    ..desired.clone()
+                };
+                plan_volume(&kept, remote)
+            }
+            _ => plan_volume(desired, remote),
+        }
     }
 
     async fn apply(

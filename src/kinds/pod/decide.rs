@@ -18,7 +18,7 @@ use gpucloud_crd::guardrails::Guardrail;
 use gpucloud_engine::adapter::{Plan, Readiness};
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::Failure;
-use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_engine::marker::{TAG_ENV, is_mark_env};
 
 /// The pod as the spec wants it, with Secrets and the network volume resolved: what a
 /// deploy sends (`request`, whose `Debug` hides env values) and what decides where and
@@ -178,14 +178,14 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
         .env
         .iter()
         .filter_map(|e| e.split_once('='))
-        .filter(|(k, _)| *k != TAG_ENV)
+        .filter(|(k, _)| !is_mark_env(k))
         .collect();
     have_env.sort();
     let want_env: Vec<(&str, &str)> = desired
         .request
         .env
         .iter()
-        .filter(|(k, _)| k != TAG_ENV)
+        .filter(|(k, _)| !is_mark_env(k))
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     if have_env != want_env {

@@ -70,6 +70,7 @@ pub use decide::{
     settle_live_figures, status_of,
 };
 pub use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_engine::marker::with_install_tag;
 
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
@@ -366,7 +367,7 @@ impl Adapter for PodAdapter {
             obj.spec.network_volume_ref.as_ref(),
         )
         .await?;
-        let env = self.env(shared, obj).await?;
+        let env = with_install_tag(self.env(shared, obj).await?, shared.install_tag.get());
         let mut pod = desired_of(obj, env, volume);
         references::resolve_pod_references(shared, obj, &mut pod.request).await?;
         // Budget (StopNewest): the pod is stopped while the running total is over.

@@ -20,29 +20,32 @@ use crate::kinds::shared::dependency;
 use crate::kinds::shared::secret_env;
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::failure::Failure;
-use gpucloud_engine::marker::default_remote_name;
+use gpucloud_engine::marker::{InstallTag, is_named_for, kept_name, remote_name_of};
 
 /// Where a template's local volume is mounted when the spec does not say.
 const DEFAULT_MOUNT_PATH: &str = "/workspace";
 
 /// The template's name on the platform.
-pub fn remote_name(obj: &Template) -> String {
+pub fn remote_name(obj: &Template, tag: Option<&InstallTag>) -> String {
+    let status_name = obj.status.as_ref().and_then(|s| s.name.as_deref());
     obj.spec
         .name
         .clone()
-        .unwrap_or_else(|| default_remote_name(obj))
+        .unwrap_or_else(|| remote_name_of(obj, status_name, tag))
 }
 
-/// The desired template from the spec, with env values and the registry id resolved.
+/// The desired template from the spec, with env values and the registry id resolved, and
+/// this install's tag for a name the spec does not give.
 pub fn desired_of(
     obj: &Template,
     env: Vec<(String, String)>,
     registry_id: Option<String>,
+    tag: Option<&InstallTag>,
 ) -> NewTemplate {
     let s = &obj.spec;
     let volume_gb = i64::from(s.volume_gb.unwrap_or(0));
     NewTemplate {
-        name: remote_name(obj),
+        name: remote_name(obj, tag),
         image: s.image.clone(),
         args: s.args.clone().unwrap_or_default(),
         container_disk_gb: s.container_disk_gb.map(i64::from),
@@ -299,7 +302,12 @@ impl TemplateAdapter {
             None => None,
         };
         let env = secret_env::resolve(pass.shared, &ns, &obj.spec.env).await?;
-        Ok(desired_of(obj, env, registry_id))
+        Ok(desired_of(
+            obj,
+            env,
+            registry_id,
+            pass.shared.install_tag.get(),
+        ))
     }
 }
 
@@ -331,7 +339,7 @@ impl Adapter for TemplateAdapter {
     }
 
     fn claims(&self, obj: &Template, remote: &Self::Remote) -> bool {
-        remote.name == remote_name(obj)
+        is_named_for(obj, obj.spec.name.as_deref(), &remote.name)
     }
 
     async fn desired(
@@ -358,11 +366,20 @@ impl Adapter for TemplateAdapter {
 
     fn plan(
         &self,
-        _obj: &Template,
+        obj: &Template,
         desired: &NewTemplate,
         remote: &Self::Remote,
     ) -> Plan<TemplateChange> {
-        plan_template(desired, remote)
+        match kept_name(obj, obj.spec.name.as_deref(), &remote.name) {
+            Some(name) if name != desired.name => {
+                let kept = NewTemplate {
+                    name: name.to_string(),
+                    ..desired.clone()
+                };
+                plan_template(&kept, remote)
+            }
+            _ => plan_template(desired, remote),
+        }
     }
 
     async fn apply(
@@ -505,6 +522,7 @@ mod tests {
                 ("TOKEN".into(), "s3cr3t".into()),
             ],
             Some("reg-1".into()),
+            None,
         )
     }
 

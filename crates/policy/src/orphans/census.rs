@@ -134,7 +134,8 @@ async fn census<A: Adapter>(
         .iter()
         .flat_map(|l| l.items.iter().filter_map(A::orphan_candidate))
         .collect();
-    let found = orphans(&candidates, &cluster, &released, scope);
+    let mine = engine.shared.install_tag.get().map(|t| t.as_str());
+    let found = orphans(&candidates, &cluster, &released, scope, mine);
     Ok((found, (read_at, cluster_now)))
 }
 

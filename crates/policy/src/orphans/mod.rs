@@ -29,7 +29,9 @@ use serde::Serialize;
 
 use gpucloud_crd::ManagedKind;
 use gpucloud_engine::annotations::EXTERNAL_ID;
-pub use gpucloud_engine::marker::{Candidate, Marker, TAG_ENV, name_marker};
+pub use gpucloud_engine::marker::{
+    Candidate, INSTALL_TAG_ENV, Marker, TAG_ENV, name_install_tag, name_marker,
+};
 use gpucloud_platform::domain::{
     Cluster as RemoteCluster, Pod as RemotePod, ServerlessEndpoint, TERMINATED,
     Template as RemoteTemplate, Volume,
@@ -46,6 +48,7 @@ pub fn pod_candidate(pod: &RemotePod) -> Option<Candidate> {
         marker: pod
             .env_value(TAG_ENV)
             .map(|uid| Marker::Uid(uid.to_string())),
+        install: pod.env_value(INSTALL_TAG_ENV).map(str::to_string),
     })
 }
 
@@ -69,6 +72,10 @@ pub fn cluster_candidate(cluster: &RemoteCluster) -> Candidate {
         ),
         cost_per_hour: Some(cluster.cost_per_hour()),
         marker,
+        install: cluster
+            .env_value(INSTALL_TAG_ENV)
+            .or_else(|| name_install_tag(&cluster.name))
+            .map(str::to_string),
     }
 }
 
@@ -80,6 +87,7 @@ pub fn volume_candidate(volume: &Volume) -> Candidate {
         status: format!("{} GB in {}", volume.size_gb, volume.data_center_id),
         cost_per_hour: None,
         marker: name_marker(&volume.name),
+        install: name_install_tag(&volume.name).map(str::to_string),
     }
 }
 
@@ -96,6 +104,7 @@ pub fn endpoint_candidate(endpoint: &ServerlessEndpoint, cost_per_hour: Option<f
         status,
         cost_per_hour,
         marker: name_marker(&endpoint.name),
+        install: name_install_tag(&endpoint.name).map(str::to_string),
     }
 }
 
@@ -107,6 +116,7 @@ pub fn template_candidate(template: &RemoteTemplate) -> Candidate {
         status: template.image.clone(),
         cost_per_hour: None,
         marker: name_marker(&template.name),
+        install: name_install_tag(&template.name).map(str::to_string),
     }
 }
 
@@ -197,18 +207,31 @@ pub struct Orphan {
     pub cost_per_hour: Option<f64>,
 }
 
+/// Pure: whether an install with tag `mine` may judge a remote object made by the install
+/// tagged `made_by`: one with its own tag, or with none (made before tags). Another
+/// install's never, and no tagged object when this install does not know its own tag.
+fn judges(made_by: Option<&str>, mine: Option<&str>) -> bool {
+    match made_by {
+        None => true,
+        Some(tag) => mine == Some(tag),
+    }
+}
+
 /// Pure: the orphans among `candidates`, given what the cluster holds of their kind and
-/// the ids released on purpose, in name order. A candidate without a marker was not made
-/// by the operator (or not recognisably: a name the spec chose).
+/// the ids released on purpose, in name order, as the install tagged `mine` judges them. A
+/// candidate without a marker was not made by the operator (or not recognisably: a name
+/// the spec chose).
 pub fn orphans(
     candidates: &[Candidate],
     cluster: &ClusterObjects,
     released: &HashSet<String>,
     scope: &Scope,
+    mine: Option<&str>,
 ) -> Vec<Orphan> {
     let mut out: Vec<Orphan> = candidates
         .iter()
         .filter(|c| !released.contains(&c.id) && scope.covers(&c.name))
+        .filter(|c| judges(c.install.as_deref(), mine))
         .filter_map(|c| {
             let marker = c.marker.as_ref()?;
             (!cluster.holds(c, marker)).then(|| Orphan {
@@ -246,6 +269,7 @@ mod tests {
             status: String::new(),
             cost_per_hour: None,
             marker: name_marker(name),
+            install: name_install_tag(name).map(str::to_string),
         }
     }
 
@@ -289,7 +313,7 @@ mod tests {
         let mut cluster = ClusterObjects::default();
         cluster.add(Some("uid-a"), []);
         let released: HashSet<String> = ["released".to_string()].into();
-        let found = orphans(&candidates, &cluster, &released, &Scope::Cluster);
+        let found = orphans(&candidates, &cluster, &released, &Scope::Cluster, None);
         assert_eq!(ids(&found), vec!["lost", "stopped"]);
         assert_eq!(found[0].owner_uid, "uid-b");
         assert_eq!(found[0].cost_per_hour, Some(0.69));
@@ -311,7 +335,7 @@ mod tests {
         cluster.add(Some(uid), ["v-live"]);
         cluster.add(Some("99999999-0000-0000-0000-000000000000"), ["v-adopted"]);
         let released: HashSet<String> = ["v-released".to_string()].into();
-        let found = orphans(&candidates, &cluster, &released, &Scope::Cluster);
+        let found = orphans(&candidates, &cluster, &released, &Scope::Cluster, None);
         assert_eq!(ids(&found), vec!["v-lost"]);
         assert_eq!(found[0].owner_uid, "0000ffff");
     }
@@ -329,6 +353,7 @@ mod tests {
             &ClusterObjects::default(),
             &HashSet::new(),
             &scope,
+            None,
         );
         assert_eq!(ids(&found), vec!["t-a"], "team-ab is not team-a");
         let all = orphans(
@@ -336,8 +361,39 @@ mod tests {
             &ClusterObjects::default(),
             &HashSet::new(),
             &Scope::Cluster,
+            None,
         );
         assert_eq!(all.len(), 3);
+    }
+
+    #[test]
+    fn an_install_never_judges_another_installs_remote_objects() {
+        // Two clusters, one key: each install's remote objects carry its tag.
+        let env = ["GPUCLOUD_OBJECT_UID=uid-x", "GPUCLOUD_INSTALL_TAG=bbbbbb"];
+        let pod = remote_pod("p-theirs", &env, "RUNNING");
+        let candidates = [
+            named("NetworkVolume", "v-mine", "team-a-lost-0000ffff-iaaaaaa"),
+            named("NetworkVolume", "v-theirs", "team-a-lost-0000fffe-ibbbbbb"),
+            named("NetworkVolume", "v-before-tags", "team-a-old-0000fffd"),
+            pod_candidate(&pod).unwrap(),
+        ];
+        let judge = |mine| {
+            let found = orphans(
+                &candidates,
+                &ClusterObjects::default(),
+                &HashSet::new(),
+                &Scope::Cluster,
+                mine,
+            );
+            found.into_iter().map(|o| o.id).collect::<Vec<_>>()
+        };
+        assert_eq!(judge(Some("aaaaaa")), vec!["v-mine", "v-before-tags"]);
+        assert_eq!(
+            judge(Some("bbbbbb")),
+            vec!["p-theirs", "v-theirs", "v-before-tags"]
+        );
+        // An install that does not know its own tag judges only untagged objects.
+        assert_eq!(judge(None), vec!["v-before-tags"]);
     }
 
     #[test]
@@ -351,6 +407,6 @@ mod tests {
         let mut after = ClusterObjects::default();
         after.add(Some("aaaaaaaa-0000-0000-0000-000000000000"), []);
         let both = before.union(&after);
-        assert!(orphans(&candidates, &both, &HashSet::new(), &Scope::Cluster).is_empty());
+        assert!(orphans(&candidates, &both, &HashSet::new(), &Scope::Cluster, None).is_empty());
     }
 }
