@@ -123,7 +123,7 @@ pub async fn hold(
             }
         }
     }
-    info!(identity, lease = %lease.name, "holding the Lease");
+    info!(identity, lease = %lease.name, "leading: this process holds the Lease");
     Ok(Hold::Held(leading, task))
 }
 
