@@ -252,7 +252,7 @@ async fn find(
     kube: &kube::Client,
     platform: &PlatformClient,
     kind: SweptKind,
-    record: Option<&k8s_openapi::api::core::v1::ConfigMap>,
+    record: &released::Record,
 ) -> anyhow::Result<Vec<Orphan>> {
     let cluster = match kind {
         SweptKind::Pod => cluster_objects::<Pod>(kube).await?,
@@ -261,7 +261,7 @@ async fn find(
         SweptKind::Template => cluster_objects::<Template>(kube).await?,
         SweptKind::NetworkVolume => cluster_objects::<NetworkVolume>(kube).await?,
     };
-    let released: HashSet<String> = released::ids_of(kind.name(), record);
+    let released: HashSet<String> = record.ids_of(kind.name());
     let remote = candidates(platform, kind).await?;
     Ok(orphans(&remote, &cluster, &released, &Scope::Cluster))
 }
@@ -284,9 +284,9 @@ pub async fn sweep(
         .await
         .with_context(|| {
             format!(
-                "could not read ConfigMap {}/{}",
+                "could not read the released record (ConfigMaps {}/{}-*)",
                 args.operator_namespace,
-                released::CONFIG_MAP
+                released::LEGACY
             )
         })?;
     let kinds: Vec<SweptKind> = if args.kinds.is_empty() {
@@ -299,7 +299,7 @@ pub async fn sweep(
     };
     let mut found: Vec<Orphan> = Vec::new();
     for kind in kinds {
-        found.extend(find(kube, platform, kind, record.as_ref()).await?);
+        found.extend(find(kube, platform, kind, &record).await?);
     }
     print!("{}", table(&found));
     if !args.delete || found.is_empty() {
