@@ -21,8 +21,8 @@ pub const LABEL_VALUE: &str = "released";
 /// How many shards the keys spread over (the first part of each is made on first use).
 pub const SHARDS: usize = 256;
 /// A part whose data has reached this many bytes takes no more new entries: the next go
-/// to the following part. The apiserver refuses a ConfigMap whose keys and values add
-/// up to more than 1 MiB; the margin lets a writer that does not know yet that a part is
+/// to the following part. The apiserver refuses a ConfigMap whose values add up to more
+/// than 1 MiB; the margin lets a writer that does not know yet that a part is
 /// full (after a restart) still land its entry there.
 pub const PART_FULL_BYTES: usize = 900 * 1024;
 const _: () = assert!(PART_FULL_BYTES < 1024 * 1024, "under the apiserver's limit");
@@ -79,7 +79,9 @@ pub fn parse_part_name(name: &str) -> Option<(u8, u32)> {
     Some((u8::from_str_radix(hex, 16).ok()?, part))
 }
 
-/// The bytes the apiserver counts against a ConfigMap's 1 MiB: its keys and values.
+/// The bytes of a ConfigMap's data: its keys and values. The apiserver counts only the
+/// values against its 1 MiB; the keys are counted here too, to stay clear of the limit
+/// (and of etcd's on the whole object).
 pub fn data_bytes(config_map: &ConfigMap) -> usize {
     let data: usize = config_map
         .data
@@ -101,10 +103,11 @@ pub fn is_full(bytes: usize) -> bool {
     bytes >= PART_FULL_BYTES
 }
 
-/// Whether the apiserver refused a write because the object would be too large: 422 for
-/// a ConfigMap's data over 1 MiB, 413 for a request body over its limit.
+/// Whether the apiserver refused a write because the object would be too large: 422
+/// "Too long" for a ConfigMap's data over 1 MiB, 413 for a request body over its limit.
 pub fn is_too_large(error: &kube::core::Status) -> bool {
-    error.code == 413 || (error.code == 422 && error.message.contains("must have at most"))
+    error.code == 413
+        || (error.code == 422 && error.message.to_ascii_lowercase().contains("too long"))
 }
 
 /// The record as read: every entry of every part, and of the legacy ConfigMap.
@@ -239,8 +242,11 @@ mod tests {
         let answer = |code: u16, message: &str| {
             kube::core::Status::failure(message, "Invalid").with_code(code)
         };
-        let too_long = "ConfigMap \"x\" is invalid: []: Too long: must have at most 1048576 bytes";
-        assert!(is_too_large(&answer(422, too_long)));
+        // Older apiservers say "must have at most", newer ones "may not be more than".
+        let older = "ConfigMap \"x\" is invalid: []: Too long: must have at most 1048576 bytes";
+        let newer = "ConfigMap \"x\" is invalid: []: Too long: may not be more than 1048576 bytes";
+        assert!(is_too_large(&answer(422, older)));
+        assert!(is_too_large(&answer(422, newer)));
         assert!(is_too_large(&answer(413, "Request entity too large")));
         assert!(!is_too_large(&answer(
             422,
