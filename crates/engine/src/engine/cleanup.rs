@@ -1,8 +1,8 @@
 //! The pass of an object being deleted: deal with its remote object, then let it go. The
 //! deletion policy decides between deleting and releasing ([`decide_cleanup`], pure); a
 //! create that may still land is waited for, and what an interrupted one made is found in
-//! a listing newer than it, so that nothing is left behind. The finalizer goes last,
-//! conflict-checked. A delete that cannot finish keeps the finalizer, says why in an Event
+//! a listing newer than it, so that nothing is left behind; a release is recorded
+//! ([`crate::released`]) before anything else. The finalizer goes last, conflict-checked. A delete that cannot finish keeps the finalizer, says why in an Event
 //! and in the conditions, and retries.
 
 use std::sync::Arc;
@@ -38,6 +38,14 @@ fn deleting(failure: Failure, noun: &str, id: &str) -> Failure {
         message: format!("{} (deleting {noun} {id})", failure.message),
         ..failure
     }
+}
+
+/// Pure: a release that could not be recorded, retried like any failed delete.
+fn not_recorded(err: &kube::Error, noun: &str, id: &str) -> Failure {
+    Failure::retryable(
+        "ReleaseNotRecorded",
+        format!("could not record that {noun} {id} was left on the platform on purpose: {err}"),
+    )
 }
 
 impl<A: Adapter> Engine<A> {
@@ -76,8 +84,10 @@ impl<A: Adapter> Engine<A> {
             };
             match decide_cleanup(&facts) {
                 Cleanup::Release => {
-                    if let Some(id) = &known {
-                        self.release(&obj, id).await;
+                    if let Some(id) = &known
+                        && let Err(f) = self.release(&obj, id).await
+                    {
+                        return self.cleanup_failed(api, &obj, f).await;
                     }
                     break Vec::new();
                 }
@@ -147,11 +157,11 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// Leaves the remote object `id` on the platform, and records so for the orphan sweep.
-    async fn release(&self, obj: &A::Kind, id: &str) {
+    /// The finalizer stays until the record has it: an id released but not recorded would
+    /// be listed as an orphan, and `orphans --delete` would delete what was meant to stay.
+    async fn release(&self, obj: &A::Kind, id: &str) -> Result<(), Failure> {
         let key = obj.key();
-        // So that the orphan sweep leaves it alone. Best effort: a failed record must not
-        // keep the object (the sweep lists, it does not delete without a person's word).
-        if let Err(err) = crate::released::record(
+        crate::released::record(
             &self.shared.kube,
             &self.shared.config.operator_namespace,
             FIELD_MANAGER,
@@ -160,13 +170,15 @@ impl<A: Adapter> Engine<A> {
             &key,
         )
         .await
-        {
+        .map_err(|err| {
             warn!(kind = A::KIND, object = %key, id = %id, error = %err, "could not record the release for the orphan sweep");
-        }
+            not_recorded(&err, A::NOUN, id)
+        })?;
         let message = format!("left {} {id} on the platform", A::NOUN);
         self.shared
             .event(obj, false, "Orphaned", "Delete", message)
             .await;
+        Ok(())
     }
 
     /// Deletes the remote objects `ids`; one already gone counts as deleted.
@@ -240,6 +252,19 @@ mod tests {
         let told = told(&f);
         assert_eq!(told.reason, "DeleteUnauthorized");
         assert_eq!((told.message, told.class), (f.message, f.class));
+    }
+
+    #[test]
+    fn a_release_not_recorded_is_retried_and_names_the_object() {
+        let err = kube::Error::Api(
+            kube::core::Status::failure("etcd timeout", "InternalError")
+                .with_code(500)
+                .boxed(),
+        );
+        let told = told(&not_recorded(&err, "volume", "vol-1"));
+        assert_eq!(told.reason, "DeleteReleaseNotRecorded");
+        assert!(!told.is_permanent());
+        assert!(told.message.contains("volume vol-1"), "{}", told.message);
     }
 
     #[test]
