@@ -277,7 +277,12 @@ async fn run(opts: Options) {
                 }
             }
         }
+        let (operator_cpu, control_plane) = (cpu_seconds(pid), control_plane_cpu());
         let deleted = deletes::delete_all(&env.client, &api, delete_timeout).await;
+        let operator_cpu = cpu_seconds(pid) - operator_cpu;
+        let control_plane = control_plane_cpu()
+            .zip(control_plane)
+            .map_or("unknown".into(), |(b, a)| format!("{:.1} s", b - a));
         let versus_bare = deleted
             .gone
             .zip(bare_delete.gone)
@@ -294,7 +299,7 @@ async fn run(opts: Options) {
             pad = 10 - policy.len()
         );
         println!(
-            "  delete writes by verb, resource and code: {:?}",
+            "  delete writes by verb, resource and code: {:?}; CPU: control plane {control_plane}, operator {operator_cpu:.1} s",
             deleted.writes
         );
         if deleted.gone.is_none() {
