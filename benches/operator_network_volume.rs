@@ -7,8 +7,11 @@
 //!
 //! Prints: the time from the first apply to all Ready; the bare apiserver time for the same
 //! N creates (one connection, nothing watching) and the ratio (the design's bar is 1.5x);
-//! platform calls per resync interval once converged; the operator's resident memory.
-//! Environment: GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`),
+//! platform calls per resync interval once converged; the operator's resident memory; then
+//! the time from deleting all to all gone (deletes per second, apiserver writes per
+//! object) beside the same N deletes bare (nothing watching, no finalizers).
+//! Environment: BENCH_DELETE (the volumes' deletionPolicy: `orphan`, the default, `delete`,
+//! or `both`: a second round of N volumes made and deleted with Delete), GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`),
 //! BENCH_V2_QUOTA_PER_MINUTE (the emulator's REST v2 quota per key and route group), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
 //! 10), BENCH_CONCURRENCY (operator reconciles at once, default the operator's own).
 
@@ -19,13 +22,14 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use gpucloud_crd::NetworkVolume;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
-use support::{all_ready, apiserver_writes, env_number, mib, resident_kib, with_bench_quota};
+use support::{
+    all_ready, apiserver_writes, deletes, env_number, mib, resident_kib, with_bench_quota,
+};
 
 struct Options {
     objects: usize,
@@ -45,13 +49,18 @@ fn name_of(i: usize) -> String {
     format!("vol-{i:05}")
 }
 
-/// Creates `n` NetworkVolumes one after another on one connection; returns how long it took.
-async fn apply_all(api: &Api<NetworkVolume>, n: usize) -> Duration {
+/// Creates `n` NetworkVolumes of deletion policy `policy` one after another on one
+/// connection; returns how long it took.
+async fn apply_all(api: &Api<NetworkVolume>, n: usize, policy: &str) -> Duration {
     let started = Instant::now();
     for i in 0..n {
         api.create(
             &PostParams::default(),
-            &volume(&name_of(i), 10, serde_json::json!({})),
+            &volume(
+                &name_of(i),
+                10,
+                serde_json::json!({"deletionPolicy": policy}),
+            ),
         )
         .await
         .expect("create a NetworkVolume");
@@ -137,40 +146,6 @@ impl Cost {
     }
 }
 
-/// Deletes every NetworkVolume in the namespace and waits until they are gone.
-async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Duration> {
-    let started = Instant::now();
-    // One DELETE per object, 16 at a time: a deletecollection of 10,000 objects outlasts
-    // the apiserver's 60 s request timeout, which stops it where it got to, and every
-    // retry starts over from the first object.
-    let names: Vec<String> = api
-        .list_metadata(&ListParams::default())
-        .await
-        .expect("list the volumes")
-        .items
-        .into_iter()
-        .filter_map(|m| m.metadata.name)
-        .collect();
-    futures::stream::iter(names)
-        .for_each_concurrent(16, |name| async move {
-            if let Err(e) = api.delete(&name, &DeleteParams::default()).await {
-                eprintln!("  delete {name}: {e}");
-            }
-        })
-        .await;
-    let deadline = started + timeout;
-    let gone = common::wait_until(
-        deadline.saturating_duration_since(Instant::now()),
-        || async {
-            api.list_metadata(&ListParams::default().limit(1))
-                .await
-                .is_ok_and(|l| l.items.is_empty())
-        },
-    )
-    .await;
-    gone.then(|| started.elapsed())
-}
-
 async fn run(opts: Options) {
     let n = opts.objects;
     println!(
@@ -187,7 +162,8 @@ async fn run(opts: Options) {
     let bare_ns = TestNamespace::create(&env.client, "bench-bare").await;
     let bare_api: Api<NetworkVolume> = Api::namespaced(env.client.clone(), bare_ns.name());
     let bare_cost = Cost::start(&env.client).await;
-    let bare = apply_all(&bare_api, n).await;
+    let policies = deletes::policies();
+    let bare = apply_all(&bare_api, n, policies[0]).await;
     let bare_cost = bare_cost.since(&env.client).await;
     println!(
         "  bare apiserver writes:      {n} creates in {:.2} s ({:.2} s per 1,000); {}",
@@ -195,7 +171,8 @@ async fn run(opts: Options) {
         bare.as_secs_f64() * 1000.0 / n as f64,
         bare_cost.describe(n)
     );
-    delete_all(&bare_api, Duration::from_secs(600)).await;
+    let bare_delete = deletes::delete_all(&env.client, &bare_api, Duration::from_secs(600)).await;
+    println!("  bare apiserver deletes:     {}", bare_delete.describe());
     bare_ns.delete_and_wait(&env.client).await;
 
     // The operator, as a child process.
@@ -221,7 +198,7 @@ async fn run(opts: Options) {
     let cost = Cost::start(&env.client).await;
     let operator_cpu = cpu_seconds(pid);
     let started = Instant::now();
-    let applied = apply_all(&api, n).await;
+    let applied = apply_all(&api, n, policies[0]).await;
     let Some(all_ready) = watch.await.expect("the watch task") else {
         println!("  NOT CONVERGED within {timeout:?}");
         print_log_tail(&operator);
@@ -280,10 +257,54 @@ async fn run(opts: Options) {
         mib(hwm)
     );
 
-    // Clean up: the operator releases every object (Orphan: the volumes stay remote).
-    match delete_all(&api, Duration::from_secs(120 + n as u64 / 5)).await {
-        Some(took) => println!("  delete all (finalizers):    {:.2} s", took.as_secs_f64()),
-        None => println!("  delete all: not finished in time"),
+    // Delete all: the operator releases (Orphan) or deletes (Delete) every remote volume,
+    // then lets the object go. Further policies: a new round of N volumes first.
+    let delete_timeout = Duration::from_secs(120 + n as u64 / 5);
+    for (round, policy) in policies.iter().enumerate() {
+        if round > 0 {
+            let watch = tokio::spawn(support::all_ready(api.clone(), n, timeout));
+            let started = Instant::now();
+            apply_all(&api, n, policy).await;
+            match watch.await.expect("the watch task") {
+                Some(at) => println!(
+                    "  {n} more ({policy}) Ready:    {:.2} s after the first apply",
+                    at.duration_since(started).as_secs_f64()
+                ),
+                None => {
+                    println!("  {n} more ({policy}): NOT CONVERGED within {timeout:?}");
+                    print_log_tail(&operator);
+                    break;
+                }
+            }
+        }
+        let (operator_cpu, control_plane) = (cpu_seconds(pid), control_plane_cpu());
+        let deleted = deletes::delete_all(&env.client, &api, delete_timeout).await;
+        let operator_cpu = cpu_seconds(pid) - operator_cpu;
+        let control_plane = control_plane_cpu()
+            .zip(control_plane)
+            .map_or("unknown".into(), |(b, a)| format!("{:.1} s", b - a));
+        let versus_bare = deleted
+            .gone
+            .zip(bare_delete.gone)
+            .map_or(String::new(), |(d, b)| {
+                format!(
+                    " = {:.2}x the bare deletes",
+                    d.as_secs_f64() / b.as_secs_f64()
+                )
+            });
+        println!(
+            "  delete all ({policy}):{:pad$}{}{versus_bare}",
+            "",
+            deleted.describe(),
+            pad = 10 - policy.len()
+        );
+        println!(
+            "  delete writes by verb, resource and code: {:?}; CPU: control plane {control_plane}, operator {operator_cpu:.1} s",
+            deleted.writes
+        );
+        if deleted.gone.is_none() {
+            print_log_tail(&operator);
+        }
     }
     env.finish_process(operator).await;
 }

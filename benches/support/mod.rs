@@ -3,6 +3,8 @@
 //! a control plane.
 #![allow(dead_code)]
 
+pub mod deletes;
+
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -259,7 +259,7 @@ async fn find(
     kube: &kube::Client,
     platform: &PlatformClient,
     kind: SweptKind,
-    record: Option<&k8s_openapi::api::core::v1::ConfigMap>,
+    record: &released::Record,
     mine: Option<&InstallTag>,
 ) -> anyhow::Result<Vec<Orphan>> {
     let cluster = match kind {
@@ -269,7 +269,7 @@ async fn find(
         SweptKind::Template => cluster_objects::<Template>(kube).await?,
         SweptKind::NetworkVolume => cluster_objects::<NetworkVolume>(kube).await?,
     };
-    let released: HashSet<String> = released::ids_of(kind.name(), record);
+    let released: HashSet<String> = record.ids_of(kind.name());
     let remote = candidates(platform, kind).await?;
     let mine = mine.map(InstallTag::as_str);
     Ok(orphans(&remote, &cluster, &released, &Scope::Cluster, mine))
@@ -320,9 +320,9 @@ pub async fn sweep(
         .await
         .with_context(|| {
             format!(
-                "could not read ConfigMap {}/{}",
+                "could not read the released record (ConfigMaps {}/{}-*)",
                 args.operator_namespace,
-                released::CONFIG_MAP
+                released::LEGACY
             )
         })?;
     let kinds: Vec<SweptKind> = if args.kinds.is_empty() {
@@ -336,7 +336,7 @@ pub async fn sweep(
     let mine = install_tag(kube, args).await;
     let mut found: Vec<Orphan> = Vec::new();
     for kind in kinds {
-        found.extend(find(kube, platform, kind, record.as_ref(), mine.as_ref()).await?);
+        found.extend(find(kube, platform, kind, &record, mine.as_ref()).await?);
     }
     print!("{}", table(&found));
     if !args.delete || found.is_empty() {

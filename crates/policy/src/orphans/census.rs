@@ -128,7 +128,7 @@ async fn census<A: Adapter>(
     )
     .await
     .map_err(|e| e.to_string())?;
-    let released = released::ids_of(A::KIND, record.as_ref());
+    let released = record.ids_of(A::KIND);
     let cluster = cluster_before.union(&cluster_now);
     let candidates: Vec<_> = listings
         .iter()

@@ -11,8 +11,8 @@
 //!   (the whole UID, or the UID's first 8 digits), or when an object of the cluster knows
 //!   its id (adopted by id, or named by its spec: a name marker may look like another's).
 //! - Released on purpose: a remote object left on the platform by `deletionPolicy: Orphan`
-//!   (or a paused or observe-only object deleted) is recorded in the ConfigMap
-//!   [`released::CONFIG_MAP`] of the operator's namespace, and the sweep leaves it alone.
+//!   (or a paused or observe-only object deleted) is recorded in the released record
+//!   ([`gpucloud_engine::released`]: ConfigMaps of the operator's namespace), and the sweep leaves it alone.
 //! - An install that watches some namespaces only judges names that start with one of
 //!   them ([`Scope`]); one watching with a label selector cannot judge at all (the objects
 //!   it does not watch would look gone).
