@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use gpucloud_crd::NetworkVolume;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, ListParams, PostParams};
 
 use common::operator::{Env, OperatorProcess, total_calls, volume};
+use support::deletes::delete_all;
 use support::{
     all_ready, apiserver_writes, env_number, mib, resident_kib, with_bench_quota, writes_since,
 };
@@ -59,34 +60,6 @@ async fn create_all(api: &Api<NetworkVolume>, objects: Vec<NetworkVolume>) -> Du
         })
         .await;
     started.elapsed()
-}
-
-/// Deletes every NetworkVolume of the namespace, 16 at a time, and waits until they are
-/// gone; how long it took, or `None` after `timeout`.
-async fn delete_all(api: &Api<NetworkVolume>, timeout: Duration) -> Option<Duration> {
-    let started = Instant::now();
-    let names: Vec<String> = api
-        .list_metadata(&ListParams::default())
-        .await
-        .expect("list the volumes")
-        .items
-        .into_iter()
-        .filter_map(|m| m.metadata.name)
-        .collect();
-    futures::stream::iter(names)
-        .for_each_concurrent(16, |name| async move {
-            if let Err(e) = api.delete(&name, &DeleteParams::default()).await {
-                eprintln!("  delete {name}: {e}");
-            }
-        })
-        .await;
-    let gone = common::wait_until(timeout, || async {
-        api.list_metadata(&ListParams::default().limit(1))
-            .await
-            .is_ok_and(|l| l.items.is_empty())
-    })
-    .await;
-    gone.then(|| started.elapsed())
 }
 
 /// How many objects' claims name the install of their share, and how many do not.
@@ -210,14 +183,8 @@ async fn run() {
             mib(hwm)
         );
     }
-    match delete_all(&api, Duration::from_secs(120 + n as u64 / 5)).await {
-        Some(took) => println!(
-            "  delete all (Delete):        {:.2} s ({:.0} per second)",
-            took.as_secs_f64(),
-            n as f64 / took.as_secs_f64()
-        ),
-        None => println!("  delete all: not finished in time"),
-    }
+    let deleted = delete_all(&env.client, &api, Duration::from_secs(120 + n as u64 / 5)).await;
+    println!("  delete all (Delete):        {}", deleted.describe());
     let mut installs = installs.into_iter().map(|(_, o)| o);
     let last = installs.next_back().expect("two installs");
     for operator in installs {

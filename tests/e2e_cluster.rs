@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use gpucloud_crd::Cluster;
 use gpucloud_crd::cluster::{ClusterMemberStatus, ClusterPhase};
-use gpucloud_engine::marker::{INSTALL_TAG_ENV, InstallTag, TAG_ENV};
-use k8s_openapi::api::coordination::v1::Lease;
+use gpucloud_engine::marker::{INSTALL_TAG_ENV, TAG_ENV};
 use k8s_openapi::api::core::v1::{ConfigMap, Event};
 use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
@@ -125,14 +124,7 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
     let remote = remote_cluster(&env, &id).await.expect("the cluster exists");
     // Namespace, name, the UID's first 8 hex digits, and the install's tag (from the UID of
     // the Lease the install holds): another cluster's install on the same key leaves it be.
-    let leases: Api<Lease> = env.api();
-    let lease_uid = leases
-        .get("gpucloud-operator")
-        .await
-        .unwrap()
-        .uid()
-        .unwrap();
-    let tag = InstallTag::from_uid(&lease_uid).unwrap();
+    let tag = env.install_tag().await;
     assert_eq!(
         remote.name,
         format!(

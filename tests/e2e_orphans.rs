@@ -12,11 +12,9 @@ use std::time::Duration;
 
 use gpucloud_crd::ManagedKind;
 use gpucloud_crd::{Endpoint, NetworkVolume, Pod, Template};
-use gpucloud_engine::marker::InstallTag;
 use gpucloud_platform::domain::{NewVolume, VolumeType};
-use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
 use kube::api::{DeleteParams, PostParams};
-use kube::{Api, ResourceExt};
 use serde_json::{Value, json};
 
 use common::operator::{Env, free_port, ready_now};
@@ -270,14 +268,7 @@ async fn another_installs_remote_objects_on_the_same_key_are_never_orphans() {
         .await;
     let lost_status = lost.status.clone().unwrap();
     let lost_id = lost_status.common.id.clone().unwrap();
-    let leases: Api<Lease> = env.api();
-    let lease_uid = leases
-        .get("gpucloud-operator")
-        .await
-        .unwrap()
-        .uid()
-        .unwrap();
-    let mine = InstallTag::from_uid(&lease_uid).unwrap();
+    let mine = env.install_tag().await;
     let lost_name = lost_status.name.clone().unwrap();
     assert!(
         lost_name.ends_with(&format!("-i{}", mine.as_str())),
