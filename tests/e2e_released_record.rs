@@ -37,8 +37,9 @@ async fn parts(client: &kube::Client, namespace: &str) -> BTreeMap<String, Confi
         .collect()
 }
 
-async fn record(client: &kube::Client, namespace: &str, id: &str) {
-    released::record(client, namespace, MANAGER, "NetworkVolume", id, "team/vol")
+async fn record(writer: &released::Writer, id: &str) {
+    writer
+        .record("NetworkVolume", id, "team/vol")
         .await
         .unwrap_or_else(|e| panic!("record {id}: {e}"));
 }
@@ -62,11 +63,12 @@ async fn many_releases_at_once_land_in_their_shards_and_all_count() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
     let ids: Vec<String> = (0..n).map(|i| format!("v{i:06}")).collect();
+    let writer = released::Writer::new(client.clone(), ns.name(), MANAGER);
     let started = Instant::now();
     futures::stream::iter(&ids)
         .for_each_concurrent(64, |id| {
-            let (client, ns) = (client.clone(), ns.name());
-            async move { record(&client, ns, id).await }
+            let writer = &writer;
+            async move { record(writer, id).await }
         })
         .await;
     let took = started.elapsed();
@@ -124,8 +126,9 @@ async fn a_full_shard_continues_in_overflow_parts() {
     }
     let in_10 = ids_in_shard(0x10, "a", 3);
     let in_20 = ids_in_shard(0x20, "b", 2);
+    let writer = released::Writer::new(client.clone(), ns.name(), MANAGER);
     for id in in_10.iter().chain(&in_20) {
-        record(&client, ns.name(), id).await;
+        record(&writer, id).await;
     }
 
     let found = parts(&client, ns.name()).await;

@@ -76,6 +76,8 @@ pub struct Shared {
     pub credentials: CredentialResolver,
     pub config: EngineConfig,
     pub metrics: Arc<Metrics>,
+    /// The record of remote objects released on purpose, in the operator's namespace.
+    pub released: crate::released::Writer,
     /// This install's tag on the remote objects it makes (see [`crate::marker::InstallTag`]),
     /// set once its Lease is held; unset when it cannot read its Lease.
     pub install_tag: std::sync::OnceLock<crate::marker::InstallTag>,
@@ -98,6 +100,8 @@ impl Shared {
         metrics: Arc<Metrics>,
         instance: Option<String>,
     ) -> Self {
+        let released =
+            crate::released::Writer::new(kube.clone(), &config.operator_namespace, FIELD_MANAGER);
         Self {
             kube,
             platform,
@@ -105,6 +109,7 @@ impl Shared {
             config,
             metrics,
             install_tag: std::sync::OnceLock::new(),
+            released,
             instance,
             events: parking_lot::Mutex::new((Instant::now(), EventLog::default())),
         }

@@ -18,7 +18,6 @@ use gpucloud_crd::ManagedKind;
 use super::{Engine, EngineError};
 use crate::adapter::{Adapter, Seen};
 use crate::annotations::Annotations;
-use crate::context::FIELD_MANAGER;
 use crate::credentials::Credentials;
 use crate::decide::{Cleanup, CleanupFacts, decide_cleanup, keeps_remote};
 use crate::failure::Failure;
@@ -172,15 +171,10 @@ impl<A: Adapter> Engine<A> {
     /// be listed as an orphan, and `orphans --delete` would delete what was meant to stay.
     async fn record_release(&self, obj: &A::Kind, id: &str) -> Result<(), Failure> {
         let key = obj.key();
-        crate::released::record(
-            &self.shared.kube,
-            &self.shared.config.operator_namespace,
-            FIELD_MANAGER,
-            A::KIND,
-            id,
-            &key,
-        )
-        .await
+        self.shared
+            .released
+            .record(A::KIND, id, &key)
+            .await
         .map_err(|err| {
             warn!(kind = A::KIND, object = %key, id = %id, error = %err, "could not record the release for the orphan sweep");
             not_recorded(&err, A::NOUN, id)

@@ -12,7 +12,6 @@
 pub mod layout;
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
@@ -22,58 +21,61 @@ use tracing::debug;
 
 pub use layout::{LEGACY, Record, key_of};
 
-/// The part of each shard that new entries go to, per operator namespace: learnt from the
-/// answers to earlier writes (a part reported full moves it on). Only a hint, hence kept
-/// process-wide: after a restart it starts at the first part again, whose margin under
-/// the apiserver's limit still takes the entry, and a part refused as too large moves it
-/// on too; a wrong hint costs where an entry lands, never the entry.
-static NEXT_PART: LazyLock<parking_lot::Mutex<HashMap<(String, u8), u32>>> =
-    LazyLock::new(Default::default);
-
-fn next_part(namespace: &str, shard: u8) -> u32 {
-    NEXT_PART
-        .lock()
-        .get(&(namespace.to_string(), shard))
-        .copied()
-        .unwrap_or(0)
+/// Writes releases into the record of one namespace.
+pub struct Writer {
+    api: Api<ConfigMap>,
+    field_manager: String,
+    /// The part of each shard that new entries go to, learnt from the answers to earlier
+    /// writes (a part reported full moves it on). Only a hint: after a restart it starts at
+    /// the first part again, whose margin under the apiserver's limit still takes the
+    /// entry, and a part refused as too large moves it on too; a wrong hint costs where an
+    /// entry lands, never the entry.
+    next_part: parking_lot::Mutex<HashMap<u8, u32>>,
 }
 
-fn move_on(namespace: &str, shard: u8, part: u32) {
-    let mut next = NEXT_PART.lock();
-    let at = next.entry((namespace.to_string(), shard)).or_insert(0);
-    *at = (*at).max(part);
-}
+impl Writer {
+    /// The writer of the record kept in `namespace`, writing as `field_manager`.
+    pub fn new(kube: kube::Client, namespace: &str, field_manager: &str) -> Self {
+        Self {
+            api: Api::namespaced(kube, namespace),
+            field_manager: field_manager.to_string(),
+            next_part: Default::default(),
+        }
+    }
 
-/// Records that `kind` `id` of object `owner` (`namespace/name`) was released on purpose:
-/// one write (a create the first time a part is used).
-pub async fn record(
-    kube: &kube::Client,
-    namespace: &str,
-    field_manager: &str,
-    kind: &str,
-    id: &str,
-    owner: &str,
-) -> Result<(), kube::Error> {
-    let api: Api<ConfigMap> = Api::namespaced(kube.clone(), namespace);
-    let key = key_of(kind, id);
-    let shard = layout::shard_of(&key);
-    let mut part = next_part(namespace, shard);
-    loop {
-        let name = layout::part_name(shard, part);
-        match add_entry(&api, field_manager, &name, &key, owner).await {
-            Ok(bytes) => {
-                if layout::is_full(bytes) {
-                    debug!(part = %name, bytes, "released record: part full, moving on");
-                    move_on(namespace, shard, part + 1);
+    fn next_part(&self, shard: u8) -> u32 {
+        self.next_part.lock().get(&shard).copied().unwrap_or(0)
+    }
+
+    fn move_on(&self, shard: u8, part: u32) {
+        let mut next = self.next_part.lock();
+        let at = next.entry(shard).or_insert(0);
+        *at = (*at).max(part);
+    }
+
+    /// Records that `kind` `id` of object `owner` (`namespace/name`) was released on
+    /// purpose: one write (a create the first time a part is used).
+    pub async fn record(&self, kind: &str, id: &str, owner: &str) -> Result<(), kube::Error> {
+        let key = key_of(kind, id);
+        let shard = layout::shard_of(&key);
+        let mut part = self.next_part(shard);
+        loop {
+            let name = layout::part_name(shard, part);
+            match add_entry(&self.api, &self.field_manager, &name, &key, owner).await {
+                Ok(bytes) => {
+                    if layout::is_full(bytes) {
+                        debug!(part = %name, bytes, "released record: part full, moving on");
+                        self.move_on(shard, part + 1);
+                    }
+                    return Ok(());
                 }
-                return Ok(());
+                Err(kube::Error::Api(e)) if layout::is_too_large(&e) => {
+                    debug!(part = %name, "released record: part refused as too large, moving on");
+                    part += 1;
+                    self.move_on(shard, part);
+                }
+                Err(e) => return Err(e),
             }
-            Err(kube::Error::Api(e)) if layout::is_too_large(&e) => {
-                debug!(part = %name, "released record: part refused as too large, moving on");
-                part += 1;
-                move_on(namespace, shard, part);
-            }
-            Err(e) => return Err(e),
         }
     }
 }
