@@ -390,7 +390,7 @@ pub fn volume_from_create(map: &Map<String, Value>, world: &World) -> Result<Net
     check(f.finish())?;
     let data_center_id = dc.unwrap_or_default();
     Ok(NetworkVolume {
-        id: ids::short(10),
+        id: ids::unused(10, |id| world.volumes.contains_key(id)),
         name: name.unwrap_or_default(),
         size: size.unwrap_or_default() as u32,
         volume_type: default_volume_type(world, &data_center_id),
