@@ -140,9 +140,18 @@ fn not_found(id: &str) -> Problem {
 }
 
 pub async fn list(State(app): State<App>, headers: HeaderMap) -> Response {
-    serve(&app, &headers, Access::Read, |app| {
-        Ok(super::v2::listing::json_response(delegations_listing(app)))
-    })
+    // Admitted (and labelled) first; the listing is then built on the blocking pool.
+    let mut response = serve(&app, &headers, Access::Read, |_| {
+        Ok(StatusCode::OK.into_response())
+    });
+    if response.status() == StatusCode::OK {
+        let listing =
+            super::v2::listing::written_off_the_workers(move || delegations_listing(&app)).await;
+        let (parts, body) = listing.into_parts();
+        *response.body_mut() = body;
+        response.headers_mut().extend(parts.headers);
+    }
+    response
 }
 
 /// The answer to the listing: `{"delegations": [...]}` in creation order. Only pointers are

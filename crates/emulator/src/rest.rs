@@ -160,12 +160,14 @@ impl V1Shown for Template {
 /// `GET` of a whole collection.
 pub async fn list<R: V1Shown>(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
     app.keys.bearer(&headers)?;
-    // Pointers under the lock, the JSON after it (see `record_map`).
-    let records = (R::COLLECTION.records)(&app.world.lock()).shared();
-    let body = super::v2::listing::list_json(None, &records, 96, |r, out| {
-        serde_json::to_writer(out, &r.v1())
+    // Pointers under the lock, the JSON after it (see `record_map`), on the blocking pool.
+    let answer = super::v2::listing::written_off_the_workers(move || {
+        let records = (R::COLLECTION.records)(&app.world.lock()).shared();
+        super::v2::listing::list_json(None, &records, 96, |r, out| {
+            serde_json::to_writer(out, &r.v1())
+        })
     });
-    Ok(super::v2::listing::json_response(body))
+    Ok(answer.await)
 }
 
 /// `GET` of one record.

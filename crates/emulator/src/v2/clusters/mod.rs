@@ -40,7 +40,7 @@ fn find<'w>(world: &'w World, id: &str) -> V2Result<&'w Cluster> {
 }
 
 async fn list(State(app): State<App>, _caller: Caller) -> Response {
-    super::listing::json_response(clusters_listing(&app))
+    super::listing::written_off_the_workers(move || clusters_listing(&app)).await
 }
 
 /// The answer to `GET /v2/clusters`: `{"clusters": [...]}` in id order. The world's lock is

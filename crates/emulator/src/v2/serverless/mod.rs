@@ -50,7 +50,7 @@ fn not_found(id: &str) -> Problem {
 
 async fn list(State(app): State<App>, _caller: Caller, headers: HeaderMap) -> Response {
     let origin = view::origin(&headers);
-    super::listing::json_response(endpoints_listing(&app, &origin))
+    super::listing::written_off_the_workers(move || endpoints_listing(&app, &origin)).await
 }
 
 /// The answer to `GET /v2/serverless`: `{"endpoints": [...]}`. Only pointers to the records
