@@ -1,21 +1,31 @@
 //! Emulator throughput and latency, on loopback, bounded in count and time.
 //!
-//! Prints: job API requests/s (goal >= 5,000 on 2 cores), GraphQL pod queries/s
-//! (goal >= 1,000), and `myself { pods }` latency with 10,000 pods (goal < 200 ms); for
-//! REST v2, `GET /v2/pods` latency (median and p99) with the same 10,000 pods and
-//! `POST /v2/pods` creates/s; then, on worlds of 10,000 and 100,000 network volumes,
-//! `GET /v2/network-volumes` and `GET /v1/networkvolumes` latency (median, p99), a create's
-//! latency among them and the process's resident memory (goal: lists in <= 20 ms at 10,000
-//! objects, issue #25).
+//! Prints, at N objects (`BENCH_OBJECTS` or `-- N`, default 10,000; goal: every list in
+//! <= 20 ms at 10,000 objects, issue #25):
+//! - N network volumes created over REST v2 (the account's quota lifted over the admin
+//!   surface): creates/s, a create's latency among the first and the last tenth (a create
+//!   must cost the same at 100,000 volumes as at one), resident memory per 1,000 volumes;
+//!   their listings (REST v2, v1, GraphQL) and a small call alone and among listings;
+//! - every list route of every surface (REST v2 pods, network volumes, serverless,
+//!   templates, clusters, registries; REST v1; registry delegations; GraphQL
+//!   `myself { pods }` and `networkVolumes`) on a world of N objects of each kind: p50, p99
+//!   and max over real HTTP, then `GET /v2/network-volumes/{id}` alone and while two callers
+//!   list back to back;
+//! - job API requests/s (goal >= 5,000 on 2 cores), GraphQL pod queries/s (goal >= 1,000)
+//!   and the in-process split of the pod listings at 10,000 pods; `POST /v2/pods` creates/s.
 //!
-//!   cargo bench --bench emulator
+//!   cargo bench --bench emulator                      # 10,000
+//!   BENCH_OBJECTS=100000 cargo bench --bench emulator
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gpucloud_emulator::model::{NetworkVolume, PodFixture, StockFixture, VolumeType};
+use gpucloud_emulator::model::{
+    Delegation, EndpointRecord, NetworkVolume, PodFixture, RegistryAuth, StockFixture, Template,
+    VolumeType,
+};
 use gpucloud_emulator::v2::limits::Quota;
 use gpucloud_emulator::{self as emulator, EmulatorConfig, Fixtures, RunningEmulator};
 use serde_json::{Value, json};
@@ -24,8 +34,6 @@ const KEY: &str = "bench-key";
 const RUN_FOR: Duration = Duration::from_secs(3);
 const CLIENTS: usize = 48;
 const PODS: usize = 10_000;
-/// `GET /v2/pods` calls timed: enough for a p99 that is not simply the slowest call.
-const V2_LIST_CALLS: usize = 100;
 /// Free A40 GPUs in the secure cloud before the create run: far more than 48 clients create
 /// in `RUN_FOR`, so every create finds room and none is a capacity refusal.
 const CREATE_STOCK: u32 = 400_000;
@@ -49,6 +57,9 @@ fn config(fixtures: Option<Fixtures>) -> EmulatorConfig {
             hour: 1_000_000_000,
             day: 1_000_000_000,
         },
+        // The registry delegations' own window (60 a minute by default): the listers of
+        // `small_call_among` list them hundreds of times a minute.
+        registry_requests_per_minute: 1_000_000_000,
         ..EmulatorConfig::default()
     }
 }
@@ -137,7 +148,8 @@ async fn job_api() {
     emu.shutdown().await;
 }
 
-fn many_pods() -> Fixtures {
+/// The built-in fixtures with `n` pods (one in ten stopped) on machines made for them.
+fn many_pods(n: usize) -> Fixtures {
     let mut f = Fixtures::built_in();
     let a40 = f
         .gpu_types
@@ -147,10 +159,10 @@ fn many_pods() -> Fixtures {
     a40.stock.push(StockFixture {
         data_center_id: "US-TX-3".into(),
         secure_cloud: true,
-        machines: (PODS / 8) as u32 + 1,
+        machines: (n / 8) as u32 + 1,
         gpus_per_machine: 8,
     });
-    f.pods = (0..PODS)
+    f.pods = (0..n)
         .map(|i| PodFixture {
             id: Some(format!("pod{i:010}")),
             name: format!("bench-{i}"),
@@ -167,7 +179,7 @@ fn many_pods() -> Fixtures {
 /// The same listing without HTTP: executing the query, then serializing the answer.
 async fn listing_in_process() {
     use gpucloud_emulator::state::Emulator;
-    let app = Emulator::new(config(Some(many_pods()))).unwrap();
+    let app = Emulator::new(config(Some(many_pods(PODS)))).unwrap();
     let mut exec = Vec::new();
     let mut ser = Vec::new();
     for _ in 0..10 {
@@ -184,55 +196,16 @@ async fn listing_in_process() {
     exec.sort();
     ser.sort();
     println!(
-        "  of which, in process:        execute median {:.1} ms, serialize median {:.1} ms",
+        "  execute median {:.1} ms, serialize median {:.1} ms",
         exec[5].as_secs_f64() * 1e3,
         ser[5].as_secs_f64() * 1e3
     );
 }
 
-/// The whole answer to one GraphQL `query`, as bytes (not parsed: parsing is not timed).
-async fn graphql_query(http: &reqwest::Client, url: &str, query: &str) -> bytes::Bytes {
-    let response = http.post(url).json(&json!({ "query": query })).send().await;
-    response.unwrap().bytes().await.unwrap()
-}
-
 /// The GraphQL figures, on an emulator holding `PODS` pods.
 async fn graphql(emu: &RunningEmulator) {
     let url = format!("{}?api_key={KEY}", emu.graphql_url());
-    let http = reqwest::Client::new();
-
-    // Only ids: the fixed cost of listing, for comparison.
-    let t = Instant::now();
-    let ids = graphql_query(&http, &url, "{ myself { pods { id } } }").await;
-    println!(
-        "myself {{ pods {{ id }} }} ({PODS} pods): {:>6.1} ms ({} bytes)",
-        t.elapsed().as_secs_f64() * 1e3,
-        ids.len()
-    );
-
-    // myself { pods } with 10,000 pods, the SDK's own query. Timed until the whole response
-    // has arrived; parsing it on the client is not counted.
-    let mut times = Vec::new();
-    for _ in 0..10 {
-        let t = Instant::now();
-        let bytes = graphql_query(&http, &url, SDK_PODS_QUERY).await;
-        times.push(t.elapsed());
-        let resp: Value = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(
-            resp["data"]["myself"]["pods"].as_array().map(Vec::len),
-            Some(PODS),
-            "{}",
-            resp.to_string().chars().take(300).collect::<String>()
-        );
-    }
-    times.sort();
-    println!(
-        "myself {{ pods }} ({PODS} pods):  median {:>6.1} ms, min {:.1} ms, max {:.1} ms (10 calls, full SDK query)   goal < 200 ms",
-        times[5].as_secs_f64() * 1e3,
-        times[0].as_secs_f64() * 1e3,
-        times[9].as_secs_f64() * 1e3
-    );
-
+    println!("myself {{ pods }} ({PODS} pods, the SDK's query), in process:");
     listing_in_process().await;
 
     let query = "query P($id: String!) { pod(input: {podId: $id}) { id name desiredStatus imageName machineId costPerHr machine { podHostId } runtime { uptimeInSeconds ports { ip publicPort } } } }";
@@ -272,45 +245,12 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// `GET /v2/pods` on the same world of `PODS` pods that `myself { pods }` lists, timed like
-/// it: until the whole answer has arrived, parsing it on the client not counted.
-async fn v2_pods_listing(emu: &RunningEmulator) {
-    let url = format!("{}/v2/pods", emu.base_url());
-    let http = reqwest::Client::new();
-    let mut times = Vec::with_capacity(V2_LIST_CALLS);
-    let mut size = 0;
-    for _ in 0..V2_LIST_CALLS {
-        let t = Instant::now();
-        let r = http.get(&url).bearer_auth(KEY).send().await.unwrap();
-        let status = r.status();
-        let bytes = r.bytes().await.unwrap();
-        times.push(t.elapsed());
-        let body: Value = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(
-            (status.as_u16(), body["pods"].as_array().map(Vec::len)),
-            (200, Some(PODS)),
-            "{}",
-            body.to_string().chars().take(300).collect::<String>()
-        );
-        size = bytes.len();
-    }
-    times.sort();
-    println!(
-        "GET /v2/pods ({PODS} pods):      median {:>6.1} ms, p99 {:.1} ms, min {:.1} ms, max {:.1} ms ({V2_LIST_CALLS} calls, {size} bytes)",
-        ms(quantile(&times, 0.5)),
-        ms(quantile(&times, 0.99)),
-        ms(times[0]),
-        ms(times[V2_LIST_CALLS - 1]),
-    );
-    v2_listing_in_process();
-}
-
 /// The same listing without HTTP: what the handler does under the world's lock (a pointer
 /// and the machine's facts per pod), then serializing the answer.
 fn v2_listing_in_process() {
     use gpucloud_emulator::state::Emulator;
     use gpucloud_emulator::v2::pods::pods_listing;
-    let app = Emulator::new(config(Some(many_pods()))).unwrap();
+    let app = Emulator::new(config(Some(many_pods(PODS)))).unwrap();
     let mut build = Vec::new();
     let mut ser = Vec::new();
     for _ in 0..10 {
@@ -325,7 +265,7 @@ fn v2_listing_in_process() {
     build.sort();
     ser.sort();
     println!(
-        "  of which, in process:        under the lock median {:.1} ms, serialize median {:.1} ms",
+        "  under the lock median {:.1} ms, serialize median {:.1} ms",
         ms(build[5]),
         ms(ser[5])
     );
@@ -391,21 +331,19 @@ async fn v2_pods_create() {
     emu.shutdown().await;
 }
 
-/// A world of `n` network volumes, seeded from fixtures: creating them over HTTP would time
-/// the creates (and the quota), not the listings.
-fn many_volumes(n: usize) -> Fixtures {
-    let mut f = Fixtures::built_in();
-    f.network_volumes = (0..n)
-        .map(|i| NetworkVolume {
-            id: format!("nv{i:08}"),
-            name: format!("bench-volume-{i}"),
-            size: 50,
-            data_center_id: "EU-RO-1".into(),
-            volume_type: VolumeType::Standard,
-        })
-        .collect();
-    f
+/// How many objects of each kind the scale runs hold: the first number among the
+/// arguments (`cargo bench --bench emulator -- 100000`), else `BENCH_OBJECTS`, else 10,000.
+fn objects() -> usize {
+    std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .or_else(|| std::env::var("BENCH_OBJECTS").ok()?.parse().ok())
+        .unwrap_or(10_000)
 }
+
+/// Clusters are created over HTTP, each placing two member pods on machines of their own:
+/// more than this many would time the placement, not the listing.
+const CLUSTERS_AT_MOST: usize = 10_000;
 
 /// The process's resident memory (Linux), in MiB; 0 where it cannot be read.
 fn rss_mib() -> f64 {
@@ -417,80 +355,177 @@ fn rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// `calls` sequential `GET`s of `path` that must list `expect` records under `field` (the
-/// v1 list is a bare array: `field` empty). Prints median and p99, timed until the whole
-/// answer has arrived.
-async fn time_listing(emu: &RunningEmulator, path: &str, field: &str, expect: usize, calls: usize) {
-    let url = format!("{}{path}", emu.base_url());
-    let http = reqwest::Client::new();
-    let mut times = Vec::with_capacity(calls);
-    let mut size = 0;
-    for _ in 0..calls {
-        let t = Instant::now();
-        let r = http.get(&url).bearer_auth(KEY).send().await.unwrap();
-        let status = r.status();
-        let bytes = r.bytes().await.unwrap();
-        times.push(t.elapsed());
-        let body: Value = serde_json::from_slice(&bytes).unwrap();
-        let listed = if field.is_empty() {
-            &body
-        } else {
-            &body[field]
+/// One list call: a `GET` of `path`, or a GraphQL `query` when one is given, whose answer
+/// holds `expect` records at the JSON pointer `items` (`""`: the whole answer).
+#[derive(Clone)]
+struct ListCall {
+    path: &'static str,
+    query: Option<&'static str>,
+    items: &'static str,
+    expect: usize,
+}
+
+impl ListCall {
+    fn get(path: &'static str, items: &'static str, expect: usize) -> Self {
+        Self {
+            path,
+            query: None,
+            items,
+            expect,
+        }
+    }
+
+    fn graphql(query: &'static str, items: &'static str, expect: usize) -> Self {
+        Self {
+            path: "/graphql",
+            query: Some(query),
+            items,
+            expect,
+        }
+    }
+
+    fn label(&self) -> &'static str {
+        self.query.unwrap_or(self.path)
+    }
+
+    /// Sends the call; the whole answer, as bytes.
+    async fn send(&self, http: &reqwest::Client, base: &str) -> (u16, bytes::Bytes) {
+        let r = match self.query {
+            Some(q) => http
+                .post(format!("{base}/graphql?api_key={KEY}"))
+                .json(&json!({ "query": q })),
+            None => http.get(format!("{base}{}", self.path)).bearer_auth(KEY),
         };
-        assert_eq!(
-            (status.as_u16(), listed.as_array().map(Vec::len)),
-            (200, Some(expect)),
-            "{path}"
+        let r = r.send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.bytes().await.unwrap())
+    }
+
+    /// `calls` sequential calls, each timed until the whole answer has arrived (checking
+    /// it is not timed); prints p50, p99 and max.
+    async fn time(&self, emu: &RunningEmulator, calls: usize) {
+        let (http, base) = (reqwest::Client::new(), emu.base_url());
+        let mut times = Vec::with_capacity(calls);
+        let mut size = 0;
+        for _ in 0..calls {
+            let t = Instant::now();
+            let (status, bytes) = self.send(&http, &base).await;
+            times.push(t.elapsed());
+            let body: Value = serde_json::from_slice(&bytes).unwrap();
+            let listed = body.pointer(self.items).and_then(Value::as_array);
+            assert_eq!(
+                (status, listed.map(Vec::len)),
+                (200, Some(self.expect)),
+                "{}",
+                self.label()
+            );
+            size = bytes.len();
+        }
+        times.sort();
+        println!(
+            "  {:<28} {:>6} listed: p50 {:>7.1} ms, p99 {:>7.1} ms, max {:>7.1} ms ({calls} calls, {:.1} MB)",
+            self.label(),
+            self.expect,
+            ms(quantile(&times, 0.5)),
+            ms(quantile(&times, 0.99)),
+            ms(times[calls - 1]),
+            size as f64 / 1e6,
         );
-        size = bytes.len();
     }
-    times.sort();
-    println!(
-        "GET {path:<22} ({expect} volumes): median {:>6.1} ms, p99 {:>6.1} ms, max {:.1} ms ({calls} calls, {size} bytes)",
-        ms(quantile(&times, 0.5)),
-        ms(quantile(&times, 0.99)),
-        ms(times[calls - 1]),
-    );
 }
 
-/// Sequential `POST /v2/network-volumes` among `existing` volumes: what one more volume
-/// costs when the world already holds many.
-async fn time_volume_creates(emu: &RunningEmulator, existing: usize, calls: usize) {
-    let url = format!("{}/v2/network-volumes", emu.base_url());
-    let http = reqwest::Client::new();
-    let mut times = Vec::with_capacity(calls);
-    for i in 0..calls {
-        let t = Instant::now();
-        let r = http
-            .post(&url)
-            .bearer_auth(KEY)
-            .json(&json!({"name": format!("more-{i}"), "size": 10, "dataCenter": "EU-RO-1"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status().as_u16(), 201);
-        r.bytes().await.unwrap();
-        times.push(t.elapsed());
+/// `GET /v2/network-volumes/{id}` for `RUN_FOR`, sequentially, first alone and then while
+/// two callers run `lists` back to back: what one small call waits for a listing.
+async fn small_call_among(emu: &RunningEmulator, volume_id: &str, lists: &[ListCall]) {
+    let base = emu.base_url();
+    let url = format!("{base}/v2/network-volumes/{volume_id}");
+    let time_small = |url: String| async move {
+        let http = reqwest::Client::new();
+        let mut times = Vec::new();
+        let start = Instant::now();
+        while start.elapsed() < RUN_FOR {
+            let t = Instant::now();
+            let r = http.get(&url).bearer_auth(KEY).send().await.unwrap();
+            assert_eq!(r.status().as_u16(), 200);
+            r.bytes().await.unwrap();
+            times.push(t.elapsed());
+        }
+        times.sort();
+        times
+    };
+    let print = |what: &str, times: &[Duration], lists_done: u64| {
+        println!(
+            "  GET /v2/network-volumes/{{id}} {what}: p50 {:>6.2} ms, p99 {:>6.2} ms, max {:>6.1} ms ({} calls{})",
+            ms(quantile(times, 0.5)),
+            ms(quantile(times, 0.99)),
+            ms(times[times.len() - 1]),
+            times.len(),
+            if lists_done > 0 {
+                format!(", {lists_done} lists answered meanwhile")
+            } else {
+                String::new()
+            }
+        );
+    };
+    print("alone          ", &time_small(url.clone()).await, 0);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let listed = Arc::new(AtomicU64::new(0));
+    let listers: Vec<_> = (0..2)
+        .map(|i| {
+            let (lists, base) = (lists.to_vec(), base.clone());
+            let (stop, listed) = (stop.clone(), listed.clone());
+            tokio::spawn(async move {
+                let http = reqwest::Client::new();
+                for call in lists.iter().cycle().skip(i * lists.len() / 2) {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    assert_eq!(call.send(&http, &base).await.0, 200);
+                    listed.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let times = time_small(url).await;
+    stop.store(true, Ordering::Relaxed);
+    for l in listers {
+        l.await.unwrap();
     }
-    times.sort();
-    println!(
-        "POST /v2/network-volumes      (among {existing}): median {:>6.2} ms, p99 {:>6.2} ms ({calls} calls)",
-        ms(quantile(&times, 0.5)),
-        ms(quantile(&times, 0.99)),
-    );
+    print("while listing  ", &times, listed.load(Ordering::Relaxed));
 }
 
-/// `n` volumes created over REST v2 by `CLIENTS` callers at once; returns the creates per
-/// second.
-async fn create_volumes(emu: &RunningEmulator, n: usize) -> f64 {
+/// `n` network volumes created over REST v2 by `CLIENTS` callers at once, on the account's
+/// own quota lifted over the admin surface; then their listings on both surfaces and
+/// GraphQL, a small call among them, and the resident memory they take. It runs first, so
+/// that the process's memory is not that of the worlds after it.
+async fn volumes_over_http(n: usize) {
     use futures::StreamExt;
-    let url = format!("{}/v2/network-volumes", emu.base_url());
-    let http = reqwest::Client::new();
+    let before = rss_mib();
+    let mut cfg = config(None);
+    cfg.v2_quota = Quota::default();
+    let emu = emulator::start(cfg, "127.0.0.1:0".parse::<SocketAddr>().unwrap())
+        .await
+        .unwrap();
+    let lifted = 1_000_000_000;
+    emu.admin()
+        .set_v2_quota(Quota {
+            minute: lifted,
+            hour: lifted,
+            day: lifted,
+        })
+        .await
+        .unwrap();
+    let (http, url) = (
+        reqwest::Client::new(),
+        format!("{}/v2/network-volumes", emu.base_url()),
+    );
     let start = Instant::now();
-    let created = futures::stream::iter(0..n)
+    // (index, latency) of every create.
+    let mut latencies: Vec<(usize, Duration)> = futures::stream::iter(0..n)
         .map(|i| {
             let (http, url) = (http.clone(), url.clone());
             async move {
+                let t = Instant::now();
                 let r = http
                     .post(&url)
                     .bearer_auth(KEY)
@@ -498,74 +533,194 @@ async fn create_volumes(emu: &RunningEmulator, n: usize) -> f64 {
                     .send()
                     .await
                     .unwrap();
-                r.status().as_u16() == 201
+                assert_eq!(r.status().as_u16(), 201);
+                r.bytes().await.unwrap();
+                (i, t.elapsed())
             }
         })
         .buffer_unordered(CLIENTS)
+        .collect()
+        .await;
+    let secs = start.elapsed().as_secs_f64();
+    let held = rss_mib();
+    latencies.sort_by_key(|(i, _)| *i);
+    let tenth = n / 10;
+    let median_of = |part: &[(usize, Duration)]| {
+        let mut t: Vec<Duration> = part.iter().map(|(_, d)| *d).collect();
+        t.sort();
+        ms(quantile(&t, 0.5))
+    };
+    println!(
+        "{n} volumes created over POST /v2/network-volumes: {:.0} creates/s ({CLIENTS} clients); median create {:.2} ms among the first tenth, {:.2} ms among the last",
+        n as f64 / secs,
+        median_of(&latencies[..tenth]),
+        median_of(&latencies[n - tenth..]),
+    );
+    println!(
+        "  resident memory {held:.1} MiB, {:+.1} MiB since before the emulator started: {:.2} MiB per 1,000 volumes",
+        held - before,
+        (held - before) / (n as f64 / 1000.0)
+    );
+    let total = n + 1; // and the built-in fixtures' volume
+    let lists = [
+        ListCall::get("/v2/network-volumes", "/networkVolumes", total),
+        ListCall::get("/v1/networkvolumes", "", total),
+        ListCall::graphql(
+            "{ myself { networkVolumes { id name size dataCenterId } } }",
+            "/data/myself/networkVolumes",
+            total,
+        ),
+    ];
+    let calls = if n > 20_000 { 30 } else { 100 };
+    for call in &lists {
+        call.time(&emu, calls).await;
+    }
+    small_call_among(&emu, "nv-demo0001", &lists).await;
+    emu.shutdown().await;
+}
+
+/// A world of `n` objects of every kind the account lists: pods, network volumes,
+/// templates, serverless endpoints, registry credentials and delegations, from fixtures.
+fn every_kind(n: usize) -> Fixtures {
+    let mut f = many_pods(n);
+    f.network_volumes = (0..n)
+        .map(|i| NetworkVolume {
+            id: format!("nv{i:08}"),
+            name: format!("bench-volume-{i}"),
+            size: 50,
+            data_center_id: "EU-RO-1".into(),
+            volume_type: VolumeType::Standard,
+        })
+        .collect();
+    let (template, endpoint, delegation) = (
+        f.templates[0].clone(),
+        f.endpoints[0].clone(),
+        f.delegations[0].clone(),
+    );
+    // The fixtures' own come first: an endpoint's template is found at once in the check.
+    f.templates.truncate(1);
+    f.templates.extend((1..n).map(|i| Template {
+        id: format!("tmpl{i:08}"),
+        name: format!("bench-template-{i}"),
+        ..template.clone()
+    }));
+    f.endpoints = (0..n)
+        .map(|i| EndpointRecord {
+            id: format!("ep{i:08}"),
+            name: format!("bench-endpoint-{i}"),
+            ..endpoint.clone()
+        })
+        .collect();
+    f.delegations = (0..n)
+        .map(|i| Delegation {
+            id: format!("dlg{i:08}"),
+            name: format!("bench-delegation-{i}"),
+            ..delegation.clone()
+        })
+        .collect();
+    f.registries = (0..n)
+        .map(|i| RegistryAuth {
+            id: format!("reg{i:08}"),
+            name: format!("bench-registry-{i}"),
+            username: "bench".into(),
+            password: "bench-password".into(),
+        })
+        .collect();
+    f
+}
+
+/// Instant Clusters of two 8-GPU members each, created over REST v2 on machines made for
+/// them.
+async fn create_clusters(emu: &RunningEmulator, n: usize) {
+    use futures::StreamExt;
+    let gpu = "NVIDIA GeForce RTX 4090";
+    emu.admin()
+        .set_machines(gpu, "US-TX-3", 2 * n as u32 + 2, 8)
+        .await
+        .unwrap();
+    let (http, url) = (
+        reqwest::Client::new(),
+        format!("{}/v2/clusters", emu.base_url()),
+    );
+    let created = futures::stream::iter(0..n)
+        .map(|i| {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let body = json!({
+                    "name": format!("bench-cluster-{i}"), "type": "SLURM", "image": "runpod/pytorch:2.8",
+                    "dataCenterIds": ["US-TX-3"],
+                    "compute": {"gpuTypeId": gpu, "gpuCountPerPod": 8, "podCount": 2},
+                });
+                let r = http.post(&url).bearer_auth(KEY).json(&body).send().await.unwrap();
+                r.status().as_u16() == 201
+            }
+        })
+        .buffer_unordered(4)
         .filter(|ok| std::future::ready(*ok))
         .count()
         .await;
     assert_eq!(created, n);
-    n as f64 / start.elapsed().as_secs_f64()
 }
 
-/// The network volume listings of both surfaces at 100,000 and 10,000 volumes, and the
-/// memory 100,000 volumes take. It runs first, so that the process's resident memory is
-/// not that of the pod worlds before it: 100,000 volumes are created over HTTP on an
-/// emulator started with the built-in fixtures (one volume); then worlds seeded with
-/// 100,000 and 10,000 volumes.
-async fn volume_listings() {
-    const MANY: usize = 100_000;
-    let before = rss_mib();
-    let emu = emulator::start(config(None), "127.0.0.1:0".parse::<SocketAddr>().unwrap())
-        .await
-        .unwrap();
-    let per_s = create_volumes(&emu, MANY).await;
-    let held = rss_mib();
-    println!(
-        "POST /v2/network-volumes x {MANY}: {per_s:>8.0} creates/s ({CLIENTS} clients); resident memory {held:.1} MiB, {:+.1} MiB over the process before the emulator started",
-        held - before
-    );
-    let total = MANY + 1; // and the built-in fixtures' volume
-    time_listing(&emu, "/v2/network-volumes", "networkVolumes", total, 50).await;
-    time_listing(&emu, "/v1/networkvolumes", "", total, 50).await;
-    time_volume_creates(&emu, total, 200).await;
-    emu.shutdown().await;
-
-    // Seeded worlds: their records lie together in memory, where records created one by
-    // one among other requests' allocations are spread out; listings read them faster.
-    for (n, calls) in [(MANY, 50), (10_000, 100)] {
-        let emu = emulator::start(
-            config(Some(many_volumes(n))),
-            "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
-        )
-        .await
-        .unwrap();
-        println!("seeded with {n} volumes:");
-        time_listing(&emu, "/v2/network-volumes", "networkVolumes", n, calls).await;
-        time_listing(&emu, "/v1/networkvolumes", "", n, calls).await;
-        time_volume_creates(&emu, n, 200).await;
-        emu.shutdown().await;
+/// Every list route of both surfaces on a world of `n` objects of each kind (clusters: at
+/// most `CLUSTERS_AT_MOST`), and a small call while they run.
+async fn every_list(n: usize) {
+    let emu = emulator::start(
+        config(Some(every_kind(n))),
+        "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
+    )
+    .await
+    .unwrap();
+    let clusters = n.min(CLUSTERS_AT_MOST);
+    create_clusters(&emu, clusters).await;
+    println!("every list route, on {n} objects of each kind ({clusters} clusters):");
+    let lists = [
+        ListCall::get("/v2/pods", "/pods", n),
+        ListCall::get("/v2/network-volumes", "/networkVolumes", n),
+        ListCall::get("/v2/serverless", "/endpoints", n),
+        ListCall::get("/v2/templates", "/templates", n),
+        ListCall::get("/v2/clusters", "/clusters", clusters),
+        ListCall::get("/v2/registries", "/registries", n),
+        ListCall::get("/v1/endpoints", "", n),
+        ListCall::get("/v1/networkvolumes", "", n),
+        ListCall::get("/v1/templates", "", n),
+        ListCall::get("/v1/containerregistryauth", "", n),
+        ListCall::get("/v2/registries/delegations", "/delegations", n),
+        ListCall::graphql(SDK_PODS_QUERY, "/data/myself/pods", n),
+        ListCall::graphql(
+            "{ myself { networkVolumes { id name size dataCenterId } } }",
+            "/data/myself/networkVolumes",
+            n,
+        ),
+    ];
+    let calls = if n > 20_000 { 20 } else { 50 };
+    for call in &lists {
+        call.time(&emu, calls).await;
     }
+    small_call_among(&emu, "nv00000000", &lists).await;
+    emu.shutdown().await;
 }
 
 fn main() {
+    let n = objects();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        volume_listings().await;
+        volumes_over_http(n).await;
+        every_list(n).await;
         job_api().await;
         let emu = emulator::start(
-            config(Some(many_pods())),
+            config(Some(many_pods(PODS))),
             "127.0.0.1:0".parse::<SocketAddr>().unwrap(),
         )
         .await
         .unwrap();
         graphql(&emu).await;
-        v2_pods_listing(&emu).await;
         emu.shutdown().await;
+        println!("GET /v2/pods ({PODS} pods), in process:");
+        v2_listing_in_process();
         v2_pods_create().await;
     });
 }

@@ -377,3 +377,73 @@ async fn create_500_and_call_counts() {
         1
     );
 }
+
+/// A benchmark lifts the account's quota over the admin surface while the emulator runs;
+/// a reset brings the configured one back. Every list shows the volumes created before it.
+#[tokio::test]
+async fn the_quota_is_lifted_while_running_and_a_list_shows_every_create() {
+    let mut cfg = config();
+    cfg.v2_quota = Quota {
+        minute: 3,
+        hour: 1000,
+        day: 10_000,
+    };
+    let e = start(cfg).await;
+    // Start at the beginning of a fixed minute window, so the test cannot straddle two.
+    e.advance(60_000 - e.emu.now_ms() % 60_000).await;
+    let admin = e.emu.admin();
+    let lifted = Quota {
+        minute: 1_000_000,
+        hour: 1_000_000,
+        day: 1_000_000,
+    };
+    admin.set_v2_quota(lifted).await.unwrap();
+    let mut created = Vec::new();
+    for i in 0..10 {
+        let v = create(
+            &e,
+            json!({"name": format!("many-{i}"), "size": 10, "dataCenter": "EU-RO-1"}),
+        )
+        .await;
+        created.push(v["id"].as_str().unwrap().to_string());
+        let r = v2::v2(&e, Method::GET, "/network-volumes", None).await;
+        assert_eq!(r.status, 200);
+        let listed: Vec<&str> = r.body["networkVolumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["id"].as_str().unwrap())
+            .collect();
+        assert!(
+            created.iter().all(|id| listed.contains(&id.as_str())),
+            "{listed:?}"
+        );
+    }
+    let r = v2::v2(&e, Method::GET, "/network-volumes", None).await;
+    let policy = r.headers["ratelimit-policy"].to_str().unwrap();
+    assert!(policy.starts_with("\"minute\";q=1000000;"), "{policy}");
+
+    // A window left out keeps its quota; the answer is the quota in force.
+    let r = e
+        .http
+        .post(format!("{}/_emulator/v2-quota", e.emu.base_url()))
+        .json(&json!({"minute": 500_000}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let answer: Value = r.json().await.unwrap();
+    assert_eq!(
+        answer,
+        json!({"minute": 500_000, "hour": 1_000_000, "day": 1_000_000})
+    );
+
+    // The reset brings back 3 a minute: three calls, then 429.
+    admin.reset().await.unwrap();
+    for _ in 0..3 {
+        let r = v2::v2(&e, Method::GET, "/network-volumes", None).await;
+        assert_eq!(r.status, 200);
+    }
+    let r = v2::v2(&e, Method::GET, "/network-volumes", None).await;
+    problem(&r, 429, "rate limit");
+}

@@ -3,6 +3,13 @@
 //!
 //! Reachable only from loopback, or from anywhere with the header
 //! `x-emulator-admin-token: <token>` when an admin token is configured.
+//!
+//! Quotas a benchmark at scale lifts: the REST v2 quota per key and route group
+//! (`POST /_emulator/v2-quota`, [`AdminClient::set_v2_quota`]; `EmulatorConfig::v2_quota` or
+//! `--v2-requests-per-*` set it at start). The account has no cap on how many records it
+//! holds (network volumes, templates, ...): only the request quotas limit a run. The job API's
+//! limits follow the endpoint's workers (`EmulatorConfig::requests_per_worker`) and the
+//! registry delegations' per-minute window is `--registry-requests-per-minute`.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -340,6 +347,35 @@ pub async fn clock(State(app): State<App>) -> Json<Value> {
     Json(json!({"now": app.clock.now(), "scale": app.clock.scale()}))
 }
 
+/// `POST /_emulator/v2-quota`: the REST v2 quota per key and route group from the next
+/// request on; a window left out keeps its quota.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct V2QuotaRequest {
+    pub minute: Option<u64>,
+    pub hour: Option<u64>,
+    pub day: Option<u64>,
+}
+
+/// Answers the quota now in force.
+pub async fn v2_quota(State(app): State<App>, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let r: V2QuotaRequest = parse(&body)?;
+    let mut quota = app.v2_limits.quota();
+    quota.minute = r.minute.unwrap_or(quota.minute);
+    quota.hour = r.hour.unwrap_or(quota.hour);
+    quota.day = r.day.unwrap_or(quota.day);
+    app.v2_limits.set_quota(quota);
+    tracing::info!(
+        minute = quota.minute,
+        hour = quota.hour,
+        day = quota.day,
+        "REST v2 quota set"
+    );
+    Ok(Json(
+        json!({"minute": quota.minute, "hour": quota.hour, "day": quota.day}),
+    ))
+}
+
 pub async fn reset(State(app): State<App>) -> StatusCode {
     app.reset();
     StatusCode::NO_CONTENT
@@ -608,6 +644,18 @@ impl AdminClient {
             json!({"flavorId": flavor_id, "dataCenterId": data_center_id, "vcpusFree": vcpus_free}),
         )
         .await
+    }
+
+    /// The REST v2 quota per key and route group (`POST /_emulator/v2-quota`) from the next
+    /// request on, until a reset brings the configured one back. A benchmark lifts it to
+    /// measure the operator rather than the quota.
+    pub async fn set_v2_quota(&self, quota: crate::quota::Quota) -> Result<(), AdminError> {
+        let body = V2QuotaRequest {
+            minute: Some(quota.minute),
+            hour: Some(quota.hour),
+            day: Some(quota.day),
+        };
+        self.post("v2-quota", json!(body)).await
     }
 
     /// Moves the emulator's clock forward by `ms` emulated milliseconds.

@@ -195,13 +195,12 @@ impl User {
         PodList::new(async_graphql::Value::List(pods))
     }
 
-    /// Network volumes of the account (as the official SDK asks for them).
+    /// Network volumes of the account (as the official SDK asks for them). Only pointers
+    /// are copied under the world's lock.
     async fn network_volumes(&self, ctx: &Context<'_>) -> Vec<NetworkVolume> {
-        app(ctx)
-            .world
-            .lock()
-            .volumes
-            .values()
+        let volumes = app(ctx).world.lock().volumes.shared();
+        volumes
+            .iter()
             .map(|v| NetworkVolume {
                 id: v.id.clone(),
                 name: v.name.clone(),

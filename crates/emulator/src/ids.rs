@@ -13,6 +13,17 @@ pub fn short(len: usize) -> String {
         .collect()
 }
 
+/// A [`short`] id that `taken` says no record has yet: a create among 100,000 records must
+/// not replace one whose id it drew. `taken` is a keyed lookup, so a create stays O(log n).
+pub fn unused(len: usize, taken: impl Fn(&str) -> bool) -> String {
+    loop {
+        let id = short(len);
+        if !taken(&id) {
+            return id;
+        }
+    }
+}
+
 /// A job id as the platform writes them: a UUID with a region suffix.
 pub fn job() -> String {
     format!("{}-e1", uuid::Uuid::new_v4())
@@ -30,5 +41,12 @@ mod tests {
         );
         assert!(super::job().ends_with("-e1"));
         assert_ne!(super::short(14), super::short(14));
+    }
+
+    #[test]
+    fn an_unused_id_is_drawn_again_until_it_is_free() {
+        // One character: 36 ids; all but "z" taken, so only "z" can come back.
+        let id = super::unused(1, |id| id != "z");
+        assert_eq!(id, "z");
     }
 }

@@ -294,6 +294,7 @@ pub fn router(app: App) -> Router {
         .route("/_emulator/host", post(admin::host))
         .route("/_emulator/price-markup", post(admin::price_markup))
         .route("/_emulator/cpu-stock", post(admin::cpu_stock))
+        .route("/_emulator/v2-quota", post(admin::v2_quota))
         .route("/_emulator/reset", post(admin::reset))
         .route_layer(middleware::from_fn_with_state(app.clone(), admin::guard));
     api.merge(admin_routes)

@@ -1,6 +1,11 @@
 //! The REST v2 quota as the platform keeps it: per key and per route group (`pods`,
 //! `catalog`, `billing`, ...), fixed minute, hour and day windows on the emulator clock.
 //! The world keeps the counts; the v2 surface's middleware (`v2::limits`) asks and answers.
+//!
+//! The quota is the configured one (`EmulatorConfig::v2_quota`) until a test or a benchmark
+//! sets another through the admin surface (`POST /_emulator/v2-quota`,
+//! `AdminClient::set_v2_quota`): creating 100,000 volumes at the default 600 a minute would
+//! take most of a week. A reset brings the configured quota back.
 
 use std::collections::HashMap;
 
@@ -51,33 +56,56 @@ pub struct Decision {
 #[derive(Debug)]
 pub struct V2Limiter {
     clock: Clock,
+    /// The quota of the configuration, which a reset brings back.
+    configured: Quota,
+    /// The quota in force, behind the counters' lock: a change applies to the next request.
+    counters: Mutex<Counters>,
+}
+
+#[derive(Debug)]
+struct Counters {
     quota: Quota,
-    counters: Mutex<HashMap<(usize, String), [Window; 3]>>,
+    windows: HashMap<(usize, String), [Window; 3]>,
 }
 
 impl V2Limiter {
     pub fn new(clock: Clock, quota: Quota) -> Self {
         Self {
             clock,
-            quota,
-            counters: Mutex::default(),
+            configured: quota,
+            counters: Mutex::new(Counters {
+                quota,
+                windows: HashMap::new(),
+            }),
         }
     }
 
+    /// The quota in force.
     pub fn quota(&self) -> Quota {
-        self.quota
+        self.counters.lock().quota
     }
 
+    /// Puts `quota` in force from the next request on; what each window used so far still
+    /// counts against it.
+    pub fn set_quota(&self, quota: Quota) {
+        self.counters.lock().quota = quota;
+    }
+
+    /// Forgets every count and brings the configured quota back.
     pub fn reset(&self) {
-        self.counters.lock().clear();
+        let mut counters = self.counters.lock();
+        counters.windows.clear();
+        counters.quota = self.configured;
     }
 
     /// Counts one request of key `key_index` to `group`, unless a window is exhausted.
     pub fn take(&self, key_index: usize, group: &str) -> Decision {
         let now = self.clock.now();
-        let quotas = [self.quota.minute, self.quota.hour, self.quota.day];
         let mut counters = self.counters.lock();
+        let quota = counters.quota;
+        let quotas = [quota.minute, quota.hour, quota.day];
         let windows = counters
+            .windows
             .entry((key_index, group.to_string()))
             .or_insert_with(|| [Window::default(); 3]);
         for (w, (_, len)) in windows.iter_mut().zip(WINDOWS) {
@@ -179,5 +207,28 @@ mod tests {
         assert!(l.take(0, "pods").retry_after.is_none());
         l.reset();
         assert!(l.take(0, "pods").remaining.starts_with("\"minute\";r=1;"));
+    }
+
+    #[test]
+    fn a_quota_set_while_running_applies_to_the_next_request_until_a_reset() {
+        let (_clock, l) = limiter(1);
+        assert!(l.take(0, "network-volumes").retry_after.is_none());
+        assert!(l.take(0, "network-volumes").retry_after.is_some());
+        let lifted = Quota {
+            minute: 1_000_000,
+            hour: 1_000_000,
+            day: 1_000_000,
+        };
+        l.set_quota(lifted);
+        assert_eq!(l.quota(), lifted);
+        let d = l.take(0, "network-volumes");
+        assert!(d.retry_after.is_none(), "{d:?}");
+        // The call refused before the change was not counted; the first one was.
+        assert!(d.remaining.starts_with("\"minute\";r=999998;"), "{d:?}");
+        assert!(d.policy.starts_with("\"minute\";q=1000000;"), "{d:?}");
+        l.reset();
+        assert_eq!(l.quota().minute, 1);
+        assert!(l.take(0, "network-volumes").retry_after.is_none());
+        assert!(l.take(0, "network-volumes").retry_after.is_some());
     }
 }

@@ -9,6 +9,8 @@
 //! whose detail names the per-minute window. Errors are problem+json, and every answer to
 //! an authenticated request carries `RateLimit` and `RateLimit-Policy` for that window.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -138,11 +140,28 @@ fn not_found(id: &str) -> Problem {
 }
 
 pub async fn list(State(app): State<App>, headers: HeaderMap) -> Response {
-    serve(&app, &headers, Access::Read, |app| {
-        let world = app.world.lock();
-        let delegations: Vec<DelegationView> =
-            world.delegations.iter().map(DelegationView::from).collect();
-        Ok(Json(serde_json::json!({ "delegations": delegations })).into_response())
+    // Admitted (and labelled) first; the listing is then built on the blocking pool.
+    let mut response = serve(&app, &headers, Access::Read, |_| {
+        Ok(StatusCode::OK.into_response())
+    });
+    if response.status() == StatusCode::OK {
+        let listing =
+            super::v2::listing::written_off_the_workers(move || delegations_listing(&app)).await;
+        let (parts, body) = listing.into_parts();
+        *response.body_mut() = body;
+        response.headers_mut().extend(parts.headers);
+    }
+    response
+}
+
+/// The answer to the listing: `{"delegations": [...]}` in creation order. Only pointers are
+/// copied under the world's lock. Each delegation goes through a `serde_json::Value`, whose
+/// keys are in alphabetical order, as the listing has always answered.
+pub fn delegations_listing(app: &App) -> Vec<u8> {
+    let delegations = app.world.lock().delegations.clone();
+    super::v2::listing::list_json(Some("delegations"), &delegations, 384, |d, out| {
+        let value = serde_json::to_value(DelegationView::from(&**d))?;
+        serde_json::to_writer(out, &value)
     })
 }
 
@@ -154,7 +173,7 @@ pub async fn get(State(app): State<App>, headers: HeaderMap, Path(id): Path<Stri
             .iter()
             .find(|d| d.id == id)
             .ok_or_else(|| not_found(&id))?;
-        Ok(Json(DelegationView::from(d)).into_response())
+        Ok(Json(DelegationView::from(&**d)).into_response())
     })
 }
 
@@ -188,7 +207,7 @@ pub async fn create(State(app): State<App>, headers: HeaderMap, body: Bytes) -> 
         let now = timestamp(&app.clock, app.clock.now());
         let mut world = app.world.lock();
         let d = delegation_from_create(&body, &world.user_id, now)?;
-        world.delegations.push(d.clone());
+        world.delegations.push(Arc::new(d.clone()));
         tracing::info!(delegation = %d.id, "registry delegation created");
         Ok((StatusCode::CREATED, Json(DelegationView::from(&d))).into_response())
     })
@@ -297,6 +316,41 @@ pub fn delegation_from_create(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_listing_keeps_its_bytes_and_shows_a_new_delegation() {
+        let app = crate::state::Emulator::new(crate::EmulatorConfig::default()).unwrap();
+        // As it was built under the lock: one `Value` for the whole answer.
+        let in_one_value = |app: &App| {
+            let world = app.world.lock();
+            let views: Vec<DelegationView> = world
+                .delegations
+                .iter()
+                .map(|d| DelegationView::from(&**d))
+                .collect();
+            serde_json::to_vec(&serde_json::json!({ "delegations": views })).unwrap()
+        };
+        let before = delegations_listing(&app);
+        assert_eq!(before, in_one_value(&app));
+        let d = delegation_from_create(
+            br#"{"resource":"arn:aws:ecr:us-east-2:418399314813:repository/new"}"#,
+            "user_x",
+            "2026-01-01T00:00:00Z".into(),
+        )
+        .unwrap();
+        app.world.lock().delegations.push(Arc::new(d.clone()));
+        let after = delegations_listing(&app);
+        assert_eq!(after, in_one_value(&app));
+        let v: serde_json::Value = serde_json::from_slice(&after).unwrap();
+        let listed = v["delegations"].as_array().unwrap();
+        // Creation order: the new one is last.
+        assert_eq!(listed.last().unwrap()["id"], d.id.as_str());
+        let was: serde_json::Value = serde_json::from_slice(&before).unwrap();
+        assert_eq!(
+            listed.len(),
+            was["delegations"].as_array().unwrap().len() + 1
+        );
+    }
 
     #[test]
     fn parses_repository_arns() {

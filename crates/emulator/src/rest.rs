@@ -160,12 +160,14 @@ impl V1Shown for Template {
 /// `GET` of a whole collection.
 pub async fn list<R: V1Shown>(State(app): State<App>, headers: HeaderMap) -> Result<Response> {
     app.keys.bearer(&headers)?;
-    // Pointers under the lock, the JSON after it (see `record_map`).
-    let records = (R::COLLECTION.records)(&app.world.lock()).shared();
-    let body = super::v2::listing::list_json(None, &records, 96, |r, out| {
-        serde_json::to_writer(out, &r.v1())
+    // Pointers under the lock, the JSON after it (see `record_map`), on the blocking pool.
+    let answer = super::v2::listing::written_off_the_workers(move || {
+        let records = (R::COLLECTION.records)(&app.world.lock()).shared();
+        super::v2::listing::list_json(None, &records, 96, |r, out| {
+            serde_json::to_writer(out, &r.v1())
+        })
     });
-    Ok(super::v2::listing::json_response(body))
+    Ok(answer.await)
 }
 
 /// `GET` of one record.
@@ -390,7 +392,7 @@ pub fn volume_from_create(map: &Map<String, Value>, world: &World) -> Result<Net
     check(f.finish())?;
     let data_center_id = dc.unwrap_or_default();
     Ok(NetworkVolume {
-        id: ids::short(10),
+        id: ids::unused(10, |id| world.volumes.contains_key(id)),
         name: name.unwrap_or_default(),
         size: size.unwrap_or_default() as u32,
         volume_type: default_volume_type(world, &data_center_id),

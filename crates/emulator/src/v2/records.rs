@@ -24,13 +24,15 @@ pub trait V2Shown: Keyed {
 
 /// `GET` of a whole collection: `{"<LIST_FIELD>": [...]}`, each record as `GET` of one
 /// shows it. Only the pointers to the records are taken under the world's lock; the answer
-/// is written after it is released, straight from the records' views.
+/// is written after it is released, straight from the records' views, on the blocking pool.
 pub async fn list<R: V2Shown>(State(app): State<App>, _caller: Caller) -> Response {
-    let records = (R::COLLECTION.records)(&app.world.lock()).shared();
-    let body = listing::list_json(Some(R::LIST_FIELD), &records, 128, |r, out| {
-        serde_json::to_writer(out, &r.v2())
-    });
-    listing::json_response(body)
+    listing::written_off_the_workers(move || {
+        let records = (R::COLLECTION.records)(&app.world.lock()).shared();
+        listing::list_json(Some(R::LIST_FIELD), &records, 128, |r, out| {
+            serde_json::to_writer(out, &r.v2())
+        })
+    })
+    .await
 }
 
 /// `GET` of one record.

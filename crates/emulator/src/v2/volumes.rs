@@ -136,7 +136,7 @@ pub fn volume_from_create(bytes: &[u8], world: &World) -> V2Result<NetworkVolume
     }
     r.finish()?;
     Ok(NetworkVolume {
-        id: ids::short(10),
+        id: ids::unused(10, |id| world.volumes.contains_key(id)),
         name: body.name,
         size: body.size as u32,
         volume_type: body

@@ -5,6 +5,8 @@
 //! Every cluster gets its own overlay (VXLAN id) on the same private CIDR: overlays are
 //! isolated from each other, so their address ranges may repeat, as on the platform.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::World;
@@ -118,12 +120,13 @@ impl World {
             vxlan_id,
             created_at: now,
         };
-        Ok(self.clusters.entry(id).or_insert(cluster))
+        self.clusters.insert(id.clone(), cluster);
+        Ok(&self.clusters[&id])
     }
 
     /// Removes a cluster and terminates every member (their GPUs go back to stock).
     pub fn delete_cluster(&mut self, id: &str, now: Millis) -> Option<Cluster> {
-        let cluster = self.clusters.remove(id)?;
+        let cluster = Arc::unwrap_or_clone(self.clusters.remove(id)?);
         for pod_id in &cluster.member_ids {
             // A member is only ever terminated here, so it is still there.
             let _ = self.cloud.terminate(pod_id, now);

@@ -5,7 +5,7 @@
 pub mod clusters;
 pub mod endpoints;
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -27,7 +27,9 @@ pub struct World {
     /// Logs its writes: the usage ledger follows them (`observe_volumes`).
     pub volumes: RecordMap<NetworkVolume>,
     pub templates: RecordMap<Template>,
-    pub delegations: Vec<Delegation>,
+    /// In creation order, behind `Arc`s for the same reason as the records of a
+    /// [`RecordMap`]: a listing copies pointers under the lock.
+    pub delegations: Vec<Arc<Delegation>>,
     /// The public template catalog (not the account's own templates).
     pub public_templates: Vec<PublicTemplate>,
     /// Volume and serverless usage over time, for billing.
@@ -35,7 +37,7 @@ pub struct World {
     /// Container registry credentials (REST v2 `/v2/registries`).
     pub registries: RecordMap<RegistryAuth>,
     /// Instant Clusters (REST v2 `/v2/clusters`); their members are pods of `cloud`.
-    pub clusters: BTreeMap<String, clusters::Cluster>,
+    pub clusters: RecordMap<clusters::Cluster>,
 }
 
 impl World {
@@ -67,7 +69,7 @@ impl World {
                 .iter()
                 .map(|t| (t.id.clone(), t.clone()))
                 .collect(),
-            delegations: f.delegations.clone(),
+            delegations: f.delegations.iter().cloned().map(Arc::new).collect(),
             registries: f
                 .registries
                 .iter()
@@ -75,7 +77,7 @@ impl World {
                 .collect(),
             public_templates: f.public_templates.clone(),
             usage: UsageLedger::default(),
-            clusters: BTreeMap::new(),
+            clusters: RecordMap::default(),
         };
         let mut endpoints = std::mem::take(&mut world.endpoints);
         for e in endpoints.values_mut() {
@@ -108,7 +110,7 @@ impl World {
             "endpoints": self.endpoints.values().collect::<Vec<_>>(),
             "networkVolumes": self.volumes.values().collect::<Vec<_>>(),
             "templates": self.templates.values().collect::<Vec<_>>(),
-            "delegations": self.delegations,
+            "delegations": self.delegations.iter().map(|d| &**d).collect::<Vec<_>>(),
             "registries": self.registries.values().collect::<Vec<_>>(),
             "clusters": self.clusters.values().collect::<Vec<_>>(),
             "machines": self.cloud.machines().iter().map(|m| json!({

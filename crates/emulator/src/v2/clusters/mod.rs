@@ -39,15 +39,18 @@ fn find<'w>(world: &'w World, id: &str) -> V2Result<&'w Cluster> {
     world.clusters.get(id).ok_or_else(|| not_found(id))
 }
 
-async fn list(State(app): State<App>, _caller: Caller) -> Json<Value> {
+async fn list(State(app): State<App>, _caller: Caller) -> Response {
+    super::listing::written_off_the_workers(move || clusters_listing(&app)).await
+}
+
+/// The answer to `GET /v2/clusters`: `{"clusters": [...]}` in id order. The world's lock is
+/// held only to take the snapshots (pointers, see [`snapshots`]); the answer is built after.
+pub fn clusters_listing(app: &App) -> Vec<u8> {
     let now = app.clock.now();
-    let world = app.world.lock();
-    let clusters: Vec<Value> = world
-        .clusters
-        .values()
-        .map(|c| cluster_json(&app, &world, c, now))
-        .collect();
-    Json(json!({ "clusters": clusters }))
+    let snapshots = snapshots(&app.world.lock());
+    super::listing::list_json(Some("clusters"), &snapshots, 512, |s, out| {
+        serde_json::to_writer(out, &snapshot_json(app, s, now))
+    })
 }
 
 async fn create(State(app): State<App>, WriteBody(body): WriteBody) -> V2Result<Response> {

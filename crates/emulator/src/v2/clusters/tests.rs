@@ -123,3 +123,55 @@ fn an_update_is_a_rename_and_nothing_else() {
         );
     }
 }
+
+/// The listing as it was built under the world's lock: one `Value` for the whole answer.
+fn listed_in_one_value(app: &App) -> Vec<u8> {
+    let now = app.clock.now();
+    let world = app.world.lock();
+    let clusters: Vec<Value> = world
+        .clusters
+        .values()
+        .map(|c| cluster_json(app, &world, c, now))
+        .collect();
+    serde_json::to_vec(&json!({ "clusters": clusters })).unwrap()
+}
+
+#[tokio::test]
+async fn the_listing_keeps_its_bytes_and_its_snapshots_their_moment() {
+    // A clock that all but stands still: the two ways of listing see the same instant.
+    let app = crate::state::Emulator::new(crate::EmulatorConfig {
+        time_scale: 1e-9,
+        ..crate::EmulatorConfig::default()
+    })
+    .unwrap();
+    for name in ["a", "b"] {
+        let mut world = app.world.lock();
+        let spec = spec_of(&world, &body(json!({"name": name}))).unwrap();
+        world.create_cluster(spec, app.clock.now()).unwrap();
+    }
+    let provisioning = clusters_listing(&app);
+    assert_eq!(provisioning, listed_in_one_value(&app));
+    let v: Value = serde_json::from_slice(&provisioning).unwrap();
+    assert_eq!(v["clusters"].as_array().map(Vec::len), Some(2));
+    assert!(v["clusters"][0]["network"].is_null(), "{v}");
+
+    // Running: the primary's SSH address and the overlay appear.
+    app.clock.advance(60_000);
+    let running = clusters_listing(&app);
+    assert_eq!(running, listed_in_one_value(&app));
+    let v: Value = serde_json::from_slice(&running).unwrap();
+    for c in v["clusters"].as_array().unwrap() {
+        assert_eq!(c["pods"]["byStatus"]["RUNNING"], 2, "{c}");
+        assert!(c["primary"]["sshEndpoint"].is_string(), "{c}");
+        assert!(c["network"]["vxlanId"].is_u64(), "{c}");
+    }
+
+    // A snapshot keeps its moment; the next listing shows the rename.
+    let taken = snapshots(&app.world.lock());
+    let id = taken[0].cluster.id.clone();
+    app.world.lock().clusters.get_mut(&id).unwrap().name = "renamed".into();
+    assert_ne!(taken[0].cluster.name, "renamed");
+    let v: Value = serde_json::from_slice(&clusters_listing(&app)).unwrap();
+    assert_eq!(v["clusters"][0]["name"], "renamed");
+    assert_eq!(clusters_listing(&app), listed_in_one_value(&app));
+}

@@ -111,7 +111,8 @@ struct ListQuery {
 
 async fn list(State(app): State<App>, _caller: Caller, V2Query(q): V2Query<ListQuery>) -> Response {
     let include = q.include_cluster_pods.unwrap_or(false);
-    super::listing::json_response(pods_listing_with(&app, include).to_json())
+    super::listing::written_off_the_workers(move || pods_listing_with(&app, include).to_json())
+        .await
 }
 
 async fn read(
