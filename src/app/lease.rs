@@ -8,9 +8,13 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
+};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
+use kube::api::PostParams;
 use kube_lease_manager::LeaseManagerBuilder;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
@@ -92,6 +96,13 @@ pub async fn hold(
     identity: &str,
     mut stop: watch::Receiver<bool>,
 ) -> anyhow::Result<Hold> {
+    // A Lease that may be made but not renewed would keep the holder waiting for good: ask
+    // first. (Leader election without that right is a broken install, and says so below.)
+    if !lease.electing && !may_renew(shared, lease).await {
+        warn!(install, lease = %format!("{}/{}", lease.namespace, lease.name),
+            "may not renew the install's Lease (RBAC): this process cannot tell whether another process uses the same install name");
+        return Ok(Hold::Unchecked);
+    }
     let built = LeaseManagerBuilder::new(shared.kube.clone(), &lease.name)
         .with_namespace(&lease.namespace)
         .with_identity(identity)
@@ -174,6 +185,34 @@ pub async fn install_tag(shared: &Shared, lease: &LeaseRef) -> Option<InstallTag
             None
         }
     }
+}
+
+/// Whether this process may read and renew `lease` (a SelfSubjectAccessReview, which every
+/// authenticated user may ask). An answer that cannot be had counts as yes: the Lease
+/// manager then says what fails.
+async fn may_renew(shared: &Shared, lease: &LeaseRef) -> bool {
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(shared.kube.clone());
+    for verb in ["get", "patch"] {
+        let review = SelfSubjectAccessReview {
+            spec: SelfSubjectAccessReviewSpec {
+                resource_attributes: Some(ResourceAttributes {
+                    group: Some("coordination.k8s.io".into()),
+                    resource: Some("leases".into()),
+                    namespace: Some(lease.namespace.clone()),
+                    name: Some(lease.name.clone()),
+                    verb: Some(verb.into()),
+                    ..ResourceAttributes::default()
+                }),
+                ..SelfSubjectAccessReviewSpec::default()
+            },
+            ..SelfSubjectAccessReview::default()
+        };
+        match reviews.create(&PostParams::default(), &review).await {
+            Ok(answer) if answer.status.as_ref().is_some_and(|s| !s.allowed) => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 /// What [`hold`] got.
