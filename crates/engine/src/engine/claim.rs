@@ -15,16 +15,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::runtime::controller::Action;
-use kube::{Api, Resource, ResourceExt};
+use kube::{Api, ResourceExt};
 use tracing::{info, warn};
 
 use gpucloud_crd::ManagedKind;
 
-use super::observe::known_id;
+use super::observe::annotations_and_id;
 use super::writes::AnnotationChange;
 use super::{Engine, EngineError};
-use crate::adapter::Adapter;
-use crate::annotations::Annotations;
+use crate::adapter::{Adapter, PassContext};
 use crate::backoff::jitter;
 use crate::context::FINALIZER;
 use crate::credentials::{AccountId, Credentials};
@@ -111,12 +110,8 @@ impl<A: Adapter> Engine<A> {
         if creds.account.to_string() == theirs {
             return Ok(Some(obj));
         }
-        let annotations = Annotations::read(obj.meta().annotations.as_ref());
-        let status_id = obj
-            .current_status()
-            .and_then(|s| A::Kind::common(s).id.as_deref());
-        let known = known_id(&annotations, status_id).map(|(id, _)| id);
-        let visible = match known {
+        let (annotations, known) = annotations_and_id(obj.as_ref());
+        let visible = match known.map(|(id, _)| id) {
             Some(id) => match self.sees(&creds, &id).await {
                 Some(seen) => Some(seen),
                 // The listing failed: decide on a later pass.
@@ -138,12 +133,13 @@ impl<A: Adapter> Engine<A> {
     /// cannot be read.
     async fn sees(&self, creds: &Credentials, id: &str) -> Option<bool> {
         let client = self.client_for(creds);
+        let pass = PassContext {
+            shared: &self.shared,
+            credentials: creds,
+            client: &client,
+        };
         let fresh = Freshness::MaxAge(self.shared.config.poll_interval);
-        let listing = self
-            .snapshots
-            .get(&creds.account, fresh, || self.adapter.list(&client))
-            .await
-            .ok()?;
+        let listing = self.listing(&pass, fresh).await.ok()?;
         Some(listing.items.iter().any(|r| A::id(r) == id))
     }
 

@@ -17,7 +17,6 @@ use gpucloud_crd::ManagedKind;
 
 use super::{Engine, EngineError};
 use crate::adapter::{Adapter, Seen};
-use crate::annotations::Annotations;
 use crate::credentials::Credentials;
 use crate::decide::{Cleanup, CleanupFacts, decide_cleanup, keeps_remote};
 use crate::failure::Failure;
@@ -55,11 +54,8 @@ impl<A: Adapter> Engine<A> {
         obj: Arc<A::Kind>,
     ) -> Result<Action, EngineError> {
         let key = obj.key();
-        let annotations = Annotations::read(obj.meta().annotations.as_ref());
-        let status_id = obj
-            .current_status()
-            .and_then(|s| A::Kind::common(s).id.as_deref());
-        let known = super::observe::known_id(&annotations, status_id).map(|(id, _)| id);
+        let (annotations, known) = super::observe::annotations_and_id(obj.as_ref());
+        let known = known.map(|(id, _)| id);
         let keeps_remote = keeps_remote(
             obj.deletion_policy(),
             obj.management_policy(),

@@ -105,21 +105,31 @@ fn instant_of(ts: Timestamp) -> Option<Instant> {
     Instant::now().checked_sub(ago)
 }
 
+/// The object's annotations, and the id it is managed by (see [`known_id`]), as the object
+/// itself carries them.
+pub(super) fn annotations_and_id<K: ManagedKind>(
+    obj: &K,
+) -> (Annotations, Option<(String, IdChosenBy)>) {
+    let annotations = Annotations::read(obj.meta().annotations.as_ref());
+    let status_id = obj
+        .current_status()
+        .and_then(|s| K::common(s).id.as_deref());
+    let known = known_id(&annotations, status_id);
+    (annotations, known)
+}
+
 impl<A: Adapter> Engine<A> {
     /// The object's own facts.
     pub(super) fn observe(&self, obj: Arc<A::Kind>) -> Observed<A::Kind> {
         let obj = self.with_own_status(obj);
         let key = obj.key();
-        let annotations = Annotations::read(obj.meta().annotations.as_ref());
+        let (annotations, known) = annotations_and_id(obj.as_ref());
         let previous = super::status::conditions_of(obj.as_ref());
-        let status_id = obj
-            .current_status()
-            .and_then(|s| A::Kind::common(s).id.as_deref());
         Observed {
             last_ready: conditions::last_ready(previous, obj.meta().generation),
             progressing: conditions::is_true(previous, conditions::RECONCILING),
             observe_only: obj.management_policy() == ManagementPolicy::ObserveOnly,
-            known: known_id(&annotations, status_id),
+            known,
             marker: annotations.create_pending.map(|m| self.marker(&key, m)),
             obj,
             key,
@@ -218,7 +228,7 @@ impl<A: Adapter> Engine<A> {
         self.shared.platform.with_api_key(creds.key.clone())
     }
 
-    async fn listing(
+    pub(super) async fn listing(
         &self,
         pass: &PassContext<'_>,
         need: Freshness,
