@@ -10,7 +10,7 @@ use gpucloud_platform::domain::{NewVolume, Volume, VolumeType, VolumeUpdate};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::failure::Failure;
 pub use gpucloud_engine::marker::default_remote_name;
-use gpucloud_engine::marker::{InstallTag, kept_name, names_object, remote_name_of};
+use gpucloud_engine::marker::{InstallTag, is_named_for, kept_name, remote_name_of};
 
 /// The volume as the spec wants it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,11 +121,8 @@ impl Adapter for NetworkVolumeAdapter {
     }
 
     fn claims(&self, obj: &NetworkVolume, remote: &Self::Remote) -> bool {
-        let named = match &obj.spec.name {
-            Some(name) => remote.name == *name,
-            None => names_object(obj, &remote.name),
-        };
-        named && remote.data_center_id == obj.spec.data_center_id
+        is_named_for(obj, obj.spec.name.as_deref(), &remote.name)
+            && remote.data_center_id == obj.spec.data_center_id
     }
 
     async fn desired(
