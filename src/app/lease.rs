@@ -174,17 +174,29 @@ pub type HolderTask = tokio::task::JoinHandle<
     Result<kube_lease_manager::LeaseManager, kube_lease_manager::LeaseManagerError>,
 >;
 
-/// The install's tag (see `gpucloud_engine::marker::InstallTag`), from the UID of the Lease
-/// it holds; `None` when that Lease cannot be read.
+/// The tag (see `gpucloud_engine::marker::InstallTag`) of the install holding Lease
+/// `namespace/name`, from the Lease's UID; `None` when there is no such Lease. The operator
+/// reads its own at start-up, `orphans` the one of the install it judges for.
+pub async fn read_install_tag(
+    kube: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<InstallTag>, kube::Error> {
+    let leases: Api<Lease> = Api::namespaced(kube.clone(), namespace);
+    let lease = leases.get_opt(name).await?;
+    Ok(lease
+        .and_then(|l| l.metadata.uid)
+        .and_then(|uid| InstallTag::from_uid(&uid)))
+}
+
+/// This install's tag, from the Lease it holds; `None` (said) when that cannot be read.
 pub async fn install_tag(shared: &Shared, lease: &LeaseRef) -> Option<InstallTag> {
-    let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
-    match leases.get_opt(&lease.name).await {
-        Ok(found) => InstallTag::from_uid(&found?.metadata.uid?),
-        Err(e) => {
+    read_install_tag(&shared.kube, &lease.namespace, &lease.name)
+        .await
+        .unwrap_or_else(|e| {
             warn!(lease = %lease.name, error = %e, "could not read the install's Lease: the remote objects made now carry no install tag");
             None
-        }
-    }
+        })
 }
 
 /// Whether this process may read and renew `lease` (a SelfSubjectAccessReview, which every

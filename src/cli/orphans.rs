@@ -13,10 +13,10 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use kube::api::ListParams;
 
+use crate::app::lease::read_install_tag;
 use crate::cli::table::render;
 use gpucloud_crd::ManagedKind;
 use gpucloud_crd::{Cluster, Endpoint, NetworkVolume, Pod, Template};
@@ -294,13 +294,10 @@ async fn install_tag(kube: &kube::Client, args: &Sweep) -> Option<InstallTag> {
             "gpucloud-operator".to_string(),
         ),
     };
-    let leases: Api<Lease> = Api::namespaced(kube.clone(), &namespace);
-    let tag = match leases.get_opt(&name).await {
-        Ok(lease) => lease
-            .and_then(|l| l.metadata.uid)
-            .and_then(|uid| InstallTag::from_uid(&uid)),
-        Err(_) => None,
-    };
+    let tag = read_install_tag(kube, &namespace, &name)
+        .await
+        .ok()
+        .flatten();
     if tag.is_none() {
         eprintln!(
             "note: no Lease {namespace}/{name} could be read: only remote objects made before \

@@ -243,13 +243,14 @@ impl Env {
     /// The tag of the install the tests' operators make (from the UID of the Lease they
     /// hold in the test's namespace): on the remote objects they make.
     pub async fn install_tag(&self) -> gpucloud_engine::marker::InstallTag {
-        let leases: Api<k8s_openapi::api::coordination::v1::Lease> = self.api();
-        let lease = leases
-            .get("gpucloud-operator")
-            .await
-            .expect("the install's Lease");
-        let uid = lease.metadata.uid.expect("a Lease has a UID");
-        gpucloud_engine::marker::InstallTag::from_uid(&uid).expect("a UID of hex digits")
+        gpucloud_operator::app::lease::read_install_tag(
+            &self.client,
+            self.ns.name(),
+            "gpucloud-operator",
+        )
+        .await
+        .expect("read the install's Lease")
+        .expect("the install's Lease, with a UID of hex digits")
     }
 
     /// The emulator's wall-clock time now.
