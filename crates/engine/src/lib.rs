@@ -32,6 +32,7 @@ pub mod marker;
 pub mod metrics;
 pub mod note;
 pub mod ownership;
+pub mod packed;
 pub mod recent_writes;
 pub mod released;
 pub mod runner;

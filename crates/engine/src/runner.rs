@@ -14,15 +14,16 @@ use kube::runtime::controller::Config as ControllerConfig;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::utils::WatchStreamExt;
 use kube::runtime::{Controller, watcher};
-use kube::{Client, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
 use super::adapter::Adapter;
 use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
-use super::engine::Engine;
-use super::triggers::{Triggers, reference};
+use super::engine::{Engine, EngineError};
+use super::packed::{self, Packed};
+use super::triggers::Triggers;
 use super::watch_merge::watch_namespaces;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
@@ -50,23 +51,35 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 /// `delivered` hears of every object the watch brings (see [`Engine::caught_up`]).
 /// `synced` turns true once the store holds a whole listing. (Not `Store::wait_until_ready`:
 /// its future keeps one waker, so a second waiter besides the controller's may never wake,
-/// or worse, keep the controller from waking.)
+/// or worse, keep the controller from waking.) The store keeps each object packed (see
+/// [`Packed`]); the filters above see it whole, as the watch brings it.
+#[allow(clippy::too_many_arguments)]
 fn watch_kind<K: ManagedKind>(
     client: Client,
     namespaces: Namespaces,
     selector: Option<String>,
-    writer: reflector::store::Writer<K>,
+    writer: reflector::store::Writer<Packed<K>>,
     gone: impl Fn(&str) + Clone + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
     delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
-) -> impl Stream<Item = ObjectRef<K>> + Send {
+) -> impl Stream<Item = ObjectRef<Packed<K>>> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
     let store = writer.as_reader();
-    watch_namespaces(&client, &namespaces, config, store.clone())
+    let held = {
+        let store = store.clone();
+        move |ns: &str| {
+            let in_ns = store
+                .state()
+                .into_iter()
+                .filter(|o| o.meta().namespace.as_deref() == Some(ns));
+            packed::unpacked(in_ns).map(Arc::new).collect()
+        }
+    };
+    watch_namespaces(&client, &namespaces, config, held)
         .modify(trim_for_cache::<K>)
         .inspect_ok({
             let gone = gone.clone();
@@ -76,31 +89,49 @@ fn watch_kind<K: ManagedKind>(
                 _ => {}
             }
         })
-        .reflect(writer)
-        .scan(Triggers::<K>::default(), move |triggers, event| {
-            let objects: Vec<ObjectRef<K>> = match event {
-                // The reflector has applied the event: a listing's objects are in the store.
-                Ok(event) => {
-                    if matches!(event, watcher::Event::InitDone) {
-                        synced.send_replace(true);
+        .scan(
+            (Triggers::<K>::default(), writer),
+            move |(triggers, writer), event| {
+                let objects: Vec<ObjectRef<Packed<K>>> = match event {
+                    Ok(event) => {
+                        writer.apply_watcher_event(&pack(&event));
+                        // The store has the event: a listing's objects are in it.
+                        if matches!(event, watcher::Event::InitDone) {
+                            synced.send_replace(true);
+                        }
+                        let mut due: Vec<ObjectRef<Packed<K>>> = triggers
+                            .on(&event, &echo)
+                            .into_iter()
+                            .map(|r| packed::named(r.namespace.as_deref(), Some(&r.name)))
+                            .collect();
+                        due.retain(|key| store.get(key).is_some());
+                        for key in triggers.take_vanished() {
+                            gone(&key);
+                        }
+                        due
                     }
-                    let mut due = triggers.on(&event, &echo);
-                    due.retain(|key| store.get(key).is_some());
-                    for key in triggers.take_vanished() {
-                        gone(&key);
+                    Err(err) => {
+                        // The watcher backs off and watches again; its relisting triggers what
+                        // changed meanwhile.
+                        warn!(kind = %K::kind(&()), error = %err, "watch");
+                        Vec::new()
                     }
-                    due
-                }
-                Err(err) => {
-                    // The watcher backs off and watches again; its relisting triggers what
-                    // changed meanwhile.
-                    warn!(kind = %K::kind(&()), error = %err, "watch");
-                    Vec::new()
-                }
-            };
-            futures::future::ready(Some(stream::iter(objects)))
-        })
+                };
+                futures::future::ready(Some(stream::iter(objects)))
+            },
+        )
         .flatten()
+}
+
+/// The event for the store of packed objects.
+fn pack<K: ManagedKind>(event: &watcher::Event<K>) -> watcher::Event<Packed<K>> {
+    match event {
+        watcher::Event::Apply(obj) => watcher::Event::Apply(Packed::pack(obj)),
+        watcher::Event::Delete(obj) => watcher::Event::Delete(Packed::pack(obj)),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(obj) => watcher::Event::InitApply(Packed::pack(obj)),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
 }
 
 /// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.
@@ -179,22 +210,20 @@ fn secret_changes<K: kube::Resource + Send + 'static>(
 /// pass found no such Secret.
 fn users_of_secret<A: Adapter>(
     engine: &Engine<A>,
-    store: &Store<A::Kind>,
+    store: &Store<Packed<A::Kind>>,
     namespace: &str,
     name: &str,
     only_missing_it: bool,
-) -> Vec<ObjectRef<A::Kind>> {
+) -> Vec<ObjectRef<Packed<A::Kind>>> {
     let default = engine.shared.credentials.is_default_secret(namespace, name);
-    store
+    let candidates = store
         .state()
         .into_iter()
-        .filter(|obj| {
-            default
-                || (obj.namespace().as_deref() == Some(namespace)
-                    && engine.adapter.secrets(obj).iter().any(|s| s == name))
-        })
-        .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj.as_ref()))
-        .map(|obj| reference(obj.as_ref()))
+        .filter(|obj| default || obj.meta().namespace.as_deref() == Some(namespace));
+    packed::unpacked(candidates)
+        .filter(|obj| default || engine.adapter.secrets(obj).iter().any(|s| s == name))
+        .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj))
+        .map(|obj| packed::reference(&obj))
         .collect()
 }
 
@@ -214,7 +243,7 @@ fn waits_for_a_missing_secret<K: ManagedKind>(obj: &K) -> bool {
 /// and aborted when the controller stops. The engine only starts it; what it does is the
 /// caller's.
 pub type Companion<K> =
-    Box<dyn FnOnce(Store<K>, tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> + Send>;
+    Box<dyn FnOnce(Store<Packed<K>>, tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> + Send>;
 
 /// Runs the controller of one kind until `shutdown` resolves.
 pub async fn run_kind<A: Adapter>(
@@ -227,7 +256,7 @@ pub async fn run_kind<A: Adapter>(
 ) {
     tracing::info!(kind = A::KIND, "starting controller");
     let client = engine.shared.kube.clone();
-    let (reader, writer) = reflector::store::<A::Kind>();
+    let (reader, writer) = reflector::store::<Packed<A::Kind>>();
     let (synced, synced_rx) = tokio::sync::watch::channel(false);
     let forgetting = engine.clone();
     let namespaces = &watched.namespaces;
@@ -270,12 +299,15 @@ pub async fn run_kind<A: Adapter>(
             users_of_secret(&secret_engine, &secret_store, &ns, &name, first_listing)
         })
         .reconcile_on(objects)
-        .reconcile_on(wakes)
+        .reconcile_on(wakes.map(|r| packed::named(r.namespace.as_deref(), Some(&r.name))))
         .with_config(ControllerConfig::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
         .run(
-            |obj, engine: Arc<Engine<A>>| engine.reconcile(obj),
-            |obj, err, engine: Arc<Engine<A>>| engine.error_policy(&obj, err),
+            |obj, engine: Arc<Engine<A>>| async move {
+                let obj = obj.unpack().map_err(EngineError::Cache)?;
+                engine.reconcile(Arc::new(obj)).await
+            },
+            |obj, err, engine: Arc<Engine<A>>| engine.error_policy(&obj.key(), err),
             engine,
         )
         .for_each(|result| async move {

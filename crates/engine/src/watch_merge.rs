@@ -29,14 +29,14 @@ use serde::de::DeserializeOwned;
 
 use super::watched::Namespaces;
 
-/// The watch events of kind `K` in `namespaces`, for the store `store` (which the caller
-/// fills from this stream): one watch when it covers them (every namespace, or one), else
-/// one per namespace merged by [`NamespaceMerge`].
+/// The watch events of kind `K` in `namespaces`, for the store the caller fills from this
+/// stream, whose objects in a namespace `held` gives: one watch when it covers them (every
+/// namespace, or one), else one per namespace merged by [`NamespaceMerge`].
 pub fn watch_namespaces<K>(
     client: &Client,
     namespaces: &Namespaces,
     config: watcher::Config,
-    store: Store<K>,
+    held: impl Fn(&str) -> Vec<Arc<K>> + Send + 'static,
 ) -> BoxStream<'static, Result<Event<K>, watcher::Error>>
 where
     K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -69,23 +69,26 @@ where
     stream::select_all(watches)
         .scan(NamespaceMerge::new(list), move |merge, (from, event)| {
             let out: Vec<Result<Event<K>, watcher::Error>> = match event {
-                Ok(event) => merge
-                    .on(from, event, |ns| {
-                        store
-                            .state()
-                            .into_iter()
-                            .filter(|o| o.namespace().as_deref() == Some(ns))
-                            .collect()
-                    })
-                    .into_iter()
-                    .map(Ok)
-                    .collect(),
+                Ok(event) => merge.on(from, event, &held).into_iter().map(Ok).collect(),
                 Err(err) => vec![Err(err)],
             };
             futures::future::ready(Some(stream::iter(out)))
         })
         .flatten()
         .boxed()
+}
+
+/// What a store of whole objects holds in a namespace, for [`watch_namespaces`].
+pub fn held_in<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static>(
+    store: Store<K>,
+) -> impl Fn(&str) -> Vec<Arc<K>> + Send + 'static {
+    move |ns| {
+        store
+            .state()
+            .into_iter()
+            .filter(|o| o.namespace().as_deref() == Some(ns))
+            .collect()
+    }
 }
 
 /// The merge of `namespaces.len()` watches, one per namespace, in that order.

@@ -33,7 +33,7 @@ use gpucloud_crd::{Cluster, Endpoint, Pod};
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
 use gpucloud_engine::runner::Watched;
 use gpucloud_engine::vanished::Vanished;
-use gpucloud_engine::watch_merge::watch_namespaces;
+use gpucloud_engine::watch_merge::{held_in, watch_namespaces};
 use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
 use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
@@ -434,7 +434,7 @@ pub async fn run(
         &client,
         &watched.namespaces,
         config.clone(),
-        writer.as_reader(),
+        held_in(writer.as_reader()),
     )
     .inspect_ok(move |event| {
         // Deleted while the watch was away: gone from the relisting, and from the ledger.

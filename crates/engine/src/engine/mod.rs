@@ -55,6 +55,8 @@ use outcome::Outcome;
 pub enum EngineError {
     #[error("Kubernetes API: {0}")]
     Kube(#[from] kube::Error),
+    #[error("watch cache: {0}")]
+    Cache(#[from] crate::packed::PackError),
 }
 
 /// The engine for one kind.
@@ -203,9 +205,10 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// What the controller does when `reconcile` returned an error (a Kubernetes write failed).
-    pub fn error_policy(&self, obj: &A::Kind, err: &EngineError) -> Action {
-        let delay = self.backoffs.fail(&obj.key(), None);
-        warn!(kind = A::KIND, object = %obj.key(), error = %err, retry_in = ?delay, "reconcile failed");
+    /// `key` is the object's `namespace/name`.
+    pub fn error_policy(&self, key: &str, err: &EngineError) -> Action {
+        let delay = self.backoffs.fail(&key.to_string(), None);
+        warn!(kind = A::KIND, object = %key, error = %err, retry_in = ?delay, "reconcile failed");
         Action::requeue(delay)
     }
 }

@@ -23,8 +23,10 @@ use super::{ClusterObjects, Orphan, Scope, orphans};
 use gpucloud_engine::released;
 use gpucloud_engine::snapshot::Freshness;
 
+use gpucloud_crd::ManagedKind;
 use gpucloud_engine::adapter::Adapter;
 use gpucloud_engine::engine::Engine;
+use gpucloud_engine::packed::{self, Packed};
 use gpucloud_engine::runner::{Namespaces, Watched};
 
 /// Pure: which remote objects an install watching `watched` may judge; `None` when it
@@ -49,7 +51,7 @@ pub fn confirmed(now: Vec<Orphan>, previous: &HashSet<String>) -> Vec<Orphan> {
 /// Counts the orphans of `A`'s kind until the task is dropped (see `runner::run_kind`).
 pub async fn run<A: Adapter>(
     engine: Arc<Engine<A>>,
-    store: Store<A::Kind>,
+    store: Store<Packed<A::Kind>>,
     mut synced: tokio::sync::watch::Receiver<bool>,
     watched: Watched,
 ) {
@@ -94,20 +96,26 @@ pub async fn run<A: Adapter>(
             }
         }
         if before.is_none() {
-            before = Some((
-                Instant::now(),
-                ClusterObjects::of(store.state().iter().map(|o| o.as_ref())),
-            ));
+            before = Some((Instant::now(), cluster_in(&store)));
         }
         tokio::time::sleep(every).await;
     }
+}
+
+/// The objects of the store, unpacked one at a time (never all at once).
+fn cluster_in<K: ManagedKind>(store: &Store<Packed<K>>) -> ClusterObjects {
+    let mut out = ClusterObjects::default();
+    for obj in packed::unpacked(store.state()) {
+        out.add_object(&obj);
+    }
+    out
 }
 
 /// One census: listings that started after `since` (when `cluster_before` was read), then
 /// the cluster now. Returns the orphans and the cluster as read now, with when.
 async fn census<A: Adapter>(
     engine: &Engine<A>,
-    store: &Store<A::Kind>,
+    store: &Store<Packed<A::Kind>>,
     scope: &Scope,
     since: Instant,
     cluster_before: ClusterObjects,
@@ -121,7 +129,7 @@ async fn census<A: Adapter>(
         listings.push(listing);
     }
     let read_at = Instant::now();
-    let cluster_now = ClusterObjects::of(store.state().iter().map(|o| o.as_ref()));
+    let cluster_now = cluster_in(store);
     let record = released::read_record(
         &engine.shared.kube,
         &engine.shared.config.operator_namespace,

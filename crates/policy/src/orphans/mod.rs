@@ -144,16 +144,21 @@ impl ClusterObjects {
     pub fn of<'a, K: ManagedKind>(objects: impl IntoIterator<Item = &'a K>) -> Self {
         let mut out = Self::default();
         for obj in objects {
-            let status_id = obj
-                .current_status()
-                .and_then(|s| K::common(s).id.as_deref());
-            let adopted = obj.annotations().get(EXTERNAL_ID).map(String::as_str);
-            out.add(
-                obj.meta().uid.as_deref(),
-                status_id.into_iter().chain(adopted),
-            );
+            out.add_object(obj);
         }
         out
+    }
+
+    /// Adds one object of the cluster, with the remote ids it knows.
+    pub fn add_object<K: ManagedKind>(&mut self, obj: &K) {
+        let status_id = obj
+            .current_status()
+            .and_then(|s| K::common(s).id.as_deref());
+        let adopted = obj.annotations().get(EXTERNAL_ID).map(String::as_str);
+        self.add(
+            obj.meta().uid.as_deref(),
+            status_id.into_iter().chain(adopted),
+        );
     }
 
     /// Everything of both (the cluster as seen before and after a listing).

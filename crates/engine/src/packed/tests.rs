@@ -1,0 +1,136 @@
+use super::*;
+use gpucloud_crd::NetworkVolume;
+
+/// A volume as the operator leaves it once it is Ready: claim, id, finalizer, four
+/// conditions.
+fn converged(name: &str, uid: &str, id: &str) -> NetworkVolume {
+    let at = "2026-11-26T16:40:12Z";
+    let condition = |type_: &str, status: &str, reason: &str, message: &str| {
+        serde_json::json!({"type": type_, "status": status, "reason": reason,
+            "message": message, "observedGeneration": 1, "lastTransitionTime": at})
+    };
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "gpucloud.io/v1alpha1",
+        "kind": "NetworkVolume",
+        "metadata": {
+            "name": name, "namespace": "team-a", "uid": uid, "generation": 1,
+            "resourceVersion": "4812093", "creationTimestamp": at,
+            "finalizers": ["gpucloud.io/finalizer"],
+            "annotations": {
+                "gpucloud.io/external-id": id,
+                "gpucloud.io/owner": "gpucloud-operator/gpucloud-operator@3f9a0c1d2e4b"
+            }
+        },
+        "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1", "deletionPolicy": "Orphan"},
+        "status": {
+            "observedGeneration": 1, "id": id, "lastSyncTime": at,
+            "name": format!("team-a-{name}-{}-i4c2f9e", &uid[..8]),
+            "sizeGb": 10, "dataCenterId": "EU-RO-1", "type": "STANDARD",
+            "conditions": [
+                condition("Ready", "True", "Available", "The network volume is available."),
+                condition("Synced", "True", "ReconcileSuccess", "The last pass reached the platform."),
+                condition("Reconciling", "False", "Available", "Nothing to do."),
+                condition("Stalled", "False", "Available", "Nothing blocks progress."),
+            ]
+        }
+    }))
+    .unwrap()
+}
+
+fn fresh(name: &str) -> NetworkVolume {
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "gpucloud.io/v1alpha1", "kind": "NetworkVolume",
+        "metadata": {"name": name, "namespace": "team-a", "uid": "u-1", "generation": 1},
+        "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1"}
+    }))
+    .unwrap()
+}
+
+fn codec() -> &'static Codec {
+    Box::leak(Box::new(Codec::new()))
+}
+
+fn json(obj: &NetworkVolume) -> serde_json::Value {
+    serde_json::to_value(obj).unwrap()
+}
+
+#[test]
+fn an_object_reads_back_whole() {
+    let codec = codec();
+    for obj in [
+        fresh("data"),
+        converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m"),
+        converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9"),
+        fresh("later"),
+    ] {
+        let packed = Packed::pack_with(codec, &obj);
+        assert_eq!(json(&packed.unpack_with(codec).unwrap()), json(&obj));
+    }
+}
+
+#[test]
+fn the_store_key_is_the_name_and_namespace_only() {
+    let obj = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m");
+    let packed = Packed::pack_with(codec(), &obj);
+    assert_eq!(packed.meta().name.as_deref(), Some("data"));
+    assert_eq!(packed.meta().namespace.as_deref(), Some("team-a"));
+    assert_eq!(
+        packed.meta(),
+        &ObjectMeta {
+            name: packed.meta().name.clone(),
+            namespace: packed.meta().namespace.clone(),
+            ..Default::default()
+        }
+    );
+    let key = ObjectRef::from_obj(&packed);
+    assert_eq!(key, reference(&obj));
+    assert!(key.extra.uid.is_none() && key.extra.resource_version.is_none());
+}
+
+#[test]
+fn objects_are_plain_until_one_with_a_status_gives_the_dictionary() {
+    let codec = codec();
+    let before = Packed::pack_with(codec, &fresh("data"));
+    assert_eq!(before.body[0], PLAIN, "no dictionary yet");
+    let first = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m");
+    Packed::pack_with(codec, &first);
+    let other = converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9");
+    let packed = Packed::pack_with(codec, &other);
+    let whole = serde_json::to_vec(&other).unwrap().len();
+    assert_eq!(packed.body[0], COMPRESSED);
+    // What differs from the dictionary: two names, a UID, an id.
+    assert!(
+        packed.packed_len() * 5 < whole,
+        "{} bytes packed of {whole}",
+        packed.packed_len()
+    );
+    // An object packed before the dictionary still reads back.
+    assert_eq!(
+        json(&before.unpack_with(codec).unwrap()),
+        json(&fresh("data"))
+    );
+}
+
+#[test]
+fn a_damaged_body_is_an_error_not_a_panic() {
+    let codec = codec();
+    Packed::pack_with(
+        codec,
+        &converged("a", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "v"),
+    );
+    let mut packed = Packed::pack_with(
+        codec,
+        &converged("b", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "w"),
+    );
+    packed.body = vec![COMPRESSED, 1, 2, 3].into_boxed_slice();
+    assert!(packed.unpack_with(codec).is_err());
+    packed.body = Box::new([]);
+    assert!(matches!(packed.unpack_with(codec), Err(PackError::Empty)));
+}
+
+#[test]
+fn kubes_controller_can_read_one_from_json() {
+    let obj = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m");
+    let packed: Packed<NetworkVolume> = serde_json::from_value(json(&obj)).unwrap();
+    assert_eq!(json(&packed.unpack().unwrap()), json(&obj));
+}
