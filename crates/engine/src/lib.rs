@@ -35,6 +35,7 @@ pub mod ownership;
 pub mod packed;
 pub mod recent_writes;
 pub mod released;
+pub mod resync;
 pub mod runner;
 pub mod snapshot;
 pub mod triggers;

@@ -6,6 +6,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::{Stream, StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
@@ -23,6 +24,7 @@ use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::{Engine, EngineError};
 use super::packed::{self, Packed};
+use super::resync::key_hash;
 use super::triggers::Triggers;
 use super::watch_merge::watch_namespaces;
 pub use super::watched::{Namespaces, Watched};
@@ -121,6 +123,37 @@ fn watch_kind<K: ManagedKind>(
             },
         )
         .flatten()
+}
+
+/// The objects whose resync is due (see [`crate::resync`]), looked for once a second.
+fn resync_due<A: Adapter>(
+    engine: Arc<Engine<A>>,
+    store: Store<Packed<A::Kind>>,
+) -> impl Stream<Item = ObjectRef<Packed<A::Kind>>> + Send {
+    stream::unfold((engine, store), |(engine, store)| async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let due = engine.resync.take_due(tokio::time::Instant::now());
+        let refs: Vec<ObjectRef<Packed<A::Kind>>> = if due.is_empty() {
+            Vec::new()
+        } else {
+            store
+                .state()
+                .iter()
+                .filter(|obj| {
+                    let meta = obj.meta();
+                    due.contains(&key_hash(
+                        meta.namespace.as_deref().unwrap_or_default(),
+                        meta.name.as_deref().unwrap_or_default(),
+                    ))
+                })
+                .map(|obj| {
+                    packed::named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref())
+                })
+                .collect()
+        };
+        Some((stream::iter(refs), (engine, store)))
+    })
+    .flatten()
 }
 
 /// The event for the store of packed objects.
@@ -289,6 +322,7 @@ pub async fn run_kind<A: Adapter>(
 
     // Every trigger is a reference (see `triggers::reference`): the changed objects and
     // the wakes go in through `reconcile_on`, so the main trigger stream has nothing to say.
+    let resync_store = reader.clone();
     Controller::for_shared_stream(stream::pending(), reader)
         .watches_stream(secrets, move |secret| {
             let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
@@ -300,6 +334,7 @@ pub async fn run_kind<A: Adapter>(
         })
         .reconcile_on(objects)
         .reconcile_on(wakes.map(|r| packed::named(r.namespace.as_deref(), Some(&r.name))))
+        .reconcile_on(resync_due(engine.clone(), resync_store))
         .with_config(ControllerConfig::default().concurrency(concurrency))
         .graceful_shutdown_on(shutdown)
         .run(

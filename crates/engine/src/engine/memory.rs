@@ -50,6 +50,7 @@ impl<A: Adapter> Engine<A> {
         self.told_claimed.lock().remove(key);
         self.own_writes.lock().remove(key);
         self.backoffs.succeed(&key.to_string());
+        self.resync.cancel(key);
         self.shared.metrics.set_ready(A::KIND, key, None);
         self.adapter.forget(key);
     }

@@ -44,6 +44,7 @@ use super::decide::UnsureCreate;
 use super::failure::Failure;
 use super::ownership::Ownership;
 use super::recent_writes::RecentWrites;
+use super::resync::Resync;
 use create::RefusedCreate;
 use memory::SecretKeyRef;
 use observe::Observed;
@@ -63,6 +64,8 @@ pub enum EngineError {
 pub struct Engine<A: Adapter> {
     pub shared: Arc<Shared>,
     pub adapter: A,
+    /// When each converged object is due for its resync pass (see [`Resync`]).
+    pub resync: Resync,
     snapshots: Snapshots<AccountId, A::Remote, Failure>,
     backoffs: Backoffs<String>,
     /// When this process last changed each object's remote object: a listing that started
@@ -121,6 +124,7 @@ impl<A: Adapter> Engine<A> {
             last_keys: Default::default(),
             shared,
             adapter,
+            resync: Resync::default(),
             snapshots: Snapshots::new(),
             backoffs,
             last_write: parking_lot::Mutex::new(RecentWrites::new(
@@ -142,6 +146,8 @@ impl<A: Adapter> Engine<A> {
             self.shared.kube.clone(),
             &obj.namespace().unwrap_or_default(),
         );
+        // Whatever this pass ends in says when the next one comes.
+        self.resync.cancel(&obj.key());
         let Some(obj) = self.claim(&api, obj).await? else {
             return Ok(self.left_alone());
         };

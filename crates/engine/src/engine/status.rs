@@ -163,12 +163,18 @@ impl<A: Adapter> Engine<A> {
         };
         let due = || self.adapter.due_in(obj, outcome.remote.as_ref());
         let delay = match next_pass(outcome.requeue, timing, due) {
-            Next::In { delay, succeeded } => {
-                if succeeded {
-                    self.backoffs.succeed(&seen.key);
-                }
-                delay
+            // The regular next pass of a pass that worked waits in the resync table, not
+            // in kube's scheduler (see `crate::resync`).
+            Next::In {
+                delay,
+                succeeded: true,
+            } => {
+                self.backoffs.succeed(&seen.key);
+                self.resync
+                    .schedule(&seen.key, tokio::time::Instant::now(), delay);
+                return Ok(Action::await_change());
             }
+            Next::In { delay, .. } => delay,
             // A time-driven change (a timeout the adapter counts) comes no later than
             // due, backoff or not.
             Next::Backoff(at_least) => {
