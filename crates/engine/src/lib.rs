@@ -28,6 +28,7 @@ pub mod decide;
 pub mod engine;
 pub mod events;
 pub mod failure;
+pub mod feed;
 pub mod marker;
 pub mod metrics;
 pub mod note;

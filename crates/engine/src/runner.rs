@@ -23,9 +23,8 @@ use super::adapter::Adapter;
 use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::{Engine, EngineError};
+use super::feed::{Feed, packed_hash};
 use super::packed::{self, Packed};
-use super::resync::key_hash;
-use super::triggers::Triggers;
 use super::watch_merge::watch_namespaces;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
@@ -46,7 +45,7 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 }
 
 /// The objects of one kind whose change should trigger a reconcile, as the store holds
-/// them (see [`Triggers`]). `gone` hears (by `namespace/name`) of every object deleted
+/// them (see [`crate::triggers::Triggers`]). `gone` hears (by `namespace/name`) of every object deleted
 /// from the cluster, also of those a relisting no longer shows, so that what is kept about
 /// it (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 /// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]);
@@ -72,7 +71,6 @@ fn watch_kind<K: ManagedKind>(
     };
     let store = writer.as_reader();
     let held = {
-        let store = store.clone();
         move |ns: &str| {
             let in_ns = store
                 .state()
@@ -91,37 +89,25 @@ fn watch_kind<K: ManagedKind>(
                 _ => {}
             }
         })
-        .scan(
-            (Triggers::<K>::default(), writer),
-            move |(triggers, writer), event| {
-                let objects: Vec<ObjectRef<Packed<K>>> = match event {
-                    Ok(event) => {
-                        writer.apply_watcher_event(&pack(&event));
-                        // The store has the event: a listing's objects are in it.
-                        if matches!(event, watcher::Event::InitDone) {
-                            synced.send_replace(true);
-                        }
-                        let mut due: Vec<ObjectRef<Packed<K>>> = triggers
-                            .on(&event, &echo)
-                            .into_iter()
-                            .map(|r| packed::named(r.namespace.as_deref(), Some(&r.name)))
-                            .collect();
-                        due.retain(|key| store.get(key).is_some());
-                        for key in triggers.take_vanished() {
-                            gone(&key);
-                        }
-                        due
+        .scan(Feed::new(writer), move |feed, event| {
+            let objects = match event {
+                Ok(event) => {
+                    let due = feed.on(&event, &echo, &gone);
+                    // The store has the event: a listing's objects are in it.
+                    if matches!(event, watcher::Event::InitDone) {
+                        synced.send_replace(true);
                     }
-                    Err(err) => {
-                        // The watcher backs off and watches again; its relisting triggers what
-                        // changed meanwhile.
-                        warn!(kind = %K::kind(&()), error = %err, "watch");
-                        Vec::new()
-                    }
-                };
-                futures::future::ready(Some(stream::iter(objects)))
-            },
-        )
+                    due
+                }
+                Err(err) => {
+                    // The watcher backs off and watches again; its relisting triggers what
+                    // changed meanwhile.
+                    warn!(kind = %K::kind(&()), error = %err, "watch");
+                    Vec::new()
+                }
+            };
+            futures::future::ready(Some(stream::iter(objects)))
+        })
         .flatten()
 }
 
@@ -139,13 +125,7 @@ fn resync_due<A: Adapter>(
             store
                 .state()
                 .iter()
-                .filter(|obj| {
-                    let meta = obj.meta();
-                    due.contains(&key_hash(
-                        meta.namespace.as_deref().unwrap_or_default(),
-                        meta.name.as_deref().unwrap_or_default(),
-                    ))
-                })
+                .filter(|obj| due.contains(&packed_hash(obj)))
                 .map(|obj| {
                     packed::named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref())
                 })
@@ -154,17 +134,6 @@ fn resync_due<A: Adapter>(
         Some((stream::iter(refs), (engine, store)))
     })
     .flatten()
-}
-
-/// The event for the store of packed objects.
-fn pack<K: ManagedKind>(event: &watcher::Event<K>) -> watcher::Event<Packed<K>> {
-    match event {
-        watcher::Event::Apply(obj) => watcher::Event::Apply(Packed::pack(obj)),
-        watcher::Event::Delete(obj) => watcher::Event::Delete(Packed::pack(obj)),
-        watcher::Event::Init => watcher::Event::Init,
-        watcher::Event::InitApply(obj) => watcher::Event::InitApply(Packed::pack(obj)),
-        watcher::Event::InitDone => watcher::Event::InitDone,
-    }
 }
 
 /// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.

@@ -14,7 +14,7 @@
 //!   that changed during a listing are handed on at its end, from the swapped-in store.
 //!
 //! What is remembered of an object is kept small, since it is kept for every object
-//! watched: its `namespace/name` as one string, and three numbers (see [`Seen`]). The
+//! watched: a hash of its namespace and name, and three numbers (see [`Seen`]). The
 //! references handed on carry the name and namespace only, not kube's extra copies of the
 //! UID and resourceVersion: kube's scheduler keeps each reference twice for as long as the
 //! object waits for its next pass, which at the poll interval is always.
@@ -28,6 +28,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use super::annotations::triggers_reconcile;
+use super::resync::key_hash;
 use gpucloud_crd::ManagedKind;
 
 /// A hash of everything in an object that should trigger a reconcile: the spec
@@ -55,6 +56,14 @@ pub fn reference<K: ManagedKind>(obj: &K) -> ObjectRef<K> {
         Some(namespace) => reference.within(&namespace),
         None => reference,
     }
+}
+
+/// The hash an object is remembered by.
+fn hash_of<K: ManagedKind>(obj: &K) -> u64 {
+    key_hash(
+        obj.meta().namespace.as_deref().unwrap_or_default(),
+        obj.meta().name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// What is remembered of one object: its UID (an object deleted and made again under the
@@ -85,14 +94,14 @@ impl Seen {
 
 /// The objects whose events should trigger a reconcile (see the module's doc).
 pub struct Triggers<K: ManagedKind> {
-    /// By `namespace/name`.
-    seen: HashMap<Box<str>, Seen>,
+    /// By [`key_hash`] of namespace and name.
+    seen: HashMap<u64, Seen>,
     /// The number of the listing under way or last done.
     listing: u32,
     /// A listing is under way: what changed in it so far.
     changed_in_listing: Option<Vec<ObjectRef<K>>>,
-    /// `namespace/name` of the objects the last listing no longer showed, until taken.
-    vanished: Vec<String>,
+    /// [`key_hash`] of the objects the last listing no longer showed, until taken.
+    vanished: Vec<u64>,
 }
 
 impl<K: ManagedKind> Default for Triggers<K> {
@@ -110,15 +119,15 @@ impl<K: ManagedKind> Triggers<K> {
     /// Whether `obj` changed since it was last seen; remembers it either way.
     fn changed(&mut self, obj: &K) -> bool {
         let now = Seen::of(obj, self.listing);
-        let key = obj.key();
-        match self.seen.get_mut(key.as_str()) {
+        let key = hash_of(obj);
+        match self.seen.get_mut(&key) {
             Some(before) => {
                 let changed = !before.same_object_unchanged(&now);
                 *before = now;
                 changed
             }
             None => {
-                self.seen.insert(key.into_boxed_str(), now);
+                self.seen.insert(key, now);
                 true
             }
         }
@@ -140,7 +149,7 @@ impl<K: ManagedKind> Triggers<K> {
                 false => Vec::new(),
             },
             watcher::Event::Delete(obj) => {
-                self.seen.remove(obj.key().as_str());
+                self.seen.remove(&hash_of(obj));
                 Vec::new()
             }
             watcher::Event::Init => {
@@ -172,7 +181,7 @@ impl<K: ManagedKind> Triggers<K> {
                     self.seen.retain(|key, seen| {
                         let shown = seen.listing == listing;
                         if !shown {
-                            vanished.push(key.to_string());
+                            vanished.push(*key);
                         }
                         shown
                     });
@@ -183,9 +192,10 @@ impl<K: ManagedKind> Triggers<K> {
         }
     }
 
-    /// `namespace/name` of the objects the last listing no longer showed (deleted while
-    /// the watch was behind), once each.
-    pub fn take_vanished(&mut self) -> Vec<String> {
+    /// [`key_hash`] of the objects the last listing no longer showed (deleted while the
+    /// watch was behind), once each: the store still holds them until the listing's end is
+    /// applied to it.
+    pub fn take_vanished(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.vanished)
     }
 
@@ -267,7 +277,11 @@ mod tests {
         assert!(t.take_vanished().is_empty());
         list(&mut t, &[volume("a", "1", 1)]);
         assert_eq!(t.len(), 1);
-        assert_eq!(t.take_vanished(), ["ns/gone"], "the engine forgets it too");
+        assert_eq!(
+            t.take_vanished(),
+            [key_hash("ns", "gone")],
+            "the engine forgets it too"
+        );
         assert!(t.take_vanished().is_empty(), "once");
         // Made again later with the same content: a new object, so a change.
         assert_eq!(
