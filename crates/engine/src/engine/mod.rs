@@ -55,6 +55,9 @@ use outcome::Outcome;
 pub enum EngineError {
     #[error("Kubernetes API: {0}")]
     Kube(#[from] kube::Error),
+    /// At start-up: the namespaces of `--namespace-selector` cannot be watched.
+    #[error("--namespace-selector {selector:?}: {reason}")]
+    NamespaceSelector { selector: String, reason: String },
 }
 
 /// The engine for one kind.
