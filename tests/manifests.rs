@@ -151,6 +151,38 @@ fn the_helm_cluster_role_is_made_of_the_checked_rules() {
     );
 }
 
+#[test]
+fn the_cluster_roles_let_the_operator_follow_a_namespace_selector() {
+    let need = rbac::namespace_selector_need();
+    let base = rules_of(BASE_RBAC, "ClusterRole", "gpucloud-operator");
+    let missing = rbac::missing_verbs(&base, &need);
+    assert!(
+        missing.is_empty(),
+        "{BASE_RBAC} (ClusterRole gpucloud-operator) lacks {} on {} for --namespace-selector",
+        missing.join(", "),
+        need.target()
+    );
+    // The chart grants it only with namespaceSelector set, in its ClusterRole.
+    let template = read(HELM_RBAC);
+    let guarded = template
+        .split("{{- if .Values.namespaceSelector }}")
+        .nth(1)
+        .and_then(|rest| rest.split("{{- end }}").next())
+        .unwrap_or_else(|| panic!("{HELM_RBAC} has no rules under .Values.namespaceSelector"));
+    let rules: Vec<PolicyRule> = serde_saphyr::from_str(
+        &guarded
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap_or_else(|e| panic!("{HELM_RBAC}: the namespaceSelector rules are not rules: {e}"));
+    assert!(
+        rbac::missing_verbs(&rules, &need).is_empty(),
+        "{HELM_RBAC}: namespaceSelector must grant {need}"
+    );
+}
+
 #[derive(Deserialize)]
 struct ConfigMapPatch {
     data: BTreeMap<String, String>,

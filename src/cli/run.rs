@@ -21,6 +21,7 @@ use crate::app::controllers::{Controllers, stopped as wait_for};
 use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::context::{EngineConfig, Shared};
 use gpucloud_engine::credentials::{CredentialResolver, DefaultKey};
+use gpucloud_engine::namespace_watch::SelectedNamespaces;
 use gpucloud_engine::runner::{Namespaces, Watched};
 use gpucloud_policy::guardrails::clock::Clock;
 
@@ -58,6 +59,16 @@ pub struct RunArgs {
     /// Namespaces to watch, comma separated; all when empty.
     #[arg(long, env = "GPUCLOUD_NAMESPACES", value_delimiter = ',')]
     pub namespaces: Vec<String>,
+    /// Watch the namespaces whose labels match this label selector (such as
+    /// `gpucloud.io/managed=yes`), as they come to match and stop matching, without a
+    /// restart and without listing the other namespaces again. Needs list and watch on
+    /// namespaces. Not with --namespaces.
+    #[arg(
+        long,
+        env = "GPUCLOUD_NAMESPACE_SELECTOR",
+        conflicts_with = "namespaces"
+    )]
+    pub namespace_selector: Option<String>,
     /// How often each object is compared with the platform, such as 60s or 5m.
     #[arg(long, env = "GPUCLOUD_POLL_INTERVAL", default_value = "60s", value_parser = duration_arg)]
     pub poll_interval: Duration,
@@ -255,6 +266,9 @@ pub async fn run_with_clock(
 ) -> anyhow::Result<()> {
     check_crds(&kube).await?;
     let (metrics, budgets) = crate::app::metrics::operator_metrics();
+    // Before the Lease: a selector the apiserver refuses, or no right to list namespaces,
+    // stops the start at once. The one Namespace watch then runs for every kind.
+    let namespaces = watched_namespaces(&args, &kube, &metrics).await?;
     let urls = base_urls(&args)?;
     let default = default_key(&args)?;
     check_default_key(&kube, &default).await;
@@ -347,11 +361,6 @@ pub async fn run_with_clock(
     }
     shared.metrics.set_leader(true);
     ready.set(true);
-    let namespaces = if args.namespaces.is_empty() {
-        Namespaces::All
-    } else {
-        Namespaces::Only(args.namespaces.clone())
-    };
     let watched = Watched {
         namespaces,
         selector: args.selector.clone(),
@@ -383,6 +392,25 @@ pub async fn run_with_clock(
     Ok(())
 }
 
+/// The namespaces to watch: those --namespace-selector matches (their watch started), the
+/// --namespaces list, or all.
+async fn watched_namespaces(
+    args: &RunArgs,
+    kube: &kube::Client,
+    metrics: &Arc<gpucloud_engine::metrics::Metrics>,
+) -> anyhow::Result<Namespaces> {
+    if let Some(selector) = &args.namespace_selector {
+        let selected = SelectedNamespaces::start(kube.clone(), selector, metrics.clone()).await?;
+        info!(selector = %selector, "watching the namespaces the namespace selector matches");
+        return Ok(Namespaces::Selected(selected));
+    }
+    Ok(if args.namespaces.is_empty() {
+        Namespaces::All
+    } else {
+        Namespaces::Only(args.namespaces.clone())
+    })
+}
+
 /// The namespace of the leader-election Lease: the flag, else the pod's own namespace,
 /// else `default`.
 fn lease_namespace(args: &RunArgs) -> String {
@@ -404,4 +432,31 @@ fn process_identity() -> String {
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "gpucloud-operator".to_string());
     format!("{host}-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Top {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    #[test]
+    fn a_namespace_selector_and_a_namespace_list_are_refused_together() {
+        let both = Top::try_parse_from(["x", "--namespaces=a,b", "--namespace-selector=team=ml"]);
+        let err = both.err().expect("refused").to_string();
+        assert!(
+            err.contains("--namespaces") && err.contains("--namespace-selector"),
+            "names both flags: {err}"
+        );
+        let selector = Top::try_parse_from(["x", "--namespace-selector=team=ml"])
+            .expect("the selector alone")
+            .run;
+        assert_eq!(selector.namespace_selector.as_deref(), Some("team=ml"));
+        assert!(selector.namespaces.is_empty());
+    }
 }

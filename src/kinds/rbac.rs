@@ -64,6 +64,21 @@ const READ_ONLY: &[&str] = &["get", "list", "watch"];
 /// `run` reads each CRD once at start-up.
 const CRD_CHECK: &[&str] = &["get"];
 
+/// List and watch the namespaces `run --namespace-selector` follows (cluster-scoped, so a
+/// ClusterRole's). Not a kind's need: only an install that selects namespaces by label
+/// has it.
+const NAMESPACE_WATCH: &[&str] = &["list", "watch"];
+
+/// What `run --namespace-selector` needs beyond the kinds' needs.
+pub fn namespace_selector_need() -> Need {
+    Need {
+        group: String::new(),
+        resource: "namespaces".into(),
+        name: None,
+        verbs: NAMESPACE_WATCH,
+    }
+}
+
 /// What `kind` needs in rules of `scope`.
 pub fn needs(kind: &RegisteredKind, scope: Scope) -> Vec<Need> {
     needs_of(&kind.group(), &kind.plural(), kind.is_managed(), scope)

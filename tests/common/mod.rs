@@ -89,12 +89,22 @@ pub struct TestNamespace {
 
 impl TestNamespace {
     pub async fn create(client: &Client, prefix: &str) -> Self {
+        Self::create_labelled(client, prefix, &[]).await
+    }
+
+    /// A namespace with a unique name, made with `labels`.
+    pub async fn create_labelled(client: &Client, prefix: &str, labels: &[(&str, &str)]) -> Self {
         let suffix = uuid::Uuid::new_v4().simple().to_string();
         let name = format!("{prefix}-{}", &suffix[..8]);
         let namespaces: Api<Namespace> = Api::all(client.clone());
+        let labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let ns = Namespace {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
+                labels: Some(labels),
                 ..Default::default()
             },
             ..Default::default()

@@ -222,7 +222,17 @@ impl Env {
 
     /// Starts the operator in-process.
     pub fn operator(&self, extra: &[&str]) -> Operator {
-        let args = self.args(extra);
+        self.operator_with_args(self.args(extra))
+    }
+
+    /// Starts the operator in-process with exactly `flags` (see [`Env::flags`] for the
+    /// environment's; a test that must drop one of them filters it out).
+    pub fn operator_with_flags(&self, flags: &[String]) -> Operator {
+        let argv = std::iter::once("operator".to_string()).chain(flags.iter().cloned());
+        self.operator_with_args(Args::try_parse_from(argv).expect("operator flags").run)
+    }
+
+    fn operator_with_args(&self, args: RunArgs) -> Operator {
         let (stop, stop_rx) = watch::channel(false);
         let client = self.operator_client.clone();
         let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });

@@ -2,7 +2,8 @@
 # Validates the install manifests against the control plane in KUBECONFIG with
 # `kubectl apply --dry-run=server`: the kustomize base (deploy/), the single-namespace
 # overlay, the ServiceMonitor and PrometheusRule variants, and the Helm chart rendered with
-# its defaults and with a namespace list + ServiceMonitor + PrometheusRule. Fails on any error.
+# its defaults, with a namespace list + ServiceMonitor + PrometheusRule, and with a namespace
+# selector. Fails on any error.
 #
 # helm is built once from the Go module proxy (helm.sh/helm/v3 at HELM_VERSION; about
 # 5 min cold, 60 MB) into GPUCLOUD_TOOLS_CACHE (default ~/.cache/gpucloud-operator/tools).
@@ -81,6 +82,22 @@ render helm-namespaces "$helm" template ops deploy/helm/gpucloud-operator --name
     --include-crds --set 'namespaces={gpu-workloads}' --set metrics.serviceMonitor.enabled=true \
     --set replicas=2 --set pollInterval=30s --set apiKey.create=true --set apiKey.value=not-a-key \
     --set prometheusRule.enabled=true --set prometheusRule.labels.release=prometheus
+render helm-namespace-selector "$helm" template sel deploy/helm/gpucloud-operator --namespace gpucloud-system \
+    --include-crds --set namespaceSelector=gpucloud.io/managed=yes
+
+# A namespace selector: the flag passed on, namespaces listable in the ClusterRole; refused
+# together with a namespace list.
+selected=$work/helm-namespace-selector.yaml
+if ! grep -q -- '--namespace-selector=gpucloud.io/managed=yes' "$selected" \
+    || ! grep -q 'resources: \["namespaces"\]' "$selected" \
+    || grep -q 'resources: \["namespaces"\]' "$work/helm-defaults.yaml"; then
+    log "FAIL helm namespaceSelector: flag or namespaces rule missing, or the rule in a default install"; failed=1
+fi
+if "$helm" template both deploy/helm/gpucloud-operator --set 'namespaces={gpu-workloads}' \
+    --set namespaceSelector=a=b >/dev/null 2>"$work/both.err" \
+    || ! grep -q 'cannot both be set' "$work/both.err"; then
+    log "FAIL helm: namespaces and namespaceSelector together were not refused"; failed=1
+fi
 
 # What the overlay promises: no cluster-wide rights, the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml

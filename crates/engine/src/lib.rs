@@ -4,8 +4,9 @@
 //!
 //! One object's pass, from the watch to the platform:
 //! - [`runner`] feeds the engine: the kind's watch ([`triggers`] says which events count,
-//!   [`watch_merge`] merges several namespaces' watches, [`vanished`] tells what a
-//!   relisting no longer shows) and the Secrets holding API keys;
+//!   [`watch_merge`] merges several namespaces' watches, [`namespace_streams`] runs one
+//!   watch per namespace as [`namespace_watch`]'s selected namespaces come and go,
+//!   [`vanished`] tells what a relisting no longer shows) and the Secrets holding API keys;
 //! - [`engine`] runs the pass as a pipeline, one module per stage: observe the facts
 //!   ([`snapshot`]: the one shared listing per kind and account; [`annotations`],
 //!   [`credentials`], [`recent_writes`]), ask [`decide`] (pure) for the step, execute it
@@ -31,6 +32,8 @@ pub mod failure;
 pub mod feed;
 pub mod marker;
 pub mod metrics;
+pub mod namespace_streams;
+pub mod namespace_watch;
 pub mod note;
 pub mod ownership;
 pub mod packed;

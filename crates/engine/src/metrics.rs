@@ -24,6 +24,15 @@ struct KindLabels {
     kind: &'static str,
 }
 
+/// One watch: the kind whose controller runs it (empty for the process's Namespace
+/// watch), what it lists, and its namespace (empty when it covers every namespace).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WatchLabels {
+    kind: String,
+    resource: String,
+    namespace: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GuardrailLabels {
     guardrail: &'static str,
@@ -123,6 +132,10 @@ pub struct Metrics {
     orphan_cost: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// Log streams held open to the platform (a starting pod's system log), by kind.
     log_streams: Family<KindLabels, Gauge>,
+    /// Listings each watch made: its first, and one per relisting after it fell behind.
+    watch_listings: Family<WatchLabels, Counter>,
+    /// Namespaces `--namespace-selector` selects right now.
+    watched_namespaces: Gauge,
     /// Ready and Stalled by kind and object, to keep the managed and stalled gauges exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
@@ -208,8 +221,22 @@ impl Metrics {
             "Log streams held open to the platform right now, by kind (pods: the system logs of pods that are starting)",
             Described(log_streams.clone()),
         );
+        let watch_listings = Family::<WatchLabels, Counter>::default();
+        registry.register(
+            "watch_listings",
+            "Listings of the Kubernetes API each watch made (the first, then one per relisting), by kind, resource and namespace",
+            Described(watch_listings.clone()),
+        );
+        let watched_namespaces = Gauge::default();
+        registry.register(
+            "watched_namespaces",
+            "Namespaces the namespace selector (--namespace-selector) matches right now",
+            watched_namespaces.clone(),
+        );
         platform.register(&mut registry);
         Self {
+            watch_listings,
+            watched_namespaces,
             log_streams,
             orphans,
             orphan_cost,
@@ -225,6 +252,24 @@ impl Metrics {
             ready_by_object: parking_lot::Mutex::new(ReadyTally::default()),
             platform,
         }
+    }
+
+    /// A watch started a listing: the watch of `resource` for `kind`'s controller in
+    /// `namespace` (empty: every namespace).
+    pub fn watch_listed(&self, kind: &str, resource: &str, namespace: &str) {
+        self.watch_listings
+            .get_or_create(&WatchLabels {
+                kind: kind.to_string(),
+                resource: resource.to_string(),
+                namespace: namespace.to_string(),
+            })
+            .inc();
+    }
+
+    /// How many namespaces the namespace selector matches now.
+    pub fn set_watched_namespaces(&self, count: usize) {
+        self.watched_namespaces
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     /// A pod was stopped by the guardrail `guardrail` (`schedule`, `maxRuntime`, `idleStop`).

@@ -24,8 +24,8 @@ use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::{Engine, EngineError};
 use super::feed::{Feed, packed_hash};
+use super::namespace_streams::{Listings, watch_each_namespace, watch_namespaces};
 use super::packed::{self, Packed};
-use super::watch_merge::watch_namespaces;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
 
@@ -64,6 +64,7 @@ fn watch_kind<K: ManagedKind>(
     echo: impl Fn(&K) -> bool + Send + 'static,
     delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
+    listings: Listings,
 ) -> impl Stream<Item = ObjectRef<Packed<K>>> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
@@ -79,7 +80,7 @@ fn watch_kind<K: ManagedKind>(
             packed::unpacked(in_ns).map(Arc::new).collect()
         }
     };
-    watch_namespaces(&client, &namespaces, config, held)
+    watch_namespaces(&client, &namespaces, config, held, listings)
         .modify(trim_for_cache::<K>)
         .inspect_ok({
             let gone = gone.clone();
@@ -277,15 +278,17 @@ pub async fn run_kind<A: Adapter>(
             move |obj| engine.caught_up(obj)
         },
         synced,
+        Listings::new(engine.shared.metrics.clone(), A::KIND),
     );
 
-    let secret_streams = namespaces
-        .apis::<PartialObjectMeta<Secret>>(&client)
-        .into_iter()
-        .map(|api| {
-            secret_changes(watcher(api, watcher::Config::default()).default_backoff()).boxed()
-        });
-    let secrets = stream::select_all(secret_streams);
+    // Each namespace's Secrets apart: each watch's first listing is not a change.
+    let secrets = watch_each_namespace::<PartialObjectMeta<Secret>, _>(
+        &client,
+        namespaces,
+        watcher::Config::default(),
+        Listings::new(engine.shared.metrics.clone(), A::KIND),
+        |_, events| secret_changes(events).boxed(),
+    );
     let (secret_engine, secret_store) = (engine.clone(), reader.clone());
     let companion = companion.map(|start| start(reader.clone(), synced_rx));
 

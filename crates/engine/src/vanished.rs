@@ -61,6 +61,15 @@ impl Vanished {
             }
         }
     }
+
+    /// Every key the watch holds, sorted, and holds none from then on: the watch stopped
+    /// (its namespace is no longer watched), and what it told of must be let go of.
+    pub fn take_all(&mut self) -> Vec<Key> {
+        self.listing = None;
+        let mut all: Vec<Key> = std::mem::take(&mut self.held).into_iter().collect();
+        all.sort();
+        all
+    }
 }
 
 #[cfg(test)]
@@ -122,5 +131,13 @@ mod tests {
             again.extend(v.on(&event));
         }
         assert!(again.is_empty(), "{again:?}");
+        assert_eq!(
+            v.take_all(),
+            vec![
+                ("a".to_string(), "kept".to_string()),
+                ("c".to_string(), "new-while-away".to_string()),
+            ]
+        );
+        assert!(v.take_all().is_empty());
     }
 }

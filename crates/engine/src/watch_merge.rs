@@ -13,127 +13,135 @@
 //! - **A later relisting of one namespace** (after its watch fell behind) is told as changes:
 //!   what it lists as `Apply`, and at its end a `Delete` for each object of that namespace
 //!   the store holds and the relisting did not show.
+//! - **A namespace watched from later on** (`--namespace-selector`: it came to match) is
+//!   told as such a relisting: its objects come as `Apply`, and the store keeps every other
+//!   namespace's. A whole new `Init` would make the store swap in that namespace alone.
+//! - **A namespace no longer watched** leaves as a `Delete` of each of its objects the
+//!   store holds ([`NamespaceMerge::remove`]).
+//!
+//! Pure: the streams that run one watch per namespace and feed it are in
+//! [`crate::namespace_streams`].
 
 use std::collections::{HashMap, HashSet};
-use std::fmt::Debug;
 use std::sync::Arc;
 
-use futures::stream::BoxStream;
-use futures::{StreamExt, stream};
-use kube::core::NamespaceResourceScope;
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher as watch};
-use kube::{Api, Client, Resource, ResourceExt};
-use serde::de::DeserializeOwned;
+use kube::Resource;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher::Event;
 
-use super::watched::Namespaces;
-
-/// The watch events of kind `K` in `namespaces`, for the store the caller fills from this
-/// stream, whose objects in a namespace `held` gives: one watch when it covers them (every
-/// namespace, or one), else one per namespace merged by [`NamespaceMerge`].
-pub fn watch_namespaces<K>(
-    client: &Client,
-    namespaces: &Namespaces,
-    config: watcher::Config,
-    held: impl Fn(&str) -> Vec<Arc<K>> + Send + 'static,
-) -> BoxStream<'static, Result<Event<K>, watcher::Error>>
-where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-{
-    let list = match namespaces {
-        Namespaces::All => {
-            return watch(Api::all(client.clone()), config)
-                .default_backoff()
-                .boxed();
-        }
-        Namespaces::Only(list) if list.len() == 1 => {
-            return watch(Api::namespaced(client.clone(), &list[0]), config)
-                .default_backoff()
-                .boxed();
-        }
-        Namespaces::Only(list) => list.clone(),
-    };
-    let watches = list.iter().enumerate().map(|(i, ns)| {
-        watch(Api::<K>::namespaced(client.clone(), ns), config.clone())
-            .default_backoff()
-            .map(move |event| (i, event))
-            .boxed()
-    });
-    stream::select_all(watches)
-        .scan(NamespaceMerge::new(list), move |merge, (from, event)| {
-            let out: Vec<Result<Event<K>, watcher::Error>> = match event {
-                Ok(event) => merge.on(from, event, &held).into_iter().map(Ok).collect(),
-                Err(err) => vec![Err(err)],
-            };
-            futures::future::ready(Some(stream::iter(out)))
-        })
-        .flatten()
-        .boxed()
+/// Where one namespace's watch is.
+enum Listing<K: Resource<DynamicType = ()>> {
+    /// In the first listing, which every namespace watched at start makes together.
+    First,
+    /// Listed; its changes pass through.
+    Live,
+    /// Listing again, or for the first time after the start: what it has listed so far.
+    Again(HashSet<ObjectRef<K>>),
 }
 
-/// What a store of whole objects holds in a namespace, for [`watch_namespaces`].
-pub fn held_in<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static>(
-    store: Store<K>,
-) -> impl Fn(&str) -> Vec<Arc<K>> + Send + 'static {
-    move |ns| {
-        store
-            .state()
-            .into_iter()
-            .filter(|o| o.namespace().as_deref() == Some(ns))
-            .collect()
-    }
-}
-
-/// The merge of `namespaces.len()` watches, one per namespace, in that order.
+/// The merge of the watches of several namespaces, one watch per namespace.
 pub struct NamespaceMerge<K: Resource<DynamicType = ()>> {
-    namespaces: Vec<String>,
+    watches: HashMap<String, Listing<K>>,
     /// Whether the combined `Init` has been told.
     started: bool,
-    /// Per watch: whether its first listing is done.
-    listed: Vec<bool>,
+    /// Whether the combined `InitDone` has been told.
+    synced: bool,
     /// Until every watch has listed: the objects deleted meanwhile, told after `InitDone`.
     deleted_while_listing: HashMap<ObjectRef<K>, K>,
-    /// Per watch, during a later relisting: the objects it has listed so far.
-    relisting: Vec<Option<HashSet<ObjectRef<K>>>>,
 }
 
 impl<K: Resource<DynamicType = ()> + Clone> NamespaceMerge<K> {
-    pub fn new(namespaces: Vec<String>) -> Self {
-        let n = namespaces.len();
+    /// The merge of the watches of `namespaces`, which make the first listing together.
+    pub fn new(namespaces: impl IntoIterator<Item = String>) -> Self {
         Self {
-            namespaces,
+            watches: namespaces
+                .into_iter()
+                .map(|ns| (ns, Listing::First))
+                .collect(),
             started: false,
-            listed: vec![false; n],
+            synced: false,
             deleted_while_listing: HashMap::new(),
-            relisting: vec![None; n],
         }
     }
 
     fn all_listed(&self) -> bool {
-        self.listed.iter().all(|l| *l)
+        !self.watches.values().any(|l| matches!(l, Listing::First))
     }
 
-    /// The events for the store, given `event` from watch `from`. `held` gives the objects
-    /// the store holds in a namespace (read only when a relisting ends).
-    pub fn on(
-        &mut self,
-        from: usize,
-        event: Event<K>,
-        held: impl Fn(&str) -> Vec<Arc<K>>,
-    ) -> Vec<Event<K>> {
+    /// Whether the combined first listing has been told (`InitDone`).
+    pub fn synced(&self) -> bool {
+        self.synced
+    }
+
+    /// The events that open the combined listing: its `Init`, and at once its `InitDone`
+    /// when no namespace is watched (nothing to wait for). Told by [`Self::on`] otherwise.
+    pub fn start(&mut self) -> Vec<Event<K>> {
         let mut out = Vec::new();
         if !self.started {
             self.started = true;
             out.push(Event::Init);
         }
-        if !self.all_listed() {
+        if !self.synced && self.all_listed() {
+            out.extend(self.finish_first_listing());
+        }
+        out
+    }
+
+    fn finish_first_listing(&mut self) -> Vec<Event<K>> {
+        self.synced = true;
+        std::iter::once(Event::InitDone)
+            .chain(
+                self.deleted_while_listing
+                    .drain()
+                    .map(|(_, o)| Event::Delete(o)),
+            )
+            .collect()
+    }
+
+    /// Watches `namespace` too, from now on. Once the first listing is told, its listing
+    /// comes as changes (`Apply`); before, it joins the first listing.
+    pub fn add(&mut self, namespace: &str) {
+        let listing = if self.synced {
+            Listing::Again(HashSet::new())
+        } else {
+            Listing::First
+        };
+        self.watches.entry(namespace.to_string()).or_insert(listing);
+    }
+
+    /// Stops merging `namespace`'s watch, and tells its objects as deleted: `held` gives
+    /// the objects the store holds in a namespace. Later events of its watch are dropped.
+    /// Called once every event told so far is in the store, so that `held` is complete.
+    /// Before the first listing is told, this may end it (`InitDone`).
+    pub fn remove(&mut self, namespace: &str, held: impl Fn(&str) -> Vec<Arc<K>>) -> Vec<Event<K>> {
+        if self.watches.remove(namespace).is_none() {
+            return Vec::new();
+        }
+        let mut out: Vec<Event<K>> = held(namespace)
+            .into_iter()
+            .map(|o| Event::Delete(o.as_ref().clone()))
+            .collect();
+        if self.started && !self.synced && self.all_listed() {
+            out.extend(self.finish_first_listing());
+        }
+        out
+    }
+
+    /// The events for the store, given `event` from the watch of `namespace`. `held` gives
+    /// the objects the store holds in a namespace (read only when a listing after the
+    /// first one ends).
+    pub fn on(
+        &mut self,
+        namespace: &str,
+        event: Event<K>,
+        held: impl Fn(&str) -> Vec<Arc<K>>,
+    ) -> Vec<Event<K>> {
+        if !self.watches.contains_key(namespace) {
+            // A namespace no longer watched: its watch's last events come too late.
+            return Vec::new();
+        }
+        let mut out = self.start();
+        if !self.synced {
             match event {
                 // A watch that restarts during the first listing lists again into it.
                 Event::Init => {}
@@ -147,31 +155,29 @@ impl<K: Resource<DynamicType = ()> + Clone> NamespaceMerge<K> {
                         .insert(ObjectRef::from_obj(&obj), obj);
                 }
                 Event::InitDone => {
-                    self.listed[from] = true;
+                    self.watches.insert(namespace.to_string(), Listing::Live);
                     if self.all_listed() {
-                        out.push(Event::InitDone);
-                        out.extend(
-                            self.deleted_while_listing
-                                .drain()
-                                .map(|(_, o)| Event::Delete(o)),
-                        );
+                        out.extend(self.finish_first_listing());
                     }
                 }
             }
             return out;
         }
+        let Some(listing) = self.watches.get_mut(namespace) else {
+            return out;
+        };
         match event {
-            Event::Init => self.relisting[from] = Some(HashSet::new()),
+            Event::Init => *listing = Listing::Again(HashSet::new()),
             Event::InitApply(obj) => {
-                if let Some(seen) = self.relisting[from].as_mut() {
+                if let Listing::Again(seen) = listing {
                     seen.insert(ObjectRef::from_obj(&obj));
                 }
                 out.push(Event::Apply(obj));
             }
             Event::InitDone => {
-                if let Some(seen) = self.relisting[from].take() {
+                if let Listing::Again(seen) = std::mem::replace(listing, Listing::Live) {
                     out.extend(
-                        held(&self.namespaces[from])
+                        held(namespace)
                             .into_iter()
                             .filter(|o| !seen.contains(&ObjectRef::from_obj(o.as_ref())))
                             .map(|o| Event::Delete(o.as_ref().clone())),
@@ -183,7 +189,6 @@ impl<K: Resource<DynamicType = ()> + Clone> NamespaceMerge<K> {
         out
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,17 +233,17 @@ mod tests {
     fn the_first_listings_of_every_namespace_are_one_listing() {
         let mut m = NamespaceMerge::new(vec!["a".into(), "b".into()]);
         let mut all = Vec::new();
-        all.extend(m.on(0, Event::Init, nothing_held));
-        all.extend(m.on(0, Event::InitApply(nv("a", "x", 1)), nothing_held));
-        all.extend(m.on(1, Event::Init, nothing_held));
-        all.extend(m.on(0, Event::InitDone, nothing_held));
+        all.extend(m.on("a", Event::Init, nothing_held));
+        all.extend(m.on("a", Event::InitApply(nv("a", "x", 1)), nothing_held));
+        all.extend(m.on("b", Event::Init, nothing_held));
+        all.extend(m.on("a", Event::InitDone, nothing_held));
         // Namespace a has listed; its changes join the listing while b lists.
-        all.extend(m.on(0, Event::Apply(nv("a", "x", 2)), nothing_held));
-        all.extend(m.on(0, Event::Apply(nv("a", "gone", 1)), nothing_held));
-        all.extend(m.on(0, Event::Delete(nv("a", "gone", 1)), nothing_held));
-        all.extend(m.on(1, Event::InitApply(nv("b", "y", 1)), nothing_held));
-        all.extend(m.on(1, Event::InitDone, nothing_held));
-        all.extend(m.on(1, Event::Apply(nv("b", "y", 3)), nothing_held));
+        all.extend(m.on("a", Event::Apply(nv("a", "x", 2)), nothing_held));
+        all.extend(m.on("a", Event::Apply(nv("a", "gone", 1)), nothing_held));
+        all.extend(m.on("a", Event::Delete(nv("a", "gone", 1)), nothing_held));
+        all.extend(m.on("b", Event::InitApply(nv("b", "y", 1)), nothing_held));
+        all.extend(m.on("b", Event::InitDone, nothing_held));
+        all.extend(m.on("b", Event::Apply(nv("b", "y", 3)), nothing_held));
         assert_eq!(
             told(&all),
             vec![
@@ -257,10 +262,10 @@ mod tests {
     #[test]
     fn a_later_relisting_of_one_namespace_is_told_as_changes() {
         let mut m = NamespaceMerge::new(vec!["a".into(), "b".into()]);
-        for (from, ns) in [(0, "a"), (1, "b")] {
-            m.on(from, Event::Init, nothing_held);
-            m.on(from, Event::InitApply(nv(ns, "x", 1)), nothing_held);
-            m.on(from, Event::InitDone, nothing_held);
+        for ns in ["a", "b"] {
+            m.on(ns, Event::Init, nothing_held);
+            m.on(ns, Event::InitApply(nv(ns, "x", 1)), nothing_held);
+            m.on(ns, Event::InitDone, nothing_held);
         }
         // The store holds a/x, a/deleted-meanwhile, b/x.
         let held = |ns: &str| -> Vec<Arc<NetworkVolume>> {
@@ -273,10 +278,10 @@ mod tests {
             }
         };
         let mut all = Vec::new();
-        all.extend(m.on(0, Event::Init, held));
-        all.extend(m.on(0, Event::InitApply(nv("a", "x", 2)), held));
-        all.extend(m.on(1, Event::Apply(nv("b", "x", 5)), held));
-        all.extend(m.on(0, Event::InitDone, held));
+        all.extend(m.on("a", Event::Init, held));
+        all.extend(m.on("a", Event::InitApply(nv("a", "x", 2)), held));
+        all.extend(m.on("b", Event::Apply(nv("b", "x", 5)), held));
+        all.extend(m.on("a", Event::InitDone, held));
         assert_eq!(
             told(&all),
             vec![
@@ -291,12 +296,116 @@ mod tests {
     #[test]
     fn an_object_deleted_and_made_again_while_listing_stays() {
         let mut m = NamespaceMerge::new(vec!["a".into(), "b".into()]);
-        m.on(0, Event::Init, nothing_held);
-        m.on(0, Event::InitDone, nothing_held);
-        m.on(0, Event::Delete(nv("a", "x", 1)), nothing_held);
-        let again = m.on(0, Event::Apply(nv("a", "x", 2)), nothing_held);
-        let done = m.on(1, Event::InitDone, nothing_held);
+        m.on("a", Event::Init, nothing_held);
+        m.on("a", Event::InitDone, nothing_held);
+        m.on("a", Event::Delete(nv("a", "x", 1)), nothing_held);
+        let again = m.on("a", Event::Apply(nv("a", "x", 2)), nothing_held);
+        let done = m.on("b", Event::InitDone, nothing_held);
         assert_eq!(told(&again), vec!["InitApply(a/x/2)"]);
         assert_eq!(told(&done), vec!["InitDone"]);
+    }
+
+    /// The merge of `a` and `b` once both have listed `x`.
+    fn listed_a_and_b() -> NamespaceMerge<NetworkVolume> {
+        let mut m = NamespaceMerge::new(vec!["a".into(), "b".into()]);
+        for ns in ["a", "b"] {
+            m.on(ns, Event::Init, nothing_held);
+            m.on(ns, Event::InitApply(nv(ns, "x", 1)), nothing_held);
+            m.on(ns, Event::InitDone, nothing_held);
+        }
+        assert!(m.synced());
+        m
+    }
+
+    #[test]
+    fn a_namespace_watched_later_is_told_as_changes_and_the_others_stay() {
+        let mut m = listed_a_and_b();
+        m.add("c");
+        let held = |ns: &str| -> Vec<Arc<NetworkVolume>> {
+            match ns {
+                "a" | "b" => vec![Arc::new(nv(ns, "x", 1))],
+                _ => Vec::new(),
+            }
+        };
+        let mut all = Vec::new();
+        all.extend(m.on("c", Event::Init, held));
+        all.extend(m.on("c", Event::InitApply(nv("c", "y", 1)), held));
+        all.extend(m.on("a", Event::Apply(nv("a", "x", 2)), held));
+        all.extend(m.on("c", Event::InitApply(nv("c", "z", 1)), held));
+        all.extend(m.on("c", Event::InitDone, held));
+        all.extend(m.on("c", Event::Apply(nv("c", "z", 4)), held));
+        assert_eq!(
+            told(&all),
+            vec![
+                "Apply(c/y/1)",
+                "Apply(a/x/2)",
+                "Apply(c/z/1)",
+                "Apply(c/z/4)"
+            ],
+            "no Init, no InitDone: the store keeps a's and b's objects"
+        );
+    }
+
+    #[test]
+    fn a_namespace_watched_later_forgets_what_the_store_held_of_it_and_it_did_not_list() {
+        let mut m = listed_a_and_b();
+        m.add("c");
+        // Left from an earlier time c was watched, deleted while it was not.
+        let held = |ns: &str| -> Vec<Arc<NetworkVolume>> {
+            match ns {
+                "c" => vec![Arc::new(nv("c", "y", 1)), Arc::new(nv("c", "stale", 1))],
+                _ => vec![Arc::new(nv(ns, "x", 1))],
+            }
+        };
+        let mut all = Vec::new();
+        all.extend(m.on("c", Event::Init, held));
+        all.extend(m.on("c", Event::InitApply(nv("c", "y", 1)), held));
+        all.extend(m.on("c", Event::InitDone, held));
+        assert_eq!(told(&all), vec!["Apply(c/y/1)", "Delete(c/stale/1)"]);
+    }
+
+    #[test]
+    fn a_namespace_no_longer_watched_leaves_as_deletes_of_exactly_its_objects() {
+        let mut m = listed_a_and_b();
+        let held = |ns: &str| -> Vec<Arc<NetworkVolume>> {
+            match ns {
+                "b" => vec![Arc::new(nv("b", "x", 1)), Arc::new(nv("b", "y", 2))],
+                _ => vec![Arc::new(nv(ns, "x", 1))],
+            }
+        };
+        let gone = m.remove("b", held);
+        assert_eq!(told(&gone), vec!["Delete(b/x/1)", "Delete(b/y/2)"]);
+        // Its watch's last events come too late; a's still pass.
+        assert!(m.on("b", Event::Apply(nv("b", "x", 9)), held).is_empty());
+        assert_eq!(
+            told(&m.on("a", Event::Apply(nv("a", "x", 3)), held)),
+            vec!["Apply(a/x/3)"]
+        );
+        assert!(m.remove("b", held).is_empty(), "removed once");
+    }
+
+    #[test]
+    fn no_namespace_at_start_is_an_empty_listing_at_once() {
+        let mut m = NamespaceMerge::<NetworkVolume>::new(Vec::new());
+        assert_eq!(told(&m.start()), vec!["Init", "InitDone"]);
+        assert!(m.start().is_empty());
+        m.add("a");
+        assert_eq!(
+            told(&m.on("a", Event::Init, nothing_held)),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            told(&m.on("a", Event::InitApply(nv("a", "x", 1)), nothing_held)),
+            vec!["Apply(a/x/1)"]
+        );
+    }
+
+    #[test]
+    fn a_namespace_removed_during_the_first_listing_no_longer_holds_it_up() {
+        let mut m = NamespaceMerge::new(vec!["a".into(), "b".into()]);
+        m.on("a", Event::Init, nothing_held);
+        m.on("a", Event::InitDone, nothing_held);
+        assert_eq!(told(&m.remove("b", nothing_held)), vec!["InitDone"]);
+        assert!(m.synced());
     }
 }

@@ -1,7 +1,7 @@
 //! What one install watches: which namespaces, and which objects in them (a label
 //! selector). Every watch of the engine (a kind's, the Secrets') and the Budgets' read it.
 
-use kube::{Api, Client};
+use super::namespace_watch::{NamespaceNames, SelectedNamespaces};
 
 /// Which namespaces the operator watches.
 #[derive(Clone, Debug, Default)]
@@ -9,6 +9,20 @@ pub enum Namespaces {
     #[default]
     All,
     Only(Vec<String>),
+    /// The namespaces whose labels match a selector, as they come and go
+    /// (`--namespace-selector`).
+    Selected(SelectedNamespaces),
+}
+
+impl Namespaces {
+    /// The namespaces watched right now, one by one; `None`: every namespace.
+    pub fn now(&self) -> Option<NamespaceNames> {
+        match self {
+            Namespaces::All => None,
+            Namespaces::Only(list) => Some(std::sync::Arc::new(list.iter().cloned().collect())),
+            Namespaces::Selected(selected) => Some(selected.now()),
+        }
+    }
 }
 
 /// What one install watches: namespaces, and optionally only objects with some labels.
@@ -17,19 +31,4 @@ pub struct Watched {
     pub namespaces: Namespaces,
     /// A label selector on the objects of every kind (not on Secrets).
     pub selector: Option<String>,
-}
-
-impl Namespaces {
-    pub fn apis<K>(&self, client: &Client) -> Vec<Api<K>>
-    where
-        K: kube::Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-    {
-        match self {
-            Namespaces::All => vec![Api::all(client.clone())],
-            Namespaces::Only(list) => list
-                .iter()
-                .map(|ns| Api::namespaced(client.clone(), ns))
-                .collect(),
-        }
-    }
 }

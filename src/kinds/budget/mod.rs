@@ -4,6 +4,7 @@
 //! from the ledger, writes it only when it changed, and with `StopNewest` marks the Pods
 //! to stop. No platform call is made here.
 
+mod members;
 pub mod spend;
 pub mod summary;
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use futures::{StreamExt, TryStreamExt, stream};
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use gpucloud_crd::condition::Condition;
@@ -31,9 +32,9 @@ use gpucloud_crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
 use gpucloud_crd::{Cluster, Endpoint, Pod};
 
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
+use gpucloud_engine::namespace_streams::{Listings, held_in, watch_namespaces};
 use gpucloud_engine::runner::Watched;
 use gpucloud_engine::vanished::Vanished;
-use gpucloud_engine::watch_merge::{held_in, watch_namespaces};
 use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
 use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
@@ -245,59 +246,6 @@ fn held_summary(held: &[String]) -> String {
     text
 }
 
-fn apis<K>(watched: &Watched, client: &Client) -> Vec<Api<K>>
-where
-    K: Resource<Scope = kube::core::NamespaceResourceScope, DynamicType = ()>,
-{
-    watched.namespaces.apis(client)
-}
-
-/// The members (Pods or Endpoints) of `apis` fed into the ledger with `observe` and
-/// `forget`, one watch per API, as the objects they touch. Each watch has its own
-/// [`Vanished`]: each relists on its own, and a member deleted while its watch was away
-/// must not count any more. `listed` is called at the end of every listing.
-fn ledger_watches<K, L>(
-    apis: Vec<Api<K>>,
-    config: &watcher::Config,
-    ledger: &Arc<BudgetLedger>,
-    listed: &L,
-    observe: fn(&BudgetLedger, &K),
-    forget: fn(&BudgetLedger, &str, &str),
-) -> futures::stream::BoxStream<'static, Result<K, watcher::Error>>
-where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-    L: Fn() + Clone + Send + 'static,
-{
-    stream::select_all(apis.into_iter().map(|api| {
-        let (ledger, listed) = (ledger.clone(), listed.clone());
-        let mut held = Vanished::default();
-        watcher(api, config.clone())
-            .default_backoff()
-            .inspect_ok(move |event| {
-                for (ns, name) in held.on(event) {
-                    forget(&ledger, &ns, &name);
-                }
-                match event {
-                    watcher::Event::Apply(o) | watcher::Event::InitApply(o) => observe(&ledger, o),
-                    watcher::Event::Delete(o) => {
-                        forget(&ledger, &o.namespace().unwrap_or_default(), &o.name_any())
-                    }
-                    watcher::Event::InitDone => listed(),
-                    watcher::Event::Init => {}
-                }
-            })
-            .boxed()
-    }))
-    .touched_objects()
-    .boxed()
-}
-
 /// The Budgets of a member's namespace, to reconcile when the member changes.
 fn budgets_of_namespace<K: Resource>(
     store: reflector::Store<Budget>,
@@ -395,6 +343,7 @@ pub async fn run(
 ) {
     info!(kind = "Budget", "starting controller");
     let client = shared.kube.clone();
+    let metrics = shared.metrics.clone();
     let billing: BillingState = Arc::new(parking_lot::RwLock::new(Billing::Unread));
     let (reconcile_all, billing_read) = futures::channel::mpsc::unbounded();
     let refresher = tokio::spawn(spend::refresh(
@@ -408,15 +357,11 @@ pub async fn run(
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
-    let pod_apis = apis::<Pod>(&watched, &client);
-    let endpoint_apis = apis::<Endpoint>(&watched, &client);
-    let cluster_apis = apis::<Cluster>(&watched, &client);
     // Every watch's first listing must be in the ledger before a Pod, Endpoint or Cluster
     // is admitted: the Budgets' (one, merged across namespaces for their store) and each
     // namespace's Pods', Endpoints' and Clusters'.
-    let listings = Arc::new(FirstListings::new(
-        1 + pod_apis.len() + endpoint_apis.len() + cluster_apis.len(),
-    ));
+    let first = members::first_watches(&watched.namespaces).await;
+    let listings = Arc::new(FirstListings::new(1 + 3 * first.len()));
     let listed = {
         let ledger = ledger.clone();
         move || {
@@ -425,6 +370,7 @@ pub async fn run(
             }
         }
     };
+    let counted = Listings::new(metrics, "Budget");
 
     let (reader, writer) = reflector::store::<Budget>();
     let budget_ledger = ledger.clone();
@@ -435,6 +381,7 @@ pub async fn run(
         &watched.namespaces,
         config.clone(),
         held_in(writer.as_reader()),
+        counted.clone(),
     )
     .inspect_ok(move |event| {
         // Deleted while the watch was away: gone from the relisting, and from the ledger.
@@ -459,26 +406,35 @@ pub async fn run(
     .reflect(writer)
     .applied_objects();
 
-    let pods = ledger_watches(
-        pod_apis,
+    let pods = members::ledger_watches::<Pod, _>(
+        &client,
+        &watched.namespaces,
         &config,
+        counted.clone(),
         &ledger,
+        first.clone(),
         &listed,
         BudgetLedger::observe,
         BudgetLedger::forget,
     );
-    let endpoints = ledger_watches(
-        endpoint_apis,
+    let endpoints = members::ledger_watches::<Endpoint, _>(
+        &client,
+        &watched.namespaces,
         &config,
+        counted.clone(),
         &ledger,
+        first.clone(),
         &listed,
         BudgetLedger::observe_endpoint,
         BudgetLedger::forget_endpoint,
     );
-    let clusters = ledger_watches(
-        cluster_apis,
+    let clusters = members::ledger_watches::<Cluster, _>(
+        &client,
+        &watched.namespaces,
         &config,
+        counted.clone(),
         &ledger,
+        first.clone(),
         &listed,
         BudgetLedger::observe_cluster,
         BudgetLedger::forget_cluster,

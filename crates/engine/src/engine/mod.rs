@@ -58,6 +58,9 @@ pub enum EngineError {
     Kube(#[from] kube::Error),
     #[error("watch cache: {0}")]
     Cache(#[from] crate::packed::PackError),
+    /// At start-up: the namespaces of `--namespace-selector` cannot be watched.
+    #[error("--namespace-selector {selector:?}: {reason}")]
+    NamespaceSelector { selector: String, reason: String },
 }
 
 /// The engine for one kind.

@@ -27,17 +27,19 @@ use gpucloud_crd::ManagedKind;
 use gpucloud_engine::adapter::Adapter;
 use gpucloud_engine::engine::Engine;
 use gpucloud_engine::packed::{self, Packed};
-use gpucloud_engine::runner::{Namespaces, Watched};
+use gpucloud_engine::runner::Watched;
 
-/// Pure: which remote objects an install watching `watched` may judge; `None` when it
+/// Which remote objects an install watching `watched` may judge now; `None` when it
 /// watches by label, and so cannot tell an object it does not watch from one that is gone.
+/// With `--namespace-selector`, the namespaces watched at the time: a namespace that no
+/// longer matches has left the store, and its remote objects are no longer judged.
 pub fn scope_of(watched: &Watched) -> Option<Scope> {
     if watched.selector.is_some() {
         return None;
     }
-    Some(match &watched.namespaces {
-        Namespaces::All => Scope::Cluster,
-        Namespaces::Only(list) => Scope::Namespaces(list.clone()),
+    Some(match watched.namespaces.now() {
+        None => Scope::Cluster,
+        Some(names) => Scope::Namespaces(names.iter().cloned().collect()),
     })
 }
 
@@ -55,13 +57,13 @@ pub async fn run<A: Adapter>(
     mut synced: tokio::sync::watch::Receiver<bool>,
     watched: Watched,
 ) {
-    let Some(scope) = scope_of(&watched) else {
+    if scope_of(&watched).is_none() {
         info!(
             kind = A::KIND,
             "watching by label: no orphan census (objects outside the selector would count)"
         );
         return;
-    };
+    }
     // The store holds a whole listing from here on.
     if synced.wait_for(|s| *s).await.is_err() {
         return;
@@ -74,7 +76,10 @@ pub async fn run<A: Adapter>(
     let mut before: Option<(Instant, ClusterObjects)> = None;
     let mut suspects: HashSet<String> = HashSet::new();
     loop {
-        if let Some((since, cluster_before)) = before.take() {
+        // Read at each census: the namespaces a selector chooses come and go. A namespace
+        // that has just come may not have its objects in the store yet; an object is only
+        // counted when two censuses in a row find it orphaned, by when it has.
+        if let (Some((since, cluster_before)), Some(scope)) = (before.take(), scope_of(&watched)) {
             match census(&engine, &store, &scope, since, cluster_before).await {
                 Ok((found, cluster_now)) => {
                     let ids = found.iter().map(|o| o.id.clone()).collect();
@@ -174,6 +179,9 @@ mod tests {
         );
     }
 
+    use gpucloud_engine::namespace_watch::SelectedNamespaces;
+    use gpucloud_engine::runner::Namespaces;
+
     #[test]
     fn an_install_by_label_takes_no_census() {
         let by_label = Watched {
@@ -190,5 +198,14 @@ mod tests {
             Some(Scope::Namespaces(vec!["a".into(), "b".into()]))
         );
         assert_eq!(scope_of(&Watched::default()), Some(Scope::Cluster));
+        let selected = Watched {
+            namespaces: Namespaces::Selected(SelectedNamespaces::fixed(["b".into(), "a".into()])),
+            selector: None,
+        };
+        assert_eq!(
+            scope_of(&selected),
+            Some(Scope::Namespaces(vec!["a".into(), "b".into()])),
+            "the namespaces the selector matches now"
+        );
     }
 }

@@ -1,0 +1,129 @@
+//! The Budgets' members (gpucloud Pods, Endpoints and Clusters) as the ledger sees them:
+//! one watch per watched namespace, each feeding the ledger, and each letting go of what it
+//! told the ledger when it stops (its namespace no longer matches `--namespace-selector`),
+//! so that a member deleted while its namespace was not watched does not count on.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher;
+use kube::{Client, Resource, ResourceExt};
+use parking_lot::Mutex;
+
+use gpucloud_engine::namespace_streams::{Listings, watch_each_namespace};
+use gpucloud_engine::runner::Namespaces;
+use gpucloud_engine::vanished::Vanished;
+use gpucloud_policy::budget::BudgetLedger;
+
+/// The namespaces whose watches make the first listing (`""`: one watch of every
+/// namespace): the set known at start.
+pub(super) async fn first_watches(namespaces: &Namespaces) -> BTreeSet<String> {
+    match namespaces {
+        Namespaces::All => [String::new()].into(),
+        Namespaces::Only(list) => list.iter().cloned().collect(),
+        Namespaces::Selected(selected) => selected
+            .first()
+            .await
+            .map(|names| names.iter().cloned().collect())
+            .unwrap_or_default(),
+    }
+}
+
+/// What one namespace's member watch has told the ledger. Dropped with the watch's stream:
+/// then its members are forgotten, and a first listing it never finished no longer holds
+/// the ledger's sync up.
+struct MemberWatch<L: Fn()> {
+    namespace: String,
+    ledger: Arc<BudgetLedger>,
+    held: Vanished,
+    forget: fn(&BudgetLedger, &str, &str),
+    /// The namespaces whose first listing is still awaited; `listed` is called as each ends.
+    awaited: Arc<Mutex<BTreeSet<String>>>,
+    listed: L,
+}
+
+impl<L: Fn()> MemberWatch<L> {
+    fn first_listing_done(&self) {
+        if self.awaited.lock().remove(&self.namespace) {
+            (self.listed)();
+        }
+    }
+}
+
+impl<L: Fn()> Drop for MemberWatch<L> {
+    fn drop(&mut self) {
+        for (ns, name) in self.held.take_all() {
+            (self.forget)(&self.ledger, &ns, &name);
+        }
+        self.first_listing_done();
+    }
+}
+
+/// The members of kind `K` fed into the ledger with `observe` and `forget`, one watch per
+/// namespace, as the objects they touch. `awaited` holds the namespaces of the first
+/// listing (see [`first_watches`]); `listed` is called once for each, when its first listing
+/// ends.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ledger_watches<K, L>(
+    client: &Client,
+    namespaces: &Namespaces,
+    config: &watcher::Config,
+    listings: Listings,
+    ledger: &Arc<BudgetLedger>,
+    awaited: BTreeSet<String>,
+    listed: &L,
+    observe: fn(&BudgetLedger, &K),
+    forget: fn(&BudgetLedger, &str, &str),
+) -> BoxStream<'static, Result<K, watcher::Error>>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+    L: Fn() + Clone + Send + Sync + 'static,
+{
+    let (ledger, listed) = (ledger.clone(), listed.clone());
+    let awaited = Arc::new(Mutex::new(awaited));
+    watch_each_namespace(
+        client,
+        namespaces,
+        config.clone(),
+        listings,
+        move |namespace, events| {
+            let mut watch = MemberWatch {
+                namespace: namespace.to_string(),
+                ledger: ledger.clone(),
+                held: Vanished::default(),
+                forget,
+                awaited: awaited.clone(),
+                listed: listed.clone(),
+            };
+            events
+                .inspect_ok(move |event| {
+                    for (ns, name) in watch.held.on(event) {
+                        forget(&watch.ledger, &ns, &name);
+                    }
+                    match event {
+                        watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
+                            observe(&watch.ledger, o)
+                        }
+                        watcher::Event::Delete(o) => forget(
+                            &watch.ledger,
+                            &o.namespace().unwrap_or_default(),
+                            &o.name_any(),
+                        ),
+                        watcher::Event::InitDone => watch.first_listing_done(),
+                        watcher::Event::Init => {}
+                    }
+                })
+                .touched_objects()
+                .boxed()
+        },
+    )
+}
