@@ -293,3 +293,32 @@ fn a_cluster_view_writes_what_the_json_value_wrote() {
         assert!(seen.contains(shape), "{shape} not among {seen:?}");
     }
 }
+
+#[test]
+fn a_clusters_members_by_id_are_those_found_among_all_pods() {
+    let mut world = world();
+    for (name, pods) in [("a", 2), ("b", 3), ("c", 2)] {
+        let spec = spec_of(
+            &world,
+            &body(json!({"name": name, "compute": {"gpuTypeId": RTX4090, "gpuCountPerPod": 1, "podCount": pods}})),
+        )
+        .unwrap();
+        world.create_cluster(spec, 0).unwrap();
+    }
+    let ids =
+        |s: &ClusterSnapshot| -> Vec<String> { s.members.iter().map(|p| p.id.clone()).collect() };
+    let listed = snapshots(&world);
+    assert_eq!(listed.len(), 3);
+    for (scanned, c) in listed.iter().zip(world.clusters.values()) {
+        let taken = ClusterSnapshot::take(&world, c);
+        assert_eq!(ids(&taken), ids(scanned), "{}", c.name);
+        assert_eq!(ids(&taken).len(), c.pod_count as usize);
+        let ranks: Vec<u32> = taken
+            .members
+            .iter()
+            .map(|p| p.cluster.as_ref().unwrap().rank)
+            .collect();
+        assert_eq!(ranks, (0..c.pod_count).collect::<Vec<_>>());
+        assert_eq!(taken.primary_ssh, scanned.primary_ssh);
+    }
+}
