@@ -307,11 +307,22 @@ fn a_clusters_members_by_id_are_those_found_among_all_pods() {
     }
     let ids =
         |s: &ClusterSnapshot| -> Vec<String> { s.members.iter().map(|p| p.id.clone()).collect() };
+    // The members as they were found: every pod of the cluster, in creation order, by rank.
+    let scanned = |c: &crate::world::clusters::Cluster| -> Vec<String> {
+        let mut members: Vec<&crate::pods::Pod> = world
+            .cloud
+            .pods()
+            .filter(|p| p.cluster.as_ref().is_some_and(|m| m.cluster_id == c.id))
+            .collect();
+        members.sort_by_key(|p| p.cluster.as_ref().map(|m| m.rank));
+        members.iter().map(|p| p.id.clone()).collect()
+    };
     let listed = snapshots(&world);
     assert_eq!(listed.len(), 3);
-    for (scanned, c) in listed.iter().zip(world.clusters.values()) {
+    for (listed, c) in listed.iter().zip(world.clusters.values()) {
         let taken = ClusterSnapshot::take(&world, c);
-        assert_eq!(ids(&taken), ids(scanned), "{}", c.name);
+        assert_eq!(ids(&taken), scanned(c), "{}", c.name);
+        assert_eq!(ids(listed), scanned(c), "{}", c.name);
         assert_eq!(ids(&taken).len(), c.pod_count as usize);
         let ranks: Vec<u32> = taken
             .members
@@ -319,6 +330,7 @@ fn a_clusters_members_by_id_are_those_found_among_all_pods() {
             .map(|p| p.cluster.as_ref().unwrap().rank)
             .collect();
         assert_eq!(ranks, (0..c.pod_count).collect::<Vec<_>>());
-        assert_eq!(taken.primary_ssh, scanned.primary_ssh);
+        assert_eq!(taken.primary_ssh, listed.primary_ssh);
+        assert!(taken.primary_ssh.is_some());
     }
 }

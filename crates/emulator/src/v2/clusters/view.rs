@@ -4,10 +4,9 @@
 //! A cluster is read in two steps: [`ClusterSnapshot::take`] copies, under the world's lock,
 //! pointers to the cluster and its members and the one fact of the world the answer needs
 //! besides them (the primary's public SSH address); [`snapshot_view`] writes the answer after
-//! the lock is released, borrowing from the snapshot. A listing takes every snapshot with one
-//! pass over the pods ([`snapshots`]), not one pass per cluster.
+//! the lock is released, borrowing from the snapshot. The members are looked up by id, so a
+//! listing ([`snapshots`]) or a create costs no pass over all the pods.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
@@ -41,42 +40,38 @@ impl ClusterSnapshot {
         }
     }
 
-    /// The snapshot of `cluster`, a cluster of `world`: its members looked up by id (the
-    /// record lists them by rank), not found by reading every pod, so that answering a
-    /// create or a read costs the same among 100,000 pods as among ten.
+    /// The snapshot of `cluster`, a cluster of `world`.
     pub fn take(world: &World, cluster: &Cluster) -> Self {
-        let members: Vec<Arc<Pod>> = cluster
-            .member_ids
-            .iter()
-            .filter_map(|id| world.cloud.shared_pod(id))
-            .filter(|p| {
-                p.cluster
-                    .as_ref()
-                    .is_some_and(|m| m.cluster_id == cluster.id)
-            })
-            .cloned()
-            .collect();
-        Self::of(world, Arc::new(cluster.clone()), members)
+        Self::of(world, Arc::new(cluster.clone()), members_of(world, cluster))
     }
 }
 
-/// Every cluster's snapshot, in id order: the members of all of them gathered in one pass
-/// over the pods (in creation order, then sorted by rank, as `Cloud::members` orders them).
+/// The member pods of `cluster` by rank, looked up by id (the record lists them by rank)
+/// rather than found by reading every pod: answering a create or a read then costs the
+/// same among 100,000 pods as among ten, and a listing does no grouping of all pods.
+fn members_of(world: &World, cluster: &Cluster) -> Vec<Arc<Pod>> {
+    cluster
+        .member_ids
+        .iter()
+        .filter_map(|id| world.cloud.shared_pod(id))
+        .filter(|p| {
+            p.cluster
+                .as_ref()
+                .is_some_and(|m| m.cluster_id == cluster.id)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every cluster's snapshot, in id order.
 pub fn snapshots(world: &World) -> Vec<ClusterSnapshot> {
-    let mut members: HashMap<&str, Vec<Arc<Pod>>> = HashMap::new();
-    for p in world.cloud.shared_pods() {
-        if let Some(m) = &p.cluster {
-            members.entry(&m.cluster_id).or_default().push(p.clone());
-        }
-    }
     world
         .clusters
         .shared()
         .into_iter()
         .map(|c| {
-            let mut of_c = members.remove(c.id.as_str()).unwrap_or_default();
-            of_c.sort_by_key(|p| p.cluster.as_ref().map(|m| m.rank));
-            ClusterSnapshot::of(world, c, of_c)
+            let members = members_of(world, &c);
+            ClusterSnapshot::of(world, c, members)
         })
         .collect()
 }
