@@ -68,6 +68,9 @@ impl<'a> From<EndpointView<'a>> for ListedEndpoint<'a> {
     }
 }
 
+// A value lives for one write of one endpoint: boxing the larger variant would allocate
+// for every endpoint of a listing, which is what borrowing the URLs avoids.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Urls<'a> {

@@ -86,6 +86,9 @@ pub struct LoadBalancerUrls<'a> {
     pub health: Url<'a>,
 }
 
+// A value lives for one write of one endpoint: boxing the larger variant would allocate
+// for every endpoint of a listing, which is what borrowing the URLs avoids.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum RequestUrls<'a> {
