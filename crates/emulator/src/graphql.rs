@@ -23,10 +23,12 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::auth::Caller;
-use super::graphql_fast::{Plan, PodList, pod_value};
-use super::graphql_pod::{Pod, PodHost, pod_view};
+use super::graphql_fast::{Plan, PodList, pods_value};
+use super::graphql_my_pods::MyPods;
+use super::graphql_pod::{Pod, pod_view};
 use super::pods::{self, CloudChoice, DeployRequest, TemplateDefaults};
 use super::state::App;
+use super::v2::listing;
 
 pub type PlatformSchema = Schema<QueryRoot, MutationRoot, EmptySubscription>;
 
@@ -172,27 +174,11 @@ impl User {
         None
     }
 
-    /// Built straight from the selection set (see `graphql_fast`): listing is what the
-    /// operator does every resync, for every pod at once. The world's lock is held only to
+    /// Built straight from the selection set (see `graphql_fast`) for the documents the
+    /// handler does not answer itself (`graphql_my_pods`). The world's lock is held only to
     /// copy pointers to the pods and their hosts' facts; the answer is built after it.
     async fn pods(&self, ctx: &Context<'_>) -> PodList {
-        let app = app(ctx);
-        let now = app.clock.now();
-        let plan = Plan::of(&ctx.field());
-        let pods: Vec<_> = {
-            let world = app.world.lock();
-            world
-                .cloud
-                .shared_pods()
-                .filter(|p| p.cluster.is_none())
-                .map(|p| (p.clone(), PodHost::of(p, &world.cloud)))
-                .collect()
-        };
-        let pods = pods
-            .iter()
-            .map(|(p, host)| pod_value(p, host, app, now, &plan))
-            .collect();
-        PodList::new(async_graphql::Value::List(pods))
+        PodList::new(pods_value(app(ctx), &Plan::of(&ctx.field())))
     }
 
     /// Network volumes of the account (as the official SDK asks for them). Only pointers
@@ -520,6 +506,12 @@ fn collect_fields(doc: &ExecutableDocument, set: &SelectionSet, out: &mut Vec<St
     }
 }
 
+/// What answers a document: async-graphql's response, or the bytes the handler wrote.
+enum Answer {
+    Executed(async_graphql::Response),
+    Written(Vec<u8>),
+}
+
 /// `POST /graphql`.
 pub async fn handler(
     State(app): State<App>,
@@ -548,8 +540,12 @@ pub async fn handler(
         }
     };
     let operation_name = request.operation_name.clone();
-    let info = match request.parsed_query() {
-        Ok(doc) => operation_info(doc, operation_name.as_deref()),
+    let no_variables = request.variables.is_empty();
+    let (info, my_pods) = match request.parsed_query() {
+        Ok(doc) => (
+            operation_info(doc, operation_name.as_deref()),
+            MyPods::recognise(doc, operation_name.as_deref(), no_variables),
+        ),
         Err(e) => return gql_error(StatusCode::BAD_REQUEST, &e.message),
     };
     // A missing required variable is a validation failure (400), not a field error.
@@ -590,18 +586,34 @@ pub async fn handler(
     if latency > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(latency)).await;
     }
-    let response = schema()
-        .execute(request.data(app.clone()).data(caller))
-        .await;
+    // The operator's pod listing is answered here, off the runtime's workers; every other
+    // document by async-graphql.
+    let answer = match my_pods {
+        Some(my_pods) => {
+            let app = app.clone();
+            Answer::Written(listing::off_the_workers(move || my_pods.answer(&app)).await)
+        }
+        None => Answer::Executed(
+            schema()
+                .execute(request.data(app.clone()).data(caller))
+                .await,
+        ),
+    };
     if answer_latency > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(answer_latency)).await;
     }
-    if !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty()) {
-        // The document did not validate (unknown field, bad variable, ...): errors of
-        // resolvers carry the path of their field, validation errors carry none.
-        return (StatusCode::BAD_REQUEST, Json(response)).into_response();
-    }
-    if response.errors.is_empty() {
+    let succeeded = match &answer {
+        Answer::Executed(response) => {
+            if !response.errors.is_empty() && response.errors.iter().all(|e| e.path.is_empty()) {
+                // The document did not validate (unknown field, bad variable, ...): errors
+                // of resolvers carry the path of their field, validation errors carry none.
+                return (StatusCode::BAD_REQUEST, Json(response)).into_response();
+            }
+            response.errors.is_empty()
+        }
+        Answer::Written(_) => true,
+    };
+    if succeeded {
         for field in &fields {
             let route = format!("graphql:{field}");
             if app.faults.take_create_500(&route, "/graphql") {
@@ -613,5 +625,8 @@ pub async fn handler(
             }
         }
     }
-    Json(response).into_response()
+    match answer {
+        Answer::Executed(response) => Json(response).into_response(),
+        Answer::Written(body) => listing::json_response(body),
+    }
 }

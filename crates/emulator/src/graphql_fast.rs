@@ -1,27 +1,27 @@
-//! A fast path for `myself { pods }`: the list is built straight into a GraphQL value from
-//! the query's selection set, instead of resolving ~25 fields per pod through async
-//! resolvers. With 10,000 pods that is the difference between missing and meeting the
-//! 200 ms listing goal.
+//! `myself { pods }` written straight from the query's selection set, instead of resolving
+//! ~25 fields per pod through async resolvers: listing is what the operator does every
+//! resync, for every pod at once.
 //!
-//! The schema is unchanged: [`PodList`] declares itself as `[Pod!]!`, and the document has
-//! been validated against that type before this code runs. Aliases, fragments (spread and
-//! inline), `__typename`, `@skip` and `@include` are honoured; a test compares the result
-//! with the ordinary resolvers of `pod(input:)` for the same selection.
+//! A [`Plan`] is the selection worked out once (response keys, the field each one selects,
+//! sub-selections) and [`PlannedPod`] writes one pod as it asks, through serde: straight
+//! into the answer's bytes on the handler's fast path ([`crate::graphql_my_pods`]), or into
+//! a GraphQL value for [`PodList`], which async-graphql resolves for the shapes the fast
+//! path leaves to it. The schema is unchanged: [`PodList`] declares itself as `[Pod!]!`,
+//! and the document has been validated against that type before it runs. Tests compare
+//! both with the ordinary resolvers of `pod(input:)` for the same selection.
 
 use std::borrow::Cow;
 
-use async_graphql::indexmap::IndexMap;
-use async_graphql::parser::types::Field;
 use async_graphql::registry::Registry;
-use async_graphql::{
-    ContextSelectionSet, Name, OutputType, Positioned, SelectionField, ServerResult, Value,
-};
+use async_graphql::{ContextSelectionSet, Name, OutputType, SelectionField, ServerResult, Value};
 use parking_lot::Mutex;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 use super::clock::Millis;
 use super::graphql_pod::{
-    POD_TYPE, Pod, PodHost, PodMachineInfo, PodRuntime, PodStatus, last_status_change, machine_of,
-    runtime_of, status_of, uptime_of,
+    CONTAINER_LOAD, POD_TYPE, Pod, PodHost, PodStatus, gpu_id, last_status_change_at, status_of,
+    uptime_of,
 };
 use super::pods;
 use super::state::App;
@@ -51,56 +51,254 @@ impl OutputType for PodList {
     async fn resolve(
         &self,
         _ctx: &ContextSelectionSet<'_>,
-        _field: &Positioned<Field>,
+        _field: &async_graphql::Positioned<async_graphql::parser::types::Field>,
     ) -> ServerResult<Value> {
         Ok(self.0.lock().take().unwrap_or(Value::List(Vec::new())))
     }
 }
 
-/// A selection set worked out once and applied to every pod: response keys (shared, so no
-/// allocation per pod), field names and sub-selections, repeated keys merged.
-#[derive(Debug, Default)]
+/// A field of the object types a pod listing selects from, told apart once per query
+/// rather than by name for every pod.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Typename,
+    // Pod
+    Id,
+    Name,
+    ImageName,
+    Env,
+    MachineId,
+    Machine,
+    DesiredStatus,
+    Runtime,
+    GpuCount,
+    VcpuCount,
+    MemoryInGb,
+    ContainerDiskInGb,
+    VolumeInGb,
+    VolumeMountPath,
+    DockerArgs,
+    DockerId,
+    Ports,
+    Port,
+    CostPerHr,
+    PodType,
+    UptimeSeconds,
+    LastStatusChange,
+    NetworkVolumeId,
+    TemplateId,
+    // PodMachineInfo
+    PodHostId,
+    GpuDisplayName,
+    GpuTypeId,
+    DataCenterId,
+    SecureCloud,
+    // PodRuntime
+    UptimeInSeconds,
+    RuntimePorts,
+    RuntimeGpus,
+    RuntimeContainer,
+    // PodRuntimePort
+    Ip,
+    IsIpPublic,
+    PrivatePort,
+    PublicPort,
+    PortType,
+    // PodRuntimeGpu
+    GpuId,
+    GpuUtilPercent,
+    MemoryUtilPercent,
+    // PodRuntimeContainer
+    CpuPercent,
+    MemoryPercent,
+    /// Not a field of the type: answered null, as the value-building resolver did.
+    Unknown,
+}
+
+/// A GraphQL object type of the schema's `Pod` tree: its name and fields, each with the
+/// type of its sub-selection when it is an object (or a list of objects).
+pub struct ObjectType {
+    pub name: &'static str,
+    fields: &'static [(&'static str, Field, Option<&'static ObjectType>)],
+}
+
+impl ObjectType {
+    /// The field `name` selects and its sub-selection's type; `None` if the type has none
+    /// such (the document is not valid).
+    pub fn field(&self, name: &str) -> Option<(Field, Option<&'static ObjectType>)> {
+        if name == "__typename" {
+            return Some((Field::Typename, None));
+        }
+        self.fields
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|&(_, f, ty)| (f, ty))
+    }
+}
+
+pub static POD: ObjectType = ObjectType {
+    name: "Pod",
+    fields: &[
+        ("id", Field::Id, None),
+        ("name", Field::Name, None),
+        ("imageName", Field::ImageName, None),
+        ("env", Field::Env, None),
+        ("machineId", Field::MachineId, None),
+        ("machine", Field::Machine, Some(&MACHINE)),
+        ("desiredStatus", Field::DesiredStatus, None),
+        ("runtime", Field::Runtime, Some(&RUNTIME)),
+        ("gpuCount", Field::GpuCount, None),
+        ("vcpuCount", Field::VcpuCount, None),
+        ("memoryInGb", Field::MemoryInGb, None),
+        ("containerDiskInGb", Field::ContainerDiskInGb, None),
+        ("volumeInGb", Field::VolumeInGb, None),
+        ("volumeMountPath", Field::VolumeMountPath, None),
+        ("dockerArgs", Field::DockerArgs, None),
+        ("dockerId", Field::DockerId, None),
+        ("ports", Field::Ports, None),
+        ("port", Field::Port, None),
+        ("costPerHr", Field::CostPerHr, None),
+        ("podType", Field::PodType, None),
+        ("uptimeSeconds", Field::UptimeSeconds, None),
+        ("lastStatusChange", Field::LastStatusChange, None),
+        ("networkVolumeId", Field::NetworkVolumeId, None),
+        ("templateId", Field::TemplateId, None),
+    ],
+};
+
+static MACHINE: ObjectType = ObjectType {
+    name: "PodMachineInfo",
+    fields: &[
+        ("podHostId", Field::PodHostId, None),
+        ("gpuDisplayName", Field::GpuDisplayName, None),
+        ("gpuTypeId", Field::GpuTypeId, None),
+        ("dataCenterId", Field::DataCenterId, None),
+        ("secureCloud", Field::SecureCloud, None),
+    ],
+};
+
+static RUNTIME: ObjectType = ObjectType {
+    name: "PodRuntime",
+    fields: &[
+        ("uptimeInSeconds", Field::UptimeInSeconds, None),
+        ("ports", Field::RuntimePorts, Some(&RUNTIME_PORT)),
+        ("gpus", Field::RuntimeGpus, Some(&RUNTIME_GPU)),
+        (
+            "container",
+            Field::RuntimeContainer,
+            Some(&RUNTIME_CONTAINER),
+        ),
+    ],
+};
+
+static RUNTIME_PORT: ObjectType = ObjectType {
+    name: "PodRuntimePort",
+    fields: &[
+        ("ip", Field::Ip, None),
+        ("isIpPublic", Field::IsIpPublic, None),
+        ("privatePort", Field::PrivatePort, None),
+        ("publicPort", Field::PublicPort, None),
+        ("type", Field::PortType, None),
+    ],
+};
+
+static RUNTIME_GPU: ObjectType = ObjectType {
+    name: "PodRuntimeGpu",
+    fields: &[
+        ("id", Field::GpuId, None),
+        ("gpuUtilPercent", Field::GpuUtilPercent, None),
+        ("memoryUtilPercent", Field::MemoryUtilPercent, None),
+    ],
+};
+
+static RUNTIME_CONTAINER: ObjectType = ObjectType {
+    name: "PodRuntimeContainer",
+    fields: &[
+        ("cpuPercent", Field::CpuPercent, None),
+        ("memoryPercent", Field::MemoryPercent, None),
+    ],
+};
+
+/// A selection set worked out once and applied to every pod: response keys, the field
+/// each selects and its sub-selection, in the order the answer lists them.
+#[derive(Debug)]
 pub struct Plan {
-    entries: Vec<(Name, String, Option<Plan>)>,
+    typename: &'static str,
+    entries: Vec<(Name, Field, Option<Plan>)>,
 }
 
 impl Plan {
+    /// An empty selection on `ty`.
+    pub fn new(ty: &ObjectType) -> Self {
+        Self {
+            typename: ty.name,
+            entries: Vec::new(),
+        }
+    }
+
+    /// The selection of `field`, a `Pod` list, as async-graphql hands it to a resolver
+    /// (fragments spread, repeated keys merged).
     pub fn of(field: &SelectionField<'_>) -> Self {
-        let mut plan = Plan::default();
-        plan.add(field);
+        let mut plan = Plan::new(&POD);
+        plan.add(field, &POD);
         plan
     }
 
-    fn add(&mut self, field: &SelectionField<'_>) {
+    fn add(&mut self, field: &SelectionField<'_>, ty: &ObjectType) {
         for child in field.selection_set().filter(included) {
             let key = child.alias().unwrap_or(child.name());
-            let has_children = child.selection_set().next().is_some();
-            match self.entries.iter_mut().find(|(k, _, _)| k.as_str() == key) {
-                Some((_, _, Some(sub))) => sub.add(&child),
-                Some(_) => {}
+            let (selects, sub_ty) = ty.field(child.name()).unwrap_or((Field::Unknown, None));
+            match self.entries.iter().position(|(k, _, _)| k.as_str() == key) {
+                Some(i) => {
+                    if let (Some(sub), Some(sub_ty)) = (&mut self.entries[i].2, sub_ty) {
+                        sub.add(&child, sub_ty);
+                    }
+                }
                 None => {
-                    let sub = has_children.then(|| Plan::of(&child));
-                    self.entries
-                        .push((Name::new(key), child.name().to_string(), sub));
+                    let sub = sub_ty.map(|t| {
+                        let mut sub = Plan::new(t);
+                        sub.add(&child, t);
+                        sub
+                    });
+                    self.entries.push((Name::new(key), selects, sub));
                 }
             }
         }
     }
 
-    fn object(&self, typename: &str, mut value_of: impl FnMut(&str, &Plan) -> Value) -> Value {
-        let empty = Plan::default();
-        let mut map = IndexMap::with_capacity(self.entries.len());
-        for (key, name, sub) in &self.entries {
-            let value = if name == "__typename" {
-                Value::String(typename.to_string())
-            } else {
-                value_of(name, sub.as_ref().unwrap_or(&empty))
-            };
-            map.insert(key.clone(), value);
+    /// Whether the selection already answers `key`.
+    pub fn has(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _, _)| k.as_str() == key)
+    }
+
+    /// Adds `key`, answered by `field`, with the sub-selection `sub` when it has one.
+    pub fn push(&mut self, key: &str, field: Field, sub: Option<Plan>) {
+        self.entries.push((Name::new(key), field, sub));
+    }
+
+    /// An object of this selection: `__typename` here, every other field by `entry`.
+    fn object<S: Serializer>(
+        &self,
+        serializer: S,
+        mut entry: impl FnMut(&mut S::SerializeMap, &str, Field, &Plan) -> Result<(), S::Error>,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (key, field, sub) in &self.entries {
+            match (field, sub) {
+                (Field::Typename, _) => map.serialize_entry(key.as_str(), self.typename)?,
+                (_, Some(sub)) => entry(&mut map, key.as_str(), *field, sub)?,
+                (_, None) => entry(&mut map, key.as_str(), *field, &NO_SELECTION)?,
+            }
         }
-        Value::Object(map)
+        map.end()
     }
 }
+
+/// The sub-selection of a leaf field.
+static NO_SELECTION: Plan = Plan {
+    typename: "",
+    entries: Vec::new(),
+};
 
 /// Whether `@skip` / `@include` keep this field.
 fn included(field: &SelectionField<'_>) -> bool {
@@ -121,10 +319,6 @@ fn included(field: &SelectionField<'_>) -> bool {
     })
 }
 
-fn opt_str(s: &Option<String>) -> Value {
-    s.as_ref().map_or(Value::Null, |s| Value::String(s.clone()))
-}
-
 fn status_name(s: PodStatus) -> &'static str {
     match s {
         PodStatus::Created => "CREATED",
@@ -137,86 +331,219 @@ fn status_name(s: PodStatus) -> &'static str {
     }
 }
 
-fn machine_value(m: &PodMachineInfo, plan: &Plan) -> Value {
-    plan.object("PodMachineInfo", |n, _| match n {
-        "podHostId" => Value::String(m.pod_host_id.clone()),
-        "gpuDisplayName" => Value::String(m.gpu_display_name.clone()),
-        "gpuTypeId" => Value::String(m.gpu_type_id.clone()),
-        "dataCenterId" => Value::String(m.data_center_id.clone()),
-        "secureCloud" => Value::Boolean(m.secure_cloud),
-        _ => Value::Null,
-    })
+/// A pod with what its fields show of its host: a listing copies these under the lock.
+pub type Listed = (std::sync::Arc<pods::Pod>, PodHost);
+
+/// One pod as `plan` selects it, at `now`: only the selected fields are computed.
+pub struct PlannedPod<'a> {
+    pub pod: &'a pods::Pod,
+    pub host: &'a PodHost,
+    pub app: &'a App,
+    pub now: Millis,
+    pub plan: &'a Plan,
 }
 
-fn runtime_value(rt: &PodRuntime, plan: &Plan) -> Value {
-    plan.object("PodRuntime", |n, sub| match n {
-        "uptimeInSeconds" => Value::from(rt.uptime_in_seconds),
-        "ports" => Value::List(
-            rt.ports
-                .iter()
-                .map(|port| {
-                    sub.object("PodRuntimePort", |n, _| match n {
-                        "ip" => Value::String(port.ip.clone()),
-                        "isIpPublic" => Value::Boolean(port.is_ip_public),
-                        "privatePort" => Value::from(port.private_port),
-                        "publicPort" => Value::from(port.public_port),
-                        "type" => Value::String(port.kind.clone()),
-                        _ => Value::Null,
-                    })
-                })
-                .collect(),
-        ),
-        "gpus" => Value::List(
-            rt.gpus
-                .iter()
-                .map(|g| {
-                    sub.object("PodRuntimeGpu", |n, _| match n {
-                        "id" => Value::String(g.id.clone()),
-                        "gpuUtilPercent" => Value::from(g.gpu_util_percent),
-                        "memoryUtilPercent" => Value::from(g.memory_util_percent),
-                        _ => Value::Null,
-                    })
-                })
-                .collect(),
-        ),
-        "container" => sub.object("PodRuntimeContainer", |n, _| match n {
-            "cpuPercent" => Value::from(rt.container.cpu_percent),
-            "memoryPercent" => Value::from(rt.container.memory_percent),
-            _ => Value::Null,
-        }),
-        _ => Value::Null,
-    })
+/// A value written through its `Display` (no string built first).
+struct Shown<T>(T);
+
+impl<T: std::fmt::Display> Serialize for Shown<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
 }
 
-/// One pod as the plan asks for it; only selected fields are computed.
-pub fn pod_value(p: &pods::Pod, host: &PodHost, app: &App, now: Millis, plan: &Plan) -> Value {
-    plan.object("Pod", |name, sub| match name {
-        "id" => Value::String(p.id.clone()),
-        "name" => Value::String(p.name.clone()),
-        "imageName" => Value::String(p.image_name.clone()),
-        "env" => Value::List(p.env.iter().cloned().map(Value::String).collect()),
-        "machineId" => Value::String(p.machine_id.clone()),
-        "machine" => machine_value(&machine_of(p, host), sub),
-        "desiredStatus" => Value::Enum(Name::new(status_name(status_of(p)))),
-        "runtime" => match uptime_of(p, app, now) {
-            (true, uptime) => runtime_value(&runtime_of(p, host, uptime), sub),
-            (false, _) => Value::Null,
-        },
-        "gpuCount" => Value::from(p.gpu_count as i32),
-        "vcpuCount" => Value::from(p.vcpu_count),
-        "memoryInGb" => Value::from(p.memory_in_gb),
-        "containerDiskInGb" => Value::from(p.container_disk_in_gb as i32),
-        "volumeInGb" => Value::from(p.volume_in_gb as i32),
-        "volumeMountPath" => opt_str(&p.volume_mount_path),
-        "dockerArgs" => Value::String(p.docker_args.clone()),
-        "dockerId" | "port" => Value::Null,
-        "ports" => Value::String(p.ports.clone()),
-        "costPerHr" => Value::from(p.cost_per_hr),
-        "podType" => Value::String(POD_TYPE.to_string()),
-        "uptimeSeconds" => Value::from(uptime_of(p, app, now).1),
-        "lastStatusChange" => Value::String(last_status_change(p, app)),
-        "networkVolumeId" => opt_str(&p.network_volume_id),
-        "templateId" => opt_str(&p.template_id),
-        _ => Value::Null,
-    })
+/// Null: a field the emulator never sets, or one the type does not have.
+const NULL: () = ();
+
+impl Serialize for PlannedPod<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Self {
+            pod: p,
+            host,
+            app,
+            now,
+            plan,
+        } = *self;
+        plan.object(serializer, |map, key, field, sub| match field {
+            Field::Id => map.serialize_entry(key, &p.id),
+            Field::Name => map.serialize_entry(key, &p.name),
+            Field::ImageName => map.serialize_entry(key, &p.image_name),
+            Field::Env => map.serialize_entry(key, &p.env),
+            Field::MachineId => map.serialize_entry(key, &p.machine_id),
+            Field::Machine => map.serialize_entry(key, &Machine { p, host, plan: sub }),
+            Field::DesiredStatus => map.serialize_entry(key, status_name(status_of(p))),
+            Field::Runtime => match uptime_of(p, app, now) {
+                (true, uptime) => map.serialize_entry(
+                    key,
+                    &Runtime {
+                        p,
+                        host,
+                        uptime,
+                        plan: sub,
+                    },
+                ),
+                (false, _) => map.serialize_entry(key, &NULL),
+            },
+            Field::GpuCount => map.serialize_entry(key, &(p.gpu_count as i32)),
+            Field::VcpuCount => map.serialize_entry(key, &p.vcpu_count),
+            Field::MemoryInGb => map.serialize_entry(key, &p.memory_in_gb),
+            Field::ContainerDiskInGb => map.serialize_entry(key, &(p.container_disk_in_gb as i32)),
+            Field::VolumeInGb => map.serialize_entry(key, &(p.volume_in_gb as i32)),
+            Field::VolumeMountPath => map.serialize_entry(key, &p.volume_mount_path),
+            Field::DockerArgs => map.serialize_entry(key, &p.docker_args),
+            Field::Ports => map.serialize_entry(key, &p.ports),
+            Field::CostPerHr => map.serialize_entry(key, &p.cost_per_hr),
+            Field::PodType => map.serialize_entry(key, POD_TYPE),
+            Field::UptimeSeconds => map.serialize_entry(key, &uptime_of(p, app, now).1),
+            Field::LastStatusChange => {
+                map.serialize_entry(key, &Shown(last_status_change_at(p, app)))
+            }
+            Field::NetworkVolumeId => map.serialize_entry(key, &p.network_volume_id),
+            Field::TemplateId => map.serialize_entry(key, &p.template_id),
+            _ => map.serialize_entry(key, &NULL),
+        })
+    }
+}
+
+struct Machine<'a> {
+    p: &'a pods::Pod,
+    host: &'a PodHost,
+    plan: &'a Plan,
+}
+
+impl Serialize for Machine<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (p, host) = (self.p, self.host);
+        self.plan
+            .object(serializer, |map, key, field, _| match field {
+                Field::PodHostId => map.serialize_entry(key, &p.pod_host_id),
+                Field::GpuDisplayName => map.serialize_entry(key, host.gpu_display_name()),
+                Field::GpuTypeId => map.serialize_entry(key, &p.gpu_type_id),
+                Field::DataCenterId => map.serialize_entry(key, host.data_center_id()),
+                Field::SecureCloud => map.serialize_entry(key, &host.secure()),
+                _ => map.serialize_entry(key, &NULL),
+            })
+    }
+}
+
+struct Runtime<'a> {
+    p: &'a pods::Pod,
+    host: &'a PodHost,
+    uptime: i32,
+    plan: &'a Plan,
+}
+
+impl Serialize for Runtime<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (p, host) = (self.p, self.host);
+        self.plan
+            .object(serializer, |map, key, field, sub| match field {
+                Field::UptimeInSeconds => map.serialize_entry(key, &self.uptime),
+                Field::RuntimePorts => {
+                    map.serialize_entry(key, &RuntimePorts { p, host, plan: sub })
+                }
+                Field::RuntimeGpus => map.serialize_entry(key, &RuntimeGpus { p, plan: sub }),
+                Field::RuntimeContainer => map.serialize_entry(key, &RuntimeContainer(sub)),
+                _ => map.serialize_entry(key, &NULL),
+            })
+    }
+}
+
+struct RuntimePorts<'a> {
+    p: &'a pods::Pod,
+    host: &'a PodHost,
+    plan: &'a Plan,
+}
+
+impl Serialize for RuntimePorts<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Port<'a>(&'a RuntimePorts<'a>, &'a (u32, u32, String));
+        impl Serialize for Port<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let (ports, (private, public, kind)) = (self.0, self.1);
+                ports
+                    .plan
+                    .object(serializer, |map, key, field, _| match field {
+                        Field::Ip => map.serialize_entry(key, ports.host.public_ip()),
+                        Field::IsIpPublic => map.serialize_entry(key, &ports.p.support_public_ip),
+                        Field::PrivatePort => map.serialize_entry(key, &(*private as i32)),
+                        Field::PublicPort => map.serialize_entry(key, &(*public as i32)),
+                        Field::PortType => map.serialize_entry(key, kind),
+                        _ => map.serialize_entry(key, &NULL),
+                    })
+            }
+        }
+        serializer.collect_seq(self.p.port_map.iter().map(|port| Port(self, port)))
+    }
+}
+
+struct RuntimeGpus<'a> {
+    p: &'a pods::Pod,
+    plan: &'a Plan,
+}
+
+impl Serialize for RuntimeGpus<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Gpu<'a>(&'a RuntimeGpus<'a>, u32);
+        impl Serialize for Gpu<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let (gpus, i) = (self.0, self.1);
+                gpus.plan
+                    .object(serializer, |map, key, field, _| match field {
+                        Field::GpuId => map.serialize_entry(key, &Shown(gpu_id(gpus.p, i))),
+                        Field::GpuUtilPercent => {
+                            map.serialize_entry(key, &gpus.p.gpu_util_percent.unwrap_or(0.0))
+                        }
+                        Field::MemoryUtilPercent => map.serialize_entry(key, &0.0),
+                        _ => map.serialize_entry(key, &NULL),
+                    })
+            }
+        }
+        serializer.collect_seq((0..self.p.gpu_count).map(|i| Gpu(self, i)))
+    }
+}
+
+struct RuntimeContainer<'a>(&'a Plan);
+
+impl Serialize for RuntimeContainer<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.object(serializer, |map, key, field, _| match field {
+            Field::CpuPercent => map.serialize_entry(key, &CONTAINER_LOAD.0),
+            Field::MemoryPercent => map.serialize_entry(key, &CONTAINER_LOAD.1),
+            _ => map.serialize_entry(key, &NULL),
+        })
+    }
+}
+
+/// The standalone pods of the world and their hosts' facts, copied under its lock (the
+/// seed surface does not show cluster members).
+pub fn listed_pods(app: &App) -> Vec<Listed> {
+    let world = app.world.lock();
+    world
+        .cloud
+        .shared_pods()
+        .filter(|p| p.cluster.is_none())
+        .map(|p| (p.clone(), PodHost::of(p, &world.cloud)))
+        .collect()
+}
+
+/// The `[Pod!]!` value of `myself { pods }` for async-graphql, which resolves the shapes
+/// the handler's fast path leaves to it.
+pub fn pods_value(app: &App, plan: &Plan) -> Value {
+    let now = app.clock.now();
+    let pods = listed_pods(app);
+    let pods = pods
+        .iter()
+        .map(|(pod, host)| {
+            let planned = PlannedPod {
+                pod,
+                host,
+                app,
+                now,
+                plan,
+            };
+            async_graphql::to_value(planned).expect("a pod serialises")
+        })
+        .collect();
+    Value::List(pods)
 }

@@ -6,6 +6,8 @@
 //! per-field functions here. Keeping them out of both modules is what lets the fast path
 //! depend on them without depending on the schema's roots that use the fast path.
 
+use std::fmt;
+
 use async_graphql::{Enum, SimpleObject};
 
 use super::clock::Millis;
@@ -95,22 +97,78 @@ pub struct PodRuntimeContainer {
 }
 
 /// "Fri Nov 21 2025 10:00:00 GMT+0000 (Coordinated Universal Time)", as the platform
-/// writes `lastStatusChange` (JavaScript's `Date.toString()` in UTC).
-fn js_date(app: &App, at: Millis) -> String {
-    app.clock
-        .wall_at(at)
-        .strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
-        .to_string()
+/// writes `lastStatusChange` (JavaScript's `Date.toString()` in UTC). Written field by field
+/// rather than through `strftime`, which reads its format on every call: a listing of
+/// 10,000 pods writes 10,000 of these.
+struct JsDate(jiff::civil::DateTime);
+
+impl fmt::Display for JsDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+        const MONTHS: [&str; 12] = [
+            "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+        ];
+        let d = &self.0;
+        write!(
+            f,
+            "{} {} {:02} {:04} {:02}:{:02}:{:02} GMT+0000 (Coordinated Universal Time)",
+            DAYS[d.weekday().to_monday_zero_offset() as usize],
+            MONTHS[(d.month() - 1) as usize],
+            d.day(),
+            d.year(),
+            d.hour(),
+            d.minute(),
+            d.second()
+        )
+    }
+}
+
+/// `lastStatusChange` of a pod, as it is written (no string built until then).
+pub struct LastStatusChange {
+    verb: &'static str,
+    at: JsDate,
+}
+
+impl fmt::Display for LastStatusChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.verb, self.at)
+    }
 }
 
 /// `lastStatusChange` of a pod.
-pub fn last_status_change(p: &pods::Pod, app: &App) -> String {
+pub fn last_status_change_at(p: &pods::Pod, app: &App) -> LastStatusChange {
     let verb = match p.desired {
         DesiredStatus::Running => "Rented by User",
         DesiredStatus::Exited => "Exited by User",
     };
-    format!("{verb}: {}", js_date(app, p.last_status_change_at))
+    let at = jiff::tz::TimeZone::UTC.to_datetime(app.clock.wall_at(p.last_status_change_at));
+    LastStatusChange {
+        verb,
+        at: JsDate(at),
+    }
 }
+
+/// `lastStatusChange` of a pod, as a string.
+pub fn last_status_change(p: &pods::Pod, app: &App) -> String {
+    last_status_change_at(p, app).to_string()
+}
+
+/// The id of a pod's GPU `i` in its `runtime`.
+pub fn gpu_id(p: &pods::Pod, i: u32) -> GpuId<'_> {
+    GpuId(&p.id, i)
+}
+
+/// `GPU-<pod id>-<index>`, as it is written.
+pub struct GpuId<'a>(&'a str, u32);
+
+impl fmt::Display for GpuId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GPU-{}-{}", self.0, self.1)
+    }
+}
+
+/// A booted pod's container load, percent CPU and memory: fixed in the emulator.
+pub const CONTAINER_LOAD: (f64, f64) = (1.0, 2.0);
 
 pub fn status_of(p: &pods::Pod) -> PodStatus {
     match p.desired {
@@ -141,6 +199,22 @@ pub struct PodHost {
 }
 
 impl PodHost {
+    pub fn public_ip(&self) -> &str {
+        &self.public_ip
+    }
+
+    pub fn data_center_id(&self) -> &str {
+        &self.data_center_id
+    }
+
+    pub fn secure(&self) -> bool {
+        self.secure
+    }
+
+    pub fn gpu_display_name(&self) -> &str {
+        &self.gpu_display_name
+    }
+
     pub fn of(p: &pods::Pod, cloud: &pods::Cloud) -> Self {
         let machine = cloud.machine(&p.machine_id);
         Self {
@@ -171,14 +245,14 @@ pub fn runtime_of(p: &pods::Pod, host: &PodHost, uptime: i32) -> PodRuntime {
             .collect(),
         gpus: (0..p.gpu_count)
             .map(|i| PodRuntimeGpu {
-                id: format!("GPU-{}-{i}", p.id),
+                id: gpu_id(p, i).to_string(),
                 gpu_util_percent: p.gpu_util_percent.unwrap_or(0.0),
                 memory_util_percent: 0.0,
             })
             .collect(),
         container: PodRuntimeContainer {
-            cpu_percent: 1.0,
-            memory_percent: 2.0,
+            cpu_percent: CONTAINER_LOAD.0,
+            memory_percent: CONTAINER_LOAD.1,
         },
     }
 }
@@ -226,3 +300,23 @@ pub fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> P
 
 /// On-demand pods are "RESERVED" on the platform.
 pub const POD_TYPE: &str = "RESERVED";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_js_date_is_what_strftime_wrote() {
+        let app = crate::state::Emulator::new(crate::EmulatorConfig::default()).unwrap();
+        // Every weekday and month, single and double digits, around midnight and noon.
+        for at in (0..400).map(|d| d * 86_400_000 + d * 3_599_000 + d % 7) {
+            let old = app
+                .clock
+                .wall_at(at)
+                .strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
+                .to_string();
+            let new = JsDate(jiff::tz::TimeZone::UTC.to_datetime(app.clock.wall_at(at)));
+            assert_eq!(new.to_string(), old);
+        }
+    }
+}

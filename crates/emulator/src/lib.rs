@@ -13,6 +13,7 @@ pub mod faults;
 pub mod fixtures;
 pub mod graphql;
 mod graphql_fast;
+mod graphql_my_pods;
 mod graphql_pod;
 pub mod ids;
 pub mod jobs;

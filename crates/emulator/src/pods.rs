@@ -445,10 +445,12 @@ impl Cloud {
     }
 
     pub fn pod(&self, id: &str) -> Option<&Pod> {
-        self.pod_index
-            .get(id)
-            .and_then(|seq| self.pods.get(seq))
-            .map(Arc::as_ref)
+        self.shared_pod(id).map(Arc::as_ref)
+    }
+
+    /// A pod by id, as a pointer that outlives the world's lock.
+    pub fn shared_pod(&self, id: &str) -> Option<&Arc<Pod>> {
+        self.pod_index.get(id).and_then(|seq| self.pods.get(seq))
     }
 
     /// A pod to edit in place. Only for settings that hold no resources (name, image, env,

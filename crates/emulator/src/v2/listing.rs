@@ -27,6 +27,26 @@ pub fn list_json<T: Sync>(
     bytes_per_item: usize,
     write_item: impl Fn(&T, &mut Vec<u8>) -> serde_json::Result<()> + Sync,
 ) -> Vec<u8> {
+    match field {
+        Some(field) => {
+            let mut open = b"{".to_vec();
+            serde_json::to_writer(&mut open, field).expect("a field name serialises");
+            open.extend_from_slice(b":[");
+            list_json_within(&open, b"]}", items, bytes_per_item, write_item)
+        }
+        None => list_json_within(b"[", b"]", items, bytes_per_item, write_item),
+    }
+}
+
+/// `open`, the items separated by commas, `close`: a list inside a larger answer (`open`
+/// ends with its `[`, `close` starts with its `]`), written as [`list_json`] writes one.
+pub fn list_json_within<T: Sync>(
+    open: &[u8],
+    close: &[u8],
+    items: &[T],
+    bytes_per_item: usize,
+    write_item: impl Fn(&T, &mut Vec<u8>) -> serde_json::Result<()> + Sync,
+) -> Vec<u8> {
     let write = |part: &[T], out: &mut Vec<u8>| {
         for (i, item) in part.iter().enumerate() {
             if i > 0 {
@@ -35,13 +55,8 @@ pub fn list_json<T: Sync>(
             write_item(item, out).expect("a view serialises");
         }
     };
-    let mut out = Vec::with_capacity(64 + items.len() * bytes_per_item);
-    if let Some(field) = field {
-        out.push(b'{');
-        serde_json::to_writer(&mut out, field).expect("a field name serialises");
-        out.push(b':');
-    }
-    out.push(b'[');
+    let mut out = Vec::with_capacity(open.len() + close.len() + items.len() * bytes_per_item);
+    out.extend_from_slice(open);
     if items.len() < SPLIT_AT {
         write(items, &mut out);
     } else {
@@ -58,10 +73,7 @@ pub fn list_json<T: Sync>(
         out.push(b',');
         out.extend_from_slice(&tail);
     }
-    out.push(b']');
-    if field.is_some() {
-        out.push(b'}');
-    }
+    out.extend_from_slice(close);
     out
 }
 

@@ -5,6 +5,7 @@
 pub mod clusters;
 pub mod endpoints;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -38,6 +39,9 @@ pub struct World {
     pub registries: RecordMap<RegistryAuth>,
     /// Instant Clusters (REST v2 `/v2/clusters`); their members are pods of `cloud`.
     pub clusters: RecordMap<clusters::Cluster>,
+    /// The VXLAN ids of `clusters`: a create takes the one past the highest without
+    /// reading every cluster.
+    pub cluster_vxlans: BTreeSet<u32>,
 }
 
 impl World {
@@ -78,6 +82,7 @@ impl World {
             public_templates: f.public_templates.clone(),
             usage: UsageLedger::default(),
             clusters: RecordMap::default(),
+            cluster_vxlans: BTreeSet::new(),
         };
         let mut endpoints = std::mem::take(&mut world.endpoints);
         for e in endpoints.values_mut() {

@@ -49,7 +49,7 @@ pub fn clusters_listing(app: &App) -> Vec<u8> {
     let now = app.clock.now();
     let snapshots = snapshots(&app.world.lock());
     super::listing::list_json(Some("clusters"), &snapshots, 512, |s, out| {
-        serde_json::to_writer(out, &snapshot_json(app, s, now))
+        serde_json::to_writer(out, &snapshot_view(app, s, now))
     })
 }
 

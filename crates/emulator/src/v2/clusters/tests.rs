@@ -175,3 +175,162 @@ async fn the_listing_keeps_its_bytes_and_its_snapshots_their_moment() {
     assert_eq!(v["clusters"][0]["name"], "renamed");
     assert_eq!(clusters_listing(&app), listed_in_one_value(&app));
 }
+
+/// A cluster's answer as it was built before [`snapshot_view`]: a `serde_json::Value`.
+fn built_as_a_value(app: &App, s: &ClusterSnapshot, now: crate::clock::Millis) -> Value {
+    use crate::v2::pods::{PodStatus, status_of};
+    use crate::world::clusters::{OVERLAY_CIDR, VXLAN_PORT};
+    let c = &s.cluster;
+    let members = &s.members;
+    let statuses: Vec<PodStatus> = members
+        .iter()
+        .map(|p| status_of(p, now, app.config.pod_boot_ms))
+        .collect();
+    let mut by_status: std::collections::BTreeMap<&str, u32> = Default::default();
+    for s in &statuses {
+        *by_status.entry(s.as_str()).or_default() += 1;
+    }
+    let mut out = json!({
+        "id": c.id,
+        "name": c.name,
+        "type": c.kind,
+        "compute": {
+            "gpuTypeId": c.gpu_type_id,
+            "gpuCountPerPod": c.gpu_count_per_pod,
+            "podCount": c.pod_count,
+        },
+        "dataCenterId": c.data_center_id,
+        "pods": {"total": members.len(), "byStatus": by_status},
+        "createdAt": crate::v2::timestamp(&app.clock, c.created_at),
+    });
+    if let (Some(primary), Some(&status)) = (members.first(), statuses.first()) {
+        let mut p = json!({"podId": primary.id, "status": status.as_str()});
+        if status == PodStatus::Running
+            && let Some((host, port)) = &s.primary_ssh
+        {
+            p["sshEndpoint"] = json!(format!("{host}:{port}"));
+        }
+        out["primary"] = p;
+        if status != PodStatus::Provisioning {
+            out["network"] = json!({
+                "cidr": OVERLAY_CIDR,
+                "vxlanId": c.vxlan_id,
+                "vxlanPort": VXLAN_PORT,
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn a_cluster_view_writes_what_the_json_value_wrote() {
+    use crate::pods::DesiredStatus;
+    use std::sync::Arc;
+    let app = crate::state::Emulator::new(crate::EmulatorConfig {
+        pod_boot_ms: 10_000,
+        ..crate::EmulatorConfig::default()
+    })
+    .unwrap();
+    let snapshot = {
+        let mut world = app.world.lock();
+        let spec = spec_of(&world, &body(json!({"name": "q\"uoted\\ \u{e9}"}))).unwrap();
+        let id = world.create_cluster(spec, 1_000).unwrap().id.clone();
+        let c = world.clusters.get(&id).unwrap().clone();
+        ClusterSnapshot::take(&world, &c)
+    };
+    assert_eq!(snapshot.members.len(), 2);
+    assert!(snapshot.primary_ssh.is_some());
+    // Every status of the primary, a member in another status, with and without the SSH
+    // address, and no members at all.
+    let with = |edit: &dyn Fn(&mut crate::pods::Pod), rank: usize, ssh: bool| {
+        let mut s = snapshot.clone();
+        let mut p = (*s.members[rank]).clone();
+        edit(&mut p);
+        s.members[rank] = Arc::new(p);
+        if !ssh {
+            s.primary_ssh = None;
+        }
+        s
+    };
+    let exited = |p: &mut crate::pods::Pod| p.desired = DesiredStatus::Exited;
+    let unchanged = |_: &mut crate::pods::Pod| {};
+    let cases = [
+        snapshot.clone(),
+        with(&exited, 0, true),
+        with(&exited, 1, true),
+        with(&unchanged, 0, false),
+        ClusterSnapshot {
+            members: Vec::new(),
+            ..snapshot.clone()
+        },
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    // Provisioning, starting, running.
+    for now in [1_000, 8_000, 60_000] {
+        for s in &cases {
+            let old = serde_json::to_string(&built_as_a_value(&app, s, now)).unwrap();
+            let new = serde_json::to_string(&snapshot_view(&app, s, now)).unwrap();
+            assert_eq!(new, old, "at {now}");
+            let v: Value = serde_json::from_str(&new).unwrap();
+            seen.insert(format!(
+                "{}/{}/{}",
+                v["primary"]["status"],
+                v["primary"].get("sshEndpoint").is_some(),
+                v.get("network").is_some()
+            ));
+        }
+    }
+    // Each way the answer can differ was written: no primary, and each status with and
+    // without the SSH address and the overlay where they apply.
+    for shape in [
+        "null/false/false",
+        "\"PROVISIONING\"/false/false",
+        "\"STARTING\"/false/true",
+        "\"RUNNING\"/true/true",
+        "\"RUNNING\"/false/true",
+        "\"EXITED\"/false/true",
+    ] {
+        assert!(seen.contains(shape), "{shape} not among {seen:?}");
+    }
+}
+
+#[test]
+fn a_clusters_members_by_id_are_those_found_among_all_pods() {
+    let mut world = world();
+    for (name, pods) in [("a", 2), ("b", 3), ("c", 2)] {
+        let spec = spec_of(
+            &world,
+            &body(json!({"name": name, "compute": {"gpuTypeId": RTX4090, "gpuCountPerPod": 1, "podCount": pods}})),
+        )
+        .unwrap();
+        world.create_cluster(spec, 0).unwrap();
+    }
+    let ids =
+        |s: &ClusterSnapshot| -> Vec<String> { s.members.iter().map(|p| p.id.clone()).collect() };
+    // The members as they were found: every pod of the cluster, in creation order, by rank.
+    let scanned = |c: &crate::world::clusters::Cluster| -> Vec<String> {
+        let mut members: Vec<&crate::pods::Pod> = world
+            .cloud
+            .pods()
+            .filter(|p| p.cluster.as_ref().is_some_and(|m| m.cluster_id == c.id))
+            .collect();
+        members.sort_by_key(|p| p.cluster.as_ref().map(|m| m.rank));
+        members.iter().map(|p| p.id.clone()).collect()
+    };
+    let listed = snapshots(&world);
+    assert_eq!(listed.len(), 3);
+    for (listed, c) in listed.iter().zip(world.clusters.values()) {
+        let taken = ClusterSnapshot::take(&world, c);
+        assert_eq!(ids(&taken), scanned(c), "{}", c.name);
+        assert_eq!(ids(listed), scanned(c), "{}", c.name);
+        assert_eq!(ids(&taken).len(), c.pod_count as usize);
+        let ranks: Vec<u32> = taken
+            .members
+            .iter()
+            .map(|p| p.cluster.as_ref().unwrap().rank)
+            .collect();
+        assert_eq!(ranks, (0..c.pod_count).collect::<Vec<_>>());
+        assert_eq!(taken.primary_ssh, listed.primary_ssh);
+        assert!(taken.primary_ssh.is_some());
+    }
+}

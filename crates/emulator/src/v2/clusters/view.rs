@@ -3,21 +3,21 @@
 //!
 //! A cluster is read in two steps: [`ClusterSnapshot::take`] copies, under the world's lock,
 //! pointers to the cluster and its members and the one fact of the world the answer needs
-//! besides them (the primary's public SSH address); [`snapshot_json`] builds the answer after
-//! the lock is released. A listing takes every snapshot with one pass over the pods
-//! ([`snapshots`]), not one pass per cluster.
+//! besides them (the primary's public SSH address); [`snapshot_view`] writes the answer after
+//! the lock is released, borrowing from the snapshot. The members are looked up by id, so a
+//! listing ([`snapshots`]) or a create costs no pass over all the pods.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
 use crate::clock::Millis;
 use crate::pods::Pod;
 use crate::state::{App, World};
 use crate::v2::pods::{PodStatus, public_ssh, status_of};
 use crate::v2::timestamp;
-use crate::world::clusters::{Cluster, OVERLAY_CIDR, VXLAN_PORT};
+use crate::world::clusters::{Cluster, ClusterKind, OVERLAY_CIDR, VXLAN_PORT};
 
 /// A cluster and what its answer is built from, taken under the world's lock.
 #[derive(Debug, Clone)]
@@ -42,88 +42,184 @@ impl ClusterSnapshot {
 
     /// The snapshot of `cluster`, a cluster of `world`.
     pub fn take(world: &World, cluster: &Cluster) -> Self {
-        let mut members: Vec<Arc<Pod>> = world
-            .cloud
-            .shared_pods()
-            .filter(|p| {
-                p.cluster
-                    .as_ref()
-                    .is_some_and(|m| m.cluster_id == cluster.id)
-            })
-            .cloned()
-            .collect();
-        members.sort_by_key(|p| p.cluster.as_ref().map(|m| m.rank));
-        Self::of(world, Arc::new(cluster.clone()), members)
+        Self::of(world, Arc::new(cluster.clone()), members_of(world, cluster))
     }
 }
 
-/// Every cluster's snapshot, in id order: the members of all of them gathered in one pass
-/// over the pods (in creation order, then sorted by rank, as `Cloud::members` orders them).
+/// The member pods of `cluster` by rank, looked up by id (the record lists them by rank)
+/// rather than found by reading every pod: answering a create or a read then costs the
+/// same among 100,000 pods as among ten, and a listing does no grouping of all pods.
+fn members_of(world: &World, cluster: &Cluster) -> Vec<Arc<Pod>> {
+    cluster
+        .member_ids
+        .iter()
+        .filter_map(|id| world.cloud.shared_pod(id))
+        .filter(|p| {
+            p.cluster
+                .as_ref()
+                .is_some_and(|m| m.cluster_id == cluster.id)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Every cluster's snapshot, in id order.
 pub fn snapshots(world: &World) -> Vec<ClusterSnapshot> {
-    let mut members: HashMap<&str, Vec<Arc<Pod>>> = HashMap::new();
-    for p in world.cloud.shared_pods() {
-        if let Some(m) = &p.cluster {
-            members.entry(&m.cluster_id).or_default().push(p.clone());
-        }
-    }
     world
         .clusters
         .shared()
         .into_iter()
         .map(|c| {
-            let mut of_c = members.remove(c.id.as_str()).unwrap_or_default();
-            of_c.sort_by_key(|p| p.cluster.as_ref().map(|m| m.rank));
-            ClusterSnapshot::of(world, c, of_c)
+            let members = members_of(world, &c);
+            ClusterSnapshot::of(world, c, members)
         })
         .collect()
 }
 
 /// The document's `Cluster` for the cluster `c` of `world`.
 pub fn cluster_json(app: &App, world: &World, c: &Cluster, now: Millis) -> Value {
-    snapshot_json(app, &ClusterSnapshot::take(world, c), now)
+    let snapshot = ClusterSnapshot::take(world, c);
+    serde_json::to_value(snapshot_view(app, &snapshot, now)).expect("a cluster view serialises")
 }
 
-/// The document's `Cluster`, from a snapshot: needs no lock.
-pub fn snapshot_json(app: &App, s: &ClusterSnapshot, now: Millis) -> Value {
+/// The document's `Cluster`, from a snapshot: needs no lock. Its keys are in alphabetical
+/// order, as every cluster answer has had them since they were built as `serde_json::Value`s
+/// (whose maps sort their keys).
+pub fn snapshot_view<'a>(app: &App, s: &'a ClusterSnapshot, now: Millis) -> ClusterView<'a> {
     let c = &s.cluster;
-    let members = &s.members;
-    let statuses: Vec<PodStatus> = members
-        .iter()
-        .map(|p| status_of(p, now, app.config.pod_boot_ms))
-        .collect();
-    let mut by_status: BTreeMap<&str, u32> = BTreeMap::new();
-    for s in &statuses {
-        *by_status.entry(s.as_str()).or_default() += 1;
+    let mut by_status = ByStatus::default();
+    let mut primary = None;
+    for (rank, p) in s.members.iter().enumerate() {
+        let status = status_of(p, now, app.config.pod_boot_ms);
+        by_status.count(status);
+        if rank == 0 {
+            primary = Some((p, status));
+        }
     }
-    let mut out = json!({
-        "id": c.id,
-        "name": c.name,
-        "type": c.kind,
-        "compute": {
-            "gpuTypeId": c.gpu_type_id,
-            "gpuCountPerPod": c.gpu_count_per_pod,
-            "podCount": c.pod_count,
+    ClusterView {
+        compute: Compute {
+            gpu_count_per_pod: c.gpu_count_per_pod,
+            gpu_type_id: &c.gpu_type_id,
+            pod_count: c.pod_count,
         },
-        "dataCenterId": c.data_center_id,
-        "pods": {"total": members.len(), "byStatus": by_status},
-        "createdAt": timestamp(&app.clock, c.created_at),
-    });
-    if let (Some(primary), Some(&status)) = (members.first(), statuses.first()) {
-        let mut p = json!({"podId": primary.id, "status": status.as_str()});
-        if status == PodStatus::Running
-            && let Some((host, port)) = &s.primary_ssh
-        {
-            p["sshEndpoint"] = json!(format!("{host}:{port}"));
-        }
-        out["primary"] = p;
+        created_at: timestamp(&app.clock, c.created_at),
+        data_center_id: &c.data_center_id,
+        id: &c.id,
+        name: &c.name,
         // The overlay comes up with the machines: once the members are past PROVISIONING.
-        if status != PodStatus::Provisioning {
-            out["network"] = json!({
-                "cidr": OVERLAY_CIDR,
-                "vxlanId": c.vxlan_id,
-                "vxlanPort": VXLAN_PORT,
-            });
+        network: primary
+            .filter(|(_, status)| *status != PodStatus::Provisioning)
+            .map(|_| Network {
+                cidr: OVERLAY_CIDR,
+                vxlan_id: c.vxlan_id,
+                vxlan_port: VXLAN_PORT,
+            }),
+        pods: Members {
+            by_status,
+            total: s.members.len(),
+        },
+        primary: primary.map(|(p, status)| Primary {
+            pod_id: &p.id,
+            ssh_endpoint: s
+                .primary_ssh
+                .as_ref()
+                .filter(|_| status == PodStatus::Running)
+                .map(|(host, port)| SshEndpoint(host, *port)),
+            status: status.as_str(),
+        }),
+        kind: c.kind,
+    }
+}
+
+/// The document's `Cluster`; fields in alphabetical order (see [`snapshot_view`]).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterView<'a> {
+    compute: Compute<'a>,
+    created_at: String,
+    data_center_id: &'a str,
+    id: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network: Option<Network>,
+    pods: Members,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    primary: Option<Primary<'a>>,
+    #[serde(rename = "type")]
+    kind: ClusterKind,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Compute<'a> {
+    gpu_count_per_pod: u32,
+    gpu_type_id: &'a str,
+    pod_count: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Network {
+    cidr: &'static str,
+    vxlan_id: u32,
+    vxlan_port: u32,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Members {
+    by_status: ByStatus,
+    total: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Primary<'a> {
+    pod_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ssh_endpoint: Option<SshEndpoint<'a>>,
+    status: &'static str,
+}
+
+/// `host:port`, written without being built.
+struct SshEndpoint<'a>(&'a str, u32);
+
+impl Serialize for SshEndpoint<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&format_args!("{}:{}", self.0, self.1))
+    }
+}
+
+/// How many members are in each status: only the statuses some member is in, by name.
+#[derive(Default)]
+struct ByStatus {
+    /// By status, in the alphabetical order of their names ([`ByStatus::NAMED`]).
+    counts: [u32; 4],
+}
+
+impl ByStatus {
+    const NAMED: [PodStatus; 4] = [
+        PodStatus::Exited,
+        PodStatus::Provisioning,
+        PodStatus::Running,
+        PodStatus::Starting,
+    ];
+
+    fn count(&mut self, status: PodStatus) {
+        if let Some(i) = Self::NAMED.iter().position(|s| *s == status) {
+            self.counts[i] += 1;
         }
     }
-    out
+}
+
+impl Serialize for ByStatus {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(
+            Self::NAMED
+                .iter()
+                .zip(self.counts)
+                .filter(|(_, n)| *n > 0)
+                .map(|(s, n)| (s.as_str(), n)),
+        )
+    }
 }

@@ -10,6 +10,7 @@
 //! time, oldest first.
 
 pub mod body;
+pub mod listed;
 pub mod logs;
 pub mod plan;
 pub mod view;
@@ -54,15 +55,14 @@ async fn list(State(app): State<App>, _caller: Caller, headers: HeaderMap) -> Re
 }
 
 /// The answer to `GET /v2/serverless`: `{"endpoints": [...]}`. Only pointers to the records
-/// are copied under the world's lock; the views are built and written after it. Each view
-/// goes through a `serde_json::Value`, whose keys are in alphabetical order: the listing has
-/// always answered so (unlike `GET` of one endpoint, which keeps the view's field order).
+/// are copied under the world's lock; the views are written after it, keys in alphabetical
+/// order, as the listing has always answered (see [`listed`]).
 pub fn endpoints_listing(app: &App, origin: &str) -> Vec<u8> {
     let records = app.world.lock().endpoints.shared();
     // An endpoint is about 900 bytes of JSON.
     super::listing::list_json(Some("endpoints"), &records, 1024, |e, out| {
-        let value = serde_json::to_value(view::endpoint(e, origin, &app.clock))?;
-        serde_json::to_writer(out, &value)
+        let view = view::endpoint(e, origin, &app.clock);
+        serde_json::to_writer(out, &listed::ListedEndpoint::from(view))
     })
 }
 
@@ -85,7 +85,8 @@ async fn create(
     };
     app.add_runtime(&record);
     tracing::info!(endpoint = %record.id, "endpoint created (v2)");
-    let answer = view::endpoint(&record, &view::origin(&headers), &app.clock);
+    let origin = view::origin(&headers);
+    let answer = view::endpoint(&record, &origin, &app.clock);
     Ok((StatusCode::CREATED, Json(answer)).into_response())
 }
 
@@ -94,10 +95,10 @@ async fn get_one(
     _caller: Caller,
     headers: HeaderMap,
     Path(id): Path<String>,
-) -> V2Result<Json<view::EndpointView>> {
+) -> V2Result<Response> {
     let world = app.world.lock();
     let e = world.endpoints.get(&id).ok_or_else(|| not_found(&id))?;
-    Ok(Json(view::endpoint(e, &view::origin(&headers), &app.clock)))
+    Ok(Json(view::endpoint(e, &view::origin(&headers), &app.clock)).into_response())
 }
 
 async fn update(
@@ -105,7 +106,7 @@ async fn update(
     headers: HeaderMap,
     Path(id): Path<String>,
     WriteBody(body): WriteBody,
-) -> V2Result<Json<view::EndpointView>> {
+) -> V2Result<Response> {
     let body: EndpointBody = parse_body(&body)?;
     let now = app.clock.now();
     let (record, released) = {
@@ -123,11 +124,8 @@ async fn update(
     if released {
         tracing::info!(endpoint = %record.id, version = record.version(), "endpoint release");
     }
-    Ok(Json(view::endpoint(
-        &record,
-        &view::origin(&headers),
-        &app.clock,
-    )))
+    let origin = view::origin(&headers);
+    Ok(Json(view::endpoint(&record, &origin, &app.clock)).into_response())
 }
 
 async fn delete(

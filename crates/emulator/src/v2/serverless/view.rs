@@ -1,7 +1,9 @@
 //! The answers of `/v2/serverless`: `Endpoint`, `ListEndpointWorkersResponse`,
 //! `ListEndpointReleasesResponse`, built from the endpoint record and its runtime's workers.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 use axum::http::HeaderMap;
 use serde::Serialize;
@@ -36,30 +38,62 @@ pub fn origin(headers: &HeaderMap) -> String {
     format!("{scheme}://{host}")
 }
 
+/// One of an endpoint's request URLs, `{origin}/{route}/{id}{path}` (then the job id
+/// placeholder for the per-job ones): written as it is serialised rather than built first,
+/// since a listing writes eight of them per endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Url<'a> {
+    origin: &'a str,
+    route: &'static str,
+    id: &'a str,
+    path: Cow<'a, str>,
+    per_job: bool,
+}
+
+impl fmt::Display for Url<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let job = if self.per_job { JOB_ID } else { "" };
+        write!(
+            f,
+            "{}/{}/{}{}{job}",
+            self.origin, self.route, self.id, self.path
+        )
+    }
+}
+
+impl Serialize for Url<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueueUrls {
-    pub run: String,
-    pub run_sync: String,
-    pub status: String,
-    pub stream: String,
-    pub cancel: String,
-    pub retry: String,
-    pub purge_queue: String,
-    pub health: String,
+pub struct QueueUrls<'a> {
+    pub run: Url<'a>,
+    pub run_sync: Url<'a>,
+    pub status: Url<'a>,
+    pub stream: Url<'a>,
+    pub cancel: Url<'a>,
+    pub retry: Url<'a>,
+    pub purge_queue: Url<'a>,
+    pub health: Url<'a>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LoadBalancerUrls {
-    pub base: String,
-    pub health: String,
+pub struct LoadBalancerUrls<'a> {
+    pub base: Url<'a>,
+    pub health: Url<'a>,
 }
 
+// A value lives for one write of one endpoint: boxing the larger variant would allocate
+// for every endpoint of a listing, which is what borrowing the URLs avoids.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum RequestUrls {
-    Queue(QueueUrls),
-    LoadBalancer(LoadBalancerUrls),
+pub enum RequestUrls<'a> {
+    Queue(QueueUrls<'a>),
+    LoadBalancer(LoadBalancerUrls<'a>),
 }
 
 /// The job id placeholder of the per-job URLs. The document's examples write `{job_id}`, but
@@ -70,27 +104,33 @@ pub const JOB_ID: &str = "%7Bjob_id%7D";
 /// Queue endpoints: the job API this emulator serves. Load-balancing endpoints: a base
 /// under `/lb/{id}` and the health path from `HEALTH_CHECK_PATH` (default `/ping`); the
 /// emulator does not serve worker-defined paths, so both answer 404.
-pub fn request_urls(e: &EndpointRecord, origin: &str) -> RequestUrls {
+pub fn request_urls<'a>(e: &'a EndpointRecord, origin: &'a str) -> RequestUrls<'a> {
+    let url = |route, path: &'a str, per_job| Url {
+        origin,
+        route,
+        id: &e.id,
+        path: Cow::Borrowed(path),
+        per_job,
+    };
     match e.endpoint_type {
-        EndpointType::Queue => {
-            let base = format!("{origin}/v2/{}", e.id);
-            RequestUrls::Queue(QueueUrls {
-                run: format!("{base}/run"),
-                run_sync: format!("{base}/runsync"),
-                status: format!("{base}/status/{JOB_ID}"),
-                stream: format!("{base}/stream/{JOB_ID}"),
-                cancel: format!("{base}/cancel/{JOB_ID}"),
-                retry: format!("{base}/retry/{JOB_ID}"),
-                purge_queue: format!("{base}/purge-queue"),
-                health: format!("{base}/health"),
-            })
-        }
+        EndpointType::Queue => RequestUrls::Queue(QueueUrls {
+            run: url("v2", "/run", false),
+            run_sync: url("v2", "/runsync", false),
+            status: url("v2", "/status/", true),
+            stream: url("v2", "/stream/", true),
+            cancel: url("v2", "/cancel/", true),
+            retry: url("v2", "/retry/", true),
+            purge_queue: url("v2", "/purge-queue", false),
+            health: url("v2", "/health", false),
+        }),
         EndpointType::LoadBalancer => {
-            let base = format!("{origin}/lb/{}", e.id);
             let path = health_path(e.container.env.get("HEALTH_CHECK_PATH").map(String::as_str));
             RequestUrls::LoadBalancer(LoadBalancerUrls {
-                health: format!("{base}{path}"),
-                base,
+                base: url("lb", "", false),
+                health: Url {
+                    path,
+                    ..url("lb", "", false)
+                },
             })
         }
     }
@@ -99,32 +139,32 @@ pub fn request_urls(e: &EndpointRecord, origin: &str) -> RequestUrls {
 /// The path the load balancer pings: `HEALTH_CHECK_PATH` (a leading `/` added when it has
 /// none), `/ping` when unset, empty, or not something a URL path can hold as it is (the
 /// answer's `health` must stay a valid URI).
-pub fn health_path(var: Option<&str>) -> String {
+pub fn health_path(var: Option<&str>) -> Cow<'_, str> {
     const PATH_PUNCTUATION: &str = "-._~!$&'()*+,;=:@%/";
     let Some(v) = var.map(str::trim).filter(|v| !v.is_empty() && *v != "/") else {
-        return "/ping".to_string();
+        return Cow::Borrowed("/ping");
     };
     if !v
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || PATH_PUNCTUATION.contains(c))
     {
-        return "/ping".to_string();
+        return Cow::Borrowed("/ping");
     }
     if v.starts_with('/') {
-        v.to_string()
+        Cow::Borrowed(v)
     } else {
-        format!("/{v}")
+        Cow::Owned(format!("/{v}"))
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct GpuView {
-    pub pools: Vec<String>,
-    pub excluded_types: Vec<String>,
+pub struct GpuView<'a> {
+    pub pools: &'a [String],
+    pub excluded_types: &'a [String],
     pub count: u32,
-    pub allowed_cuda_versions: Vec<String>,
-    pub min_cuda_version: Option<String>,
+    pub allowed_cuda_versions: &'a [String],
+    pub min_cuda_version: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -145,60 +185,60 @@ pub enum ScalingView {
     RequestCount { request_count: u32 },
 }
 
-/// The document's `Endpoint`.
+/// The document's `Endpoint`, borrowed from the record (a listing writes thousands).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct EndpointView {
-    pub id: String,
-    pub name: String,
+pub struct EndpointView<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
     #[serde(rename = "type")]
     pub endpoint_type: EndpointType,
-    pub request_urls: RequestUrls,
-    pub image: String,
-    pub args: String,
+    pub request_urls: RequestUrls<'a>,
+    pub image: &'a str,
+    pub args: &'a str,
     pub disk: u32,
-    pub ports: Vec<String>,
-    pub env: BTreeMap<String, String>,
-    pub registry: Option<String>,
+    pub ports: &'a [String],
+    pub env: &'a BTreeMap<String, String>,
+    pub registry: Option<&'a str>,
     /// Absent on CPU endpoints; null on a GPU endpoint whose types are in no pool.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<Option<GpuView>>,
+    pub gpu: Option<Option<GpuView<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<Vec<CpuSelection>>,
+    pub cpu: Option<&'a [CpuSelection]>,
     pub workers: WorkersView,
     pub scaling: ScalingView,
-    pub data_center_ids: Vec<String>,
-    pub network_volumes: Vec<String>,
+    pub data_center_ids: &'a [String],
+    pub network_volumes: &'a [String],
     pub timeout: u64,
     pub flashboot: FlashBoot,
     pub created_at: String,
 }
 
-pub fn endpoint(e: &EndpointRecord, origin: &str, clock: &Clock) -> EndpointView {
+pub fn endpoint<'a>(e: &'a EndpointRecord, origin: &'a str, clock: &Clock) -> EndpointView<'a> {
     let cpu_endpoint = !e.cpu.is_empty();
     let queue_count =
         e.endpoint_type == EndpointType::Queue && e.scaler_type == ScalerType::RequestCount;
     EndpointView {
-        id: e.id.clone(),
-        name: e.name.clone(),
+        id: &e.id,
+        name: &e.name,
         endpoint_type: e.endpoint_type,
         request_urls: request_urls(e, origin),
-        image: e.container.image.clone(),
-        args: e.container.args.clone(),
+        image: &e.container.image,
+        args: &e.container.args,
         disk: e.container.disk,
-        ports: e.container.ports.clone(),
-        env: e.container.env.clone(),
-        registry: e.container.registry.clone(),
+        ports: &e.container.ports,
+        env: &e.container.env,
+        registry: e.container.registry.as_deref(),
         gpu: (!cpu_endpoint).then(|| {
             (!e.gpu_pools.is_empty()).then(|| GpuView {
-                pools: e.gpu_pools.clone(),
-                excluded_types: e.excluded_gpu_types.clone(),
+                pools: &e.gpu_pools,
+                excluded_types: &e.excluded_gpu_types,
                 count: e.gpu_count,
-                allowed_cuda_versions: e.allowed_cuda_versions.clone(),
-                min_cuda_version: e.min_cuda_version.clone(),
+                allowed_cuda_versions: &e.allowed_cuda_versions,
+                min_cuda_version: e.min_cuda_version.as_deref(),
             })
         }),
-        cpu: cpu_endpoint.then(|| e.cpu.clone()),
+        cpu: cpu_endpoint.then_some(e.cpu.as_slice()),
         workers: WorkersView {
             min: e.workers_min,
             max: e.workers_max,
@@ -212,8 +252,8 @@ pub fn endpoint(e: &EndpointRecord, origin: &str, clock: &Clock) -> EndpointView
                 request_count: e.scaler_value,
             },
         },
-        data_center_ids: e.data_center_ids.clone(),
-        network_volumes: e.network_volume_ids.clone(),
+        data_center_ids: &e.data_center_ids,
+        network_volumes: &e.network_volume_ids,
         timeout: e.execution_timeout_ms,
         flashboot: match (e.flashboot, e.priority_flashboot) {
             (false, _) => FlashBoot::Off,
