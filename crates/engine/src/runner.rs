@@ -70,15 +70,14 @@ fn watch_kind<K: ManagedKind>(
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
+    // What the store holds in a namespace: read when one is relisted or stops being watched.
     let store = writer.as_reader();
-    let held = {
-        move |ns: &str| {
-            let in_ns = store
-                .state()
-                .into_iter()
-                .filter(|o| o.meta().namespace.as_deref() == Some(ns));
-            packed::unpacked(in_ns).map(Arc::new).collect()
-        }
+    let held = move |ns: &str| {
+        let in_ns = store
+            .state()
+            .into_iter()
+            .filter(|o| o.meta().namespace.as_deref() == Some(ns));
+        packed::unpacked(in_ns).map(Arc::new).collect()
     };
     watch_namespaces(&client, &namespaces, config, held, listings)
         .modify(trim_for_cache::<K>)
