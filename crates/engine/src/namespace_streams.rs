@@ -64,6 +64,29 @@ impl Listings {
     }
 }
 
+/// What a namespaced watch of this module can carry: a namespaced kind, read from JSON.
+pub trait Watchable:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Watchable for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// The watch events of kind `K` in `namespaces`, for the store the caller fills from this
 /// stream, whose objects in a namespace `held` gives: one watch when it covers them (every
 /// namespace, or one fixed namespace), else one per namespace merged by
@@ -76,13 +99,7 @@ pub fn watch_namespaces<K>(
     listings: Listings,
 ) -> BoxStream<'static, Result<Event<K>, watcher::Error>>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watchable,
 {
     match namespaces {
         Namespaces::All => listings
@@ -118,13 +135,7 @@ fn namespace_watch<K>(
     listings: &Listings,
 ) -> Events<K>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watchable,
 {
     let api = Api::<K>::namespaced(client.clone(), namespace);
     listings
@@ -219,13 +230,7 @@ pub fn merged_watches<K>(
     listings: Listings,
 ) -> Events<K>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watchable,
 {
     let Some(selected) = selection(namespaces) else {
         return listings
@@ -370,13 +375,7 @@ pub fn watch_each_namespace<K, T>(
     then: impl Fn(&str, Events<K>) -> BoxStream<'static, T> + Send + 'static,
 ) -> BoxStream<'static, T>
 where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watchable,
     T: Send + 'static,
 {
     let Some(selected) = selection(namespaces) else {
