@@ -8,7 +8,7 @@ use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::Event;
 
 use super::packed::{self, Packed};
-use super::resync::key_hash;
+use super::resync::meta_hash;
 use super::triggers::Triggers;
 use gpucloud_crd::ManagedKind;
 
@@ -43,7 +43,7 @@ impl<K: ManagedKind> Feed<K> {
         let vanished: HashSet<u64> = self.triggers.take_vanished().into_iter().collect();
         if !vanished.is_empty() {
             for obj in self.store.state() {
-                if vanished.contains(&packed_hash(&obj)) {
+                if vanished.contains(&meta_hash(obj.meta())) {
                     gone(&obj.key());
                 }
             }
@@ -54,15 +54,6 @@ impl<K: ManagedKind> Feed<K> {
             .filter(|key| self.store.get(key).is_some())
             .collect()
     }
-}
-
-/// [`key_hash`] of a packed object.
-pub fn packed_hash<K: ManagedKind>(obj: &Packed<K>) -> u64 {
-    let meta = obj.meta();
-    key_hash(
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default(),
-    )
 }
 
 /// The event for the store of packed objects.

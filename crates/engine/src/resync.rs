@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::Hasher;
 use std::time::Duration;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
@@ -26,6 +27,14 @@ pub fn key_hash(namespace: &str, name: &str) -> u64 {
     h.write_u8(b'/');
     h.write(name.as_bytes());
     h.finish()
+}
+
+/// [`key_hash`] of an object's metadata (whole or packed, the same hash).
+pub fn meta_hash(meta: &ObjectMeta) -> u64 {
+    key_hash(
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// [`key_hash`] of a `namespace/name` key.

@@ -23,9 +23,10 @@ use super::adapter::Adapter;
 use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::{Engine, EngineError};
-use super::feed::{Feed, packed_hash};
+use super::feed::Feed;
 use super::namespace_streams::{Listings, watch_each_namespace, watch_namespaces};
 use super::packed::{self, Packed};
+use super::resync::meta_hash;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
 
@@ -125,7 +126,7 @@ fn resync_due<A: Adapter>(
             store
                 .state()
                 .iter()
-                .filter(|obj| due.contains(&packed_hash(obj)))
+                .filter(|obj| due.contains(&meta_hash(obj.meta())))
                 .map(|obj| {
                     packed::named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref())
                 })
@@ -218,6 +219,14 @@ fn users_of_secret<A: Adapter>(
     only_missing_it: bool,
 ) -> Vec<ObjectRef<Packed<A::Kind>>> {
     let default = engine.shared.credentials.is_default_secret(namespace, name);
+    if default && !only_missing_it {
+        // Every object reads the default key: no need to unpack one to know it.
+        return store
+            .state()
+            .iter()
+            .map(|obj| packed::named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref()))
+            .collect();
+    }
     let candidates = store
         .state()
         .into_iter()

@@ -28,7 +28,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use super::annotations::triggers_reconcile;
-use super::resync::key_hash;
+use super::resync::meta_hash;
 use gpucloud_crd::ManagedKind;
 
 /// A hash of everything in an object that should trigger a reconcile: the spec
@@ -56,14 +56,6 @@ pub fn reference<K: ManagedKind>(obj: &K) -> ObjectRef<K> {
         Some(namespace) => reference.within(&namespace),
         None => reference,
     }
-}
-
-/// The hash an object is remembered by.
-fn hash_of<K: ManagedKind>(obj: &K) -> u64 {
-    key_hash(
-        obj.meta().namespace.as_deref().unwrap_or_default(),
-        obj.meta().name.as_deref().unwrap_or_default(),
-    )
 }
 
 /// What is remembered of one object: its UID (an object deleted and made again under the
@@ -94,13 +86,13 @@ impl Seen {
 
 /// The objects whose events should trigger a reconcile (see the module's doc).
 pub struct Triggers<K: ManagedKind> {
-    /// By [`key_hash`] of namespace and name.
+    /// By [`meta_hash`].
     seen: HashMap<u64, Seen>,
     /// The number of the listing under way or last done.
     listing: u32,
     /// A listing is under way: what changed in it so far.
     changed_in_listing: Option<Vec<ObjectRef<K>>>,
-    /// [`key_hash`] of the objects the last listing no longer showed, until taken.
+    /// [`meta_hash`] of the objects the last listing no longer showed, until taken.
     vanished: Vec<u64>,
 }
 
@@ -119,7 +111,7 @@ impl<K: ManagedKind> Triggers<K> {
     /// Whether `obj` changed since it was last seen; remembers it either way.
     fn changed(&mut self, obj: &K) -> bool {
         let now = Seen::of(obj, self.listing);
-        let key = hash_of(obj);
+        let key = meta_hash(obj.meta());
         match self.seen.get_mut(&key) {
             Some(before) => {
                 let changed = !before.same_object_unchanged(&now);
@@ -149,7 +141,7 @@ impl<K: ManagedKind> Triggers<K> {
                 false => Vec::new(),
             },
             watcher::Event::Delete(obj) => {
-                self.seen.remove(&hash_of(obj));
+                self.seen.remove(&meta_hash(obj.meta()));
                 Vec::new()
             }
             watcher::Event::Init => {
@@ -192,7 +184,7 @@ impl<K: ManagedKind> Triggers<K> {
         }
     }
 
-    /// [`key_hash`] of the objects the last listing no longer showed (deleted while the
+    /// [`meta_hash`] of the objects the last listing no longer showed (deleted while the
     /// watch was behind), once each: the store still holds them until the listing's end is
     /// applied to it.
     pub fn take_vanished(&mut self) -> Vec<u64> {
@@ -279,7 +271,7 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(
             t.take_vanished(),
-            [key_hash("ns", "gone")],
+            [crate::resync::key_hash("ns", "gone")],
             "the engine forgets it too"
         );
         assert!(t.take_vanished().is_empty(), "once");
