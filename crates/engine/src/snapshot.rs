@@ -13,9 +13,13 @@
 //! spacing the listing is refreshed back to back: 5,312 listings of up to 10,000 volumes
 //! while 10,000 were created. A refresh now starts no sooner than
 //! [`REST_PER_LISTING_TIME`] times the previous one's duration after it ended (at most
-//! [`MAX_REST`]): listing takes at most a fifth of the time, and the callers that arrive
-//! meanwhile share the next refresh. A small listing (a few ms) is hardly delayed; a large
-//! one is batched. Only a refresh that succeeded sets a rest: a failed one's time is mostly
+//! [`MAX_REST`] per [`OBJECTS_PER_MAX_REST`] objects listed): listing takes at most a fifth
+//! of the time, and the callers that arrive meanwhile share the next refresh. A small
+//! listing (a few ms) is hardly delayed; a large one is batched. The cap grows with the
+//! listing because its cost does: with a one-second cap for every size, listings of
+//! 100,000 volumes (a second or more each) could follow one another after a second's rest
+//! while volumes were created, and the operator's CPU per volume was 3.6 times that at
+//! 10,000. Only a refresh that succeeded sets a rest: a failed one's time is mostly
 //! the client's retry waits, and what follows a failure is the engine's backoff.
 
 use std::collections::HashMap;
@@ -66,21 +70,29 @@ impl Freshness {
 
 /// How long a slot rests after a refresh, as a multiple of that refresh's duration.
 pub const REST_PER_LISTING_TIME: u32 = 4;
-/// The longest rest: a listing slowed by the client's retries (a 429 answered after a
-/// wait) says nothing of the cost of the next.
+/// The longest rest after a listing of up to [`OBJECTS_PER_MAX_REST`] objects: a listing
+/// slowed by the client's retries (a 429 answered after a wait) says nothing of the cost
+/// of the next, but its size does.
 pub const MAX_REST: Duration = Duration::from_secs(1);
+/// Objects listed per [`MAX_REST`] of the longest rest.
+pub const OBJECTS_PER_MAX_REST: usize = 10_000;
 
 /// The last refresh's call, for spacing the next one.
 #[derive(Clone, Copy)]
 struct LastCall {
     finished_at: Instant,
     took: Duration,
+    /// How many objects it listed.
+    listed: usize,
 }
 
 impl LastCall {
     /// When the next refresh may start.
     fn next_at(&self) -> Instant {
-        self.finished_at + (self.took * REST_PER_LISTING_TIME).min(MAX_REST)
+        let per_size = u32::try_from(self.listed.div_ceil(OBJECTS_PER_MAX_REST))
+            .unwrap_or(u32::MAX)
+            .max(1);
+        self.finished_at + (self.took * REST_PER_LISTING_TIME).min(MAX_REST * per_size)
     }
 }
 
@@ -182,6 +194,7 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
                 *slot.last_call.lock() = Some(LastCall {
                     finished_at: Instant::now(),
                     took: started_at.elapsed(),
+                    listed: items.len(),
                 });
                 let listing = Arc::new(Listing { items, started_at });
                 *slot.current.lock() = Some(listing.clone());
@@ -349,12 +362,30 @@ mod tests {
     }
 
     #[test]
-    fn a_slow_refresh_rests_at_most_a_second() {
+    fn a_slow_refresh_rests_at_most_a_second_per_ten_thousand_objects_listed() {
         let finished_at = Instant::now();
-        let rest = |took| LastCall { finished_at, took }.next_at() - finished_at;
-        assert_eq!(rest(Duration::from_millis(20)), Duration::from_millis(80));
-        assert_eq!(rest(Duration::from_millis(400)), MAX_REST);
-        assert_eq!(rest(Duration::from_secs(12)), MAX_REST);
+        let rest = |took, listed| {
+            LastCall {
+                finished_at,
+                took,
+                listed,
+            }
+            .next_at()
+                - finished_at
+        };
+        assert_eq!(
+            rest(Duration::from_millis(20), 10),
+            Duration::from_millis(80)
+        );
+        assert_eq!(rest(Duration::from_millis(400), 0), MAX_REST);
+        assert_eq!(rest(Duration::from_secs(12), 10_000), MAX_REST);
+        // 100,000 objects: the cap is ten seconds, and a listing of 1.5 s rests 6 s.
+        assert_eq!(
+            rest(Duration::from_millis(1500), 100_000),
+            Duration::from_secs(6)
+        );
+        assert_eq!(rest(Duration::from_secs(5), 100_000), MAX_REST * 10);
+        assert_eq!(rest(Duration::from_secs(5), 100_001), MAX_REST * 11);
     }
 
     #[tokio::test]
