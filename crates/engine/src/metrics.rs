@@ -66,24 +66,24 @@ struct Counts {
 /// object's name per call (both grow with the number of objects) is affordable.
 #[derive(Debug, Default)]
 struct ReadyTally {
-    /// Health by kind and hash of the object's key: the key itself is in the watch cache
-    /// already; a second copy here would cost its length again for every object.
-    by_object: HashMap<(&'static str, u64), Health>,
+    /// Health by a hash of kind and key: the key itself is in the watch cache already; a
+    /// second copy here would cost its length again for every object (16 bytes an entry).
+    by_object: HashMap<u64, Health>,
     counts: HashMap<&'static str, Counts>,
 }
 
 impl ReadyTally {
-    fn key_hash(key: &str) -> u64 {
+    fn key_hash(kind: &str, key: &str) -> u64 {
         use std::hash::{Hash, Hasher};
         // DefaultHasher::new() has fixed keys: a key maps to the same entry every time.
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
+        (kind, key).hash(&mut h);
         h.finish()
     }
 
     /// Records `health` (`None`: gone) and returns the kind's counts.
     fn set(&mut self, kind: &'static str, key: &str, health: Option<Health>) -> Counts {
-        let entry = (kind, Self::key_hash(key));
+        let entry = Self::key_hash(kind, key);
         let before = match health {
             Some(h) => self.by_object.insert(entry, h),
             None => self.by_object.remove(&entry),
