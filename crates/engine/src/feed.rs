@@ -1,69 +1,51 @@
-//! One kind's watch events into its store and its triggers: the part of the runner that
-//! does no I/O, so that what a relisting does to the store is tested without a cluster.
+//! One kind's watch events into its cache and its triggers: the part of the runner that
+//! does no I/O, so that what a relisting does to the cache is tested without a cluster.
 
 use std::collections::HashSet;
 
-use kube::Resource;
-use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::Event;
 
-use super::packed::{self, Packed};
-use super::resync::meta_hash;
+use super::cache::Cache;
+use super::resync::hash_of_key;
 use super::triggers::Triggers;
 use gpucloud_crd::ManagedKind;
 
-/// The store a kind's controller reads (objects packed) and the filter of what triggers a
+/// The cache a kind's controller reads (objects packed) and the filter of what triggers a
 /// pass.
 pub struct Feed<K: ManagedKind> {
     triggers: Triggers<K>,
-    writer: Writer<Packed<K>>,
-    store: Store<Packed<K>>,
+    cache: Cache<K>,
 }
 
 impl<K: ManagedKind> Feed<K> {
-    pub fn new(writer: Writer<Packed<K>>) -> Self {
+    pub fn new(cache: Cache<K>) -> Self {
         Self {
             triggers: Triggers::default(),
-            store: writer.as_reader(),
-            writer,
+            cache,
         }
     }
 
-    /// Applies `event` to the store and returns the objects to reconcile, each in the store.
-    /// `echo` tells the operator's own writes coming back; `gone` hears (by
-    /// `namespace/name`) of the objects a relisting no longer shows.
+    /// Applies `event` to the cache and returns the keys (`namespace/name`) of the objects
+    /// to reconcile, each in the cache. `echo` tells the operator's own writes coming back;
+    /// `gone` hears (by key) of the objects a relisting no longer shows.
     pub fn on(
         &mut self,
         event: &Event<K>,
         echo: impl Fn(&K) -> bool,
         gone: impl Fn(&str),
-    ) -> Vec<ObjectRef<Packed<K>>> {
+    ) -> Vec<String> {
         let due = self.triggers.on(event, echo);
-        // Named from the store, which holds them until the listing's end is applied to it.
+        // Named from the cache, which holds them until the listing's end is applied to it.
         let vanished: HashSet<u64> = self.triggers.take_vanished().into_iter().collect();
         if !vanished.is_empty() {
-            for obj in self.store.state() {
-                if vanished.contains(&meta_hash(obj.meta())) {
-                    gone(&obj.key());
-                }
+            for key in self.cache.keys(|key| vanished.contains(&hash_of_key(key))) {
+                gone(&key);
             }
         }
-        self.writer.apply_watcher_event(&pack(event));
+        self.cache.apply(event);
         due.into_iter()
-            .map(|r| packed::named(r.namespace.as_deref(), Some(&r.name)))
-            .filter(|key| self.store.get(key).is_some())
+            .filter(|key| self.cache.contains(key))
             .collect()
-    }
-}
-
-/// The event for the store of packed objects.
-fn pack<K: ManagedKind>(event: &Event<K>) -> Event<Packed<K>> {
-    match event {
-        Event::Apply(obj) => Event::Apply(Packed::pack(obj)),
-        Event::Delete(obj) => Event::Delete(Packed::pack(obj)),
-        Event::Init => Event::Init,
-        Event::InitApply(obj) => Event::InitApply(Packed::pack(obj)),
-        Event::InitDone => Event::InitDone,
     }
 }
 
@@ -71,7 +53,6 @@ fn pack<K: ManagedKind>(event: &Event<K>) -> Event<Packed<K>> {
 mod tests {
     use super::*;
     use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
-    use kube::runtime::reflector;
     use parking_lot::Mutex;
 
     fn volume(name: &str, generation: i64) -> NetworkVolume {
@@ -85,16 +66,19 @@ mod tests {
         nv
     }
 
-    fn names(refs: Vec<ObjectRef<Packed<NetworkVolume>>>) -> Vec<String> {
-        let mut names: Vec<String> = refs.into_iter().map(|r| r.name).collect();
+    fn names(keys: Vec<String>) -> Vec<String> {
+        let mut names: Vec<String> = keys
+            .into_iter()
+            .map(|k| k.split_once('/').unwrap().1.to_string())
+            .collect();
         names.sort();
         names
     }
 
     #[test]
     fn a_relisting_names_what_it_no_longer_shows_and_the_store_lets_it_go() {
-        let (store, writer) = reflector::store::<Packed<NetworkVolume>>();
-        let mut feed = Feed::new(writer);
+        let cache = Cache::<NetworkVolume>::new();
+        let mut feed = Feed::new(cache.clone());
         let gone = Mutex::new(Vec::new());
         let mut on = |event: Event<NetworkVolume>| {
             names(feed.on(&event, |_| false, |key| gone.lock().push(key.to_string())))
@@ -108,29 +92,28 @@ mod tests {
         assert_eq!(
             on(Event::InitDone),
             ["a", "b"],
-            "the first listing, from the store"
+            "the first listing, from the cache"
         );
-        assert_eq!(store.state().len(), 2);
+        assert_eq!(cache.len(), 2);
 
         // The watch fell behind; b was deleted meanwhile, a changed.
         assert!(on(Event::Init).is_empty());
         assert!(on(Event::InitApply(volume("a", 2))).is_empty());
         assert_eq!(on(Event::InitDone), ["a"]);
         assert_eq!(*gone.lock(), ["ns/b"]);
-        let kept: Vec<String> = store.state().iter().map(|p| p.key()).collect();
-        assert_eq!(kept, ["ns/a"]);
-        let a = store.state()[0].unpack().unwrap();
+        assert_eq!(cache.keys(|_| true), ["ns/a"]);
+        let a = cache.get("ns/a").unwrap().unwrap();
         assert_eq!(
             a.metadata.generation,
             Some(2),
-            "the store has the new a, whole"
+            "the cache has the new a, whole"
         );
     }
 
     #[test]
     fn a_live_change_reaches_the_store_and_an_echo_triggers_nothing() {
-        let (store, writer) = reflector::store::<Packed<NetworkVolume>>();
-        let mut feed = Feed::new(writer);
+        let cache = Cache::<NetworkVolume>::new();
+        let mut feed = Feed::new(cache.clone());
         for event in [
             Event::Init,
             Event::InitApply(volume("a", 1)),
@@ -141,7 +124,7 @@ mod tests {
         let echo = |obj: &NetworkVolume| obj.metadata.generation == Some(2);
         assert!(names(feed.on(&Event::Apply(volume("a", 2)), echo, |_| {})).is_empty());
         assert_eq!(
-            store.state()[0].unpack().unwrap().metadata.generation,
+            cache.get("ns/a").unwrap().unwrap().metadata.generation,
             Some(2)
         );
         assert_eq!(
@@ -149,6 +132,6 @@ mod tests {
             ["a"]
         );
         feed.on(&Event::Delete(volume("a", 3)), |_| false, |_| {});
-        assert!(store.state().is_empty());
+        assert!(cache.is_empty());
     }
 }

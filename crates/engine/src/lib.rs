@@ -18,12 +18,15 @@
 //! Layers: this crate imports the platform client and the CRD types, never the binary or
 //! a policy; the policies and the kinds import it.
 
+pub mod action;
 pub mod adapter;
 pub mod annotations;
 pub mod backoff;
+pub mod cache;
 pub mod clock;
 pub mod conditions;
 pub mod context;
+pub mod controller;
 pub mod credentials;
 pub mod decide;
 pub mod engine;
@@ -41,6 +44,7 @@ pub mod recent_writes;
 pub mod released;
 pub mod resync;
 pub mod runner;
+pub mod scheduler;
 pub mod snapshot;
 pub mod triggers;
 pub mod vanished;

@@ -2,7 +2,8 @@
 //! namespace, started and stopped as the set of watched namespaces changes
 //! (`--namespace-selector`, see [`crate::namespace_watch`]), or a fixed list.
 //!
-//! - [`watch_namespaces`] (through [`merged_watches`]) feeds one reflector store from them, through
+//! - [`watch_namespaces`] (through [`merged_watches`]) feeds one store from them (the
+//!   engine's cache, or a reflector store), through
 //!   [`NamespaceMerge`]: a namespace that comes is listed alone and told as changes; one
 //!   that goes leaves the store as deletions, once every event told before is in the store.
 //!   The watches of the other namespaces are not touched: no relisting.

@@ -1,15 +1,13 @@
-//! The form an object takes in the watch cache: its name and namespace, which kube's store
-//! keys it by, and everything else as its JSON compressed against a dictionary shared by
-//! every object of its kind. A pass unpacks the object it works on; nothing else keeps it
-//! whole.
+//! The form an object takes in the watch cache ([`crate::cache`]): its JSON compressed
+//! against a dictionary shared by every object of its kind. A pass unpacks the object it
+//! works on; nothing else keeps it whole.
 //!
 //! Why: the cache holds every watched object for as long as it exists, so its per-object
 //! size is the operator's memory slope. A whole `NetworkVolume` as kube deserialises it
 //! costs about 2.4 KiB: an `ObjectMeta` of sixteen optional fields, a B-tree node for one
-//! or two annotations, the four conditions' words, the store's key with copies of the
-//! name, UID and resourceVersion. The objects of one kind are alike (the same keys, the same
-//! condition reasons and messages), so compressed against one of them an object is the
-//! little that differs: names, ids, times.
+//! or two annotations, the four conditions' words. The objects of one kind are alike (the
+//! same keys, the same condition reasons and messages), so compressed against one of them
+//! an object is the little that differs: names, ids, times.
 //!
 //! The dictionary of a kind is the first object of that kind this process packs with a
 //! status (a status carries most of the repeated words). Until there is one, objects are
@@ -24,14 +22,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::Resource;
-use kube::core::NamespaceResourceScope;
-use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
-use serde::{Deserialize, Deserializer};
 use thiserror::Error;
 
 use gpucloud_crd::ManagedKind;
@@ -43,9 +36,8 @@ const LEVEL: i32 = 3;
 const PLAIN: u8 = 0;
 const COMPRESSED: u8 = 1;
 
-/// An object as the watch cache keeps it (see the module's doc).
+/// An object as the watch cache keeps it (see the module's doc): 16 bytes, plus its body.
 pub struct Packed<K> {
-    meta: ObjectMeta,
     body: Box<[u8]>,
     kind: PhantomData<fn() -> K>,
 }
@@ -62,45 +54,21 @@ pub enum PackError {
 }
 
 impl<K: ManagedKind> Packed<K> {
-    /// Packs `obj` with its kind's shared dictionary.
-    pub fn pack(obj: &K) -> Self {
-        Self::pack_with(Codec::of::<K>(), obj)
-    }
-
-    /// Reads the whole object back.
-    pub fn unpack(&self) -> Result<K, PackError> {
-        self.unpack_with(Codec::of::<K>())
-    }
-
-    fn pack_with(codec: &'static Codec, obj: &K) -> Self {
-        let meta = ObjectMeta {
-            name: obj.meta().name.clone(),
-            namespace: obj.meta().namespace.clone(),
-            ..ObjectMeta::default()
-        };
+    /// Packs `obj` with its kind's codec (see [`Codec::of`]).
+    pub(crate) fn pack_with(codec: &'static Codec, obj: &K) -> Self {
         let json = serde_json::to_vec(obj).unwrap_or_default();
         if obj.current_status().is_some() {
             codec.offer_dictionary(&json);
         }
-        let body = codec.pack(json);
         Self {
-            meta,
-            body,
+            body: codec.pack(json),
             kind: PhantomData,
         }
     }
 
-    fn unpack_with(&self, codec: &'static Codec) -> Result<K, PackError> {
+    /// Reads the whole object back, with the codec it was packed with.
+    pub(crate) fn unpack_with(&self, codec: &'static Codec) -> Result<K, PackError> {
         Ok(serde_json::from_slice(&codec.unpack(&self.body)?)?)
-    }
-
-    /// `namespace/name`, as [`ManagedKind::key`] gives it for the whole object.
-    pub fn key(&self) -> String {
-        format!(
-            "{}/{}",
-            self.meta.namespace.as_deref().unwrap_or_default(),
-            self.meta.name.as_deref().unwrap_or_default()
-        )
     }
 
     /// The size of the packed body in bytes (for tests and benchmarks).
@@ -109,24 +77,9 @@ impl<K: ManagedKind> Packed<K> {
     }
 }
 
-/// The reference kube's controller is handed for an object: its name and namespace.
-pub fn reference<K: ManagedKind>(obj: &K) -> ObjectRef<Packed<K>> {
-    named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref())
-}
-
-/// The reference of the object `namespace/name`.
-pub fn named<K: ManagedKind>(namespace: Option<&str>, name: Option<&str>) -> ObjectRef<Packed<K>> {
-    let reference = ObjectRef::new(name.unwrap_or_default());
-    match namespace {
-        Some(namespace) => reference.within(namespace),
-        None => reference,
-    }
-}
-
 impl<K> Clone for Packed<K> {
     fn clone(&self) -> Self {
         Self {
-            meta: self.meta.clone(),
             body: self.body.clone(),
             kind: PhantomData,
         }
@@ -136,42 +89,8 @@ impl<K> Clone for Packed<K> {
 impl<K> fmt::Debug for Packed<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Packed")
-            .field("namespace", &self.meta.namespace)
-            .field("name", &self.meta.name)
             .field("bytes", &self.body.len())
             .finish()
-    }
-}
-
-impl<K: ManagedKind> Resource for Packed<K> {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        K::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        K::version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.meta
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.meta
-    }
-}
-
-/// kube's controller asks that what it runs on can be read from JSON (it never does so
-/// here: the store is filled from the watch of `K`).
-impl<'de, K: ManagedKind> Deserialize<'de> for Packed<K> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        K::deserialize(deserializer).map(|obj| Self::pack(&obj))
     }
 }
 
@@ -188,8 +107,8 @@ struct Dictionary {
 }
 
 impl Codec {
-    /// The codec of kind `K`, one per process.
-    fn of<K: 'static>() -> &'static Codec {
+    /// The codec of kind `K`, one per process (looked up once per cache, under a lock).
+    pub(crate) fn of<K: 'static>() -> &'static Codec {
         static CODECS: OnceLock<Mutex<HashMap<TypeId, &'static Codec>>> = OnceLock::new();
         let mut codecs = CODECS.get_or_init(Default::default).lock();
         codecs
@@ -265,14 +184,6 @@ fn plain(json: Vec<u8>) -> Box<[u8]> {
     body.push(PLAIN);
     body.extend_from_slice(&json);
     body.into_boxed_slice()
-}
-
-/// A store's objects, unpacked one at a time (those that cannot be read are skipped: see
-/// [`PackError`]).
-pub fn unpacked<K: ManagedKind>(
-    objects: impl IntoIterator<Item = Arc<Packed<K>>>,
-) -> impl Iterator<Item = K> {
-    objects.into_iter().filter_map(|p| p.unpack().ok())
 }
 
 #[cfg(test)]

@@ -1,15 +1,15 @@
 //! When each converged object of a kind is due for its next resync pass, kept here rather
-//! than in kube's controller scheduler.
+//! than in the controller's scheduler ([`crate::scheduler`]).
 //!
-//! Why: an object that waits for its resync (all of them, once converged) waits in kube's
-//! scheduler as two copies of its reference plus a timer: about 550 bytes per object, for
-//! as long as it exists. Here it is one entry of a table, a hash of its `namespace/name`
+//! Why: an object that waits for its resync (all of them, once converged) would wait in a
+//! scheduler as two copies of its key plus a time (in kube's, with a timer: about 550
+//! bytes per object), for as long as it exists. Here it is one entry of a table, a hash of its `namespace/name`
 //! and the second it is due (about 20 bytes). Once a second, the due ones are handed to the
 //! controller (see `runner`), which holds them only until their pass starts.
 //!
 //! Only the resync waits here. A pass that must come back sooner or by its own timer (a
 //! create in progress, a backoff, a schedule boundary, a per-object poll interval) still
-//! returns its delay to kube, and the start of every pass takes the object off this table.
+//! returns its delay to the controller, and the start of every pass takes the object off this table.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};

@@ -11,22 +11,22 @@ use std::time::Duration;
 use futures::{Stream, StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
-use kube::runtime::controller::Config as ControllerConfig;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::utils::WatchStreamExt;
-use kube::runtime::{Controller, watcher};
-use kube::{Client, Resource, ResourceExt};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt};
 use tokio::task::JoinHandle;
-use tracing::{debug, warn};
+use tracing::warn;
 
 use super::adapter::Adapter;
+use super::cache::{Cache, key_of};
 use super::conditions;
+use super::controller::{self, Passes};
 use super::credentials::SECRET_NOT_FOUND;
-use super::engine::{Engine, EngineError};
+use super::engine::Engine;
 use super::feed::Feed;
 use super::namespace_streams::{Listings, watch_each_namespace, watch_namespaces};
-use super::packed::{self, Packed};
-use super::resync::meta_hash;
+use super::resync::hash_of_key;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
 
@@ -45,40 +45,34 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
     }
 }
 
-/// The objects of one kind whose change should trigger a reconcile, as the store holds
-/// them (see [`crate::triggers::Triggers`]). `gone` hears (by `namespace/name`) of every object deleted
+/// The keys of the objects of one kind whose change should trigger a reconcile, each in
+/// `cache` (see [`crate::triggers::Triggers`]). `gone` hears (by `namespace/name`) of every object deleted
 /// from the cluster, also of those a relisting no longer shows, so that what is kept about
 /// it (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 /// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]);
 /// `delivered` hears of every object the watch brings (see [`Engine::caught_up`]).
-/// `synced` turns true once the store holds a whole listing. (Not `Store::wait_until_ready`:
-/// its future keeps one waker, so a second waiter besides the controller's may never wake,
-/// or worse, keep the controller from waking.) The store keeps each object packed (see
-/// [`Packed`]); the filters above see it whole, as the watch brings it.
+/// `synced` turns true once the cache holds a whole listing. The cache keeps each object
+/// packed (see [`crate::packed`]); the filters above see it whole, as the watch brings it.
 #[allow(clippy::too_many_arguments)]
 fn watch_kind<K: ManagedKind>(
     client: Client,
     namespaces: Namespaces,
     selector: Option<String>,
-    writer: reflector::store::Writer<Packed<K>>,
+    cache: Cache<K>,
     gone: impl Fn(&str) + Clone + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
     delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
     listings: Listings,
-) -> impl Stream<Item = ObjectRef<Packed<K>>> + Send {
+) -> impl Stream<Item = String> + Send {
     let config = match &selector {
         Some(s) => watcher::Config::default().labels(s),
         None => watcher::Config::default(),
     };
-    // What the store holds in a namespace: read when one is relisted or stops being watched.
-    let store = writer.as_reader();
-    let held = move |ns: &str| {
-        let in_ns = store
-            .state()
-            .into_iter()
-            .filter(|o| o.meta().namespace.as_deref() == Some(ns));
-        packed::unpacked(in_ns).map(Arc::new).collect()
+    // What the cache holds in a namespace: read when one is relisted or stops being watched.
+    let held = {
+        let cache = cache.clone();
+        move |ns: &str| cache.in_namespace(ns).into_iter().map(Arc::new).collect()
     };
     watch_namespaces(&client, &namespaces, config, held, listings)
         .modify(trim_for_cache::<K>)
@@ -90,11 +84,11 @@ fn watch_kind<K: ManagedKind>(
                 _ => {}
             }
         })
-        .scan(Feed::new(writer), move |feed, event| {
+        .scan(Feed::new(cache), move |feed, event| {
             let objects = match event {
                 Ok(event) => {
                     let due = feed.on(&event, &echo, &gone);
-                    // The store has the event: a listing's objects are in it.
+                    // The cache has the event: a listing's objects are in it.
                     if matches!(event, watcher::Event::InitDone) {
                         synced.send_replace(true);
                     }
@@ -112,27 +106,21 @@ fn watch_kind<K: ManagedKind>(
         .flatten()
 }
 
-/// The objects whose resync is due (see [`crate::resync`]), looked for once a second.
+/// The keys of the objects whose resync is due (see [`crate::resync`]), looked for once a
+/// second.
 fn resync_due<A: Adapter>(
     engine: Arc<Engine<A>>,
-    store: Store<Packed<A::Kind>>,
-) -> impl Stream<Item = ObjectRef<Packed<A::Kind>>> + Send {
-    stream::unfold((engine, store), |(engine, store)| async move {
+    cache: Cache<A::Kind>,
+) -> impl Stream<Item = String> + Send {
+    stream::unfold((engine, cache), |(engine, cache)| async move {
         tokio::time::sleep(Duration::from_secs(1)).await;
         let due = engine.resync.take_due(tokio::time::Instant::now());
-        let refs: Vec<ObjectRef<Packed<A::Kind>>> = if due.is_empty() {
+        let keys = if due.is_empty() {
             Vec::new()
         } else {
-            store
-                .state()
-                .iter()
-                .filter(|obj| due.contains(&meta_hash(obj.meta())))
-                .map(|obj| {
-                    packed::named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref())
-                })
-                .collect()
+            cache.keys(|key| due.contains(&hash_of_key(key)))
         };
-        Some((stream::iter(refs), (engine, store)))
+        Some((stream::iter(keys), (engine, cache)))
     })
     .flatten()
 }
@@ -208,33 +196,27 @@ fn secret_changes<K: kube::Resource + Send + 'static>(
         .filter_map(futures::future::ready)
 }
 
-/// Objects in `store` that read their key from Secret `namespace/name` (all of them when
+/// The keys of the objects in `cache` that read their key from Secret `namespace/name` (all of them when
 /// it holds the operator's default key); with `only_missing_it`, only those whose last
 /// pass found no such Secret.
 fn users_of_secret<A: Adapter>(
     engine: &Engine<A>,
-    store: &Store<Packed<A::Kind>>,
+    cache: &Cache<A::Kind>,
     namespace: &str,
     name: &str,
     only_missing_it: bool,
-) -> Vec<ObjectRef<Packed<A::Kind>>> {
+) -> Vec<String> {
     let default = engine.shared.credentials.is_default_secret(namespace, name);
     if default && !only_missing_it {
         // Every object reads the default key: no need to unpack one to know it.
-        return store
-            .state()
-            .iter()
-            .map(|obj| packed::named(obj.meta().namespace.as_deref(), obj.meta().name.as_deref()))
-            .collect();
+        return cache.keys(|_| true);
     }
-    let candidates = store
-        .state()
-        .into_iter()
-        .filter(|obj| default || obj.meta().namespace.as_deref() == Some(namespace));
-    packed::unpacked(candidates)
+    let prefix = key_of(namespace, "");
+    cache
+        .objects(&|key| default || key.starts_with(&prefix))
         .filter(|obj| default || engine.adapter.secrets(obj).iter().any(|s| s == name))
         .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj))
-        .map(|obj| packed::reference(&obj))
+        .map(|obj| obj.key())
         .collect()
 }
 
@@ -249,12 +231,12 @@ fn waits_for_a_missing_secret<K: ManagedKind>(obj: &K) -> bool {
         .is_some_and(|ready| ready.status != "True" && ready.reason == SECRET_NOT_FOUND)
 }
 
-/// A task that runs beside a kind's controller and reads its store (the orphan census):
-/// started with the store and a flag that turns true once the first listing is in it,
+/// A task that runs beside a kind's controller and reads its cache (the orphan census):
+/// started with the cache and a flag that turns true once the first listing is in it,
 /// and aborted when the controller stops. The engine only starts it; what it does is the
 /// caller's.
 pub type Companion<K> =
-    Box<dyn FnOnce(Store<Packed<K>>, tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> + Send>;
+    Box<dyn FnOnce(Cache<K>, tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> + Send>;
 
 /// Runs the controller of one kind until `shutdown` resolves.
 pub async fn run_kind<A: Adapter>(
@@ -267,7 +249,7 @@ pub async fn run_kind<A: Adapter>(
 ) {
     tracing::info!(kind = A::KIND, "starting controller");
     let client = engine.shared.kube.clone();
-    let (reader, writer) = reflector::store::<Packed<A::Kind>>();
+    let cache = Cache::<A::Kind>::new();
     let (synced, synced_rx) = tokio::sync::watch::channel(false);
     let forgetting = engine.clone();
     let namespaces = &watched.namespaces;
@@ -275,7 +257,7 @@ pub async fn run_kind<A: Adapter>(
         client.clone(),
         namespaces.clone(),
         watched.selector.clone(),
-        writer,
+        cache.clone(),
         move |key: &str| forgetting.forget(key),
         {
             let engine = engine.clone();
@@ -297,41 +279,41 @@ pub async fn run_kind<A: Adapter>(
         Listings::new(engine.shared.metrics.clone(), A::KIND),
         |_, events| secret_changes(events).boxed(),
     );
-    let (secret_engine, secret_store) = (engine.clone(), reader.clone());
-    let companion = companion.map(|start| start(reader.clone(), synced_rx));
+    let secret_users = {
+        let (engine, cache) = (engine.clone(), cache.clone());
+        secrets.flat_map(move |secret| {
+            let users = match secret {
+                Ok(secret) => {
+                    let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
+                    let first_listing = secret.annotations().contains_key(FIRST_LISTING);
+                    if !first_listing {
+                        engine.shared.credentials.forget(&ns, &name);
+                    }
+                    users_of_secret(&engine, &cache, &ns, &name, first_listing)
+                }
+                Err(error) => {
+                    // The watcher backs off and watches again.
+                    warn!(kind = A::KIND, %error, "watch of Secrets");
+                    Vec::new()
+                }
+            };
+            stream::iter(users)
+        })
+    };
+    let companion = companion.map(|start| start(cache.clone(), synced_rx));
 
-    // Every trigger is a reference (see `triggers::reference`): the changed objects and
-    // the wakes go in through `reconcile_on`, so the main trigger stream has nothing to say.
-    let resync_store = reader.clone();
-    Controller::for_shared_stream(stream::pending(), reader)
-        .watches_stream(secrets, move |secret| {
-            let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
-            let first_listing = secret.annotations().contains_key(FIRST_LISTING);
-            if !first_listing {
-                secret_engine.shared.credentials.forget(&ns, &name);
-            }
-            users_of_secret(&secret_engine, &secret_store, &ns, &name, first_listing)
-        })
-        .reconcile_on(objects)
-        .reconcile_on(wakes.map(|r| packed::named(r.namespace.as_deref(), Some(&r.name))))
-        .reconcile_on(resync_due(engine.clone(), resync_store))
-        .with_config(ControllerConfig::default().concurrency(concurrency))
-        .graceful_shutdown_on(shutdown)
-        .run(
-            |obj, engine: Arc<Engine<A>>| async move {
-                let obj = obj.unpack().map_err(EngineError::Cache)?;
-                engine.reconcile(Arc::new(obj)).await
-            },
-            |obj, err, engine: Arc<Engine<A>>| engine.error_policy(&obj.key(), err),
-            engine,
-        )
-        .for_each(|result| async move {
-            match result {
-                Ok((obj, _)) => debug!(kind = A::KIND, object = %obj, "reconciled"),
-                Err(err) => warn!(kind = A::KIND, error = %err, "controller"),
-            }
-        })
-        .await;
+    let wakes = wakes.map(|r| key_of(r.namespace.as_deref().unwrap_or_default(), &r.name));
+    let requests = stream::select_all([
+        objects.boxed(),
+        secret_users.boxed(),
+        wakes.boxed(),
+        resync_due(engine.clone(), cache.clone()).boxed(),
+    ]);
+    let passes = Passes {
+        reconcile: |obj| engine.clone().reconcile(Arc::new(obj)),
+        on_error: |key: &str, err: &_| engine.error_policy(key, err),
+    };
+    controller::run(cache, requests, usize::from(concurrency), passes, shutdown).await;
     if let Some(companion) = companion {
         companion.abort();
     }

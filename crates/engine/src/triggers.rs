@@ -6,25 +6,24 @@
 //!   deletion) can change: generation, the annotations that mean something, finalizers,
 //!   deletion. Status writes and the engine's own bookkeeping do not loop back.
 //! - **A listing triggers at its end.** While the watch lists (at start, and again when it
-//!   fell behind and the apiserver answered 410 Gone), kube's reflector keeps the listed
-//!   objects aside and swaps them into its store only when the listing is done. A reconcile
-//!   asked for mid-listing finds no object in the store (kube drops it as `ObjectNotFound`),
-//!   and since the object's hash is then known, nothing asks again: an object created while
-//!   the watch was behind was never reconciled (seen as 215 of 10,000 volumes). So objects
-//!   that changed during a listing are handed on at its end, from the swapped-in store.
+//!   fell behind and the apiserver answered 410 Gone), the cache ([`crate::cache`]) keeps
+//!   the listed objects aside and swaps them in only when the listing is done. A pass asked
+//!   for mid-listing would find no object in the cache and be dropped, and since the
+//!   object's hash is then known, nothing would ask again: an object created while the
+//!   watch was behind was never reconciled (seen as 215 of 10,000 volumes with kube's
+//!   store, which behaves the same). So objects that changed during a listing are handed
+//!   on at its end, from the swapped-in cache.
 //!
 //! What is remembered of an object is kept small, since it is kept for every object
-//! watched: a hash of its namespace and name, and three numbers (see [`Seen`]). The
-//! references handed on carry the name and namespace only, not kube's extra copies of the
-//! UID and resourceVersion: kube's scheduler keeps each reference twice for as long as the
-//! object waits for its next pass, which at the poll interval is always.
+//! watched: a hash of its namespace and name, and three numbers (see [`Seen`]). What is
+//! handed on is the object's key, `namespace/name`.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
 
 use kube::ResourceExt;
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use super::annotations::triggers_reconcile;
@@ -45,17 +44,6 @@ pub fn change_hash<K: ManagedKind>(obj: &K) -> u64 {
     obj.finalizers().hash(&mut h);
     obj.meta().deletion_timestamp.is_some().hash(&mut h);
     h.finish()
-}
-
-/// The reference kube's controller is handed for `obj`: its name and namespace. (kube's
-/// `ObjectRef::from_obj` also copies the UID and resourceVersion, which neither its
-/// scheduler nor its store lookups compare.)
-pub fn reference<K: ManagedKind>(obj: &K) -> ObjectRef<K> {
-    let reference = ObjectRef::new(&obj.name_any());
-    match obj.namespace() {
-        Some(namespace) => reference.within(&namespace),
-        None => reference,
-    }
 }
 
 /// What is remembered of one object: its UID (an object deleted and made again under the
@@ -91,9 +79,11 @@ pub struct Triggers<K: ManagedKind> {
     /// The number of the listing under way or last done.
     listing: u32,
     /// A listing is under way: what changed in it so far.
-    changed_in_listing: Option<Vec<ObjectRef<K>>>,
+    changed_in_listing: Option<Vec<String>>,
     /// [`meta_hash`] of the objects the last listing no longer showed, until taken.
     vanished: Vec<u64>,
+    /// One kind's objects only.
+    kind: PhantomData<fn() -> K>,
 }
 
 impl<K: ManagedKind> Default for Triggers<K> {
@@ -103,6 +93,7 @@ impl<K: ManagedKind> Default for Triggers<K> {
             listing: 0,
             changed_in_listing: None,
             vanished: Vec::new(),
+            kind: PhantomData,
         }
     }
 }
@@ -125,19 +116,15 @@ impl<K: ManagedKind> Triggers<K> {
         }
     }
 
-    /// The objects to reconcile after `event`, to be looked up in the reflector's store
+    /// The keys of the objects to reconcile after `event`, to be looked up in the cache
     /// once the event has been applied to it. `echo` tells a live change that is the
     /// operator's own write coming back: it is remembered, and triggers nothing. (A
     /// relisting is not asked: an object listed after the watch fell behind may hold other
     /// changes besides the operator's own.)
-    pub fn on(
-        &mut self,
-        event: &watcher::Event<K>,
-        echo: impl Fn(&K) -> bool,
-    ) -> Vec<ObjectRef<K>> {
+    pub fn on(&mut self, event: &watcher::Event<K>, echo: impl Fn(&K) -> bool) -> Vec<String> {
         match event {
             watcher::Event::Apply(obj) => match self.changed(obj) && !echo(obj) {
-                true => vec![reference(obj)],
+                true => vec![obj.key()],
                 false => Vec::new(),
             },
             watcher::Event::Delete(obj) => {
@@ -154,13 +141,13 @@ impl<K: ManagedKind> Triggers<K> {
                 match self.changed_in_listing.as_mut() {
                     Some(listed) => {
                         if changed {
-                            listed.push(reference(obj));
+                            listed.push(obj.key());
                         }
                         Vec::new()
                     }
                     // A listed object with no listing begun: kube's watcher always sends
                     // Init first, but if it did not, the object is not held back forever.
-                    None if changed => vec![reference(obj)],
+                    None if changed => vec![obj.key()],
                     None => Vec::new(),
                 }
             }
@@ -185,7 +172,7 @@ impl<K: ManagedKind> Triggers<K> {
     }
 
     /// [`meta_hash`] of the objects the last listing no longer showed (deleted while the
-    /// watch was behind), once each: the store still holds them until the listing's end is
+    /// watch was behind), once each: the cache still holds them until the listing's end is
     /// applied to it.
     pub fn take_vanished(&mut self) -> Vec<u64> {
         std::mem::take(&mut self.vanished)
@@ -223,8 +210,10 @@ mod tests {
         false
     }
 
-    fn names(refs: Vec<ObjectRef<NetworkVolume>>) -> Vec<String> {
-        refs.into_iter().map(|r| r.name).collect()
+    fn names(keys: Vec<String>) -> Vec<String> {
+        keys.into_iter()
+            .map(|k| k.split_once('/').unwrap().1.to_string())
+            .collect()
     }
 
     /// The watch's first listing, as kube's watcher sends it.
@@ -233,7 +222,7 @@ mod tests {
         for obj in objects {
             assert!(
                 t.on(&Event::InitApply(obj.clone()), no_echo).is_empty(),
-                "nothing is handed on while the store does not hold the listing yet"
+                "nothing is handed on while the cache does not hold the listing yet"
             );
         }
         names(t.on(&Event::InitDone, no_echo))
@@ -327,18 +316,12 @@ mod tests {
     }
 
     #[test]
-    fn the_references_handed_on_name_the_object_and_nothing_else() {
+    fn what_is_handed_on_is_the_objects_key() {
         let mut t = Triggers::default();
         list(&mut t, &[]);
         let mut nv = volume("a", "1", 1);
         nv.metadata.resource_version = Some("42".into());
-        let refs = t.on(&Event::Apply(nv), no_echo);
-        let r = &refs[0];
-        assert_eq!((r.name.as_str(), r.namespace.as_deref()), ("a", Some("ns")));
-        assert_eq!(
-            (r.extra.uid.as_deref(), r.extra.resource_version.as_deref()),
-            (None, None)
-        );
+        assert_eq!(t.on(&Event::Apply(nv), no_echo), ["ns/a"]);
     }
 
     #[test]

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::controller::Action;
+use crate::action::Action;
 use kube::{Api, ResourceExt};
 use tracing::{info, warn};
 

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::runtime::controller::Action;
+use crate::action::Action;
 use kube::{Api, Resource};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};

@@ -28,7 +28,7 @@ mod writes;
 
 use std::sync::Arc;
 
-use kube::runtime::controller::Action;
+use crate::action::Action;
 use kube::{Api, Resource, ResourceExt};
 use tokio::time::Instant;
 use tracing::warn;
@@ -56,8 +56,6 @@ use outcome::Outcome;
 pub enum EngineError {
     #[error("Kubernetes API: {0}")]
     Kube(#[from] kube::Error),
-    #[error("watch cache: {0}")]
-    Cache(#[from] crate::packed::PackError),
     /// At start-up: the namespaces of `--namespace-selector` cannot be watched.
     #[error("--namespace-selector {selector:?}: {reason}")]
     NamespaceSelector { selector: String, reason: String },

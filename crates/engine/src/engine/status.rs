@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
+use crate::action::Action;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::controller::Action;
 use kube::{Api, Resource};
 
 use gpucloud_crd::{CommonStatus, ManagedKind};
@@ -164,7 +164,7 @@ impl<A: Adapter> Engine<A> {
         let due = || self.adapter.due_in(obj, outcome.remote.as_ref());
         let delay = match next_pass(outcome.requeue, timing, due) {
             // The regular next pass of a pass that worked waits in the resync table, not
-            // in kube's scheduler (see `crate::resync`).
+            // in the controller's scheduler (see `crate::resync`).
             Next::In {
                 delay,
                 succeeded: true,

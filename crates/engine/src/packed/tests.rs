@@ -69,25 +69,6 @@ fn an_object_reads_back_whole() {
 }
 
 #[test]
-fn the_store_key_is_the_name_and_namespace_only() {
-    let obj = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m");
-    let packed = Packed::pack_with(codec(), &obj);
-    assert_eq!(packed.meta().name.as_deref(), Some("data"));
-    assert_eq!(packed.meta().namespace.as_deref(), Some("team-a"));
-    assert_eq!(
-        packed.meta(),
-        &ObjectMeta {
-            name: packed.meta().name.clone(),
-            namespace: packed.meta().namespace.clone(),
-            ..Default::default()
-        }
-    );
-    let key = ObjectRef::from_obj(&packed);
-    assert_eq!(key, reference(&obj));
-    assert!(key.extra.uid.is_none() && key.extra.resource_version.is_none());
-}
-
-#[test]
 fn objects_are_plain_until_one_with_a_status_gives_the_dictionary() {
     let codec = codec();
     let before = Packed::pack_with(codec, &fresh("data"));
@@ -126,11 +107,4 @@ fn a_damaged_body_is_an_error_not_a_panic() {
     assert!(packed.unpack_with(codec).is_err());
     packed.body = Box::new([]);
     assert!(matches!(packed.unpack_with(codec), Err(PackError::Empty)));
-}
-
-#[test]
-fn kubes_controller_can_read_one_from_json() {
-    let obj = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m");
-    let packed: Packed<NetworkVolume> = serde_json::from_value(json(&obj)).unwrap();
-    assert_eq!(json(&packed.unpack().unwrap()), json(&obj));
 }

@@ -15,7 +15,6 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use kube::runtime::reflector::Store;
 use tokio::time::Instant;
 use tracing::{debug, info};
 
@@ -25,8 +24,8 @@ use gpucloud_engine::snapshot::Freshness;
 
 use gpucloud_crd::ManagedKind;
 use gpucloud_engine::adapter::Adapter;
+use gpucloud_engine::cache::Cache;
 use gpucloud_engine::engine::Engine;
-use gpucloud_engine::packed::{self, Packed};
 use gpucloud_engine::runner::Watched;
 
 /// Which remote objects an install watching `watched` may judge now; `None` when it
@@ -53,7 +52,7 @@ pub fn confirmed(now: Vec<Orphan>, previous: &HashSet<String>) -> Vec<Orphan> {
 /// Counts the orphans of `A`'s kind until the task is dropped (see `runner::run_kind`).
 pub async fn run<A: Adapter>(
     engine: Arc<Engine<A>>,
-    store: Store<Packed<A::Kind>>,
+    store: Cache<A::Kind>,
     mut synced: tokio::sync::watch::Receiver<bool>,
     watched: Watched,
 ) {
@@ -108,9 +107,9 @@ pub async fn run<A: Adapter>(
 }
 
 /// The objects of the store, unpacked one at a time (never all at once).
-fn cluster_in<K: ManagedKind>(store: &Store<Packed<K>>) -> ClusterObjects {
+fn cluster_in<K: ManagedKind>(store: &Cache<K>) -> ClusterObjects {
     let mut out = ClusterObjects::default();
-    for obj in packed::unpacked(store.state()) {
+    for obj in store.objects(&|_| true) {
         out.add_object(&obj);
     }
     out
@@ -120,7 +119,7 @@ fn cluster_in<K: ManagedKind>(store: &Store<Packed<K>>) -> ClusterObjects {
 /// the cluster now. Returns the orphans and the cluster as read now, with when.
 async fn census<A: Adapter>(
     engine: &Engine<A>,
-    store: &Store<Packed<A::Kind>>,
+    store: &Cache<A::Kind>,
     scope: &Scope,
     since: Instant,
     cluster_before: ClusterObjects,

@@ -1,0 +1,231 @@
+//! The watch cache of one kind: every watched object, packed (see [`crate::packed`]), by
+//! its `namespace/name`. The operator's own rather than kube's reflector store.
+//!
+//! Why: the cache holds every object for as long as it exists, so what one entry costs is
+//! the operator's memory slope. kube's store keys an object by an `ObjectRef` (four
+//! strings) and keeps it in an `Arc` beside its `ObjectMeta` (360 bytes, even with only the
+//! name and namespace set): about 550 bytes before the object itself. Here an entry is the
+//! key as one string and the packed body, about 150 bytes for a converged volume.
+//!
+//! It follows the watch as kube's store does: a listing is gathered apart and replaces the
+//! objects when it ends, so that until then every reader sees the previous listing whole.
+//! Readers get objects unpacked one at a time, outside the lock.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kube::runtime::watcher::Event;
+use parking_lot::RwLock;
+
+use super::packed::{Codec, PackError, Packed};
+use gpucloud_crd::ManagedKind;
+
+/// The objects of one listing, or of the cache, by `namespace/name`.
+type Objects<K> = HashMap<Box<str>, Packed<K>>;
+
+/// The watch cache of kind `K` (see the module's doc). Clones share it.
+pub struct Cache<K> {
+    state: Arc<RwLock<State<K>>>,
+    codec: &'static Codec,
+}
+
+struct State<K> {
+    objects: Objects<K>,
+    /// While a listing is under way: what it has shown so far.
+    listing: Option<Objects<K>>,
+}
+
+impl<K> Clone for Cache<K> {
+    fn clone(&self) -> Self {
+        Self {
+            state: self.state.clone(),
+            codec: self.codec,
+        }
+    }
+}
+
+impl<K: ManagedKind> Default for Cache<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The key of object `name` in `namespace`, as [`ManagedKind::key`] gives it.
+pub fn key_of(namespace: &str, name: &str) -> String {
+    format!("{namespace}/{name}")
+}
+
+impl<K: ManagedKind> Cache<K> {
+    pub fn new() -> Self {
+        Self {
+            state: Arc::new(RwLock::new(State {
+                objects: HashMap::new(),
+                listing: None,
+            })),
+            codec: Codec::of::<K>(),
+        }
+    }
+
+    /// Takes one watch event, as kube's store does: a change or deletion at once, a
+    /// listing's objects apart until the listing ends and replaces what was held.
+    pub fn apply(&self, event: &Event<K>) {
+        let entry = |obj: &K| {
+            (
+                obj.key().into_boxed_str(),
+                Packed::pack_with(self.codec, obj),
+            )
+        };
+        match event {
+            Event::Apply(obj) => {
+                let (key, packed) = entry(obj);
+                self.state.write().objects.insert(key, packed);
+            }
+            Event::Delete(obj) => {
+                let mut state = self.state.write();
+                state.objects.remove(obj.key().as_str());
+                crate::shrink_after_burst(&mut state.objects);
+            }
+            Event::Init => self.state.write().listing = Some(HashMap::new()),
+            Event::InitApply(obj) => {
+                let (key, packed) = entry(obj);
+                let mut state = self.state.write();
+                match state.listing.as_mut() {
+                    Some(listing) => listing.insert(key, packed),
+                    None => state.objects.insert(key, packed),
+                };
+            }
+            Event::InitDone => {
+                let mut state = self.state.write();
+                if let Some(listing) = state.listing.take() {
+                    state.objects = listing;
+                }
+            }
+        }
+    }
+
+    /// Object `key`, unpacked; `None` if the cache does not hold it.
+    pub fn get(&self, key: &str) -> Option<Result<K, PackError>> {
+        let packed = self.state.read().objects.get(key).cloned()?;
+        Some(packed.unpack_with(self.codec))
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.state.read().objects.contains_key(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.state.read().objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys `wanted` chooses (no object is unpacked).
+    pub fn keys(&self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+        self.state
+            .read()
+            .objects
+            .keys()
+            .filter(|key| wanted(key))
+            .map(|key| key.to_string())
+            .collect()
+    }
+
+    /// The objects whose keys `wanted` chooses, unpacked one at a time as the iterator is
+    /// read, after the lock is let go (the packed bodies are copied under it). An object
+    /// that cannot be read back is skipped (see [`PackError`]).
+    pub fn objects(&self, wanted: &dyn Fn(&str) -> bool) -> impl Iterator<Item = K> + use<K> {
+        let chosen: Vec<Packed<K>> = self
+            .state
+            .read()
+            .objects
+            .iter()
+            .filter(|(key, _)| wanted(key))
+            .map(|(_, packed)| packed.clone())
+            .collect();
+        let codec = self.codec;
+        chosen
+            .into_iter()
+            .filter_map(move |packed| packed.unpack_with(codec).ok())
+    }
+
+    /// Every object in `namespace`, unpacked.
+    pub fn in_namespace(&self, namespace: &str) -> Vec<K> {
+        let prefix = format!("{namespace}/");
+        self.objects(&|key| key.starts_with(&prefix)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
+
+    fn volume(namespace: &str, name: &str, size: i32) -> NetworkVolume {
+        let spec: NetworkVolumeSpec =
+            serde_json::from_value(serde_json::json!({"sizeGb": size, "dataCenterId": "EU-RO-1"}))
+                .unwrap();
+        let mut nv = NetworkVolume::new(name, spec);
+        nv.metadata.namespace = Some(namespace.into());
+        nv
+    }
+
+    fn sizes(cache: &Cache<NetworkVolume>) -> Vec<(String, i32)> {
+        let mut out: Vec<_> = cache
+            .objects(&|_| true)
+            .map(|nv| (nv.key(), nv.spec.size_gb))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn changes_and_deletions_apply_at_once() {
+        let cache = Cache::<NetworkVolume>::new();
+        cache.apply(&Event::Apply(volume("a", "data", 10)));
+        cache.apply(&Event::Apply(volume("a", "logs", 5)));
+        cache.apply(&Event::Apply(volume("a", "data", 20)));
+        assert_eq!(
+            cache.get("a/data").unwrap().unwrap().spec.size_gb,
+            20,
+            "the later version replaces the earlier"
+        );
+        cache.apply(&Event::Delete(volume("a", "logs", 5)));
+        assert!(!cache.contains("a/logs"));
+        assert!(cache.get("a/logs").is_none());
+        assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn a_listing_replaces_what_was_held_only_when_it_ends() {
+        let cache = Cache::<NetworkVolume>::new();
+        cache.apply(&Event::Apply(volume("a", "data", 10)));
+        cache.apply(&Event::Apply(volume("a", "gone", 10)));
+        cache.apply(&Event::Init);
+        cache.apply(&Event::InitApply(volume("a", "data", 30)));
+        cache.apply(&Event::InitApply(volume("b", "new", 1)));
+        // Mid-listing, readers see the previous state whole.
+        assert_eq!(
+            sizes(&cache),
+            [("a/data".into(), 10), ("a/gone".into(), 10)]
+        );
+        cache.apply(&Event::InitDone);
+        assert_eq!(sizes(&cache), [("a/data".into(), 30), ("b/new".into(), 1)]);
+    }
+
+    #[test]
+    fn readers_choose_by_key_without_unpacking_the_rest() {
+        let cache = Cache::<NetworkVolume>::new();
+        for (ns, name) in [("a", "x"), ("a", "y"), ("ab", "z"), ("b", "x")] {
+            cache.apply(&Event::Apply(volume(ns, name, 1)));
+        }
+        let mut in_a: Vec<String> = cache.in_namespace("a").iter().map(|o| o.key()).collect();
+        in_a.sort();
+        assert_eq!(in_a, ["a/x", "a/y"], "not the namespace `ab`");
+        let mut xs = cache.keys(|k| k.ends_with("/x"));
+        xs.sort();
+        assert_eq!(xs, ["a/x", "b/x"]);
+        assert_eq!(key_of("a", "x"), volume("a", "x", 1).key());
+    }
+}
