@@ -9,10 +9,11 @@
 //! same keys, the same condition reasons and messages), so compressed against one of them
 //! an object is the little that differs: names, ids, times.
 //!
-//! The dictionary of a kind is the first object of that kind this process packs with a
-//! status (a status carries most of the repeated words). Until there is one, objects are
-//! kept as plain JSON and packed again with their next change. The dictionary is kept for
-//! the life of the process, so every packed object can always be read back.
+//! The dictionary of a kind is the first object of that kind this process packs Ready (a
+//! converged status carries most of the repeated words), and until then the first one
+//! packed with any status (see [`Dictionaries`]). Until there is one, objects are kept as
+//! plain JSON and packed again with their next change. Dictionaries are kept for the life
+//! of the process, so every packed object can always be read back.
 //!
 //! Unpacking costs a decompression and a JSON parse, about 10 µs for a volume: once per
 //! pass, and when a Secret changes or the orphan census runs, once per object they read.
@@ -27,14 +28,17 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 use thiserror::Error;
 
+use super::conditions::{READY, find};
 use gpucloud_crd::ManagedKind;
 
 /// zstd's level for packing: the objects are small, and a higher level buys little on them.
 const LEVEL: i32 = 3;
 
-/// What the first byte of a packed body says the rest is.
+/// What the first byte of a packed body says the rest is: plain JSON, or compressed
+/// against one of the kind's two dictionaries (see [`Dictionaries`]).
 const PLAIN: u8 = 0;
 const COMPRESSED: u8 = 1;
+const COMPRESSED_READY: u8 = 2;
 
 /// An object as the watch cache keeps it (see the module's doc): 16 bytes, plus its body.
 pub struct Packed<K> {
@@ -57,8 +61,12 @@ impl<K: ManagedKind> Packed<K> {
     /// Packs `obj` with its kind's codec (see [`Codec::of`]).
     pub(crate) fn pack_with(codec: &'static Codec, obj: &K) -> Self {
         let json = serde_json::to_vec(obj).unwrap_or_default();
-        if obj.current_status().is_some() {
-            codec.offer_dictionary(&json);
+        if let Some(status) = obj.current_status() {
+            codec.offer_dictionary(Dictionaries::AnyStatus, &json);
+            let ready = find(&K::common(status).conditions, READY);
+            if ready.is_some_and(|c| c.status == "True") {
+                codec.offer_dictionary(Dictionaries::Ready, &json);
+            }
         }
         Self {
             body: codec.pack(json),
@@ -94,8 +102,26 @@ impl<K> fmt::Debug for Packed<K> {
     }
 }
 
-/// One kind's dictionary and the zstd contexts that use it.
+/// A kind's two dictionaries (see [`Dictionaries`]) and the zstd contexts that use them.
 pub struct Codec {
+    slots: [Slot; 2],
+}
+
+/// Which object gives each of a kind's dictionaries. The first object packed with a status
+/// may be one still being created, whose status has little in common with a converged one
+/// (a volume packed against a creating one took 421 bytes, against a Ready one 88), so a
+/// second dictionary comes from the first object packed Ready, and is used from then on.
+/// Bodies packed against the first stay readable: the tag byte says which was used.
+#[derive(Clone, Copy)]
+enum Dictionaries {
+    /// The first object packed with a status (tag [`COMPRESSED`]).
+    AnyStatus = 0,
+    /// The first object packed with its Ready condition True (tag [`COMPRESSED_READY`]).
+    Ready = 1,
+}
+
+/// One dictionary and its contexts.
+struct Slot {
     dictionary: OnceLock<Dictionary>,
     compressor: Mutex<Option<zstd::bulk::Compressor<'static>>>,
     decompressor: Mutex<Option<zstd::bulk::Decompressor<'static>>>,
@@ -104,6 +130,43 @@ pub struct Codec {
 struct Dictionary {
     encoder: zstd::dict::EncoderDictionary<'static>,
     decoder: zstd::dict::DecoderDictionary<'static>,
+}
+
+impl Slot {
+    fn new() -> Self {
+        Self {
+            dictionary: OnceLock::new(),
+            compressor: Mutex::new(None),
+            decompressor: Mutex::new(None),
+        }
+    }
+
+    /// `json` compressed against this slot's dictionary, if it has one and that helps.
+    fn compress(&'static self, json: &[u8]) -> Option<Vec<u8>> {
+        let dictionary = self.dictionary.get()?;
+        let mut compressor = self.compressor.lock();
+        if compressor.is_none() {
+            *compressor =
+                zstd::bulk::Compressor::with_prepared_dictionary(&dictionary.encoder).ok();
+        }
+        let compressed = compressor.as_mut()?.compress(json).ok()?;
+        (compressed.len() < json.len()).then_some(compressed)
+    }
+
+    fn decompress(&'static self, compressed: &[u8]) -> Result<Vec<u8>, PackError> {
+        // A body compressed against a dictionary exists only once that dictionary does.
+        let dictionary = self.dictionary.get().ok_or(PackError::Empty)?;
+        let mut decompressor = self.decompressor.lock();
+        if decompressor.is_none() {
+            *decompressor = Some(zstd::bulk::Decompressor::with_prepared_dictionary(
+                &dictionary.decoder,
+            )?);
+        }
+        let decompressor = decompressor.as_mut().ok_or(PackError::Empty)?;
+        let capacity =
+            zstd::bulk::Decompressor::upper_bound(compressed).unwrap_or(compressed.len() * 32);
+        Ok(decompressor.decompress(compressed, capacity)?)
+    }
 }
 
 impl Codec {
@@ -118,42 +181,33 @@ impl Codec {
 
     fn new() -> Self {
         Self {
-            dictionary: OnceLock::new(),
-            compressor: Mutex::new(None),
-            decompressor: Mutex::new(None),
+            slots: [Slot::new(), Slot::new()],
         }
     }
 
-    /// Makes `json` the dictionary, if there is none yet.
-    fn offer_dictionary(&self, json: &[u8]) {
-        if self.dictionary.get().is_none() {
-            let _ = self.dictionary.set(Dictionary {
+    /// Makes `json` the dictionary `which`, if there is none yet.
+    fn offer_dictionary(&self, which: Dictionaries, json: &[u8]) {
+        let slot = &self.slots[which as usize];
+        if slot.dictionary.get().is_none() {
+            let _ = slot.dictionary.set(Dictionary {
                 encoder: zstd::dict::EncoderDictionary::copy(json, LEVEL),
                 decoder: zstd::dict::DecoderDictionary::copy(json),
             });
         }
     }
 
+    /// `json` against the best dictionary there is (the Ready one once it exists).
     fn pack(&'static self, json: Vec<u8>) -> Box<[u8]> {
-        let Some(dictionary) = self.dictionary.get() else {
-            return plain(json);
-        };
-        let mut compressor = self.compressor.lock();
-        if compressor.is_none() {
-            *compressor =
-                zstd::bulk::Compressor::with_prepared_dictionary(&dictionary.encoder).ok();
-        }
-        let Some(compressor) = compressor.as_mut() else {
-            return plain(json);
-        };
-        match compressor.compress(&json) {
-            Ok(compressed) if compressed.len() < json.len() => {
-                let mut body = Vec::with_capacity(compressed.len() + 1);
-                body.push(COMPRESSED);
-                body.extend_from_slice(&compressed);
-                body.into_boxed_slice()
-            }
-            _ => plain(json),
+        let packed = [
+            (Dictionaries::Ready, COMPRESSED_READY),
+            (Dictionaries::AnyStatus, COMPRESSED),
+        ]
+        .into_iter()
+        .find(|(which, _)| self.slots[*which as usize].dictionary.get().is_some())
+        .and_then(|(which, tag)| Some((tag, self.slots[which as usize].compress(&json)?)));
+        match packed {
+            Some((tag, compressed)) => tagged(tag, &compressed),
+            None => tagged(PLAIN, &json),
         }
     }
 
@@ -161,28 +215,20 @@ impl Codec {
         match body.split_first() {
             None => Err(PackError::Empty),
             Some((&PLAIN, json)) => Ok(Cow::Borrowed(json)),
-            Some((_, compressed)) => {
-                // A compressed body exists only once the dictionary does.
-                let dictionary = self.dictionary.get().ok_or(PackError::Empty)?;
-                let mut decompressor = self.decompressor.lock();
-                if decompressor.is_none() {
-                    *decompressor = Some(zstd::bulk::Decompressor::with_prepared_dictionary(
-                        &dictionary.decoder,
-                    )?);
-                }
-                let decompressor = decompressor.as_mut().ok_or(PackError::Empty)?;
-                let capacity = zstd::bulk::Decompressor::upper_bound(compressed)
-                    .unwrap_or(compressed.len() * 32);
-                Ok(Cow::Owned(decompressor.decompress(compressed, capacity)?))
-            }
+            Some((&COMPRESSED, compressed)) => Ok(Cow::Owned(
+                self.slots[Dictionaries::AnyStatus as usize].decompress(compressed)?,
+            )),
+            Some((_, compressed)) => Ok(Cow::Owned(
+                self.slots[Dictionaries::Ready as usize].decompress(compressed)?,
+            )),
         }
     }
 }
 
-fn plain(json: Vec<u8>) -> Box<[u8]> {
-    let mut body = Vec::with_capacity(json.len() + 1);
-    body.push(PLAIN);
-    body.extend_from_slice(&json);
+fn tagged(tag: u8, bytes: &[u8]) -> Box<[u8]> {
+    let mut body = Vec::with_capacity(bytes.len() + 1);
+    body.push(tag);
+    body.extend_from_slice(bytes);
     body.into_boxed_slice()
 }
 

@@ -68,6 +68,7 @@ impl<A: Adapter> Engine<A> {
             .is_some_and(|rv| obj.resource_version().as_ref() == Some(rv));
         if echo {
             own.remove(&key);
+            crate::shrink_after_burst(&mut own);
         }
         echo
     }
@@ -84,6 +85,7 @@ impl<A: Adapter> Engine<A> {
             .is_some_and(|(written, _)| !seen_predates(obj.resource_version().as_deref(), written))
         {
             own.remove(&key);
+            crate::shrink_after_burst(&mut own);
         }
     }
 

@@ -78,7 +78,10 @@ fn objects_are_plain_until_one_with_a_status_gives_the_dictionary() {
     let other = converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9");
     let packed = Packed::pack_with(codec, &other);
     let whole = serde_json::to_vec(&other).unwrap().len();
-    assert_eq!(packed.body[0], COMPRESSED);
+    assert_eq!(
+        packed.body[0], COMPRESSED_READY,
+        "a Ready volume gives the dictionary"
+    );
     // What differs from the dictionary: two names, a UID, an id.
     assert!(
         packed.packed_len() * 5 < whole,
@@ -107,4 +110,58 @@ fn a_damaged_body_is_an_error_not_a_panic() {
     assert!(packed.unpack_with(codec).is_err());
     packed.body = Box::new([]);
     assert!(matches!(packed.unpack_with(codec), Err(PackError::Empty)));
+}
+
+/// A volume whose create is under way: a status, but not Ready.
+fn creating(name: &str) -> NetworkVolume {
+    let mut obj = fresh(name);
+    obj.status = serde_json::from_value(serde_json::json!({
+        "observedGeneration": 1,
+        "conditions": [{"type": "Ready", "status": "False", "reason": "Creating",
+            "message": "The network volume is being created.", "observedGeneration": 1,
+            "lastTransitionTime": "2026-11-26T16:40:00Z"}]
+    }))
+    .unwrap();
+    obj
+}
+
+#[test]
+fn a_ready_object_gives_the_dictionary_from_then_on_and_older_bodies_still_read() {
+    let codec = codec();
+    let early = Packed::pack_with(codec, &creating("first"));
+    let second = Packed::pack_with(codec, &creating("second"));
+    assert_eq!(second.body[0], COMPRESSED, "against the creating object");
+    let converged_early = Packed::pack_with(
+        codec,
+        &converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m"),
+    );
+    assert_eq!(converged_early.body[0], COMPRESSED_READY);
+    let other = converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9");
+    let packed = Packed::pack_with(codec, &other);
+    assert_eq!(packed.body[0], COMPRESSED_READY);
+
+    // The same object against the creating dictionary alone is larger.
+    let only_creating = self::codec();
+    Packed::pack_with(only_creating, &creating("first"));
+    let against_creating = Packed::pack_with(only_creating, &{
+        let mut o = other.clone();
+        // Not Ready, so that it does not become this codec's Ready dictionary.
+        o.status.as_mut().unwrap().common.conditions.clear();
+        o
+    });
+    assert_eq!(against_creating.body[0], COMPRESSED);
+    assert!(
+        packed.packed_len() < against_creating.packed_len(),
+        "{} bytes against a Ready volume, {} against a creating one",
+        packed.packed_len(),
+        against_creating.packed_len()
+    );
+
+    for (body, obj) in [
+        (&early, creating("first")),
+        (&second, creating("second")),
+        (&packed, other),
+    ] {
+        assert_eq!(json(&body.unpack_with(codec).unwrap()), json(&obj));
+    }
 }
