@@ -15,7 +15,7 @@
 //!   on at its end, from the swapped-in cache.
 //!
 //! What is remembered of an object is kept small, since it is kept for every object
-//! watched: a hash of its namespace and name, and three numbers (see [`Seen`]). What is
+//! watched: a hash of its namespace and name, and two numbers (see [`Seen`]). What is
 //! handed on is the object's key, `namespace/name`.
 
 use std::collections::HashMap;
@@ -46,12 +46,11 @@ pub fn change_hash<K: ManagedKind>(obj: &K) -> u64 {
     h.finish()
 }
 
-/// What is remembered of one object: its UID (an object deleted and made again under the
-/// same name is a new object), the hash of its last change, and the last listing that
-/// showed it (or the listing it was last seen live after).
+/// What is remembered of one object: one hash of its UID (an object deleted and made again
+/// under the same name is a new object) and of its last change, and the last listing that
+/// showed it (or the listing it was last seen live after). 16 bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Seen {
-    uid: u64,
     hash: u64,
     listing: u32,
 }
@@ -60,15 +59,15 @@ impl Seen {
     fn of<K: ManagedKind>(obj: &K, listing: u32) -> Self {
         let mut h = DefaultHasher::new();
         obj.uid().hash(&mut h);
+        change_hash(obj).hash(&mut h);
         Self {
-            uid: h.finish(),
-            hash: change_hash(obj),
+            hash: h.finish(),
             listing,
         }
     }
 
     fn same_object_unchanged(&self, other: &Seen) -> bool {
-        (self.uid, self.hash) == (other.uid, other.hash)
+        self.hash == other.hash
     }
 }
 
