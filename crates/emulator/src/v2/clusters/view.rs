@@ -12,11 +12,10 @@ use std::sync::Arc;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
-use crate::clock::Millis;
+use crate::clock::{Millis, Rfc3339Secs};
 use crate::pods::Pod;
 use crate::state::{App, World};
 use crate::v2::pods::{PodStatus, public_ssh, status_of};
-use crate::v2::timestamp;
 use crate::world::clusters::{Cluster, ClusterKind, OVERLAY_CIDR, VXLAN_PORT};
 
 /// A cluster and what its answer is built from, taken under the world's lock.
@@ -65,15 +64,10 @@ fn members_of(world: &World, cluster: &Cluster) -> Vec<Arc<Pod>> {
 
 /// Every cluster's snapshot, in id order.
 pub fn snapshots(world: &World) -> Vec<ClusterSnapshot> {
-    world
-        .clusters
-        .shared()
-        .into_iter()
-        .map(|c| {
-            let members = members_of(world, &c);
-            ClusterSnapshot::of(world, c, members)
-        })
-        .collect()
+    let clusters = world.clusters.shared();
+    crate::v2::listing::map_in_halves(&clusters, |c| {
+        ClusterSnapshot::of(world, c.clone(), members_of(world, c))
+    })
 }
 
 /// The document's `Cluster` for the cluster `c` of `world`.
@@ -102,7 +96,7 @@ pub fn snapshot_view<'a>(app: &App, s: &'a ClusterSnapshot, now: Millis) -> Clus
             gpu_type_id: &c.gpu_type_id,
             pod_count: c.pod_count,
         },
-        created_at: timestamp(&app.clock, c.created_at),
+        created_at: Rfc3339Secs(app.clock.wall_at(c.created_at)),
         data_center_id: &c.data_center_id,
         id: &c.id,
         name: &c.name,
@@ -136,7 +130,7 @@ pub fn snapshot_view<'a>(app: &App, s: &'a ClusterSnapshot, now: Millis) -> Clus
 #[serde(rename_all = "camelCase")]
 pub struct ClusterView<'a> {
     compute: Compute<'a>,
-    created_at: String,
+    created_at: Rfc3339Secs,
     data_center_id: &'a str,
     id: &'a str,
     name: &'a str,
