@@ -306,7 +306,10 @@ async fn run(opts: Options) {
             print_log_tail(&operator);
         }
     }
-    env.finish_process(operator).await;
+    // The namespace holds an Event per object created and deleted: at 100,000, minutes of
+    // the namespace controller's work.
+    let teardown = Duration::from_secs(60 + n as u64 / 500);
+    env.finish_process_within(operator, teardown).await;
 }
 
 fn print_log_tail(operator: &OperatorProcess) {

@@ -123,12 +123,19 @@ impl TestNamespace {
     /// Deletes the namespace and waits until the namespace controller has emptied and
     /// removed it, which proves the controller manager is doing its job.
     pub async fn delete_and_wait(self, client: &Client) {
+        self.delete_and_wait_within(client, Duration::from_secs(60))
+            .await;
+    }
+
+    /// [`Self::delete_and_wait`], for up to `timeout`: a namespace that held 100,000
+    /// objects and their Events takes the namespace controller minutes to empty.
+    pub async fn delete_and_wait_within(self, client: &Client, timeout: Duration) {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         namespaces
             .delete(&self.name, &DeleteParams::default())
             .await
             .expect("delete namespace");
-        let gone = wait_until(Duration::from_secs(60), || async {
+        let gone = wait_until(timeout, || async {
             namespaces
                 .get_opt(&self.name)
                 .await
@@ -136,6 +143,10 @@ impl TestNamespace {
                 .is_none()
         })
         .await;
-        assert!(gone, "namespace {} was not removed within 60 s", self.name);
+        assert!(
+            gone,
+            "namespace {} was not removed within {timeout:?}",
+            self.name
+        );
     }
 }

@@ -356,8 +356,15 @@ impl Env {
 
     /// [`Env::finish`] for an operator running as a child process.
     pub async fn finish_process(self, operator: OperatorProcess) {
+        self.finish_process_within(operator, Duration::from_secs(60))
+            .await;
+    }
+
+    /// [`Env::finish_process`], waiting up to `timeout` for the namespace to go (a
+    /// benchmark's namespace holds as many Events as it made objects).
+    pub async fn finish_process_within(self, operator: OperatorProcess, timeout: Duration) {
         self.delete_managed_objects().await;
-        self.ns.delete_and_wait(&self.client).await;
+        self.ns.delete_and_wait_within(&self.client, timeout).await;
         operator.terminate().await;
         self.emulator.shutdown().await;
     }
