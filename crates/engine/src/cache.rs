@@ -55,6 +55,11 @@ pub fn key_of(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
 }
 
+/// Whether `key` (see [`key_of`]) is of an object in `namespace`.
+pub fn in_namespace(key: &str, namespace: &str) -> bool {
+    key.split_once('/').is_some_and(|(ns, _)| ns == namespace)
+}
+
 impl<K: ManagedKind> Cache<K> {
     pub fn new() -> Self {
         Self {
@@ -152,8 +157,7 @@ impl<K: ManagedKind> Cache<K> {
 
     /// Every object in `namespace`, unpacked.
     pub fn in_namespace(&self, namespace: &str) -> Vec<K> {
-        let prefix = format!("{namespace}/");
-        self.objects(&|key| key.starts_with(&prefix)).collect()
+        self.objects(&|key| in_namespace(key, namespace)).collect()
     }
 }
 

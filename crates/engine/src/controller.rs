@@ -86,12 +86,9 @@ pub async fn run<K, R, P, F, E>(
             }
             Some(key) = requests.next(), if !stopping => scheduler.request(&key, Instant::now()),
             () = sleep_until(wake), if wake.is_some() => {}
-            else => {
-                // No request can come and nothing runs or waits for a time.
-                if scheduler.waiting() == 0 {
-                    return;
-                }
-            }
+            // Every branch is off only when no request can come and nothing runs or waits
+            // (a waiting object enables the timer).
+            else => return,
         }
     }
 }

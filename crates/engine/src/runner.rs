@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use tracing::warn;
 
 use super::adapter::Adapter;
-use super::cache::{Cache, key_of};
+use super::cache::{Cache, in_namespace, key_of};
 use super::conditions;
 use super::controller::{self, Passes};
 use super::credentials::SECRET_NOT_FOUND;
@@ -211,9 +211,8 @@ fn users_of_secret<A: Adapter>(
         // Every object reads the default key: no need to unpack one to know it.
         return cache.keys(|_| true);
     }
-    let prefix = key_of(namespace, "");
     cache
-        .objects(&|key| default || key.starts_with(&prefix))
+        .objects(&|key| default || in_namespace(key, namespace))
         .filter(|obj| default || engine.adapter.secrets(obj).iter().any(|s| s == name))
         .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj))
         .map(|obj| obj.key())
