@@ -48,7 +48,7 @@ impl<A: Adapter> Engine<A> {
         self.refused_creates.lock().remove(key);
         self.own_status.lock().remove(key);
         self.told_claimed.lock().remove(key);
-        self.own_writes.lock().remove(key);
+        self.own_writes.lock().forget(key);
         self.backoffs.succeed(&key.to_string());
         self.resync.cancel(key);
         self.shared.metrics.set_ready(A::KIND, key, None);
@@ -61,16 +61,10 @@ impl<A: Adapter> Engine<A> {
     /// than the create, for every object created: while 10,000 volumes were created, a
     /// listing of up to 10,000 volumes back to back. The entry goes with its echo.
     pub fn is_echo(&self, obj: &A::Kind) -> bool {
-        let key = obj.key();
-        let mut own = self.own_writes.lock();
-        let echo = own
-            .get(&key)
-            .is_some_and(|rv| obj.resource_version().as_ref() == Some(rv));
-        if echo {
-            own.remove(&key);
-            crate::shrink_after_burst(&mut own);
-        }
-        echo
+        let version = obj.resource_version();
+        self.own_writes
+            .lock()
+            .is_echo(&obj.key(), version.as_deref())
     }
 
     /// Drops the status this process last wrote for `obj` once the watch delivers that

@@ -23,6 +23,7 @@ mod execute;
 mod memory;
 mod observe;
 mod outcome;
+mod own_writes;
 mod status;
 mod writes;
 
@@ -97,10 +98,11 @@ pub struct Engine<A: Adapter> {
     /// still delete its remote object instead of leaking it. One entry per Secret, not
     /// per object.
     last_keys: parking_lot::Mutex<std::collections::HashMap<Option<SecretKeyRef>, Credentials>>,
-    /// The resourceVersion of this process's last metadata patch of each object (the create
-    /// marker with the finalizer and the claim, an adoption's claim) until the watch brings
-    /// it back: that echo is not a reason for another pass (see [`Engine::is_echo`]).
-    own_writes: parking_lot::Mutex<std::collections::HashMap<String, String>>,
+    /// The resourceVersions of this process's metadata patches of each object (the create
+    /// marker with the finalizer and the claim, its removal, an adoption's claim) until the
+    /// watch brings them back: an echo is not a reason for another pass (see
+    /// [`Engine::is_echo`]).
+    own_writes: parking_lot::Mutex<own_writes::OwnWrites>,
 }
 
 type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);

@@ -104,7 +104,7 @@ impl<A: Adapter> Engine<A> {
             )
             .await?;
         if let Some(rv) = patched.resource_version() {
-            self.own_writes.lock().insert(obj.key(), rv);
+            self.own_writes.lock().record(obj.key(), &rv);
         }
         Ok(patched)
     }

@@ -1,0 +1,107 @@
+//! The resourceVersions of this process's own metadata patches of each object, until the
+//! watch brings each of them back.
+//!
+//! One pass can write an object twice in a row (a create the platform refused: the marker,
+//! then its removal). Both versions come back through the watch, one after the other, and
+//! each is an echo: a pass for the first would read the cache before the second arrived
+//! and find the marker of a create that is over, which it must take for one an earlier
+//! process left, and wait the whole create timeout. So every write is kept, not only the
+//! last one, and what the watch has gone past is dropped.
+
+use std::collections::HashMap;
+
+/// Own writes per object key (see the module's doc).
+#[derive(Default)]
+pub(super) struct OwnWrites {
+    by_key: HashMap<String, Vec<Box<str>>>,
+}
+
+impl OwnWrites {
+    /// Notes that this process wrote the object `key`, which is now at `version`.
+    pub fn record(&mut self, key: String, version: &str) {
+        self.by_key.entry(key).or_default().push(version.into());
+    }
+
+    /// Whether the object `key` delivered by the watch at `version` is one of this
+    /// process's own writes coming back. Writes the watch has now gone past are dropped:
+    /// their echo was this one, or never comes (a relisting shows only the latest).
+    pub fn is_echo(&mut self, key: &str, version: Option<&str>) -> bool {
+        let Some(version) = version else {
+            return false;
+        };
+        let Some(writes) = self.by_key.get_mut(key) else {
+            return false;
+        };
+        let echo = writes.iter().any(|w| &**w == version);
+        writes.retain(|w| &**w != version && !delivered_after(version, w));
+        if writes.is_empty() {
+            self.by_key.remove(key);
+            crate::shrink_after_burst(&mut self.by_key);
+        }
+        echo
+    }
+
+    /// Drops what is kept of `key`: the object is gone.
+    pub fn forget(&mut self, key: &str) {
+        self.by_key.remove(key);
+    }
+}
+
+/// Whether the watch delivering `seen` means it went past `written`. resourceVersions
+/// are etcd revisions, comparable as integers (a guarantee since Kubernetes 1.35);
+/// anything else is not compared, and the write waits for its own echo or the object's end.
+fn delivered_after(seen: &str, written: &str) -> bool {
+    match (seen.parse::<u64>(), written.parse::<u64>()) {
+        (Ok(seen), Ok(written)) => seen > written,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_writes_in_a_row_are_both_echoes() {
+        let mut own = OwnWrites::default();
+        own.record("ns/a".into(), "10");
+        own.record("ns/a".into(), "11");
+        assert!(own.is_echo("ns/a", Some("10")));
+        assert!(own.is_echo("ns/a", Some("11")));
+        assert!(own.by_key.is_empty());
+    }
+
+    #[test]
+    fn a_change_by_someone_else_is_no_echo() {
+        let mut own = OwnWrites::default();
+        own.record("ns/a".into(), "10");
+        own.record("ns/a".into(), "12");
+        assert!(own.is_echo("ns/a", Some("10")));
+        // A user's change between our two writes.
+        assert!(!own.is_echo("ns/a", Some("11")));
+        assert!(own.is_echo("ns/a", Some("12")));
+        assert!(!own.is_echo("ns/b", Some("12")));
+        assert!(!own.is_echo("ns/a", None));
+    }
+
+    #[test]
+    fn writes_the_watch_went_past_are_dropped() {
+        let mut own = OwnWrites::default();
+        own.record("ns/a".into(), "10");
+        own.record("ns/a".into(), "11");
+        // A relisting shows only a later version.
+        assert!(!own.is_echo("ns/a", Some("15")));
+        assert!(own.by_key.is_empty());
+    }
+
+    #[test]
+    fn versions_that_are_no_numbers_wait_for_their_echo_or_the_objects_end() {
+        let mut own = OwnWrites::default();
+        own.record("ns/a".into(), "x");
+        assert!(!own.is_echo("ns/a", Some("y")));
+        assert!(own.is_echo("ns/a", Some("x")));
+        own.record("ns/b".into(), "x");
+        own.forget("ns/b");
+        assert!(!own.is_echo("ns/b", Some("x")));
+    }
+}
