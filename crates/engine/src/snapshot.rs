@@ -188,9 +188,19 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
         if let Some(at) = next_at.filter(|at| *at > Instant::now()) {
             tokio::time::sleep_until(at).await;
         }
+        // The listing this refresh replaces is let go before the call, not after: the new
+        // one is then decoded into the memory it held. Kept until its successor was built,
+        // every refresh of 10,000 volumes left about 5 MiB of freed pages that the
+        // allocator holds on to for its decay time (the passes that still read it keep it
+        // alive until they end; callers that come meanwhile wait for this refresh).
+        drop(slot.current.lock().take());
         let started_at = Instant::now();
         match fetch().await {
-            Ok(items) => {
+            Ok(mut items) => {
+                // A decoded list grows by doubling, and a conversion that reuses its buffer
+                // keeps that room: up to 90 bytes per volume at 10,000, kept until the
+                // next refresh.
+                items.shrink_to_fit();
                 *slot.last_call.lock() = Some(LastCall {
                     finished_at: Instant::now(),
                     took: started_at.elapsed(),
@@ -293,6 +303,29 @@ mod tests {
             .unwrap();
         assert_eq!(newer.items, vec![1, 2]);
         assert!(newer.started_at > first.started_at);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_lets_go_of_the_listing_it_replaces_before_it_calls() {
+        let snapshots: Snapshots<u8, u32, ()> = Snapshots::new();
+        let first = snapshots
+            .get(&1, Freshness::MaxAge(Duration::ZERO), || async {
+                Ok::<_, ()>(vec![1])
+            })
+            .await
+            .unwrap();
+        let old = Arc::downgrade(&first);
+        drop(first);
+        let written = Instant::now();
+        let new = snapshots
+            .get(&1, Freshness::StartedAfter(written), || async {
+                // Nobody reads the old listing any more: it is gone before the call.
+                assert!(old.upgrade().is_none(), "the old listing outlived the call");
+                Ok::<_, ()>(vec![1, 2])
+            })
+            .await
+            .unwrap();
+        assert_eq!(new.items, vec![1, 2]);
     }
 
     #[tokio::test]

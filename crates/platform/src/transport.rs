@@ -497,14 +497,14 @@ fn timeout_error(op: Operation, limit: Duration) -> AttemptError {
 }
 
 async fn read_body(mut response: reqwest::Response) -> Result<Bytes, reqwest::Error> {
-    if response
-        .content_length()
-        .is_some_and(|n| n as usize > MAX_RESPONSE_BYTES)
-    {
+    let announced = response.content_length().map(|n| n as usize);
+    if announced.is_some_and(|n| n > MAX_RESPONSE_BYTES) {
         // Drain nothing; a decode error will name the size.
         return Ok(Bytes::from_static(b"\"response too large\""));
     }
-    let mut buf = Vec::new();
+    // Sized once from the length the answer announces: grown by doubling, the buffer of a
+    // listing of 10,000 objects held up to twice the body while it was read.
+    let mut buf = Vec::with_capacity(announced.unwrap_or(0));
     while let Some(chunk) = response.chunk().await? {
         if buf.len() + chunk.len() > MAX_RESPONSE_BYTES {
             return Ok(Bytes::from_static(b"\"response too large\""));
