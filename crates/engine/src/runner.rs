@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Stream, StreamExt, TryStreamExt, stream};
+use futures::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::ObjectRef;
@@ -50,7 +50,8 @@ fn trim_for_cache<K: ManagedKind>(obj: &mut K) {
 /// from the cluster, also of those a relisting no longer shows, so that what is kept about
 /// it (backoff, caches) goes with it even when no reconcile follows (no finalizer of ours).
 /// `echo` tells the operator's own writes coming back (see [`Engine::is_echo`]);
-/// `delivered` hears of every object the watch brings (see [`Engine::caught_up`]).
+/// `delivered` hears of every object a live change brings, once the cache has it (see
+/// [`Feed::on`] and [`Engine::caught_up`]).
 /// `synced` turns true once the cache holds a whole listing. The cache keeps each object
 /// packed (see [`crate::packed`]); the filters above see it whole, as the watch brings it.
 #[allow(clippy::too_many_arguments)]
@@ -59,7 +60,7 @@ fn watch_kind<K: ManagedKind>(
     namespaces: Namespaces,
     selector: Option<String>,
     cache: Cache<K>,
-    gone: impl Fn(&str) + Clone + Send + 'static,
+    gone: impl Fn(&str) + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
     delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
@@ -76,18 +77,10 @@ fn watch_kind<K: ManagedKind>(
     };
     watch_namespaces(&client, &namespaces, config, held, listings)
         .modify(trim_for_cache::<K>)
-        .inspect_ok({
-            let gone = gone.clone();
-            move |event| match event {
-                watcher::Event::Delete(obj) => gone(&obj.key()),
-                watcher::Event::Apply(obj) | watcher::Event::InitApply(obj) => delivered(obj),
-                _ => {}
-            }
-        })
         .scan(Feed::new(cache), move |feed, event| {
             let objects = match event {
                 Ok(event) => {
-                    let due = feed.on(&event, &echo, &gone);
+                    let due = feed.on(&event, &echo, &gone, &delivered);
                     // The cache has the event: a listing's objects are in it.
                     if matches!(event, watcher::Event::InitDone) {
                         synced.send_replace(true);

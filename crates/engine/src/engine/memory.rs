@@ -68,7 +68,8 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// Drops the status this process last wrote for `obj` once the watch delivers that
-    /// write (or a later one): from then on the store has it. Kept until the object's next
+    /// write (or a later one) and the cache holds it (see [`crate::feed::Feed::on`]): from
+    /// then on the cache has it. Kept until the object's next
     /// pass otherwise, a copy of the whole status of every object written lately stayed in
     /// memory for up to a poll interval (about 1.5 KiB per object: 15 MB at 10,000).
     pub fn caught_up(&self, obj: &A::Kind) {
