@@ -92,6 +92,20 @@ mod tests {
         names
     }
 
+    /// A feed whose cache holds volume `a` (generation 1) from its first listing.
+    fn with_a_listed() -> (Cache<NetworkVolume>, Feed<NetworkVolume>) {
+        let cache = Cache::<NetworkVolume>::new();
+        let mut feed = Feed::new(cache.clone());
+        for event in [
+            Event::Init,
+            Event::InitApply(volume("a", 1)),
+            Event::InitDone,
+        ] {
+            feed.on(&event, |_| false, |_| {}, |_| {});
+        }
+        (cache, feed)
+    }
+
     #[test]
     fn a_relisting_names_what_it_no_longer_shows_and_the_store_lets_it_go() {
         let cache = Cache::<NetworkVolume>::new();
@@ -134,15 +148,7 @@ mod tests {
 
     #[test]
     fn the_engine_hears_of_a_change_or_a_delete_once_the_cache_has_it() {
-        let cache = Cache::<NetworkVolume>::new();
-        let mut feed = Feed::new(cache.clone());
-        for event in [
-            Event::Init,
-            Event::InitApply(volume("a", 1)),
-            Event::InitDone,
-        ] {
-            feed.on(&event, |_| false, |_| {}, |_| {});
-        }
+        let (cache, mut feed) = with_a_listed();
         let heard = Mutex::new(Vec::new());
         // What the cache holds when the engine hears of the object.
         let cached = |key: &str| {
@@ -167,15 +173,7 @@ mod tests {
 
     #[test]
     fn a_live_change_reaches_the_store_and_an_echo_triggers_nothing() {
-        let cache = Cache::<NetworkVolume>::new();
-        let mut feed = Feed::new(cache.clone());
-        for event in [
-            Event::Init,
-            Event::InitApply(volume("a", 1)),
-            Event::InitDone,
-        ] {
-            feed.on(&event, |_| false, |_| {}, |_| {});
-        }
+        let (cache, mut feed) = with_a_listed();
         let echo = |obj: &NetworkVolume| obj.metadata.generation == Some(2);
         assert!(names(feed.on(&Event::Apply(volume("a", 2)), echo, |_| {}, |_| {})).is_empty());
         assert_eq!(
