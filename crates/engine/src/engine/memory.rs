@@ -17,15 +17,17 @@ use crate::credentials::Credentials;
 /// A credentials reference: namespace, Secret name and key.
 pub(super) type SecretKeyRef = (String, String, String);
 
+/// How two resourceVersions of one object are ordered. They are etcd revisions, comparable
+/// as integers (Kubernetes 1.35 made that a guarantee); anything else is not compared.
+pub(super) fn version_order(a: &str, b: &str) -> Option<std::cmp::Ordering> {
+    Some(a.parse::<u64>().ok()?.cmp(&b.parse::<u64>().ok()?))
+}
+
 /// Whether an object read at `seen` (from the watch cache) predates a write of ours that
-/// returned `written`. resourceVersions are etcd revisions, comparable as integers
-/// (Kubernetes 1.35 made that a guarantee); anything else counts as not behind, so the
-/// object as seen is used.
+/// returned `written`. Versions that cannot be compared count as not behind, so the object
+/// as seen is used.
 fn seen_predates(seen: Option<&str>, written: &str) -> bool {
-    match (seen.map(str::parse::<u64>), written.parse::<u64>()) {
-        (Some(Ok(seen)), Ok(written)) => seen < written,
-        _ => false,
-    }
+    seen.and_then(|seen| version_order(seen, written)) == Some(std::cmp::Ordering::Less)
 }
 
 /// The object's credentials reference, as a key of `Engine::last_keys`.
@@ -69,9 +71,9 @@ impl<A: Adapter> Engine<A> {
 
     /// Drops the status this process last wrote for `obj` once the watch delivers that
     /// write (or a later one) and the cache holds it (see [`crate::feed::Feed::on`]): from
-    /// then on the cache has it. Kept until the object's next
-    /// pass otherwise, a copy of the whole status of every object written lately stayed in
-    /// memory for up to a poll interval (about 1.5 KiB per object: 15 MB at 10,000).
+    /// then on the cache has it. Kept until the object's next pass otherwise, a copy of the
+    /// whole status of every object written lately stayed in memory for up to a poll
+    /// interval (about 1.5 KiB per object: 15 MB at 10,000).
     pub fn caught_up(&self, obj: &A::Kind) {
         let key = obj.key();
         let mut own = self.own_status.lock();

@@ -8,7 +8,10 @@
 //! process left, and wait the whole create timeout. So every write is kept, not only the
 //! last one, and what the watch has gone past is dropped.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
+
+use super::memory::version_order;
 
 /// Own writes per object key (see the module's doc).
 #[derive(Default)]
@@ -33,7 +36,8 @@ impl OwnWrites {
             return false;
         };
         let echo = writes.iter().any(|w| &**w == version);
-        writes.retain(|w| &**w != version && !delivered_after(version, w));
+        // Kept: the writes still to come back, and those whose order cannot be told.
+        writes.retain(|w| &**w != version && version_order(version, w) != Some(Ordering::Greater));
         if writes.is_empty() {
             self.by_key.remove(key);
             crate::shrink_after_burst(&mut self.by_key);
@@ -47,25 +51,22 @@ impl OwnWrites {
     }
 }
 
-/// Whether the watch delivering `seen` means it went past `written`. resourceVersions
-/// are etcd revisions, comparable as integers (a guarantee since Kubernetes 1.35);
-/// anything else is not compared, and the write waits for its own echo or the object's end.
-fn delivered_after(seen: &str, written: &str) -> bool {
-    match (seen.parse::<u64>(), written.parse::<u64>()) {
-        (Ok(seen), Ok(written)) => seen > written,
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// This process wrote `ns/a` at each of `versions`, in turn.
+    fn wrote_a(versions: &[&str]) -> OwnWrites {
+        let mut own = OwnWrites::default();
+        for version in versions {
+            own.record("ns/a".into(), version);
+        }
+        own
+    }
+
     #[test]
     fn two_writes_in_a_row_are_both_echoes() {
-        let mut own = OwnWrites::default();
-        own.record("ns/a".into(), "10");
-        own.record("ns/a".into(), "11");
+        let mut own = wrote_a(&["10", "11"]);
         assert!(own.is_echo("ns/a", Some("10")));
         assert!(own.is_echo("ns/a", Some("11")));
         assert!(own.by_key.is_empty());
@@ -73,9 +74,7 @@ mod tests {
 
     #[test]
     fn a_change_by_someone_else_is_no_echo() {
-        let mut own = OwnWrites::default();
-        own.record("ns/a".into(), "10");
-        own.record("ns/a".into(), "12");
+        let mut own = wrote_a(&["10", "12"]);
         assert!(own.is_echo("ns/a", Some("10")));
         // A user's change between our two writes.
         assert!(!own.is_echo("ns/a", Some("11")));
@@ -86,9 +85,7 @@ mod tests {
 
     #[test]
     fn writes_the_watch_went_past_are_dropped() {
-        let mut own = OwnWrites::default();
-        own.record("ns/a".into(), "10");
-        own.record("ns/a".into(), "11");
+        let mut own = wrote_a(&["10", "11"]);
         // A relisting shows only a later version.
         assert!(!own.is_echo("ns/a", Some("15")));
         assert!(own.by_key.is_empty());
@@ -96,8 +93,7 @@ mod tests {
 
     #[test]
     fn versions_that_are_no_numbers_wait_for_their_echo_or_the_objects_end() {
-        let mut own = OwnWrites::default();
-        own.record("ns/a".into(), "x");
+        let mut own = wrote_a(&["x"]);
         assert!(!own.is_echo("ns/a", Some("y")));
         assert!(own.is_echo("ns/a", Some("x")));
         own.record("ns/b".into(), "x");
