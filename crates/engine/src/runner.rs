@@ -241,7 +241,7 @@ pub async fn run_kind<A: Adapter>(
 ) {
     tracing::info!(kind = A::KIND, "starting controller");
     let client = engine.shared.kube.clone();
-    let cache = Cache::<A::Kind>::new();
+    let cache = engine.cache().clone();
     let (synced, synced_rx) = tokio::sync::watch::channel(false);
     let forgetting = engine.clone();
     let namespaces = &watched.namespaces;

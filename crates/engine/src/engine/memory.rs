@@ -30,6 +30,21 @@ fn seen_predates(seen: Option<&str>, written: &str) -> bool {
     seen.and_then(|seen| version_order(seen, written)) == Some(std::cmp::Ordering::Less)
 }
 
+/// Pure: `cached` if it is a newer version of the object than `obj`, else `obj`.
+fn newer_of<K: ManagedKind>(obj: Arc<K>, cached: Option<K>) -> Arc<K> {
+    match cached {
+        Some(cached)
+            if seen_predates(
+                obj.resource_version().as_deref(),
+                cached.resource_version().as_deref().unwrap_or_default(),
+            ) =>
+        {
+            Arc::new(cached)
+        }
+        _ => obj,
+    }
+}
+
 /// The object's credentials reference, as a key of `Engine::last_keys`.
 fn key_ref<K: ManagedKind>(obj: &K) -> Option<SecretKeyRef> {
     obj.credentials().map(|c| {
@@ -84,6 +99,17 @@ impl<A: Adapter> Engine<A> {
             own.remove(&key);
             crate::shrink_after_burst(&mut own);
         }
+    }
+
+    /// The newer of `obj`, as the pass was started with it (or as the claim's write
+    /// returned it), and what the cache holds now. The pass read the cache when it started;
+    /// the watch may have brought this process's status write meanwhile, and with it the
+    /// engine let go of that status (see [`Engine::caught_up`]): from the older copy, a
+    /// created object read as marked and without an id, and the pass adopted what its
+    /// create had just made as if after an interrupted create.
+    pub(super) fn newest(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
+        let cached = self.cache.get(&obj.key()).and_then(Result::ok);
+        newer_of(obj, cached)
     }
 
     /// `obj` with the status this process last wrote, if the watch has not delivered that
@@ -144,5 +170,42 @@ mod tests {
         assert!(!seen_predates(None, "105"));
         assert!(!seen_predates(Some("abc"), "105"));
         assert!(!seen_predates(Some("100"), "xyz"));
+    }
+
+    fn volume_at(version: &str, id: Option<&str>) -> gpucloud_crd::NetworkVolume {
+        let mut nv: gpucloud_crd::NetworkVolume = serde_json::from_value(serde_json::json!({
+            "apiVersion": gpucloud_crd::api_version(),
+            "kind": "NetworkVolume",
+            "metadata": {"name": "a", "namespace": "ns", "resourceVersion": version},
+            "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1"},
+        }))
+        .unwrap();
+        if let Some(id) = id {
+            let mut status = gpucloud_crd::NetworkVolumeStatus::default();
+            gpucloud_crd::NetworkVolume::common_mut(&mut status).id = Some(id.into());
+            *nv.status_mut() = Some(status);
+        }
+        nv
+    }
+
+    fn id_of(nv: &gpucloud_crd::NetworkVolume) -> Option<&str> {
+        nv.current_status()
+            .and_then(|s| gpucloud_crd::NetworkVolume::common(s).id.as_deref())
+    }
+
+    #[test]
+    fn a_pass_reads_the_newer_of_its_copy_and_the_caches() {
+        // Started from the marker's echo; the cache has the status write with the id since.
+        let started = Arc::new(volume_at("100", None));
+        let newest = newer_of(started.clone(), Some(volume_at("105", Some("vol-1"))));
+        assert_eq!(id_of(&newest), Some("vol-1"));
+        // The claim's write answered with a version the watch has not brought yet.
+        let claimed = Arc::new(volume_at("110", Some("vol-1")));
+        let newest = newer_of(claimed.clone(), Some(volume_at("105", None)));
+        assert!(Arc::ptr_eq(&newest, &claimed));
+        // Deleted meanwhile, or not comparable: the pass keeps its copy.
+        assert!(Arc::ptr_eq(&newer_of(started.clone(), None), &started));
+        let odd = Some(volume_at("abc", Some("vol-1")));
+        assert!(Arc::ptr_eq(&newer_of(started.clone(), odd), &started));
     }
 }

@@ -34,6 +34,7 @@ use kube::{Api, Resource, ResourceExt};
 use tokio::time::Instant;
 use tracing::warn;
 
+use crate::cache::Cache;
 use crate::snapshot::Snapshots;
 use gpucloud_crd::ManagedKind;
 
@@ -68,6 +69,9 @@ pub struct Engine<A: Adapter> {
     pub adapter: A,
     /// When each converged object is due for its resync pass (see [`Resync`]).
     pub resync: Resync,
+    /// The kind's watch cache, which the runner fills and reads passes from; a pass reads
+    /// it again when it observes (see [`Engine::observe`]).
+    cache: Cache<A::Kind>,
     snapshots: Snapshots<AccountId, A::Remote, Failure>,
     backoffs: Backoffs<String>,
     /// When this process last changed each object's remote object: a listing that started
@@ -128,6 +132,7 @@ impl<A: Adapter> Engine<A> {
             shared,
             adapter,
             resync: Resync::default(),
+            cache: Cache::new(),
             snapshots: Snapshots::new(),
             backoffs,
             last_write: parking_lot::Mutex::new(RecentWrites::new(
@@ -139,6 +144,11 @@ impl<A: Adapter> Engine<A> {
             started: Instant::now(),
             own_status: Default::default(),
         }
+    }
+
+    /// The kind's watch cache (one per engine).
+    pub fn cache(&self) -> &Cache<A::Kind> {
+        &self.cache
     }
 
     /// The entry point the controller runs for every object.
