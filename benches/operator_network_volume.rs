@@ -28,7 +28,8 @@ use kube::api::{Api, PostParams};
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
 use support::{
-    all_ready, apiserver_writes, deletes, env_number, mib, resident_kib, with_bench_quota,
+    all_ready, apiserver_writes, deletes, env_number, mib, resident_kib, resident_split_kib,
+    with_bench_quota,
 };
 
 struct Options {
@@ -192,6 +193,7 @@ async fn run(opts: Options) {
     .await;
     assert!(up, "the operator did not start");
     let (rss_idle, _) = resident_kib(pid);
+    let (anon_idle, file_idle) = resident_split_kib(pid);
 
     let timeout = Duration::from_secs(120 + n as u64 / 5);
     let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
@@ -249,12 +251,20 @@ async fn run(opts: Options) {
         opts.poll
     );
     let (rss, hwm) = resident_kib(pid);
+    let (anon, file) = resident_split_kib(pid);
     println!(
         "  operator memory:            VmRSS {:.1} MiB with {n} objects (idle before: {:.1} MiB, right after Ready: {:.1} MiB, peak VmHWM {:.1} MiB)",
         mib(rss),
         mib(rss_idle),
         mib(rss_ready),
         mib(hwm)
+    );
+    println!(
+        "  of which:                   heap and stacks (RssAnon) {:.1} MiB, idle {:.1}; code (RssFile) {:.1} MiB, idle {:.1}",
+        mib(anon),
+        mib(anon_idle),
+        mib(file),
+        mib(file_idle)
     );
 
     // Delete all: the operator releases (Orphan) or deletes (Delete) every remote volume,

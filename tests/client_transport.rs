@@ -311,3 +311,50 @@ async fn a_long_retry_after_goes_back_to_the_caller() {
     assert_eq!(log.lock().unwrap().len(), 1);
     assert_no_key_logged();
 }
+
+/// A listing is decoded while it arrives: a connection that breaks partway through is a
+/// transport failure, read again, and never taken for a bad answer; text that is not the
+/// listing is a decode failure naming the operation.
+#[tokio::test]
+async fn a_listing_cut_off_mid_answer_is_read_again_and_bad_text_is_named() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let cut_offs = Arc::new(AtomicUsize::new(0));
+    let (base, log) = serve({
+        let cut_offs = cut_offs.clone();
+        move |path| match path {
+            "/v2/network-volumes" if cut_offs.fetch_add(1, Ordering::SeqCst) < 2 => {
+                let head = bytes::Bytes::from_static(br#"{"networkVolumes": [{"id": "v1", "#);
+                let chunks = futures::stream::iter([Ok(head), Err(std::io::Error::other("cut"))]);
+                Response::new(axum::body::Body::from_stream(chunks))
+            }
+            "/v2/network-volumes" => json_response(
+                StatusCode::OK,
+                json!({"networkVolumes": [
+                    {"id": "v1", "name": "a", "size": 10, "dataCenter": "EU-RO-1"}
+                ]}),
+            ),
+            "/v2/serverless" => (StatusCode::OK, r#"{"serverless": [1, "#).into_response(),
+            _ => StatusCode::NOT_FOUND.into_response(),
+        }
+    })
+    .await;
+    let c = client_at(&base, |_| {});
+    let listed = c.v2().list_network_volumes().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, "v1");
+    let asked = |p: &str| log.lock().unwrap().iter().filter(|s| s.path == p).count();
+    assert_eq!(
+        asked("/v2/network-volumes"),
+        3,
+        "two cut off, the third whole"
+    );
+
+    let e = expect_class(c.v2().list_endpoints().await, ErrorClass::Decode);
+    assert!(e.to_string().contains("GET /v2/serverless"), "{e}");
+    assert_eq!(
+        asked("/v2/serverless"),
+        1,
+        "bad text is not asked for again"
+    );
+    assert_no_key_logged();
+}

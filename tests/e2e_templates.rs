@@ -39,18 +39,22 @@ async fn the_private_image_example_becomes_ready_in_dependency_order() {
         .await
         .expect("the example applies");
 
-    // The first instant each object was Ready, seen by polling all three.
+    // The first round of polling in which each object was Ready. Each round reads the
+    // dependents first: an object that became Ready before the one read ahead of it is
+    // then seen Ready in the same round. Read the other way, a credential that became Ready
+    // just after its read, and the template that followed it within the next read, were
+    // seen a round apart in the wrong order (on a loaded CI machine).
     let mut ready_at: [Option<Instant>; 3] = [None; 3];
     let deadline = Instant::now() + TIMEOUT;
     while ready_at.iter().any(Option::is_none) {
         assert!(Instant::now() < deadline, "not all Ready: {ready_at:?}");
+        let e = env.api::<Endpoint>().get("worker").await.unwrap();
+        let t = env.api::<Template>().get("worker").await.unwrap();
         let c = env
             .api::<RegistryCredential>()
             .get("registry-login")
             .await
             .unwrap();
-        let t = env.api::<Template>().get("worker").await.unwrap();
-        let e = env.api::<Endpoint>().get("worker").await.unwrap();
         let now = Instant::now();
         for (slot, ready) in ready_at
             .iter_mut()

@@ -27,6 +27,7 @@ pub mod operation;
 pub mod ratelimit;
 pub mod registry;
 pub mod rest;
+mod streamed_json;
 mod transport;
 pub mod types;
 pub mod v2;

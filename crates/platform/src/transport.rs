@@ -17,6 +17,7 @@ use super::error::{self, PlatformError};
 use super::metrics::ClientMetrics;
 use super::operation::{Operation, Repeat, Surface};
 use super::ratelimit::Limiters;
+use super::streamed_json;
 use super::v2::quota_gate::{self, KeyId, QuotaGate};
 
 /// Largest answer the client reads; a `/runsync` result may be big, but not unbounded.
@@ -282,6 +283,22 @@ impl Transport {
     ) -> Result<T, PlatformError> {
         let answer = self.send(call).await?;
         decode(call.op, &answer.body).map_err(|e| e.redact(self.key.expose()))
+    }
+
+    /// Sends and decodes a JSON answer while it arrives (see [`crate::streamed_json`]): for
+    /// the listings, whose size grows with the account's objects.
+    pub(crate) async fn send_json_streamed<T: DeserializeOwned + Send + 'static>(
+        &self,
+        call: &Call,
+    ) -> Result<T, PlatformError> {
+        let decoded = self
+            .send_reading(call, |response| {
+                streamed_json::read_json::<T>(response, MAX_RESPONSE_BYTES)
+            })
+            .await?;
+        decoded.map_err(|e| {
+            PlatformError::decode(call.op.name(), e.to_string()).redact(self.key.expose())
+        })
     }
 
     async fn attempt<R, F, Fut>(

@@ -14,7 +14,7 @@ impl V2 {
     /// `GET /v2/clusters`.
     pub async fn list_clusters(&self) -> Result<Vec<Cluster>> {
         let list: listing::Clusters = self
-            .get(Operation::V2ListClusters, &["clusters"], &[])
+            .list(Operation::V2ListClusters, &["clusters"], &[])
             .await?;
         Ok(list.clusters)
     }

@@ -81,6 +81,17 @@ impl V2 {
         self.t.send_json(&call).await
     }
 
+    /// A listing of the account's objects, decoded while it arrives: it grows with them.
+    async fn list<T: DeserializeOwned + Send + 'static>(
+        &self,
+        op: Operation,
+        segments: &[&str],
+        query: &[(&'static str, String)],
+    ) -> Result<T> {
+        let call = Call::new(op, Method::GET, self.url(segments, query), Auth::Bearer);
+        self.t.send_json_streamed(&call).await
+    }
+
     async fn delete(&self, op: Operation, segments: &[&str]) -> Result<()> {
         // 204 without a body.
         self.t

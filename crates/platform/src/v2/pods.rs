@@ -16,7 +16,7 @@ impl V2 {
     /// `GET /v2/pods`.
     pub async fn list_pods(&self, filter: &PodListQuery) -> Result<Vec<Pod>> {
         let list: listing::Pods = self
-            .get(Operation::V2ListPods, &["pods"], &query::pods(filter))
+            .list(Operation::V2ListPods, &["pods"], &query::pods(filter))
             .await?;
         Ok(list.pods)
     }

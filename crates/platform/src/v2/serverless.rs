@@ -13,7 +13,7 @@ impl V2 {
     /// `GET /v2/serverless`.
     pub async fn list_endpoints(&self) -> Result<Vec<Endpoint>> {
         let list: listing::Endpoints = self
-            .get(Operation::V2ListEndpoints, &["serverless"], &[])
+            .list(Operation::V2ListEndpoints, &["serverless"], &[])
             .await?;
         Ok(list.endpoints)
     }

@@ -15,7 +15,7 @@ impl V2 {
     /// `GET /v2/templates`: the account's own templates.
     pub async fn list_templates(&self) -> Result<Vec<Template>> {
         let list: listing::Templates = self
-            .get(Operation::V2ListTemplates, &["templates"], &[])
+            .list(Operation::V2ListTemplates, &["templates"], &[])
             .await?;
         Ok(list.templates)
     }
@@ -56,7 +56,7 @@ impl V2 {
     /// `GET /v2/network-volumes`.
     pub async fn list_network_volumes(&self) -> Result<Vec<NetworkVolume>> {
         let list: listing::NetworkVolumes = self
-            .get(Operation::V2ListNetworkVolumes, &["network-volumes"], &[])
+            .list(Operation::V2ListNetworkVolumes, &["network-volumes"], &[])
             .await?;
         Ok(list.network_volumes)
     }
@@ -104,7 +104,7 @@ impl V2 {
     /// `GET /v2/registries`.
     pub async fn list_registries(&self) -> Result<Vec<Registry>> {
         let list: listing::Registries = self
-            .get(Operation::V2ListRegistries, &["registries"], &[])
+            .list(Operation::V2ListRegistries, &["registries"], &[])
             .await?;
         Ok(list.registries)
     }
