@@ -71,14 +71,18 @@ impl V2 {
         build_url(&self.t.urls().api, segments, query)
     }
 
+    /// `GET {api}/{segments...}?{query}`.
+    fn get_call(&self, op: Operation, segments: &[&str], query: &[(&'static str, String)]) -> Call {
+        Call::new(op, Method::GET, self.url(segments, query), Auth::Bearer)
+    }
+
     async fn get<T: DeserializeOwned>(
         &self,
         op: Operation,
         segments: &[&str],
         query: &[(&'static str, String)],
     ) -> Result<T> {
-        let call = Call::new(op, Method::GET, self.url(segments, query), Auth::Bearer);
-        self.t.send_json(&call).await
+        self.t.send_json(&self.get_call(op, segments, query)).await
     }
 
     /// A listing of the account's objects, decoded while it arrives: it grows with them.
@@ -88,7 +92,7 @@ impl V2 {
         segments: &[&str],
         query: &[(&'static str, String)],
     ) -> Result<T> {
-        let call = Call::new(op, Method::GET, self.url(segments, query), Auth::Bearer);
+        let call = self.get_call(op, segments, query);
         self.t.send_json_streamed(&call).await
     }
 
