@@ -84,13 +84,17 @@ impl<A: Adapter> Engine<A> {
             .is_echo(&obj.key(), version.as_deref())
     }
 
-    /// Drops the status this process last wrote for `obj` once the watch delivers that
-    /// write (or a later one) and the cache holds it (see [`crate::feed::Feed::on`]): from
-    /// then on the cache has it. Kept until the object's next pass otherwise, a copy of the
+    /// Drops what this process keeps of its own writes of `obj` that the watch has now
+    /// delivered: the versions of its metadata patches (see `OwnWrites::delivered`), and
+    /// the status it last wrote once the cache holds that write or a later one (see
+    /// [`crate::feed::Feed::on`]): from then on the cache has it. Kept until the object's next pass otherwise, a copy of the
     /// whole status of every object written lately stayed in memory for up to a poll
     /// interval (about 1.5 KiB per object: 15 MB at 10,000).
     pub fn caught_up(&self, obj: &A::Kind) {
         let key = obj.key();
+        if let Some(version) = obj.resource_version() {
+            self.own_writes.lock().delivered(&key, &version);
+        }
         let mut own = self.own_status.lock();
         if own
             .get(&key)
