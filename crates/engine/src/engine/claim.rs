@@ -140,7 +140,7 @@ impl<A: Adapter> Engine<A> {
         };
         let fresh = Freshness::MaxAge(self.shared.config.poll_interval);
         let listing = self.listing(&pass, fresh).await.ok()?;
-        Some(listing.items.iter().any(|r| A::id(r) == id))
+        Some(super::observe::by_id(&listing.items, id, A::id).is_some())
     }
 
     /// Rewrites the claim with the account of this install's (rotated) key.
