@@ -54,7 +54,7 @@ impl<A: Adapter> Engine<A> {
         obj: Arc<A::Kind>,
     ) -> Result<Action, EngineError> {
         // The newest this process knows, as a live pass reads it (see `Engine::observe`).
-        let obj = self.with_own_status(self.newest(obj));
+        let obj = self.newest(obj);
         let key = obj.key();
         let (annotations, known) = super::observe::annotations_and_id(obj.as_ref());
         let known = known.map(|(id, _)| id);

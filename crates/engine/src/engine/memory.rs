@@ -87,9 +87,10 @@ impl<A: Adapter> Engine<A> {
     /// Drops what this process keeps of its own writes of `obj` that the watch has now
     /// delivered: the versions of its metadata patches (see `OwnWrites::delivered`), and
     /// the status it last wrote once the cache holds that write or a later one (see
-    /// [`crate::feed::Feed::on`]): from then on the cache has it. Kept until the object's next pass otherwise, a copy of the
-    /// whole status of every object written lately stayed in memory for up to a poll
-    /// interval (about 1.5 KiB per object: 15 MB at 10,000).
+    /// [`crate::feed::Feed::on`]): from then on the cache has it. Kept until the object's
+    /// next pass otherwise, a copy of the whole status of every object written lately
+    /// stayed in memory for up to a poll interval (about 1.5 KiB per object: 15 MB at
+    /// 10,000).
     pub fn caught_up(&self, obj: &A::Kind) {
         let key = obj.key();
         if let Some(version) = obj.resource_version() {
@@ -105,20 +106,22 @@ impl<A: Adapter> Engine<A> {
         }
     }
 
-    /// The newer of `obj`, as the pass was started with it (or as the claim's write
-    /// returned it), and what the cache holds now. The pass read the cache when it started;
-    /// the watch may have brought this process's status write meanwhile, and with it the
-    /// engine let go of that status (see [`Engine::caught_up`]): from the older copy, a
-    /// created object read as marked and without an id, and the pass adopted what its
-    /// create had just made as if after an interrupted create.
+    /// The newest of `obj` this process knows: the newer of the copy the pass was started
+    /// with (or the claim's write returned) and what the cache holds now, with the status
+    /// this process last wrote if the watch has not delivered it yet. The pass read the
+    /// cache when it started; the watch may have brought this process's status write
+    /// meanwhile, and with it the engine let go of that status (see
+    /// [`Engine::caught_up`]): from the older copy, a created object read as marked and
+    /// without an id, and the pass adopted what its create had just made as if after an
+    /// interrupted create.
     pub(super) fn newest(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
         let cached = self.cache.get(&obj.key()).and_then(Result::ok);
-        newer_of(obj, cached)
+        self.with_own_status(newer_of(obj, cached))
     }
 
     /// `obj` with the status this process last wrote, if the watch has not delivered that
     /// write yet.
-    pub(super) fn with_own_status(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
+    fn with_own_status(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
         let key = obj.key();
         let mut own = self.own_status.lock();
         match own.get(&key) {

@@ -131,7 +131,7 @@ pub(super) fn annotations_and_id<K: ManagedKind>(
 impl<A: Adapter> Engine<A> {
     /// The object's own facts.
     pub(super) fn observe(&self, obj: Arc<A::Kind>) -> Observed<A::Kind> {
-        let obj = self.with_own_status(self.newest(obj));
+        let obj = self.newest(obj);
         let key = obj.key();
         let (annotations, known) = annotations_and_id(obj.as_ref());
         let previous = super::status::conditions_of(obj.as_ref());

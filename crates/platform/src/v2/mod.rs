@@ -92,8 +92,9 @@ impl V2 {
         segments: &[&str],
         query: &[(&'static str, String)],
     ) -> Result<T> {
-        let call = self.get_call(op, segments, query);
-        self.t.send_json_streamed(&call).await
+        self.t
+            .send_json_streamed(&self.get_call(op, segments, query))
+            .await
     }
 
     async fn delete(&self, op: Operation, segments: &[&str]) -> Result<()> {
