@@ -11,17 +11,58 @@
 //! objects when it ends, so that until then every reader sees the previous listing whole.
 //! Readers get objects unpacked one at a time, outside the lock.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
+use hashbrown::HashTable;
 use kube::runtime::watcher::Event;
 use parking_lot::RwLock;
 
 use super::packed::{Codec, PackError, Packed};
+use super::resync::hash_of_key;
 use gpucloud_crd::ManagedKind;
 
-/// The objects of one listing, or of the cache, by `namespace/name`.
-type Objects<K> = HashMap<Box<str>, Packed<K>>;
+/// One cached object: its `namespace/name` and its packed body.
+struct Entry<K> {
+    key: Box<str>,
+    packed: Packed<K>,
+}
+
+/// The objects of one listing, or of the cache, placed by [`hash_of_key`] of their key, so
+/// that an object can be found by that hash alone: the resync table knows objects by it
+/// (see [`Cache::keys_of_hash`]).
+struct Objects<K>(HashTable<Entry<K>>);
+
+impl<K> Objects<K> {
+    fn new() -> Self {
+        Self(HashTable::new())
+    }
+
+    fn find(&self, key: &str) -> Option<&Entry<K>> {
+        self.0.find(hash_of_key(key), |e| &*e.key == key)
+    }
+
+    fn insert(&mut self, key: Box<str>, packed: Packed<K>) {
+        let entry = self
+            .0
+            .entry(hash_of_key(&key), |e| e.key == key, |e| hash_of_key(&e.key));
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(mut held) => held.get_mut().packed = packed,
+            hashbrown::hash_table::Entry::Vacant(room) => {
+                room.insert(Entry { key, packed });
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Ok(held) = self.0.find_entry(hash_of_key(key), |e| &*e.key == key) {
+            held.remove();
+        }
+        // A burst of deletions (a namespace going) sized the table for all of them.
+        if self.0.capacity() > 4 * self.0.len().max(64) {
+            self.0.shrink_to_fit(|e| hash_of_key(&e.key));
+        }
+    }
+}
 
 /// The watch cache of kind `K` (see the module's doc). Clones share it.
 pub struct Cache<K> {
@@ -64,7 +105,7 @@ impl<K: ManagedKind> Cache<K> {
     pub fn new() -> Self {
         Self {
             state: Arc::new(RwLock::new(State {
-                objects: HashMap::new(),
+                objects: Objects::new(),
                 listing: None,
             })),
             codec: Codec::of::<K>(),
@@ -85,12 +126,8 @@ impl<K: ManagedKind> Cache<K> {
                 let (key, packed) = entry(obj);
                 self.state.write().objects.insert(key, packed);
             }
-            Event::Delete(obj) => {
-                let mut state = self.state.write();
-                state.objects.remove(obj.key().as_str());
-                crate::shrink_after_burst(&mut state.objects);
-            }
-            Event::Init => self.state.write().listing = Some(HashMap::new()),
+            Event::Delete(obj) => self.state.write().objects.remove(&obj.key()),
+            Event::Init => self.state.write().listing = Some(Objects::new()),
             Event::InitApply(obj) => {
                 let (key, packed) = entry(obj);
                 let mut state = self.state.write();
@@ -110,16 +147,16 @@ impl<K: ManagedKind> Cache<K> {
 
     /// Object `key`, unpacked; `None` if the cache does not hold it.
     pub fn get(&self, key: &str) -> Option<Result<K, PackError>> {
-        let packed = self.state.read().objects.get(key).cloned()?;
+        let packed = self.state.read().objects.find(key)?.packed.clone();
         Some(packed.unpack_with(self.codec))
     }
 
     pub fn contains(&self, key: &str) -> bool {
-        self.state.read().objects.contains_key(key)
+        self.state.read().objects.find(key).is_some()
     }
 
     pub fn len(&self) -> usize {
-        self.state.read().objects.len()
+        self.state.read().objects.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -131,9 +168,24 @@ impl<K: ManagedKind> Cache<K> {
         self.state
             .read()
             .objects
-            .keys()
-            .filter(|key| wanted(key))
-            .map(|key| key.to_string())
+            .0
+            .iter()
+            .filter(|e| wanted(&e.key))
+            .map(|e| e.key.to_string())
+            .collect()
+    }
+
+    /// The keys whose [`hash_of_key`] is `hash`: one object, but for a collision of hashes
+    /// (each is then named), found without a look at the others.
+    pub fn keys_of_hash(&self, hash: u64) -> Vec<String> {
+        self.state
+            .read()
+            .objects
+            .0
+            .iter_hash(hash)
+            // The table's probe compares only a few bits of the hash.
+            .filter(|e| hash_of_key(&e.key) == hash)
+            .map(|e| e.key.to_string())
             .collect()
     }
 
@@ -145,9 +197,10 @@ impl<K: ManagedKind> Cache<K> {
             .state
             .read()
             .objects
+            .0
             .iter()
-            .filter(|(key, _)| wanted(key))
-            .map(|(_, packed)| packed.clone())
+            .filter(|e| wanted(&e.key))
+            .map(|e| e.packed.clone())
             .collect();
         let codec = self.codec;
         chosen
@@ -182,6 +235,20 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    #[test]
+    fn a_burst_of_deletions_gives_its_room_back() {
+        let cache = Cache::<NetworkVolume>::new();
+        let names: Vec<String> = (0..1000).map(|i| format!("v{i}")).collect();
+        for name in &names {
+            cache.apply(&Event::Apply(volume("a", name, 1)));
+        }
+        for name in &names[1..] {
+            cache.apply(&Event::Delete(volume("a", name, 1)));
+        }
+        assert_eq!(cache.keys(|_| true), ["a/v0"]);
+        assert!(cache.state.read().objects.0.capacity() < 1000);
     }
 
     #[test]
@@ -230,6 +297,8 @@ mod tests {
         let mut xs = cache.keys(|k| k.ends_with("/x"));
         xs.sort();
         assert_eq!(xs, ["a/x", "b/x"]);
+        assert_eq!(cache.keys_of_hash(hash_of_key("ab/z")), ["ab/z"]);
+        assert!(cache.keys_of_hash(hash_of_key("ab/gone")).is_empty());
         assert_eq!(key_of("a", "x"), volume("a", "x", 1).key());
     }
 }

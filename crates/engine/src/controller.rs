@@ -1,13 +1,19 @@
 //! The loop that runs an engine's passes: requests in (object keys), passes out, at most
 //! `concurrency` at once, each object's passes one after another ([`Scheduler`]'s rules).
+//! Once a second it also takes the objects due for their resync off the resync table
+//! ([`Resync`]) and starts them only as passes end, after any object asked for by a change:
+//! a resync of 10,000 objects handed over at once held a key and a scheduler entry for each
+//! (about 2.5 MB, every resync), and changes waited behind it.
 //!
 //! Why not kube's `Controller`: it reads objects from a kube reflector store, whose entry
 //! costs about 550 bytes before the object (see [`crate::cache`]); this loop reads the
 //! engine's own cache. It knows no kind and no Kubernetes call: a request is a key, a pass
 //! is a future the caller makes from the unpacked object.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::pin;
+use std::time::Duration;
 
 use futures::stream::FuturesUnordered;
 use futures::{FutureExt, Stream, StreamExt};
@@ -16,6 +22,7 @@ use tracing::warn;
 
 use super::action::Action;
 use super::cache::Cache;
+use super::resync::Resync;
 use super::scheduler::Scheduler;
 use gpucloud_crd::ManagedKind;
 
@@ -27,12 +34,16 @@ pub struct Passes<R, P> {
     pub on_error: P,
 }
 
-/// Runs passes of the objects `requests` names (by `namespace/name`) until `shutdown`
-/// resolves, then lets the passes under way end. An object the cache no longer holds is
-/// skipped: it was deleted after the request.
+/// How often the resync table is read.
+const RESYNC_TICK: Duration = Duration::from_secs(1);
+
+/// Runs passes of the objects `requests` names (by `namespace/name`) and of those due in
+/// `resync` until `shutdown` resolves, then lets the passes under way end. An object the
+/// cache no longer holds is skipped: it was deleted after the request.
 pub async fn run<K, R, P, F, E>(
     cache: Cache<K>,
     requests: impl Stream<Item = String> + Send,
+    resync: &Resync,
     concurrency: usize,
     passes: Passes<R, P>,
     shutdown: impl Future<Output = ()> + Send,
@@ -45,6 +56,10 @@ pub async fn run<K, R, P, F, E>(
 {
     let concurrency = concurrency.max(1);
     let mut scheduler = Scheduler::default();
+    // Hashes of the objects due for their resync, taken off the table and not started yet.
+    let mut resync_due: VecDeque<u64> = VecDeque::new();
+    let mut resync_tick = tokio::time::interval(RESYNC_TICK);
+    resync_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut running = FuturesUnordered::new();
     let mut requests = pin!(requests.fuse());
     let mut shutdown = pin!(shutdown.fuse());
@@ -54,7 +69,18 @@ pub async fn run<K, R, P, F, E>(
             let now = Instant::now();
             while running.len() < concurrency {
                 let Some(key) = scheduler.start_due(now) else {
-                    break;
+                    // Nothing asked for is due: the next resync, if any.
+                    let Some(hash) = resync_due.pop_front() else {
+                        break;
+                    };
+                    for key in cache.keys_of_hash(hash) {
+                        scheduler.request(&key, now);
+                    }
+                    if resync_due.is_empty() {
+                        // Sized for the last resync's burst.
+                        resync_due.shrink_to_fit();
+                    }
+                    continue;
                 };
                 match cache.get(&key) {
                     Some(Ok(obj)) => {
@@ -85,9 +111,10 @@ pub async fn run<K, R, P, F, E>(
                 scheduler.finish(&key, next);
             }
             Some(key) = requests.next(), if !stopping => scheduler.request(&key, Instant::now()),
+            _ = resync_tick.tick(), if !stopping => resync_due.extend(resync.take_due(Instant::now())),
             () = sleep_until(wake), if wake.is_some() => {}
-            // Every branch is off only when no request can come and nothing runs or waits
-            // (a waiting object enables the timer).
+            // Every branch is off only while stopping with nothing running, which returns
+            // above.
             else => return,
         }
     }
@@ -127,10 +154,23 @@ mod tests {
         took: Duration,
         stop_after: Duration,
     ) -> (Vec<String>, usize) {
+        let requests = futures::stream::iter(requests.into_iter().map(String::from));
+        let resync = Resync::default();
+        run_with_resync(cache, requests, &resync, concurrency, took, stop_after).await
+    }
+
+    /// [`run_passes`] with requests that may come later and a resync table.
+    async fn run_with_resync(
+        cache: Cache<NetworkVolume>,
+        requests: impl Stream<Item = String> + Send,
+        resync: &Resync,
+        concurrency: usize,
+        took: Duration,
+        stop_after: Duration,
+    ) -> (Vec<String>, usize) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let at_once = Arc::new(Mutex::new((0usize, 0usize)));
-        let requests = futures::stream::iter(requests.into_iter().map(String::from))
-            .chain(futures::stream::pending());
+        let requests = requests.chain(futures::stream::pending());
         let passes = Passes {
             reconcile: |obj: NetworkVolume| {
                 let (seen, at_once) = (seen.clone(), at_once.clone());
@@ -155,6 +195,7 @@ mod tests {
         run(
             cache,
             requests,
+            resync,
             concurrency,
             passes,
             tokio::time::sleep(stop_after),
@@ -188,6 +229,41 @@ mod tests {
         let mut sorted = seen.clone();
         sorted.sort();
         assert_eq!(sorted, ["ns/a", "ns/b", "ns/c", "ns/d"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resyncs_start_as_passes_end_and_after_what_a_change_asked_for() {
+        let cache = cache_of(&["a", "b", "c", "d", "changed"]);
+        let t0 = Instant::now();
+        let resync = Resync::new(t0);
+        for key in ["ns/a", "ns/b", "ns/c", "ns/d", "ns/deleted"] {
+            resync.schedule(key, t0, Duration::from_secs(1));
+        }
+        // Asked for while the first resync pass runs (they are due at 1 s).
+        let change = futures::stream::once(async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            "ns/changed".to_string()
+        });
+        let (seen, most) = run_with_resync(
+            cache,
+            change,
+            &resync,
+            1,
+            Duration::from_secs(1),
+            Duration::from_secs(20),
+        )
+        .await;
+        assert_eq!(most, 1);
+        assert_eq!(seen.len(), 5, "{seen:?}");
+        assert_eq!(
+            seen[1], "ns/changed",
+            "a change goes before the resyncs left"
+        );
+        let mut resynced: Vec<&str> = seen.iter().map(String::as_str).collect();
+        resynced.remove(1);
+        resynced.sort_unstable();
+        assert_eq!(resynced, ["ns/a", "ns/b", "ns/c", "ns/d"]);
+        assert!(resync.is_empty(), "taken off the table once");
     }
 
     #[tokio::test(start_paused = true)]

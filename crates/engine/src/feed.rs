@@ -1,12 +1,9 @@
 //! One kind's watch events into its cache and its triggers: the part of the runner that
 //! does no I/O, so that what a relisting does to the cache is tested without a cluster.
 
-use std::collections::HashSet;
-
 use kube::runtime::watcher::Event;
 
 use super::cache::Cache;
-use super::resync::hash_of_key;
 use super::triggers::Triggers;
 use gpucloud_crd::ManagedKind;
 
@@ -48,9 +45,8 @@ impl<K: ManagedKind> Feed<K> {
     ) -> Vec<String> {
         let due = self.triggers.on(event, echo);
         // Named from the cache, which holds them until the listing's end is applied to it.
-        let vanished: HashSet<u64> = self.triggers.take_vanished().into_iter().collect();
-        if !vanished.is_empty() {
-            for key in self.cache.keys(|key| vanished.contains(&hash_of_key(key))) {
+        for hash in self.triggers.take_vanished() {
+            for key in self.cache.keys_of_hash(hash) {
                 gone(&key);
             }
         }

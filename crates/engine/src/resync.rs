@@ -3,26 +3,33 @@
 //!
 //! Why: an object that waits for its resync (all of them, once converged) would wait in a
 //! scheduler as two copies of its key plus a time (in kube's, with a timer: about 550
-//! bytes per object), for as long as it exists. Here it is one entry of a table, a hash of its `namespace/name`
-//! and the second it is due (about 20 bytes). Once a second, the due ones are handed to the
-//! controller (see `runner`), which holds them only until their pass starts.
+//! bytes per object), for as long as it exists. Here it is one entry of a table, a hash of its
+//! `namespace/name` and the second it is due (about 20 bytes). Once a second the controller
+//! takes the due ones, as hashes, and starts their passes as it has room (see
+//! [`crate::controller`]): a resync of every object never holds a key or a scheduler entry
+//! for each of them at once.
 //!
 //! Only the resync waits here. A pass that must come back sooner or by its own timer (a
 //! create in progress, a backoff, a schedule boundary, a per-object poll interval) still
 //! returns its delay to the controller, and the start of every pass takes the object off this table.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet};
-use std::hash::Hasher;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
+/// The keys of [`key_hash`], drawn once per process: the watch cache places objects by
+/// this hash (see [`crate::cache`]), and names that collide under a fixed key could be
+/// chosen to slow it down. No hash outlives the process.
+static HASH_KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
+
 /// The hash an object is known by here: of its namespace and name.
 pub fn key_hash(namespace: &str, name: &str) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = HASH_KEYS.build_hasher();
     h.write(namespace.as_bytes());
     h.write_u8(b'/');
     h.write(name.as_bytes());
@@ -79,16 +86,18 @@ impl Resync {
         self.due.lock().remove(&hash_of_key(key));
     }
 
-    /// Takes the objects due at `now` off the table.
-    pub fn take_due(&self, now: Instant) -> HashSet<u64> {
+    /// Takes the objects due at `now` off the table, by hash (8 bytes each: the controller
+    /// holds them until it has room for their passes).
+    pub fn take_due(&self, now: Instant) -> Vec<u64> {
         let now = self.seconds(now);
-        let mut due = self.due.lock();
-        let taken: HashSet<u64> = due
-            .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(hash, _)| *hash)
-            .collect();
-        due.retain(|hash, _| !taken.contains(hash));
+        let mut taken = Vec::new();
+        self.due.lock().retain(|hash, at| {
+            let due = *at <= now;
+            if due {
+                taken.push(*hash);
+            }
+            !due
+        });
         taken
     }
 
@@ -115,7 +124,7 @@ mod tests {
         assert!(resync.take_due(t0 + Duration::from_secs(29)).is_empty());
         assert_eq!(
             resync.take_due(t0 + Duration::from_secs(31)),
-            HashSet::from([key_hash("ns", "b")])
+            [key_hash("ns", "b")]
         );
         assert!(
             resync.take_due(t0 + Duration::from_secs(40)).is_empty(),
@@ -123,7 +132,7 @@ mod tests {
         );
         assert_eq!(
             resync.take_due(t0 + Duration::from_secs(61)),
-            HashSet::from([hash_of_key("ns/a")])
+            [hash_of_key("ns/a")]
         );
         assert!(resync.is_empty());
     }

@@ -26,7 +26,6 @@ use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::feed::Feed;
 use super::namespace_streams::{Listings, watch_each_namespace, watch_namespaces};
-use super::resync::hash_of_key;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
 
@@ -97,25 +96,6 @@ fn watch_kind<K: ManagedKind>(
             futures::future::ready(Some(stream::iter(objects)))
         })
         .flatten()
-}
-
-/// The keys of the objects whose resync is due (see [`crate::resync`]), looked for once a
-/// second.
-fn resync_due<A: Adapter>(
-    engine: Arc<Engine<A>>,
-    cache: Cache<A::Kind>,
-) -> impl Stream<Item = String> + Send {
-    stream::unfold((engine, cache), |(engine, cache)| async move {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let due = engine.resync.take_due(tokio::time::Instant::now());
-        let keys = if due.is_empty() {
-            Vec::new()
-        } else {
-            cache.keys(|key| due.contains(&hash_of_key(key)))
-        };
-        Some((stream::iter(keys), (engine, cache)))
-    })
-    .flatten()
 }
 
 /// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.
@@ -295,17 +275,20 @@ pub async fn run_kind<A: Adapter>(
     let companion = companion.map(|start| start(cache.clone(), synced_rx));
 
     let wakes = wakes.map(|r| key_of(r.namespace.as_deref().unwrap_or_default(), &r.name));
-    let requests = stream::select_all([
-        objects.boxed(),
-        secret_users.boxed(),
-        wakes.boxed(),
-        resync_due(engine.clone(), cache.clone()).boxed(),
-    ]);
+    let requests = stream::select_all([objects.boxed(), secret_users.boxed(), wakes.boxed()]);
     let passes = Passes {
         reconcile: |obj| engine.clone().reconcile(Arc::new(obj)),
         on_error: |key: &str, err: &_| engine.error_policy(key, err),
     };
-    controller::run(cache, requests, usize::from(concurrency), passes, shutdown).await;
+    controller::run(
+        cache,
+        requests,
+        &engine.resync,
+        usize::from(concurrency),
+        passes,
+        shutdown,
+    )
+    .await;
     if let Some(companion) = companion {
         companion.abort();
     }
