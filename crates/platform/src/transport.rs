@@ -1,6 +1,7 @@
 //! One HTTP attempt loop for every call: auth per surface, client-side limits, per-attempt
 //! timeouts, retries for what may be repeated, metrics and logs that never hold the key.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -146,6 +147,9 @@ pub(crate) struct Shared {
     quota: Arc<QuotaGate>,
     pub(crate) api: PlatformApi,
     pub(crate) metrics: ClientMetrics,
+    /// How many items each listing of each key had last time: the room its next answer is
+    /// decoded into (see [`streamed_json::Listing`]).
+    listing_lengths: parking_lot::Mutex<HashMap<(Operation, KeyId), usize>>,
 }
 
 /// The shared part plus the key of this handle. Cloning is two reference-count bumps.
@@ -192,6 +196,7 @@ impl Transport {
                 quota: Arc::new(QuotaGate::default()),
                 api: config.api,
                 metrics,
+                listing_lengths: Default::default(),
             }),
             key_id: KeyId::of(config.api_key.expose()),
             key: Arc::new(config.api_key),
@@ -285,20 +290,37 @@ impl Transport {
         decode(call.op, &answer.body).map_err(|e| e.redact(self.key.expose()))
     }
 
-    /// Sends and decodes a JSON answer while it arrives (see [`crate::streamed_json`]): for
-    /// the listings, whose size grows with the account's objects.
-    pub(crate) async fn send_json_streamed<T: DeserializeOwned + Send + 'static>(
+    /// Sends a listing call and decodes its answer's `field` while it arrives (see
+    /// [`crate::streamed_json`]), each item converted by `convert`, into room for as many
+    /// items as this key's last listing of the kind had (and a little more, for growth).
+    pub(crate) async fn send_listing<T, U>(
         &self,
         call: &Call,
-    ) -> Result<T, PlatformError> {
+        field: &'static str,
+        convert: fn(T) -> U,
+    ) -> Result<Vec<U>, PlatformError>
+    where
+        T: DeserializeOwned + 'static,
+        U: Send + 'static,
+    {
+        let last = (call.op, self.key_id);
+        let previous = self.shared.listing_lengths.lock().get(&last).copied();
+        let capacity = previous.map_or(0, |n| n + n / 64 + 8);
+        let seed = streamed_json::Listing {
+            field,
+            capacity,
+            convert,
+        };
         let decoded = self
             .send_reading(call, |response| {
-                streamed_json::read_json::<T>(response, MAX_RESPONSE_BYTES)
+                streamed_json::read_json(response, MAX_RESPONSE_BYTES, seed)
             })
             .await?;
-        decoded.map_err(|e| {
+        let items = decoded.map_err(|e| {
             PlatformError::decode(call.op.name(), e.to_string()).redact(self.key.expose())
-        })
+        })?;
+        self.shared.listing_lengths.lock().insert(last, items.len());
+        Ok(items)
     }
 
     async fn attempt<R, F, Fut>(

@@ -14,19 +14,19 @@ use std::future::Future;
 use super::config::PlatformApi;
 use super::error::PlatformError;
 
-/// Lists from the configured backend and converts each record to the domain's type: what
-/// every facade's `list` does. Both listings are passed in, but a future does nothing until
-/// awaited, so only the configured backend is called.
-pub(crate) async fn list_from<S, V, T>(
+/// Lists from the configured backend, each record in the domain's type: what every
+/// facade's `list` does (REST v2 converts them while it decodes). Both listings are passed
+/// in, but a future does nothing until awaited, so only the configured backend is called.
+pub(crate) async fn list_from<S, T>(
     api: PlatformApi,
     seed: impl Future<Output = Result<Vec<S>, PlatformError>>,
     from_seed: impl FnMut(S) -> T,
-    v2: impl Future<Output = Result<Vec<V>, PlatformError>>,
-    from_v2: impl FnMut(V) -> T,
+    v2: impl Future<Output = Result<Vec<T>, PlatformError>>,
 ) -> Result<Vec<T>, PlatformError> {
     Ok(match api {
         PlatformApi::Seed => seed.await?.into_iter().map(from_seed).collect(),
-        PlatformApi::V2 => v2.await?.into_iter().map(from_v2).collect(),
+        // Converted while decoded (see `crate::streamed_json::Listing`).
+        PlatformApi::V2 => v2.await?,
     })
 }
 

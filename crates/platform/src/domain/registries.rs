@@ -74,8 +74,9 @@ impl RegistryCredentials {
             self.client.api(),
             self.client.rest().list_container_registry_auths(),
             RegistryCredential::from,
-            self.client.v2().list_registries(),
-            RegistryCredential::from,
+            self.client
+                .v2()
+                .list_registries_as(RegistryCredential::from),
         )
         .await
     }

@@ -167,8 +167,7 @@ impl Templates {
             self.client.api(),
             self.client.rest().list_templates(),
             from_seed,
-            self.client.v2().list_templates(),
-            from_v2,
+            self.client.v2().list_templates_as(from_v2),
         )
         .await
     }

@@ -76,8 +76,7 @@ impl Volumes {
             self.client.api(),
             self.client.rest().list_network_volumes(),
             from_seed,
-            self.client.v2().list_network_volumes(),
-            from_v2,
+            self.client.v2().list_network_volumes_as(from_v2),
         )
         .await
     }

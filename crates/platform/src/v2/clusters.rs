@@ -13,10 +13,9 @@ use crate::transport::PathApi;
 impl V2 {
     /// `GET /v2/clusters`.
     pub async fn list_clusters(&self) -> Result<Vec<Cluster>> {
-        let list: listing::Clusters = self
-            .list(Operation::V2ListClusters, &["clusters"], &[])
-            .await?;
-        Ok(list.clusters)
+        let op = (Operation::V2ListClusters, "clusters");
+        self.list(op, &["clusters"], &[], std::convert::identity)
+            .await
     }
 
     /// `GET /v2/clusters/{id}`.

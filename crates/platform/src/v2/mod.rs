@@ -85,15 +85,17 @@ impl V2 {
         self.t.send_json(&self.get_call(op, segments, query)).await
     }
 
-    /// A listing of the account's objects, decoded while it arrives: it grows with them.
-    async fn list<T: DeserializeOwned + Send + 'static>(
+    /// A listing of the account's objects, the array `field` of the answer, decoded while
+    /// it arrives (it grows with them), each item converted by `convert` as it is read.
+    async fn list<T: DeserializeOwned + 'static, U: Send + 'static>(
         &self,
-        op: Operation,
+        (op, field): (Operation, &'static str),
         segments: &[&str],
         query: &[(&'static str, String)],
-    ) -> Result<T> {
+        convert: fn(T) -> U,
+    ) -> Result<Vec<U>> {
         self.t
-            .send_json_streamed(&self.get_call(op, segments, query))
+            .send_listing(&self.get_call(op, segments, query), field, convert)
             .await
     }
 

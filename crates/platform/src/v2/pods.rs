@@ -3,7 +3,6 @@
 use reqwest::Method;
 
 use super::sse::{self, LogStream};
-use super::types::listing;
 use super::types::{
     CreatePod, LogQuery, Pod, PodAction, PodActionRequest, PodListQuery, UpdatePod,
 };
@@ -15,10 +14,9 @@ use crate::transport::{Auth, Call, PathApi};
 impl V2 {
     /// `GET /v2/pods`.
     pub async fn list_pods(&self, filter: &PodListQuery) -> Result<Vec<Pod>> {
-        let list: listing::Pods = self
-            .list(Operation::V2ListPods, &["pods"], &query::pods(filter))
-            .await?;
-        Ok(list.pods)
+        let op = (Operation::V2ListPods, "pods");
+        self.list(op, &["pods"], &query::pods(filter), std::convert::identity)
+            .await
     }
 
     /// `GET /v2/pods/{id}`.

@@ -3,7 +3,6 @@
 use reqwest::Method;
 
 use super::sse::LogStream;
-use super::types::listing;
 use super::types::{CreateEndpoint, Endpoint, LogQuery, ReleaseList, UpdateEndpoint, WorkerList};
 use super::{Result, V2, check_id};
 use crate::operation::Operation;
@@ -12,10 +11,9 @@ use crate::transport::PathApi;
 impl V2 {
     /// `GET /v2/serverless`.
     pub async fn list_endpoints(&self) -> Result<Vec<Endpoint>> {
-        let list: listing::Endpoints = self
-            .list(Operation::V2ListEndpoints, &["serverless"], &[])
-            .await?;
-        Ok(list.endpoints)
+        let op = (Operation::V2ListEndpoints, "endpoints");
+        self.list(op, &["serverless"], &[], std::convert::identity)
+            .await
     }
 
     /// `GET /v2/serverless/{id}`.

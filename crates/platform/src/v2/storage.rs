@@ -2,7 +2,6 @@
 
 use reqwest::Method;
 
-use super::types::listing;
 use super::types::{
     CreateNetworkVolume, CreateRegistry, CreateTemplate, NetworkVolume, Registry, Template,
     UpdateNetworkVolume, UpdateTemplate,
@@ -14,10 +13,16 @@ use crate::transport::PathApi;
 impl V2 {
     /// `GET /v2/templates`: the account's own templates.
     pub async fn list_templates(&self) -> Result<Vec<Template>> {
-        let list: listing::Templates = self
-            .list(Operation::V2ListTemplates, &["templates"], &[])
-            .await?;
-        Ok(list.templates)
+        self.list_templates_as(std::convert::identity).await
+    }
+
+    /// [`Self::list_templates`], each converted by `convert` as it is read.
+    pub(crate) async fn list_templates_as<U: Send + 'static>(
+        &self,
+        convert: fn(Template) -> U,
+    ) -> Result<Vec<U>> {
+        let op = (Operation::V2ListTemplates, "templates");
+        self.list(op, &["templates"], &[], convert).await
     }
 
     /// `GET /v2/templates/{id}`: an own or a public template.
@@ -55,10 +60,16 @@ impl V2 {
 
     /// `GET /v2/network-volumes`.
     pub async fn list_network_volumes(&self) -> Result<Vec<NetworkVolume>> {
-        let list: listing::NetworkVolumes = self
-            .list(Operation::V2ListNetworkVolumes, &["network-volumes"], &[])
-            .await?;
-        Ok(list.network_volumes)
+        self.list_network_volumes_as(std::convert::identity).await
+    }
+
+    /// [`Self::list_network_volumes`], each converted by `convert` as it is read.
+    pub(crate) async fn list_network_volumes_as<U: Send + 'static>(
+        &self,
+        convert: fn(NetworkVolume) -> U,
+    ) -> Result<Vec<U>> {
+        let op = (Operation::V2ListNetworkVolumes, "networkVolumes");
+        self.list(op, &["network-volumes"], &[], convert).await
     }
 
     /// `GET /v2/network-volumes/{id}`.
@@ -103,10 +114,16 @@ impl V2 {
 
     /// `GET /v2/registries`.
     pub async fn list_registries(&self) -> Result<Vec<Registry>> {
-        let list: listing::Registries = self
-            .list(Operation::V2ListRegistries, &["registries"], &[])
-            .await?;
-        Ok(list.registries)
+        self.list_registries_as(std::convert::identity).await
+    }
+
+    /// [`Self::list_registries`], each converted by `convert` as it is read.
+    pub(crate) async fn list_registries_as<U: Send + 'static>(
+        &self,
+        convert: fn(Registry) -> U,
+    ) -> Result<Vec<U>> {
+        let op = (Operation::V2ListRegistries, "registries");
+        self.list(op, &["registries"], &[], convert).await
     }
 
     /// `GET /v2/registries/{id}`.

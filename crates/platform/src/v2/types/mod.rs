@@ -44,14 +44,6 @@ pub(crate) mod listing {
         pub pods: Vec<Pod>,
     }
     #[derive(Deserialize)]
-    pub struct Clusters {
-        pub clusters: Vec<Cluster>,
-    }
-    #[derive(Deserialize)]
-    pub struct Endpoints {
-        pub endpoints: Vec<Endpoint>,
-    }
-    #[derive(Deserialize)]
     pub struct Templates {
         pub templates: Vec<Template>,
     }
