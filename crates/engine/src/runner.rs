@@ -6,7 +6,6 @@ use std::collections::hash_map::DefaultHasher;
 use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::{Stream, StreamExt, stream};
 use k8s_openapi::api::core::v1::Secret;

@@ -15,7 +15,6 @@
 
 use std::fmt;
 use std::io::{self, BufReader, Read};
-use std::marker::PhantomData;
 
 use futures::TryStreamExt;
 use serde::Deserialize;
@@ -164,6 +163,7 @@ fn connection_failure(e: serde_json::Error) -> Result<reqwest::Error, serde_json
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::marker::PhantomData;
 
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Answer {

@@ -47,11 +47,15 @@ pub(crate) mod listing {
     pub struct Templates {
         pub templates: Vec<Template>,
     }
+    /// Decoded by the calls field by field (see `crate::streamed_json::Listing`); whole in
+    /// the tests of the wire format.
+    #[cfg(test)]
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     pub struct NetworkVolumes {
         pub network_volumes: Vec<NetworkVolume>,
     }
+    #[cfg(test)]
     #[derive(Deserialize)]
     pub struct Registries {
         pub registries: Vec<Registry>,
