@@ -3,7 +3,9 @@
 //! Once a second it also takes the objects due for their resync off the resync table
 //! ([`Resync`]) and starts them only as passes end, after any object asked for by a change:
 //! a resync of 10,000 objects handed over at once held a key and a scheduler entry for each
-//! (about 2.5 MB, every resync), and changes waited behind it.
+//! (about 2.5 MB, every resync), and changes waited behind it. A resync waits while changes
+//! keep every slot busy: it looks for drift nobody reported, and it comes as soon as a slot
+//! is free of them.
 //!
 //! Why not kube's `Controller`: it reads objects from a kube reflector store, whose entry
 //! costs about 550 bytes before the object (see [`crate::cache`]); this loop reads the

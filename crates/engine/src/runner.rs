@@ -97,6 +97,10 @@ fn watch_kind<K: ManagedKind>(
         .flatten()
 }
 
+/// The shortest time between two looks for shared listings nobody reads (see
+/// [`Engine::release_unread_listings`]).
+const MIN_RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.
 const FIRST_LISTING: &str = "gpucloud.io/operator-first-listing";
 
@@ -272,6 +276,21 @@ pub async fn run_kind<A: Adapter>(
         })
     };
     let companion = companion.map(|start| start(cache.clone(), synced_rx));
+    let releaser = {
+        let engine = engine.clone();
+        let every = engine
+            .shared
+            .config
+            .progress_interval
+            .max(MIN_RELEASE_EVERY);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                engine.release_unread_listings();
+            }
+        })
+    };
 
     let wakes = wakes.map(|r| key_of(r.namespace.as_deref().unwrap_or_default(), &r.name));
     let requests = stream::select_all([objects.boxed(), secret_users.boxed(), wakes.boxed()]);
@@ -288,6 +307,7 @@ pub async fn run_kind<A: Adapter>(
         shutdown,
     )
     .await;
+    releaser.abort();
     if let Some(companion) = companion {
         companion.abort();
     }

@@ -21,6 +21,12 @@
 //! while volumes were created, and the operator's CPU per volume was 3.6 times that at
 //! 10,000. Only a refresh that succeeded sets a rest: a failed one's time is mostly
 //! the client's retry waits, and what follows a failure is the engine's backoff.
+//!
+//! A listing nobody has read for a while is let go ([`Snapshots::release_unread`]): once
+//! converged, the passes read it in bursts (a resync, a few changes), and between them it
+//! would stay in memory for nothing, about 230 bytes per remote object (2.3 MB at 10,000
+//! volumes). The next burst lists again, as it would have anyway once the listing was older
+//! than the poll interval; a change that comes in between costs one more list call.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -108,6 +114,8 @@ struct Slot<T, E> {
     /// find the fresh listing instead of calling again.
     refresh: AsyncMutex<()>,
     current: parking_lot::Mutex<Option<Arc<Listing<T>>>>,
+    /// When a caller last got `current`.
+    last_read: parking_lot::Mutex<Option<Instant>>,
     /// The last refresh, if it failed.
     failed: parking_lot::Mutex<Option<Failed<E>>>,
     last_call: parking_lot::Mutex<Option<LastCall>>,
@@ -118,6 +126,7 @@ impl<T, E> Default for Slot<T, E> {
         Self {
             refresh: AsyncMutex::new(()),
             current: parking_lot::Mutex::new(None),
+            last_read: parking_lot::Mutex::new(None),
             failed: parking_lot::Mutex::new(None),
             last_call: parking_lot::Mutex::new(None),
         }
@@ -166,6 +175,7 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
     {
         let asked_at = Instant::now();
         let slot = self.slot(account);
+        *slot.last_read.lock() = Some(asked_at);
         if let Some(listing) = slot.current.lock().clone().filter(|l| need.satisfied_by(l)) {
             return Ok(listing);
         }
@@ -219,6 +229,21 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
                     error: error.clone(),
                 });
                 Err(error)
+            }
+        }
+    }
+
+    /// Lets go of every listing no caller has asked for in `unread_for`. Passes that still
+    /// hold one keep it until they end; the next caller lists again.
+    pub fn release_unread(&self, unread_for: Duration) {
+        let slots: Vec<_> = self.slots.lock().values().cloned().collect();
+        for slot in slots {
+            let unread = slot
+                .last_read
+                .lock()
+                .is_none_or(|at| at.elapsed() >= unread_for);
+            if unread {
+                drop(slot.current.lock().take());
             }
         }
     }
@@ -303,6 +328,29 @@ mod tests {
             .unwrap();
         assert_eq!(newer.items, vec![1, 2]);
         assert!(newer.started_at > first.started_at);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_listing_unread_for_a_while_is_let_go_and_listed_again() {
+        let snapshots: Snapshots<u8, u32, ()> = Snapshots::new();
+        let need = Freshness::MaxAge(Duration::from_secs(60));
+        let unread_for = Duration::from_secs(5);
+        let listed = |n: u32| move || async move { Ok::<_, ()>(vec![n]) };
+        let held = snapshots.get(&1, need, listed(1)).await.unwrap();
+        tokio::time::advance(Duration::from_secs(3)).await;
+        snapshots.release_unread(unread_for);
+        let read = snapshots.get(&1, need, listed(2)).await.unwrap();
+        assert_eq!(read.items, [1], "read 3 s after: kept");
+        tokio::time::advance(Duration::from_secs(4)).await;
+        snapshots.release_unread(unread_for);
+        let read = snapshots.get(&1, need, listed(3)).await.unwrap();
+        assert_eq!(read.items, [1], "read again 4 s after the last read: kept");
+        tokio::time::advance(Duration::from_secs(6)).await;
+        snapshots.release_unread(unread_for);
+        assert_eq!(held.items, [1], "a caller holding it keeps it");
+        assert!(snapshots.oldest_age().is_none(), "let go");
+        let read = snapshots.get(&1, need, listed(4)).await.unwrap();
+        assert_eq!(read.items, [4], "listed again, though 60 s had not passed");
     }
 
     #[tokio::test]

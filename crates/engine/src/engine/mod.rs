@@ -183,6 +183,13 @@ impl<A: Adapter> Engine<A> {
         result
     }
 
+    /// Lets go of the shared listings no pass has asked for in the progress interval (see
+    /// [`Snapshots::release_unread`]). The runner calls it as often.
+    pub fn release_unread_listings(&self) {
+        self.snapshots
+            .release_unread(self.shared.config.progress_interval);
+    }
+
     /// One pass over a live object: observe, decide, execute, status.
     async fn pass(&self, api: &Api<A::Kind>, obj: Arc<A::Kind>) -> Result<Action, EngineError> {
         let seen = self.observe(obj);
