@@ -58,7 +58,7 @@ impl<K> Objects<K> {
             held.remove();
         }
         // A burst of deletions (a namespace going) sized the table for all of them.
-        if self.0.capacity() > 4 * self.0.len().max(64) {
+        if crate::left_by_a_burst(self.0.capacity(), self.0.len()) {
             self.0.shrink_to_fit(|e| hash_of_key(&e.key));
         }
     }

@@ -57,7 +57,13 @@ pub mod watched;
 pub(crate) fn shrink_after_burst<K: Eq + std::hash::Hash, V>(
     table: &mut std::collections::HashMap<K, V>,
 ) {
-    if table.capacity() > 4 * table.len().max(64) {
+    if left_by_a_burst(table.capacity(), table.len()) {
         table.shrink_to_fit();
     }
+}
+
+/// Whether a table of `capacity` holding `len` entries is mostly room a burst left (see
+/// [`shrink_after_burst`]; the watch cache's own table asks it too).
+pub(crate) fn left_by_a_burst(capacity: usize, len: usize) -> bool {
+    capacity > 4 * len.max(64)
 }
