@@ -7,13 +7,19 @@
 //!
 //! Prints: the time from the first apply to all Ready; the bare apiserver time for the same
 //! N creates (one connection, nothing watching) and the ratio (the design's bar is 1.5x);
-//! platform calls per resync interval once converged; the operator's resident memory; then
-//! the time from deleting all to all gone (deletes per second, apiserver writes per
-//! object) beside the same N deletes bare (nothing watching, no finalizers).
-//! Environment: BENCH_DELETE (the volumes' deletionPolicy: `orphan`, the default, `delete`,
-//! or `both`: a second round of N volumes made and deleted with Delete), GPUCLOUD_TEST_PLATFORM_API (`v2`, the default, or `seed`),
-//! BENCH_V2_QUOTA_PER_MINUTE (the emulator's REST v2 quota per key and route group), BENCH_OBJECTS (default 1000), BENCH_POLL_SECONDS (resync interval, default
-//! 10), BENCH_CONCURRENCY (operator reconciles at once, default the operator's own).
+//! platform calls per resync interval once converged; the operator's resident memory and
+//! its growth per object; then the time from deleting all to all gone (deletes per second,
+//! apiserver writes per object) beside the same N deletes bare (nothing watching, no
+//! finalizers).
+//!
+//! Environment:
+//! - BENCH_DELETE: the volumes' deletionPolicy, `orphan` (the default) or `delete`; or
+//!   `both`, a second round of N volumes made and deleted with Delete.
+//! - GPUCLOUD_TEST_PLATFORM_API: `v2` (the default) or `seed`.
+//! - BENCH_V2_QUOTA_PER_MINUTE: the emulator's REST v2 quota per key and route group.
+//! - BENCH_OBJECTS: the number of volumes (default 1000).
+//! - BENCH_POLL_SECONDS: the resync interval (default 10).
+//! - BENCH_CONCURRENCY: reconciles at once (default the operator's own).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -265,6 +271,15 @@ async fn run(opts: Options) {
         mib(anon_idle),
         mib(file),
         mib(file_idle)
+    );
+    // Over the idle figure, per object. The code's share is the binary's own pages, mapped
+    // as each path first runs, whatever the number of objects: the heap's share is what
+    // grows with them.
+    let per_object = |now: u64, idle: u64| now.saturating_sub(idle) as f64 / n as f64;
+    println!(
+        "  growth per object:          {:.2} KiB in all (VmRSS less idle), {:.2} KiB of heap and stacks (RssAnon less idle)",
+        per_object(rss, rss_idle),
+        per_object(anon, anon_idle)
     );
 
     // Delete all: the operator releases (Orphan) or deletes (Delete) every remote volume,
