@@ -159,6 +159,12 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
             .clone()
     }
 
+    /// Every account's slot, copied out of the map so that no slot's lock is taken while
+    /// the map's is held.
+    fn every_slot(&self) -> Vec<Arc<Slot<T, E>>> {
+        self.slots.lock().values().cloned().collect()
+    }
+
     /// A listing for `account` that meets `need`, calling `fetch` at most once for all the
     /// callers waiting at the same time. A caller that was waiting when a refresh it could
     /// use failed gets that refresh's error instead of calling again; a caller that comes
@@ -236,8 +242,7 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
     /// Lets go of every listing no caller has asked for in `unread_for`. Passes that still
     /// hold one keep it until they end; the next caller lists again.
     pub fn release_unread(&self, unread_for: Duration) {
-        let slots: Vec<_> = self.slots.lock().values().cloned().collect();
-        for slot in slots {
+        for slot in self.every_slot() {
             let unread = slot
                 .last_read
                 .lock()
@@ -250,8 +255,7 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
 
     /// Age of the oldest current listing, for the snapshot-age metric.
     pub fn oldest_age(&self) -> Option<Duration> {
-        let slots: Vec<_> = self.slots.lock().values().cloned().collect();
-        slots
+        self.every_slot()
             .iter()
             .filter_map(|s| s.current.lock().as_ref().map(|l| l.age()))
             .max()
