@@ -23,6 +23,7 @@
 pub mod census;
 
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 use kube::ResourceExt;
 use serde::Serialize;
@@ -120,13 +121,37 @@ pub fn template_candidate(template: &RemoteTemplate) -> Candidate {
     }
 }
 
-/// What the cluster holds of one kind: the UIDs of its objects, and the remote ids they
-/// know (in status, or adopted by annotation).
+/// What the cluster holds of one kind: the UIDs of its objects (whole, and their first 8
+/// digits, which name markers carry), and the remote ids they know (in status, or adopted
+/// by annotation).
+///
+/// Kept as 64-bit fingerprints, not strings: the census holds the cluster as it was at the
+/// previous census for the whole interval between two (see [`census`]), and three sets of
+/// strings cost about 230 bytes per object (2.3 MiB at 10,000 volumes), where one set of
+/// fingerprints costs about 29. A fingerprint shared by chance (about one in 10^9 per
+/// census at 100,000 objects) can only make a remote object look held: an orphan goes
+/// uncounted for one census, and nothing is ever taken for an orphan that is not one.
 #[derive(Clone, Debug, Default)]
 pub struct ClusterObjects {
-    uids: HashSet<String>,
-    uid_prefixes: HashSet<String>,
-    ids: HashSet<String>,
+    held: HashSet<u64>,
+}
+
+/// What a fingerprint is of: the same text as a UID and as an id are different entries.
+#[derive(Hash)]
+enum Held<'a> {
+    Uid(&'a str),
+    UidPrefix(&'a str),
+    Id(&'a str),
+}
+
+impl Held<'_> {
+    /// The same in every process and run (a `DefaultHasher` made by `new` has fixed keys),
+    /// so that sets read at different times compare.
+    fn fingerprint(&self) -> u64 {
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.hash(&mut hasher);
+        hasher.finish()
+    }
 }
 
 impl ClusterObjects {
@@ -134,10 +159,11 @@ impl ClusterObjects {
     pub fn add<'a>(&mut self, uid: Option<&str>, ids: impl IntoIterator<Item = &'a str>) {
         if let Some(uid) = uid {
             let prefix: String = uid.chars().filter(|c| *c != '-').take(8).collect();
-            self.uid_prefixes.insert(prefix);
-            self.uids.insert(uid.to_string());
+            self.held.insert(Held::UidPrefix(&prefix).fingerprint());
+            self.held.insert(Held::Uid(uid).fingerprint());
         }
-        self.ids.extend(ids.into_iter().map(str::to_string));
+        self.held
+            .extend(ids.into_iter().map(|id| Held::Id(id).fingerprint()));
     }
 
     /// The objects of one kind, as the cluster holds them.
@@ -163,18 +189,17 @@ impl ClusterObjects {
 
     /// Everything of both (the cluster as seen before and after a listing).
     pub fn union(mut self, other: &ClusterObjects) -> Self {
-        self.uids.extend(other.uids.iter().cloned());
-        self.uid_prefixes.extend(other.uid_prefixes.iter().cloned());
-        self.ids.extend(other.ids.iter().cloned());
+        self.held.extend(other.held.iter().copied());
         self
     }
 
     fn holds(&self, candidate: &Candidate, marker: &Marker) -> bool {
-        self.ids.contains(&candidate.id)
-            || match marker {
-                Marker::Uid(uid) => self.uids.contains(uid),
-                Marker::UidPrefix(prefix) => self.uid_prefixes.contains(prefix),
-            }
+        let by_marker = match marker {
+            Marker::Uid(uid) => Held::Uid(uid),
+            Marker::UidPrefix(prefix) => Held::UidPrefix(prefix),
+        };
+        self.held.contains(&Held::Id(&candidate.id).fingerprint())
+            || self.held.contains(&by_marker.fingerprint())
     }
 }
 
@@ -399,6 +424,36 @@ mod tests {
         );
         // An install that does not know its own tag judges only untagged objects.
         assert_eq!(judge(None), vec!["v-before-tags"]);
+    }
+
+    #[test]
+    fn a_uid_an_id_and_a_prefix_are_told_apart() {
+        // The cluster holds an object whose UID reads like a remote id, and that knows a
+        // remote id that reads like a UID prefix: neither is taken for the other.
+        let mut cluster = ClusterObjects::default();
+        cluster.add(Some("v-lost"), ["0000ffff"]);
+        let candidates = [named("NetworkVolume", "v-lost", "team-a-old-0000ffff")];
+        let found = orphans(
+            &candidates,
+            &cluster,
+            &HashSet::new(),
+            &Scope::Cluster,
+            None,
+        );
+        assert_eq!(
+            ids(&found),
+            vec!["v-lost"],
+            "not held by a UID nor by an id"
+        );
+        let pod = remote_pod("p", &[&format!("{TAG_ENV}=0000ffff")], "RUNNING");
+        let found = orphans(
+            &[pod_candidate(&pod).unwrap()],
+            &cluster,
+            &HashSet::new(),
+            &Scope::Cluster,
+            None,
+        );
+        assert_eq!(ids(&found), vec!["p"], "a known id is not a UID");
     }
 
     #[test]
