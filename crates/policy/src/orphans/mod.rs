@@ -23,7 +23,8 @@
 pub mod census;
 
 use std::collections::HashSet;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::LazyLock;
 
 use kube::ResourceExt;
 use serde::Serialize;
@@ -144,13 +145,14 @@ enum Held<'a> {
     Id(&'a str),
 }
 
+/// The fingerprints' keys, drawn once per process as the watch cache's are
+/// (`gpucloud_engine::resync::key_hash`): sets are only compared within one process, and
+/// names chosen to collide under fixed keys could hide an orphan.
+static FINGERPRINT_KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
+
 impl Held<'_> {
-    /// The same in every process and run (a `DefaultHasher` made by `new` has fixed keys),
-    /// so that sets read at different times compare.
     fn fingerprint(&self) -> u64 {
-        let mut hasher = std::hash::DefaultHasher::new();
-        self.hash(&mut hasher);
-        hasher.finish()
+        FINGERPRINT_KEYS.hash_one(self)
     }
 }
 
