@@ -6,8 +6,6 @@
 //! name follow from the object it is about, which the repeat names again.
 
 use std::collections::HashMap;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
@@ -80,17 +78,16 @@ pub struct EventLog {
 }
 
 fn same_event_key(event: &EventSpec<'_>, regarding: &ObjectReference) -> u64 {
-    let mut h = DefaultHasher::new();
-    (event.warning, event.action, event.reason).hash(&mut h);
-    (
-        &regarding.api_version,
-        &regarding.kind,
-        &regarding.namespace,
-        &regarding.name,
-        &regarding.uid,
-    )
-        .hash(&mut h);
-    h.finish()
+    crate::fingerprint::of((
+        (event.warning, event.action, event.reason),
+        (
+            &regarding.api_version,
+            &regarding.kind,
+            &regarding.namespace,
+            &regarding.name,
+            &regarding.uid,
+        ),
+    ))
 }
 
 impl EventLog {

@@ -33,6 +33,7 @@ pub mod engine;
 pub mod events;
 pub mod failure;
 pub mod feed;
+pub mod fingerprint;
 pub mod marker;
 pub mod metrics;
 pub mod namespace_streams;

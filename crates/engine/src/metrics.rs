@@ -74,11 +74,7 @@ struct ReadyTally {
 
 impl ReadyTally {
     fn key_hash(kind: &str, key: &str) -> u64 {
-        use std::hash::{Hash, Hasher};
-        // DefaultHasher::new() has fixed keys: a key maps to the same entry every time.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (kind, key).hash(&mut h);
-        h.finish()
+        crate::fingerprint::of((kind, key))
     }
 
     /// Records `health` (`None`: gone) and returns the kind's counts.

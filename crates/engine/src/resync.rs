@@ -14,22 +14,19 @@
 //! returns its delay to the controller, and the start of every pass takes the object off this table.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher, RandomState};
-use std::sync::LazyLock;
+use std::hash::Hasher;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
-/// The keys of [`key_hash`], drawn once per process: the watch cache places objects by
-/// this hash (see [`crate::cache`]), and names that collide under a fixed key could be
-/// chosen to slow it down. No hash outlives the process.
-static HASH_KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
-
-/// The hash an object is known by here: of its namespace and name.
+/// The hash an object is known by here: of its namespace and name. Its keys are the
+/// process's own ([`crate::fingerprint`]): the watch cache places objects by this hash
+/// (see [`crate::cache`]), and names that collide under a fixed key could be chosen to
+/// slow it down.
 pub fn key_hash(namespace: &str, name: &str) -> u64 {
-    let mut h = HASH_KEYS.build_hasher();
+    let mut h = crate::fingerprint::hasher();
     h.write(namespace.as_bytes());
     h.write_u8(b'/');
     h.write(name.as_bytes());

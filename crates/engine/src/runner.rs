@@ -2,9 +2,8 @@
 //! and the Secrets that hold API keys.
 
 use std::collections::HashMap;
-use std::collections::hash_map::DefaultHasher;
 use std::future::Future;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt, stream};
@@ -119,9 +118,7 @@ struct SecretChanges {
 
 impl SecretChanges {
     fn hash_of(value: impl Hash) -> u64 {
-        let mut h = DefaultHasher::new();
-        value.hash(&mut h);
-        h.finish()
+        crate::fingerprint::of(value)
     }
 
     fn on<K: kube::Resource>(&mut self, event: watcher::Event<K>) -> Option<K> {

@@ -19,7 +19,6 @@
 //! handed on is the object's key, `namespace/name`.
 
 use std::collections::HashMap;
-use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
@@ -34,7 +33,7 @@ use gpucloud_crd::ManagedKind;
 /// (generation), annotations, finalizers and deletion. Status writes and the engine's own
 /// bookkeeping annotations (the create markers) are left out so they do not loop back.
 pub fn change_hash<K: ManagedKind>(obj: &K) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = crate::fingerprint::hasher();
     obj.meta().generation.hash(&mut h);
     for (key, value) in obj.annotations() {
         if triggers_reconcile(key) {
@@ -57,11 +56,8 @@ struct Seen {
 
 impl Seen {
     fn of<K: ManagedKind>(obj: &K, listing: u32) -> Self {
-        let mut h = DefaultHasher::new();
-        obj.uid().hash(&mut h);
-        change_hash(obj).hash(&mut h);
         Self {
-            hash: h.finish(),
+            hash: crate::fingerprint::of((obj.uid(), change_hash(obj))),
             listing,
         }
     }

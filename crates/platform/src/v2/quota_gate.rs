@@ -2,8 +2,8 @@
 //! v2 calls wait here for a spent window's reset instead of earning a 429.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -24,15 +24,18 @@ const KEYS_BEFORE_CLEANUP: usize = 256;
 /// their check and their wait is not lost for longer).
 const RECHECK: Duration = Duration::from_millis(50);
 
+/// The keys of [`KeyId`]'s hash, drawn once per process: an id is only compared with
+/// another of the same process, and a hash of an API key under keys nobody else knows
+/// tells nothing of the key.
+static KEY_ID_KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
+
 /// Identifies an API key without holding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct KeyId(u64);
 
 impl KeyId {
     pub(crate) fn of(key: &str) -> Self {
-        let mut h = DefaultHasher::new();
-        key.hash(&mut h);
-        Self(h.finish())
+        Self(KEY_ID_KEYS.hash_one(key))
     }
 }
 
