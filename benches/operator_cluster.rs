@@ -85,11 +85,13 @@ async fn run(opts: Options) {
 
     let poll = format!("--poll-interval={}s", opts.poll.as_secs());
     let progress = format!("--progress-interval={}s", opts.progress.as_secs());
-    let operator: OperatorProcess = env.operator_process(&[poll.as_str(), progress.as_str()]);
+    let operator: OperatorProcess =
+        env.operator_process_serving_metrics(&[poll.as_str(), progress.as_str()]);
     let api: Api<Cluster> = env.api();
     let timeout = Duration::from_secs(120 + n as u64);
     let objects = (0..n).map(|i| cluster(i, opts.nodes)).collect();
-    let Some(c) = apply_until_ready(&env, &operator, &api, objects, timeout).await else {
+    let Some(c) = apply_until_ready(&env, &operator, &api, objects, timeout, opts.progress).await
+    else {
         return;
     };
     let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);

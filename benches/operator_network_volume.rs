@@ -20,6 +20,10 @@
 //! - BENCH_OBJECTS: the number of volumes (default 1000).
 //! - BENCH_POLL_SECONDS: the resync interval (default 10).
 //! - BENCH_CONCURRENCY: reconciles at once (default the operator's own).
+//! - BENCH_WARM_OBJECTS: W objects made first and left Ready through two resyncs before the
+//!   other N - W; the memory then and at the end gives the slope per object from W to N,
+//!   with what any run adds once (code run for the first time, buffers grown) left out.
+//!   The times then describe the last N - W creates.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -34,14 +38,15 @@ use kube::api::{Api, PostParams};
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
 use support::{
-    all_ready, apiserver_writes, deletes, env_number, mib, resident_kib, resident_split_kib,
-    with_bench_quota,
+    all_ready, apiserver_writes, deletes, env_number, idle_memory, mib, resident_kib,
+    resident_split_kib, with_bench_quota,
 };
 
 struct Options {
     objects: usize,
     poll: Duration,
     concurrency: Option<u16>,
+    warm: Option<usize>,
 }
 
 fn options() -> Options {
@@ -49,6 +54,7 @@ fn options() -> Options {
         objects: support::objects(1000),
         poll: Duration::from_secs(env_number("BENCH_POLL_SECONDS").unwrap_or(10)),
         concurrency: env_number("BENCH_CONCURRENCY").map(|n| n as u16),
+        warm: env_number("BENCH_WARM_OBJECTS").map(|n| n as usize),
     }
 }
 
@@ -59,8 +65,17 @@ fn name_of(i: usize) -> String {
 /// Creates `n` NetworkVolumes of deletion policy `policy` one after another on one
 /// connection; returns how long it took.
 async fn apply_all(api: &Api<NetworkVolume>, n: usize, policy: &str) -> Duration {
+    apply_range(api, 0..n, policy).await
+}
+
+/// [`apply_all`] of the volumes numbered `range`.
+async fn apply_range(
+    api: &Api<NetworkVolume>,
+    range: std::ops::Range<usize>,
+    policy: &str,
+) -> Duration {
     let started = Instant::now();
-    for i in 0..n {
+    for i in range {
         api.create(
             &PostParams::default(),
             &volume(
@@ -73,6 +88,46 @@ async fn apply_all(api: &Api<NetworkVolume>, n: usize, policy: &str) -> Duration
         .expect("create a NetworkVolume");
     }
     started.elapsed()
+}
+
+/// The operator's memory with `objects` volumes Ready and two resyncs done: every path
+/// the objects take has run and the buffers they need have grown, so what grows after it
+/// grows with the objects (KiB).
+struct Warm {
+    objects: usize,
+    rss: u64,
+    anon: u64,
+    file: u64,
+}
+
+/// Makes the first `objects` volumes, waits for them to be Ready and for two resyncs, and
+/// reads the memory ([`Warm`]). `None` when they did not all become Ready.
+async fn warm_point(
+    api: &Api<NetworkVolume>,
+    pid: u32,
+    objects: usize,
+    poll: Duration,
+    policy: &str,
+) -> Option<Warm> {
+    let timeout = Duration::from_secs(120 + objects as u64 / 5);
+    let watch = tokio::spawn(all_ready(api.clone(), objects, timeout));
+    apply_range(api, 0..objects, policy).await;
+    watch.await.expect("the watch task")?;
+    tokio::time::sleep(poll * 2).await;
+    let (rss, _) = resident_kib(pid);
+    let (anon, file) = resident_split_kib(pid);
+    println!(
+        "  warm point:                 {objects} Ready, two resyncs later: VmRSS {:.1} MiB, heap and stacks {:.1}, code {:.1}",
+        mib(rss),
+        mib(anon),
+        mib(file)
+    );
+    Some(Warm {
+        objects,
+        rss,
+        anon,
+        file,
+    })
 }
 
 /// CPU seconds (user + system) a process has used so far.
@@ -189,24 +244,32 @@ async fn run(opts: Options) {
     if let Some(c) = &concurrency {
         flags.push(c);
     }
-    let operator: OperatorProcess = env.operator_process(&flags);
+    let operator: OperatorProcess = env.operator_process_serving_metrics(&flags);
     let pid = operator.pid();
     let api: Api<NetworkVolume> = env.api();
-    // The clock starts once the operator is up.
-    let up = common::wait_until(Duration::from_secs(30), || async {
-        operator.log().contains("serving /metrics")
-    })
-    .await;
-    assert!(up, "the operator did not start");
-    let (rss_idle, _) = resident_kib(pid);
-    let (anon_idle, file_idle) = resident_split_kib(pid);
+    // The clock starts once the operator is idle: leading, its controllers started and
+    // their watches listed, one progress interval later.
+    let idle = idle_memory(&operator, Duration::from_secs(5)).await;
+    let (rss_idle, anon_idle, file_idle) = (idle.rss_kib, idle.anon_kib, idle.file_kib);
 
     let timeout = Duration::from_secs(120 + n as u64 / 5);
+    let warm = match opts.warm {
+        Some(w) if w < n => match warm_point(&api, pid, w, opts.poll, policies[0]).await {
+            Some(warm) => Some(warm),
+            None => {
+                println!("  NOT CONVERGED: the first {w} within {timeout:?}");
+                print_log_tail(&operator);
+                return;
+            }
+        },
+        _ => None,
+    };
+    let first = warm.as_ref().map_or(0, |w| w.objects);
     let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
     let cost = Cost::start(&env.client).await;
     let operator_cpu = cpu_seconds(pid);
     let started = Instant::now();
-    let applied = apply_all(&api, n, policies[0]).await;
+    let applied = apply_range(&api, first..n, policies[0]).await;
     let Some(all_ready) = watch.await.expect("the watch task") else {
         println!("  NOT CONVERGED within {timeout:?}");
         print_log_tail(&operator);
@@ -217,14 +280,20 @@ async fn run(opts: Options) {
     let operator_cpu = cpu_seconds(pid) - operator_cpu;
     let (rss_ready, _) = resident_kib(pid);
     println!(
-        "  applies (with operator):    {n} creates in {:.2} s",
-        applied.as_secs_f64()
+        "  applies (with operator):    {} creates in {:.2} s{}",
+        n - first,
+        applied.as_secs_f64(),
+        if first > 0 {
+            format!(" ({first} already Ready: times below are of these)")
+        } else {
+            String::new()
+        }
     );
     println!(
         "  first apply to all Ready:   {:.2} s = {:.2}x the bare creates (bar: 1.5x); {}; operator CPU {operator_cpu:.1} s",
         converge.as_secs_f64(),
         converge.as_secs_f64() / bare.as_secs_f64(),
-        cost.describe(n)
+        cost.describe(n - first)
     );
     if let Some(writes) = &cost.writes {
         println!("  apiserver writes by verb, resource and code: {writes:?}");
@@ -259,9 +328,10 @@ async fn run(opts: Options) {
     let (rss, hwm) = resident_kib(pid);
     let (anon, file) = resident_split_kib(pid);
     println!(
-        "  operator memory:            VmRSS {:.1} MiB with {n} objects (idle before: {:.1} MiB, right after Ready: {:.1} MiB, peak VmHWM {:.1} MiB)",
+        "  operator memory:            VmRSS {:.1} MiB with {n} objects (idle before: {:.1} MiB, at start {:.1}; right after Ready: {:.1} MiB, peak VmHWM {:.1} MiB)",
         mib(rss),
         mib(rss_idle),
+        mib(idle.at_start_kib),
         mib(rss_ready),
         mib(hwm)
     );
@@ -274,13 +344,26 @@ async fn run(opts: Options) {
     );
     // Over the idle figure, per object. The code's share is the binary's own pages, mapped
     // as each path first runs, whatever the number of objects: the heap's share is what
-    // grows with them.
+    // grows with them. Over the start figure, for comparison with runs before the idle
+    // point was settled (it charged the controllers' start to the objects).
     let per_object = |now: u64, idle: u64| now.saturating_sub(idle) as f64 / n as f64;
     println!(
-        "  growth per object:          {:.2} KiB in all (VmRSS less idle), {:.2} KiB of heap and stacks (RssAnon less idle)",
+        "  growth per object:          {:.2} KiB in all (VmRSS less idle), {:.2} KiB of heap and stacks (RssAnon less idle); {:.2} KiB over the start figure",
         per_object(rss, rss_idle),
-        per_object(anon, anon_idle)
+        per_object(anon, anon_idle),
+        per_object(rss, idle.at_start_kib)
     );
+    if let Some(w) = &warm {
+        let slope = |now: u64, then: u64| now.saturating_sub(then) as f64 / (n - w.objects) as f64;
+        println!(
+            "  slope from {} to {n} objects: {:.2} KiB per object in all (VmRSS {:.1} MiB then), {:.2} of heap and stacks, {:.2} of code",
+            w.objects,
+            slope(rss, w.rss),
+            mib(w.rss),
+            slope(anon, w.anon),
+            slope(file, w.file)
+        );
+    }
 
     // Delete all: the operator releases (Orphan) or deletes (Delete) every remote volume,
     // then lets the object go. Further policies: a new round of N volumes first.

@@ -102,11 +102,12 @@ async fn run(opts: Options) {
     let concurrency = opts.concurrency.map(|c| format!("--concurrency={c}"));
     let mut flags = vec![poll.as_str(), progress.as_str()];
     flags.extend(concurrency.as_deref());
-    let operator: OperatorProcess = env.operator_process(&flags);
+    let operator: OperatorProcess = env.operator_process_serving_metrics(&flags);
     let api: Api<Pod> = env.api();
     let timeout = Duration::from_secs(120 + n as u64 / 5);
     let objects = (0..n).map(pod).collect();
-    let Some(c) = apply_until_ready(&env, &operator, &api, objects, timeout).await else {
+    let Some(c) = apply_until_ready(&env, &operator, &api, objects, timeout, opts.progress).await
+    else {
         return;
     };
     let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);

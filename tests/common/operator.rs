@@ -220,6 +220,15 @@ impl Env {
         OperatorProcess::spawn(&self.flags(extra))
     }
 
+    /// [`Self::operator_process`] serving `/metrics` on a loopback port chosen now, so that
+    /// the caller can read them ([`OperatorProcess::metrics`]).
+    pub fn operator_process_serving_metrics(&self, extra: &[&str]) -> OperatorProcess {
+        let metrics = format!("--metrics-addr=127.0.0.1:{}", free_port());
+        let mut flags = extra.to_vec();
+        flags.push(&metrics);
+        OperatorProcess::spawn(&self.flags(&flags))
+    }
+
     /// Starts the operator in-process.
     pub fn operator(&self, extra: &[&str]) -> Operator {
         self.operator_with_args(self.args(extra))
@@ -487,6 +496,9 @@ pub fn free_port() -> u16 {
 pub struct OperatorProcess {
     child: Option<Child>,
     log: PathBuf,
+    /// The port of its `/metrics` when the flags chose one (`--metrics-addr=HOST:PORT`,
+    /// PORT not 0).
+    metrics_port: Option<u16>,
 }
 
 impl OperatorProcess {
@@ -514,14 +526,29 @@ impl OperatorProcess {
             .stderr(err)
             .spawn()
             .expect("start the operator binary");
+        let metrics_port = flags
+            .iter()
+            .rev()
+            .find_map(|f| f.strip_prefix("--metrics-addr="))
+            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
+            .filter(|port| *port != 0);
         Self {
             child: Some(child),
             log,
+            metrics_port,
         }
     }
 
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, Child::id)
+    }
+
+    /// The text of its `/metrics` now; `None` when the flags gave no port, or while it
+    /// does not answer.
+    pub async fn metrics(&self) -> Option<String> {
+        let url = format!("http://127.0.0.1:{}/metrics", self.metrics_port?);
+        let answer = reqwest::get(url).await.ok()?.error_for_status().ok()?;
+        answer.text().await.ok()
     }
 
     /// The process's log so far.
