@@ -38,8 +38,8 @@ use kube::api::{Api, PostParams};
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess, total_calls, volume};
 use support::{
-    all_ready, apiserver_writes, deletes, env_number, idle_memory, mib, resident_kib,
-    resident_split_kib, with_bench_quota,
+    Resident, all_ready, apiserver_writes, deletes, env_number, idle_memory, mib, resident,
+    resident_kib, with_bench_quota,
 };
 
 struct Options {
@@ -95,9 +95,7 @@ async fn apply_range(
 /// grows with the objects (KiB).
 struct Warm {
     objects: usize,
-    rss: u64,
-    anon: u64,
-    file: u64,
+    at: Resident,
 }
 
 /// Makes the first `objects` volumes, waits for them to be Ready and for two resyncs, and
@@ -114,20 +112,14 @@ async fn warm_point(
     apply_range(api, 0..objects, policy).await;
     watch.await.expect("the watch task")?;
     tokio::time::sleep(poll * 2).await;
-    let (rss, _) = resident_kib(pid);
-    let (anon, file) = resident_split_kib(pid);
+    let at = resident(pid);
     println!(
         "  warm point:                 {objects} Ready, two resyncs later: VmRSS {:.1} MiB, heap and stacks {:.1}, code {:.1}",
-        mib(rss),
-        mib(anon),
-        mib(file)
+        mib(at.rss),
+        mib(at.anon),
+        mib(at.file)
     );
-    Some(Warm {
-        objects,
-        rss,
-        anon,
-        file,
-    })
+    Some(Warm { objects, at })
 }
 
 /// CPU seconds (user + system) a process has used so far.
@@ -250,7 +242,7 @@ async fn run(opts: Options) {
     // The clock starts once the operator is idle: leading, its controllers started and
     // their watches listed, one progress interval later.
     let idle = idle_memory(&operator, Duration::from_secs(5)).await;
-    let (rss_idle, anon_idle, file_idle) = (idle.rss_kib, idle.anon_kib, idle.file_kib);
+    let (rss_idle, anon_idle, file_idle) = (idle.idle.rss, idle.idle.anon, idle.idle.file);
 
     let timeout = Duration::from_secs(120 + n as u64 / 5);
     let warm = match opts.warm {
@@ -325,8 +317,12 @@ async fn run(opts: Options) {
         "  platform calls per resync:  {per_interval:.1} over {intervals} intervals of {:?}: {calls:?}",
         opts.poll
     );
-    let (rss, hwm) = resident_kib(pid);
-    let (anon, file) = resident_split_kib(pid);
+    let Resident {
+        rss,
+        hwm,
+        anon,
+        file,
+    } = resident(pid);
     println!(
         "  operator memory:            VmRSS {:.1} MiB with {n} objects (idle before: {:.1} MiB, at start {:.1}; right after Ready: {:.1} MiB, peak VmHWM {:.1} MiB)",
         mib(rss),
@@ -358,10 +354,10 @@ async fn run(opts: Options) {
         println!(
             "  slope from {} to {n} objects: {:.2} KiB per object in all (VmRSS {:.1} MiB then), {:.2} of heap and stacks, {:.2} of code",
             w.objects,
-            slope(rss, w.rss),
-            mib(w.rss),
-            slope(anon, w.anon),
-            slope(file, w.file)
+            slope(rss, w.at.rss),
+            mib(w.at.rss),
+            slope(anon, w.at.anon),
+            slope(file, w.at.file)
         );
     }
 

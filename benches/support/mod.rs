@@ -65,11 +65,9 @@ pub async fn all_ready<K: ManagedKind>(
 /// of any size. At 10,000 volumes the two figures were the same (24.5 MiB): the controllers'
 /// start costs next to nothing, and the benchmark prints both.
 pub struct IdleMemory {
+    /// VmRSS at start (KiB).
     pub at_start_kib: u64,
-    pub rss_kib: u64,
-    /// `RssAnon` and `RssFile` at the idle point ([`resident_split_kib`]).
-    pub anon_kib: u64,
-    pub file_kib: u64,
+    pub idle: Resident,
 }
 
 /// Waits for `operator` to be idle (see [`IdleMemory`]) and reads its memory. The operator
@@ -96,13 +94,9 @@ pub async fn idle_memory(operator: &OperatorProcess, settle: Duration) -> IdleMe
         "the operator's {controllers} controllers did not all list"
     );
     tokio::time::sleep(settle).await;
-    let (rss_kib, _) = resident_kib(pid);
-    let (anon_kib, file_kib) = resident_split_kib(pid);
     IdleMemory {
         at_start_kib,
-        rss_kib,
-        anon_kib,
-        file_kib,
+        idle: resident(pid),
     }
 }
 
@@ -116,18 +110,35 @@ fn kinds_listed(metrics: &str) -> usize {
         .len()
 }
 
-/// (VmRSS, VmHWM) of a process in KiB: resident now, and the most it has ever been.
-pub fn resident_kib(pid: u32) -> (u64, u64) {
-    let status = proc_status(pid);
-    (status("VmRSS:"), status("VmHWM:"))
+/// A process's resident memory at one moment, in KiB.
+#[derive(Clone, Copy, Debug)]
+pub struct Resident {
+    /// VmRSS: resident now.
+    pub rss: u64,
+    /// VmHWM: the most it has ever been.
+    pub hwm: u64,
+    /// What of `rss` is the process's own: heap and stacks (`RssAnon`).
+    pub anon: u64,
+    /// What of `rss` is mapped from files: its code (`RssFile`). Code pages come in as code
+    /// first runs, so this grows too between idle and a converged run.
+    pub file: u64,
 }
 
-/// What of the resident memory is the process's own (heap, stacks: `RssAnon`) and what is
-/// mapped from files (its code: `RssFile`), in KiB. Code pages come in as code first runs,
-/// so the second grows too between idle and a converged run.
-pub fn resident_split_kib(pid: u32) -> (u64, u64) {
+/// [`Resident`] of process `pid`, from one read of `/proc/PID/status`.
+pub fn resident(pid: u32) -> Resident {
     let status = proc_status(pid);
-    (status("RssAnon:"), status("RssFile:"))
+    Resident {
+        rss: status("VmRSS:"),
+        hwm: status("VmHWM:"),
+        anon: status("RssAnon:"),
+        file: status("RssFile:"),
+    }
+}
+
+/// (VmRSS, VmHWM) of a process in KiB: resident now, and the most it has ever been.
+pub fn resident_kib(pid: u32) -> (u64, u64) {
+    let now = resident(pid);
+    (now.rss, now.hwm)
 }
 
 /// A reader of `/proc/{pid}/status`'s KiB figures, by key (`VmRSS:`); 0 for one not found.
@@ -334,7 +345,7 @@ pub async fn apply_until_ready<K: ManagedKind>(
     settle: Duration,
 ) -> Option<Converged> {
     let pid = operator.pid();
-    let rss_idle_kib = idle_memory(operator, settle).await.rss_kib;
+    let rss_idle_kib = idle_memory(operator, settle).await.idle.rss;
     let n = objects.len();
     let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
     let writes_before = apiserver_writes(&env.client, false)
