@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::hash::Hash;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt, stream};
@@ -23,6 +22,7 @@ use super::controller::{self, Passes};
 use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::feed::Feed;
+use super::fingerprint;
 use super::namespace_streams::{Listings, watch_each_namespace, watch_namespaces};
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
@@ -117,14 +117,10 @@ struct SecretChanges {
 }
 
 impl SecretChanges {
-    fn hash_of(value: impl Hash) -> u64 {
-        crate::fingerprint::of(value)
-    }
-
     fn on<K: kube::Resource>(&mut self, event: watcher::Event<K>) -> Option<K> {
         let key =
-            |obj: &K| Self::hash_of((obj.meta().namespace.as_ref(), obj.meta().name.as_ref()));
-        let version = |obj: &K| Self::hash_of(obj.meta().resource_version.as_ref());
+            |obj: &K| fingerprint::of((obj.meta().namespace.as_ref(), obj.meta().name.as_ref()));
+        let version = |obj: &K| fingerprint::of(obj.meta().resource_version.as_ref());
         match event {
             watcher::Event::Init => None,
             watcher::Event::InitDone => {

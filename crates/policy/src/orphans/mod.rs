@@ -23,8 +23,6 @@
 pub mod census;
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::LazyLock;
 
 use kube::ResourceExt;
 use serde::Serialize;
@@ -145,14 +143,11 @@ enum Held<'a> {
     Id(&'a str),
 }
 
-/// The fingerprints' keys, drawn once per process as the watch cache's are
-/// (`gpucloud_engine::resync::key_hash`): sets are only compared within one process, and
-/// names chosen to collide under fixed keys could hide an orphan.
-static FINGERPRINT_KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
-
 impl Held<'_> {
+    /// The engine's fingerprint, under keys drawn once per process: sets are only compared
+    /// within one process, and names chosen to collide under fixed keys could hide an orphan.
     fn fingerprint(&self) -> u64 {
-        FINGERPRINT_KEYS.hash_one(self)
+        gpucloud_engine::fingerprint::of(self)
     }
 }
 
