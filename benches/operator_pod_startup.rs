@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use gpucloud_crd::{Pod, PodSpec};
 use kube::api::{Api, PostParams};
 
-use common::operator::{Env, OperatorProcess, calls_since, free_port};
+use common::operator::{Env, OperatorProcess, calls_since};
 use support::{by_operation, env_number, mib, resident_kib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
@@ -57,15 +57,8 @@ fn pod(i: usize) -> Pod {
 }
 
 /// `gpucloud_log_streams_open{kind="Pod"}` from the operator's `/metrics`.
-async fn open_streams(http: &reqwest::Client, port: u16) -> Option<u64> {
-    let text = http
-        .get(format!("http://127.0.0.1:{port}/metrics"))
-        .send()
-        .await
-        .ok()?
-        .text()
-        .await
-        .ok()?;
+async fn open_streams(operator: &OperatorProcess) -> Option<u64> {
+    let text = operator.metrics().await?;
     text.lines()
         .find(|l| l.starts_with("gpucloud_log_streams_open{kind=\"Pod\"}"))
         .and_then(|l| l.rsplit(' ').next())
@@ -86,12 +79,9 @@ async fn run(opts: Options) {
     let machines = (n as u32).div_ceil(GPUS_PER_MACHINE) + 2;
     let config = support::emulator_with_stock(GPU, machines, GPUS_PER_MACHINE, opts.boot_ms);
     let env = Env::start_with("bench-boot", config).await;
-    let port = free_port();
-    let metrics = format!("--metrics-addr=127.0.0.1:{port}");
     let poll = format!("--poll-interval={}s", opts.poll.as_secs());
     let progress = format!("--progress-interval={}s", opts.progress.as_secs());
-    let operator: OperatorProcess = env.operator_process(&[&metrics, &poll, &progress]);
-    let http = reqwest::Client::new();
+    let operator: OperatorProcess = env.operator_process_serving_metrics(&[&poll, &progress]);
     let api: Api<Pod> = env.api();
     env.emulator.admin().clear_calls().await.unwrap();
 
@@ -107,7 +97,7 @@ async fn run(opts: Options) {
     let mut starting_calls: Option<(Instant, BTreeMap<String, u64>)> = None;
     let deadline = started + Duration::from_secs(120) + Duration::from_millis(opts.boot_ms * 2);
     let ready_at = loop {
-        let open = open_streams(&http, port).await.unwrap_or(0);
+        let open = open_streams(&operator).await.unwrap_or(0);
         peak = peak.max(open);
         if open as usize >= n && all_open_at.is_none() {
             all_open_at = Some(started.elapsed());
@@ -152,7 +142,7 @@ async fn run(opts: Options) {
     }
     // Closed after: the next listing shows them running.
     tokio::time::sleep(opts.poll + opts.progress).await;
-    let after = open_streams(&http, port).await.unwrap_or(u64::MAX);
+    let after = open_streams(&operator).await.unwrap_or(u64::MAX);
     println!("  log streams open once all run: {after}");
     let steady = steady_resync(&env, opts.poll).await;
     println!(

@@ -19,7 +19,7 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use common::operator::{Env, calls_since, free_port, is_ready, volume};
+use common::operator::{Env, calls_since, free_port, is_ready, volume, watch_listings};
 use common::{TestNamespace, wait_gone, wait_until};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,25 +34,7 @@ async fn listings(port: u16) -> BTreeMap<(String, String, String), u64> {
         .text()
         .await
         .expect("/metrics text");
-    let label = |line: &str, name: &str| -> String {
-        let start = format!("{name}=\"");
-        line.split_once(&start)
-            .and_then(|(_, rest)| rest.split_once('"'))
-            .map(|(value, _)| value.to_string())
-            .unwrap_or_default()
-    };
-    text.lines()
-        .filter(|l| l.starts_with("gpucloud_watch_listings_total{"))
-        .filter_map(|l| {
-            let count = l.rsplit_once(' ')?.1.parse().ok()?;
-            let key = (
-                label(l, "kind"),
-                label(l, "resource"),
-                label(l, "namespace"),
-            );
-            Some((key, count))
-        })
-        .collect()
+    watch_listings(&text)
 }
 
 /// The watches the operator keeps in each namespace it watches, as `(kind, resource)`:

@@ -15,7 +15,7 @@ use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::watcher;
 
-use crate::common::operator::{Env, OperatorProcess, ready_now};
+use crate::common::operator::{Env, OperatorProcess, ready_now, watch_listings};
 
 /// Follows the namespace's objects until `n` are Ready at once; the instant that happened.
 pub async fn all_ready<K: ManagedKind>(
@@ -102,10 +102,9 @@ pub async fn idle_memory(operator: &OperatorProcess, settle: Duration) -> IdleMe
 
 /// Pure: how many kinds' watches have listed at least once, from the text of `/metrics`.
 fn kinds_listed(metrics: &str) -> usize {
-    metrics
-        .lines()
-        .filter(|line| line.starts_with("gpucloud_watch_listings_total{"))
-        .filter_map(|line| line.split("kind=\"").nth(1)?.split('"').next())
+    watch_listings(metrics)
+        .into_keys()
+        .map(|(kind, _, _)| kind)
         .collect::<HashSet<_>>()
         .len()
 }

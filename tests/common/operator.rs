@@ -482,6 +482,31 @@ pub fn calls_since(
         .collect()
 }
 
+/// Pure: `gpucloud_watch_listings_total` by `(kind, resource, namespace)`, from the text
+/// of the operator's `/metrics`.
+pub fn watch_listings(metrics: &str) -> BTreeMap<(String, String, String), u64> {
+    let label = |line: &str, name: &str| -> String {
+        let start = format!("{name}=\"");
+        line.split_once(&start)
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(value, _)| value.to_string())
+            .unwrap_or_default()
+    };
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("gpucloud_watch_listings_total{"))
+        .filter_map(|l| {
+            let count = l.rsplit_once(' ')?.1.parse().ok()?;
+            let key = (
+                label(l, "kind"),
+                label(l, "resource"),
+                label(l, "namespace"),
+            );
+            Some((key, count))
+        })
+        .collect()
+}
+
 /// A loopback port that was free a moment ago.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
