@@ -242,19 +242,20 @@ async fn run(opts: Options) {
     // The clock starts once the operator is idle: leading, its controllers started and
     // their watches listed, one progress interval later.
     let idle = idle_memory(&operator, Duration::from_secs(5)).await;
-    let (rss_idle, anon_idle, file_idle) = (idle.idle.rss, idle.idle.anon, idle.idle.file);
+    let (rss_idle, anon_idle, file_idle) =
+        (idle.resident.rss, idle.resident.anon, idle.resident.file);
 
     let timeout = Duration::from_secs(120 + n as u64 / 5);
-    let warm = match opts.warm {
-        Some(w) if w < n => match warm_point(&api, pid, w, opts.poll, policies[0]).await {
-            Some(warm) => Some(warm),
-            None => {
-                println!("  NOT CONVERGED: the first {w} within {timeout:?}");
+    let warm = match opts.warm.filter(|&w| w < n) {
+        Some(w) => {
+            let Some(warm) = warm_point(&api, pid, w, opts.poll, policies[0]).await else {
+                println!("  NOT CONVERGED: the first {w} volumes");
                 print_log_tail(&operator);
                 return;
-            }
-        },
-        _ => None,
+            };
+            Some(warm)
+        }
+        None => None,
     };
     let first = warm.as_ref().map_or(0, |w| w.objects);
     let watch = tokio::spawn(all_ready(api.clone(), n, timeout));
@@ -340,8 +341,7 @@ async fn run(opts: Options) {
     );
     // Over the idle figure, per object. The code's share is the binary's own pages, mapped
     // as each path first runs, whatever the number of objects: the heap's share is what
-    // grows with them. Over the start figure, for comparison with runs before the idle
-    // point was settled (it charged the controllers' start to the objects).
+    // grows with them. Over the start figure too, the one runs before c76e733 read.
     let per_object = |now: u64, idle: u64| now.saturating_sub(idle) as f64 / n as f64;
     println!(
         "  growth per object:          {:.2} KiB in all (VmRSS less idle), {:.2} KiB of heap and stacks (RssAnon less idle); {:.2} KiB over the start figure",
