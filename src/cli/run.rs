@@ -297,6 +297,7 @@ pub async fn run_with_clock(
         operator_namespace: lease_namespace.clone(),
         takeover_after: args.takeover_after,
         orphan_census_interval: args.orphan_census_interval,
+        sees_every_object: matches!(namespaces, Namespaces::All) && args.selector.is_none(),
         clock,
         ..EngineConfig::default()
     };

@@ -176,6 +176,15 @@ impl Env {
         }
     }
 
+    /// Lets an operator of this test use `namespace` as its own namespace (its Lease, its
+    /// released record) when it runs as the deploy/ ServiceAccount, as the test's own
+    /// namespace is; nothing to do as the admin.
+    pub async fn grant_operator_namespace(&self, namespace: &str) {
+        if operator_kubeconfig().is_some() {
+            grant_operator_namespace_role(&self.client, namespace).await;
+        }
+    }
+
     /// The operator's command line for this environment, plus `extra` flags.
     pub fn args(&self, extra: &[&str]) -> RunArgs {
         let mut argv = vec!["operator".to_string()];

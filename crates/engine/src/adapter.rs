@@ -19,7 +19,7 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::time::Duration;
 
-use crate::marker::Candidate;
+use crate::marker::{Candidate, Marker};
 use gpucloud_platform::PlatformClient;
 
 use super::conditions::Verdict;
@@ -136,6 +136,15 @@ pub trait Adapter: Send + Sync + Sized + 'static {
     /// it is gone already (a terminated pod). Read only when [`Self::ORPHAN_SWEEP`].
     fn orphan_candidate(_remote: &Self::Remote) -> Option<Candidate> {
         None
+    }
+
+    /// Pure: the marker `remote` carries, which names the object that made it (see
+    /// [`crate::marker`]); `None` when it carries none (a name the spec chose, a remote
+    /// object made outside the operator). The engine refuses to adopt, change or delete a
+    /// remote object another live object's marker names ([`crate::tenancy`]). By default,
+    /// the marker the orphan sweep reads.
+    fn owner_marker(remote: &Self::Remote) -> Option<Marker> {
+        Self::orphan_candidate(remote).and_then(|c| c.marker)
     }
 
     /// The spec resolved, or why it cannot be yet.

@@ -44,6 +44,11 @@ pub struct EngineConfig {
     /// How long the Lease of an install holding a claim must have been expired before
     /// this install takes the object over.
     pub takeover_after: Duration,
+    /// This install watches every object of its kinds (every namespace, no label
+    /// selector): an object its cache lacks does not exist, so a remote object marked by
+    /// such an object is free (see [`crate::tenancy`]). Otherwise only the released record
+    /// proves that.
+    pub sees_every_object: bool,
     /// How often the orphan census runs (`crate::orphan_census`); zero: never.
     pub orphan_census_interval: Duration,
     /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
@@ -62,6 +67,7 @@ impl Default for EngineConfig {
             operator_namespace: "default".to_string(),
             takeover_after: Duration::from_secs(600),
             orphan_census_interval: Duration::from_secs(600),
+            sees_every_object: false,
             clock: Default::default(),
         }
     }

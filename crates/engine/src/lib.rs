@@ -13,7 +13,9 @@
 //!   through the adapter, and report it in status ([`conditions`], [`failure`],
 //!   [`events`], [`backoff`], [`metrics`]);
 //! - [`ownership`] keeps one install per object, [`released`] remembers the remote objects
-//!   let go of on purpose, and [`marker`] is how a remote object is known as ours.
+//!   let go of on purpose, [`marker`] is how a remote object is known as ours, and
+//!   [`tenancy`] says which object holds a remote object, so that no namespace takes
+//!   another's.
 //!
 //! Layers: this crate imports the platform client and the CRD types, never the binary or
 //! a policy; the policies and the kinds import it.
@@ -47,6 +49,7 @@ pub mod resync;
 pub mod runner;
 pub mod scheduler;
 pub mod snapshot;
+pub mod tenancy;
 pub mod triggers;
 pub mod vanished;
 pub mod watch_merge;

@@ -22,7 +22,7 @@ use gpucloud_platform::domain::{NewRegistryCredential, RegistryCredential as Cre
 use docker_config::{RegistryLogin, login_for, login_hash};
 use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
 use gpucloud_engine::failure::Failure;
-use gpucloud_engine::marker::default_remote_name;
+use gpucloud_engine::marker::{Marker, default_remote_name, name_marker};
 
 /// Hex digits of the login hash that end a credential's name.
 const NAME_HASH_LEN: usize = 8;
@@ -84,6 +84,14 @@ fn is_named_for(prefix: &str, name: &str) -> bool {
     name.strip_prefix(prefix)
         .and_then(|rest| rest.strip_prefix('-'))
         .is_some_and(|h| h.len() == NAME_HASH_LEN && h.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// Pure: the marker in a credential's name: an operator-given prefix (its object's UID
+/// prefix) before the login's hash; `None` for a name the spec chose.
+fn marker_of_name(name: &str) -> Option<Marker> {
+    let (prefix, hash) = name.rsplit_once('-')?;
+    let hashed = hash.len() == NAME_HASH_LEN && hash.chars().all(|c| c.is_ascii_hexdigit());
+    if hashed { name_marker(prefix) } else { None }
 }
 
 fn retiring_of(obj: &RegistryCredential) -> Vec<String> {
@@ -196,6 +204,10 @@ impl Adapter for RegistryCredentialAdapter {
             .await
             .map(|l| l.into_iter().map(RemoteCredential::listed).collect())
             .map_err(|e| Failure::from_platform("list registry credentials", &e))
+    }
+
+    fn owner_marker(remote: &Self::Remote) -> Option<Marker> {
+        marker_of_name(&remote.credential.name)
     }
 
     fn claims(&self, obj: &RegistryCredential, remote: &Self::Remote) -> bool {
@@ -489,6 +501,16 @@ mod tests {
             !text.contains("pw-secret") && !text.contains("bot"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_credentials_marker_is_its_prefixs_before_the_login_hash() {
+        assert_eq!(
+            marker_of_name("team-a-pull-1b4e28ba-01234567"),
+            Some(Marker::UidPrefix("1b4e28ba".into()))
+        );
+        assert_eq!(marker_of_name("my-registry-01234567"), None);
+        assert_eq!(marker_of_name("team-a-pull-1b4e28ba"), None);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! deletion policy decides between deleting and releasing ([`decide_cleanup`], pure); a
 //! create that may still land is waited for, and what an interrupted one made is found in
 //! a listing newer than it, so that nothing is left behind; a release is recorded
-//! ([`crate::released`]) before anything else. The finalizer goes last, conflict-checked. A delete that cannot finish keeps the finalizer, says why in an Event
-//! and in the conditions, and retries.
+//! ([`crate::released`]) before anything else. Only what the object holds is deleted or
+//! released ([`crate::tenancy`]). The finalizer goes last, conflict-checked. A delete that
+//! cannot finish keeps the finalizer, says why in an Event and in the conditions, and
+//! retries.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +20,7 @@ use gpucloud_crd::ManagedKind;
 use super::{Engine, EngineError};
 use crate::adapter::{Adapter, Seen};
 use crate::credentials::Credentials;
-use crate::decide::{Cleanup, CleanupFacts, decide_cleanup, keeps_remote};
+use crate::decide::{Cleanup, CleanupFacts, IdChosenBy, decide_cleanup, keeps_remote};
 use crate::failure::Failure;
 
 /// Pure: how a delete that could not finish is told: its own reason (`DeleteUnauthorized`),
@@ -57,6 +59,11 @@ impl<A: Adapter> Engine<A> {
         let obj = self.newest(obj);
         let key = obj.key();
         let (annotations, known) = super::observe::annotations_and_id(obj.as_ref());
+        // An id a person named and the object never recorded: not deleted unless it holds it.
+        let by_person = match &known {
+            Some((id, IdChosenBy::Person)) => Some(id.clone()),
+            _ => None,
+        };
         let known = known.map(|(id, _)| id);
         let keeps_remote = keeps_remote(
             obj.deletion_policy(),
@@ -81,12 +88,18 @@ impl<A: Adapter> Engine<A> {
             };
             match decide_cleanup(&facts) {
                 Cleanup::Release => {
-                    if let Some(id) = &known
+                    // Only what the object held is released: the record proves a remote
+                    // object free for others (see `crate::tenancy`), and an id it never
+                    // recorded may be another object's.
+                    let held = known
+                        .as_deref()
+                        .filter(|id| by_person.as_deref() != Some(*id));
+                    if let Some(id) = held
                         && let Err(f) = self.record_release(&obj, id).await
                     {
                         return self.cleanup_failed(api, &obj, f).await;
                     }
-                    break (Vec::new(), known.as_deref());
+                    break (Vec::new(), held);
                 }
                 Cleanup::WaitForPendingCreate(wait) => {
                     // A create that may still land would be left behind by a delete now.
@@ -109,10 +122,15 @@ impl<A: Adapter> Engine<A> {
             }
         };
         if !ids.is_empty() {
-            let deleted = match self.credentials_once(&obj, &mut creds).await {
-                Ok(creds) => self.delete_remote(&obj, &creds, ids).await,
-                Err(f) => Err(f),
-            };
+            let deleted = async {
+                let creds = self.credentials_once(&obj, &mut creds).await?;
+                // Never another object's remote object (see `crate::tenancy`).
+                let ids = self
+                    .deletable(&obj, &creds, ids, by_person.as_deref())
+                    .await?;
+                self.delete_remote(&obj, &creds, ids).await
+            }
+            .await;
             if let Err(f) = deleted {
                 return self.cleanup_failed(api, &obj, f).await;
             }

@@ -29,6 +29,12 @@ impl<A: Adapter> Engine<A> {
         step: Step<A::Remote>,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
+        // Before any write for a remote object: is it this object's to take?
+        if let Step::Observe(remote) | Step::Manage(remote) | Step::Adopt(remote, _) = &step
+            && let Some(refused) = self.refusal(seen, remote).await
+        {
+            return Ok(refused);
+        }
         match step {
             Step::Relist(_) => unreachable!("observe reads the listing decide asks for"),
             Step::Fail(f) => Ok(Outcome::failed(f, None, seen.last_ready.clone())),

@@ -75,6 +75,7 @@ impl<A: Adapter> Engine<A> {
         self.refused_creates.lock().remove(key);
         let_go_of(&mut self.own_status.lock(), key);
         self.told_claimed.lock().remove(key);
+        self.holders.lock().forget(key);
         self.own_writes.lock().forget(key);
         self.backoffs.succeed(&key.to_string());
         self.resync.cancel(key);

@@ -5,6 +5,8 @@
 //! - [`observe`]: the facts: the object's annotations, policies, id and create marker, its
 //!   key, and its slice of the shared listing, read until [`crate::decide`] (pure) has a
 //!   step for it;
+//! - [`holders`]: the tenancy gate before a pass acts on a remote object it did not make:
+//!   one that another object holds is refused, in any namespace;
 //! - [`execute`]: the step carried out: adopt, update or replace through the adapter,
 //!   or [`create`] (the crash-safe create); each ends in an [`outcome::Outcome`];
 //! - [`status`]: the outcome reported: status computed as data and written only when it
@@ -20,6 +22,7 @@ mod claim;
 mod cleanup;
 mod create;
 mod execute;
+mod holders;
 mod memory;
 mod observe;
 mod outcome;
@@ -107,6 +110,9 @@ pub struct Engine<A: Adapter> {
     /// watch brings them back: an echo is not a reason for another pass (see
     /// [`Engine::is_echo`]).
     own_writes: parking_lot::Mutex<own_writes::OwnWrites>,
+    /// Which object holds which remote object it adopted, until its status says so, and
+    /// the markers whose object is gone (see [`holders`]).
+    holders: parking_lot::Mutex<holders::Holders>,
 }
 
 type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);
@@ -128,6 +134,7 @@ impl<A: Adapter> Engine<A> {
             ownership,
             told_claimed: Default::default(),
             own_writes: Default::default(),
+            holders: Default::default(),
             last_keys: Default::default(),
             shared,
             adapter,

@@ -17,7 +17,7 @@ use gpucloud_crd::{CommonStatus, ManagedKind};
 use super::outcome::{Outcome, Requeue};
 use super::{Engine, EngineError, Observed};
 use crate::adapter::{Adapter, Seen};
-use crate::annotations::{self as ann, Annotations};
+use crate::annotations as ann;
 use crate::backoff::jitter;
 use crate::conditions::{self, Condition, Verdict, Verdicts};
 use crate::metrics::Health;
@@ -51,13 +51,13 @@ struct Common<'a> {
     /// The id of the remote object reported, if one is.
     remote_id: Option<&'a str>,
     forget_id: bool,
-    /// The external-id annotation, for an id status does not carry yet.
-    annotated_id: Option<String>,
 }
 
 /// Pure: fills the common part of status. Transition times move only when a condition
 /// flips; the id is the reported remote object's, or none once it is forgotten, or the
-/// one status (or else the external-id annotation) already names.
+/// one status already names. The external-id annotation alone never puts an id in status:
+/// an id there is a record that this object holds it (see [`crate::tenancy`]), made only
+/// by a pass that reported the remote object.
 fn fill_common(common: &mut CommonStatus, c: Common<'_>, now: &Time) {
     common.observed_generation = c.generation;
     common.conditions = conditions::apply(c.previous, c.verdicts, c.generation, now);
@@ -69,8 +69,6 @@ fn fill_common(common: &mut CommonStatus, c: Common<'_>, now: &Time) {
         common.id = Some(id.to_string());
     } else if c.forget_id {
         common.id = None;
-    } else if common.id.is_none() {
-        common.id = c.annotated_id;
     }
 }
 
@@ -217,7 +215,6 @@ impl<A: Adapter> Engine<A> {
             generation: obj.meta().generation,
             remote_id: remote.map(A::id),
             forget_id,
-            annotated_id: Annotations::read(obj.meta().annotations.as_ref()).external_id,
         };
         let now = Time(Timestamp::now());
         fill_common(A::Kind::common_mut(&mut status), common, &now);
@@ -262,7 +259,6 @@ mod tests {
             generation: Some(3),
             remote_id: None,
             forget_id: false,
-            annotated_id: None,
         }
     }
 
@@ -312,24 +308,26 @@ mod tests {
     }
 
     #[test]
-    fn the_id_is_kept_forgotten_or_read_from_the_annotation() {
+    fn the_id_is_reported_kept_or_forgotten_never_taken_from_the_annotation() {
         let verdicts = Verdicts::progressing("Replacing", "x");
-        let kept = |id: Option<&str>, forget_id, annotated: Option<&str>| {
+        let kept = |id: Option<&str>, forget_id, remote: Option<&'static str>| {
             let mut status = CommonStatus {
                 id: id.map(str::to_string),
                 ..Default::default()
             };
             let c = Common {
                 forget_id,
-                annotated_id: annotated.map(str::to_string),
+                remote_id: remote,
                 ..common(&[], &verdicts)
             };
             fill_common(&mut status, c, &at(1_000));
             status.id
         };
         assert_eq!(kept(Some("vol-1"), false, None).as_deref(), Some("vol-1"));
-        assert_eq!(kept(Some("vol-1"), true, Some("vol-9")), None);
+        assert_eq!(kept(Some("vol-1"), true, None), None);
         assert_eq!(kept(None, false, Some("vol-9")).as_deref(), Some("vol-9"));
+        // A pass that failed before it saw the remote object records nothing.
+        assert_eq!(kept(None, false, None), None);
     }
 
     #[test]
