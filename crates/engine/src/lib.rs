@@ -46,6 +46,8 @@ pub mod released;
 pub mod resync;
 pub mod runner;
 pub mod scheduler;
+pub mod secret_users;
+pub mod secret_versions;
 pub mod snapshot;
 pub mod triggers;
 pub mod vanished;
