@@ -46,6 +46,9 @@ pub struct EngineConfig {
     pub takeover_after: Duration,
     /// How often the orphan census runs (`crate::orphan_census`); zero: never.
     pub orphan_census_interval: Duration,
+    /// How often each kind reads again the Secrets its objects name, to notice a rotated
+    /// key (see [`crate::secret_recheck`]). Not zero.
+    pub secret_recheck_interval: Duration,
     /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
     pub clock: crate::clock::Clock,
 }
@@ -62,6 +65,7 @@ impl Default for EngineConfig {
             operator_namespace: "default".to_string(),
             takeover_after: Duration::from_secs(600),
             orphan_census_interval: Duration::from_secs(600),
+            secret_recheck_interval: Duration::from_secs(30),
             clock: Default::default(),
         }
     }
