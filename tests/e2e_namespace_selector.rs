@@ -38,8 +38,8 @@ async fn listings(port: u16) -> BTreeMap<(String, String, String), u64> {
 }
 
 /// The watches the operator keeps in each namespace it watches, as `(kind, resource)`:
-/// every kind with a controller watches its own objects; the engine's kinds also watch
-/// Secrets (their API keys); the Budgets watch the kinds whose cost they count.
+/// every kind with a controller watches its own objects; the Budgets watch the kinds whose
+/// cost they count. No watch lists Secrets: the operator only reads those its objects name.
 fn watches_of_a_namespace() -> Vec<(String, String)> {
     let mut watches = Vec::new();
     for kind in gpucloud_operator::kinds::KINDS {
@@ -52,8 +52,6 @@ fn watches_of_a_namespace() -> Vec<(String, String)> {
             for member in ["Pod", "Endpoint", "Cluster"] {
                 watches.push((name.clone(), member.to_string()));
             }
-        } else {
-            watches.push((name.clone(), "Secret".to_string()));
         }
     }
     watches

@@ -363,8 +363,8 @@ async fn wrong_api_key_stalls_quietly_and_a_fixed_secret_converges_without_resta
         assert!(!text.contains("not-the-key"), "the key leaked: {text}");
     }
     // No retry loop: the wrong key costs exactly one call per object, however long we
-    // wait. The Secret watch's first listing, when it arrives after the first object's
-    // pass, must not give it a second one: the key was read and refused.
+    // wait. The first readings of the key's Secret (before the first pass, then every
+    // interval) must not give it a second one: the key was read and refused.
     tokio::time::sleep(QUIET).await;
     let calls = env.calls().await;
     assert_eq!(
@@ -377,7 +377,7 @@ async fn wrong_api_key_stalls_quietly_and_a_fixed_secret_converges_without_resta
         assert_one_warning(&env, name, "Unauthorized").await;
     }
 
-    // The fixed Secret is picked up by the watch: no restart.
+    // The fixed Secret is picked up by its next reading: no restart.
     secrets
         .patch(
             KEY_SECRET,

@@ -183,6 +183,115 @@ fn the_cluster_roles_let_the_operator_follow_a_namespace_selector() {
     );
 }
 
+/// A document of the Helm template once untemplated: a list of rules that only `include`
+/// brings is left empty (null).
+#[derive(Deserialize)]
+struct HelmDocument {
+    kind: String,
+    metadata: Metadata,
+    #[serde(default)]
+    rules: Option<Vec<PolicyRule>>,
+}
+
+/// The Helm template at `path` as plain YAML, enough to read its rules: a line that is only
+/// a template action (`{{- if ... }}`, `{{- include ... }}`) goes, both branches of an `if`
+/// stay, and every other action reads `templated`. The rules that `include` brings are in
+/// the helpers, read by [`helm_define`].
+fn helm_as_yaml(path: &str) -> String {
+    let mut out = String::new();
+    for line in read(path).lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with("{{") && trimmed.ends_with("}}") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(open) = rest.find("{{") {
+            out.push_str(&rest[..open]);
+            out.push_str("templated");
+            let close = rest[open..]
+                .find("}}")
+                .unwrap_or_else(|| panic!("{path}: an action without its end: {line}"));
+            rest = &rest[open + close + 2..];
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+/// What `rules` (from `source`) lack of `need` on Secrets, and grant beyond it.
+fn secret_problems(source: String, rules: &[PolicyRule], need: &Need) -> Vec<String> {
+    let mut out = Vec::new();
+    let missing = rbac::missing_verbs(rules, need);
+    if !missing.is_empty() {
+        out.push(format!(
+            "{source}: lacks {} on {}",
+            missing.join(", "),
+            need.target()
+        ));
+    }
+    for grant in rbac::beyond(rules, need) {
+        out.push(format!(
+            "{source}: grants {grant}; the operator only gets the Secrets its objects name"
+        ));
+    }
+    out
+}
+
+/// The operator reads the Secrets its objects name, one `get` each, and never lists or
+/// watches Secrets (a rotated key is noticed by reading the named ones again): every Role
+/// and ClusterRole grants `get` on Secrets, the operator's own Role `get` on its key's
+/// Secret by name, and none any other verb on Secrets.
+#[test]
+fn secrets_are_only_read_one_by_one_never_listed_or_watched() {
+    let any = rbac::secrets_need(None);
+    let mut found = Vec::new();
+    found.extend(secret_problems(
+        format!("{BASE_RBAC} (ClusterRole gpucloud-operator)"),
+        &rules_of(BASE_RBAC, "ClusterRole", "gpucloud-operator"),
+        &any,
+    ));
+    found.extend(secret_problems(
+        format!("{BASE_RBAC} (Role gpucloud-operator)"),
+        &rules_of(BASE_RBAC, "Role", "gpucloud-operator"),
+        &rbac::secrets_need(Some("gpucloud-api-key")),
+    ));
+    found.extend(secret_problems(
+        format!("{SINGLE_NAMESPACE_ROLE} (Role gpucloud-operator)"),
+        &rules_of(SINGLE_NAMESPACE_ROLE, "Role", "gpucloud-operator"),
+        &any,
+    ));
+    found.extend(secret_problems(
+        format!("{HELM_HELPERS} (define \"gpucloud-operator.rules\")"),
+        &helm_define("gpucloud-operator.rules"),
+        &any,
+    ));
+    // The chart's template: its own rules (the helpers' come in by include, checked above),
+    // in both the cluster-wide and the per-namespace branch, and the release namespace's
+    // Role with the key's Secret by name.
+    let documents: Vec<HelmDocument> = serde_saphyr::from_multiple(&helm_as_yaml(HELM_RBAC))
+        .unwrap_or_else(|e| panic!("{HELM_RBAC} is not RBAC YAML once untemplated: {e}"));
+    let mut own_role = false;
+    for document in &documents {
+        let source = format!("{HELM_RBAC} ({} {})", document.kind, document.metadata.name);
+        let rules = document.rules.as_deref().unwrap_or_default();
+        if document.kind == "Role" && document.metadata.name.ends_with("-self") {
+            own_role = true;
+            found.extend(secret_problems(
+                source,
+                rules,
+                &rbac::secrets_need(Some("templated")),
+            ));
+        } else {
+            for grant in rbac::beyond(rules, &any) {
+                found.push(format!("{source}: grants {grant}"));
+            }
+        }
+    }
+    assert!(own_role, "{HELM_RBAC} has no Role NAME-self");
+    assert_none(found);
+}
+
 #[derive(Deserialize)]
 struct ConfigMapPatch {
     data: BTreeMap<String, String>,

@@ -113,6 +113,11 @@ pub struct RunArgs {
     /// the listings the resyncs share, and lists a kind itself only when no resync did.
     #[arg(long, env = "GPUCLOUD_ORPHAN_CENSUS_INTERVAL", default_value = "10m", value_parser = duration_arg)]
     pub orphan_census_interval: Duration,
+    /// How often each kind reads again (`get`, metadata only) the Secrets its objects name
+    /// and the default key's Secret, to notice a rotated key; never 0s. The operator never
+    /// lists or watches Secrets.
+    #[arg(long, env = "GPUCLOUD_SECRET_RECHECK_INTERVAL", default_value = "30s", value_parser = duration_arg)]
+    pub secret_recheck_interval: Duration,
     /// How often Budgets read what the platform billed this month (one billing call per
     /// family of Pods and Endpoints, not per object; REST v2 only).
     #[arg(long, env = "GPUCLOUD_BILLING_INTERVAL", default_value = "5m", value_parser = duration_arg)]
@@ -298,6 +303,7 @@ pub async fn run_with_clock(
         takeover_after: args.takeover_after,
         orphan_census_interval: args.orphan_census_interval,
         sees_every_object: matches!(namespaces, Namespaces::All) && args.selector.is_none(),
+        secret_recheck_interval: args.secret_recheck_interval,
         clock,
         ..EngineConfig::default()
     };
@@ -459,5 +465,21 @@ mod tests {
             .run;
         assert_eq!(selector.namespace_selector.as_deref(), Some("team=ml"));
         assert!(selector.namespaces.is_empty());
+    }
+
+    #[test]
+    fn secrets_are_read_again_every_30s_unless_told_and_never_at_0s() {
+        let default = Top::try_parse_from(["x"]).expect("no flags").run;
+        assert_eq!(default.secret_recheck_interval, Duration::from_secs(30));
+        let set = Top::try_parse_from(["x", "--secret-recheck-interval=2m"])
+            .expect("an interval")
+            .run;
+        assert_eq!(set.secret_recheck_interval, Duration::from_secs(120));
+        let err = Top::try_parse_from(["x", "--secret-recheck-interval=0s"])
+            .err()
+            .expect("0s refused")
+            .to_string();
+        // `parse_duration` has no zero: an interval that never ticks is no interval.
+        assert!(err.contains("--secret-recheck-interval"), "{err}");
     }
 }

@@ -69,6 +69,41 @@ const CRD_CHECK: &[&str] = &["get"];
 /// has it.
 const NAMESPACE_WATCH: &[&str] = &["list", "watch"];
 
+/// Read the Secrets the objects name (API keys, `valueFrom.secretKeyRef` values, registry
+/// logins), one `get` each. Never list nor watch: a rotated key is noticed by reading those
+/// Secrets again (`gpucloud_engine::secret_recheck`), so the operator's token cannot read
+/// the Secrets no object names.
+const SECRET_READ: &[&str] = &["get"];
+
+/// What the operator does with Secrets where its objects are (and, by name, with its
+/// default key's Secret).
+pub fn secrets_need(name: Option<&str>) -> Need {
+    Need {
+        group: String::new(),
+        resource: "secrets".into(),
+        name: name.map(str::to_string),
+        verbs: SECRET_READ,
+    }
+}
+
+/// What `rules` grant on `need`'s resource (any name) beyond its verbs, such as `list on
+/// core secrets`: for a resource the operator must be held to one use of.
+pub fn beyond(rules: &[PolicyRule], need: &Need) -> Vec<String> {
+    let mut out = Vec::new();
+    for rule in rules {
+        let about = lists(&rule.api_groups, &need.group) && lists(&rule.resources, &need.resource);
+        for verb in rule.verbs.iter().filter(|_| about) {
+            if !need.verbs.contains(&verb.as_str()) {
+                let grant = format!("{verb} on {}", target(&need.group, &need.resource, None));
+                if !out.contains(&grant) {
+                    out.push(grant);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What `run --namespace-selector` needs beyond the kinds' needs.
 pub fn namespace_selector_need() -> Need {
     Need {
@@ -273,6 +308,33 @@ mod tests {
             assert!(missing_verbs(&rules, &need).is_empty(), "{need}");
         }
         assert!(!excess(&rules, &volumes(Scope::Cluster), "gpucloud.io").is_empty());
+    }
+
+    #[test]
+    fn secrets_are_read_one_by_one_and_never_listed() {
+        let need = secrets_need(None);
+        assert_eq!(need.to_string(), "get on core secrets");
+        let get = [rule(&[""], &["secrets"], &[], &["get"])];
+        assert!(missing_verbs(&get, &need).is_empty());
+        assert!(beyond(&get, &need).is_empty());
+        let watch = [rule(&[""], &["secrets"], &[], &["get", "list", "watch"])];
+        assert_eq!(
+            beyond(&watch, &need),
+            ["list on core secrets", "watch on core secrets"]
+        );
+        // A wildcard grants them too; rules on other resources are not about Secrets.
+        let wildcard = [
+            rule(&["*"], &["*"], &[], &["list"]),
+            rule(&[""], &["configmaps"], &[], &["list"]),
+        ];
+        assert_eq!(beyond(&wildcard, &need), ["list on core secrets"]);
+        // The default key's Secret, by name: another name does not grant it.
+        let named = secrets_need(Some("gpucloud-api-key"));
+        let by_name = [rule(&[""], &["secrets"], &["gpucloud-api-key"], &["get"])];
+        assert!(missing_verbs(&by_name, &named).is_empty());
+        assert_eq!(missing_verbs(&by_name, &need), ["get"]);
+        let other = [rule(&[""], &["secrets"], &["other"], &["get"])];
+        assert_eq!(missing_verbs(&other, &named), ["get"]);
     }
 
     #[test]

@@ -214,6 +214,8 @@ impl Env {
             format!("--identity={}-operator", self.ns.name()),
             "--poll-interval=2s".into(),
             "--progress-interval=1s".into(),
+            // Tests that change a key Secret wait for it seconds, not the 30s default.
+            "--secret-recheck-interval=1s".into(),
         ];
         // clap refuses a repeated flag: an extra flag replaces the default one.
         let name_of = |flag: &str| flag.split('=').next().unwrap_or(flag).to_string();

@@ -34,8 +34,11 @@ current-context: sa
 YAML
 who=$(KUBECONFIG=$out kubectl auth whoami -o jsonpath='{.status.userInfo.username}')
 [ "$who" = system:serviceaccount:gpucloud-system:gpucloud-operator ] || { log "token is $who"; exit 1; }
+# Secrets: get only (those the objects name); never list or watch them.
 if KUBECONFIG=$out kubectl auth can-i create pods.gpucloud.io -A >/dev/null 2>&1 \
-    || KUBECONFIG=$out kubectl auth can-i get configmaps -A >/dev/null 2>&1; then
+    || KUBECONFIG=$out kubectl auth can-i get configmaps -A >/dev/null 2>&1 \
+    || KUBECONFIG=$out kubectl auth can-i list secrets -A >/dev/null 2>&1 \
+    || KUBECONFIG=$out kubectl auth can-i watch secrets -A >/dev/null 2>&1; then
     log "the ServiceAccount may do more than the operator needs"; exit 1
 fi
 log "wrote $out for $who"

@@ -51,6 +51,9 @@ pub struct EngineConfig {
     pub sees_every_object: bool,
     /// How often the orphan census runs (`crate::orphan_census`); zero: never.
     pub orphan_census_interval: Duration,
+    /// How often each kind reads again the Secrets its objects name, to notice a rotated
+    /// key (see [`crate::secret_recheck`]). Not zero.
+    pub secret_recheck_interval: Duration,
     /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
     pub clock: crate::clock::Clock,
 }
@@ -68,6 +71,7 @@ impl Default for EngineConfig {
             takeover_after: Duration::from_secs(600),
             orphan_census_interval: Duration::from_secs(600),
             sees_every_object: false,
+            secret_recheck_interval: Duration::from_secs(30),
             clock: Default::default(),
         }
     }

@@ -2,8 +2,8 @@
 //! operator's default key (from a Secret or the environment).
 //!
 //! Keys read from Secrets are cached for a short while so that a thousand objects sharing
-//! one Secret cost one read; a watch on Secrets drops an entry as soon as the Secret
-//! changes, so a rotated key is used without a restart.
+//! one Secret cost one read; the runner's re-reading of Secrets ([`crate::secret_recheck`])
+//! drops an entry once the Secret changed, so a rotated key is used without a restart.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,7 +19,7 @@ use gpucloud_platform::ApiKey;
 use super::failure::Failure;
 
 /// The reason of a failure for want of a Secret, or of the key inside it: the one failure
-/// a Secret that merely appears (in the watch's first listing) can end.
+/// a Secret that merely appears (in its first reading) can end.
 pub const SECRET_NOT_FOUND: &str = "CredentialsNotFound";
 
 /// Where the operator's default key comes from.
@@ -235,6 +235,16 @@ impl CredentialResolver {
         self.cache
             .lock()
             .retain(|(ns, n, _), _| !(ns == namespace && n == name));
+    }
+
+    /// The Secret of the operator's default key, as `(namespace, name)`, if it has one.
+    pub fn default_secret(&self) -> Option<(&str, &str)> {
+        match &self.default {
+            DefaultKey::Secret {
+                namespace, name, ..
+            } => Some((namespace, name)),
+            _ => None,
+        }
     }
 
     /// Whether `namespace/name` is the Secret of the operator's default key.

@@ -6,7 +6,9 @@
 //! - [`runner`] feeds the engine: the kind's watch ([`triggers`] says which events count,
 //!   [`watch_merge`] merges several namespaces' watches, [`namespace_streams`] runs one
 //!   watch per namespace as [`namespace_watch`]'s selected namespaces come and go,
-//!   [`vanished`] tells what a relisting no longer shows) and the Secrets holding API keys;
+//!   [`vanished`] tells what a relisting no longer shows) and the Secrets its objects name,
+//!   read again on an interval ([`secret_recheck`], over [`secret_users`] and
+//!   [`secret_versions`]: never listed nor watched);
 //! - [`engine`] runs the pass as a pipeline, one module per stage: observe the facts
 //!   ([`snapshot`]: the one shared listing per kind and account; [`annotations`],
 //!   [`credentials`], [`recent_writes`]), ask [`decide`] (pure) for the step, execute it
@@ -48,6 +50,9 @@ pub mod released;
 pub mod resync;
 pub mod runner;
 pub mod scheduler;
+pub mod secret_recheck;
+pub mod secret_users;
+pub mod secret_versions;
 pub mod snapshot;
 pub mod tenancy;
 pub mod triggers;

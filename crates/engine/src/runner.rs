@@ -1,29 +1,24 @@
-//! Wires an engine to the watches that feed it: its own kind (in the watched namespaces)
-//! and the Secrets that hold API keys.
+//! Wires an engine to what feeds it: the watch of its own kind (in the watched namespaces)
+//! and the re-reading of the Secrets its objects name ([`crate::secret_recheck`]).
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt, stream};
-use k8s_openapi::api::core::v1::Secret;
-use kube::core::PartialObjectMeta;
+use kube::Client;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::utils::WatchStreamExt;
 use kube::runtime::watcher;
-use kube::{Client, ResourceExt};
 use tokio::task::JoinHandle;
 use tracing::warn;
 
 use super::adapter::Adapter;
-use super::cache::{Cache, in_namespace, key_of};
-use super::conditions;
+use super::cache::{Cache, key_of};
 use super::controller::{self, Passes};
-use super::credentials::SECRET_NOT_FOUND;
 use super::engine::Engine;
 use super::feed::Feed;
-use super::fingerprint;
-use super::namespace_streams::{Listings, watch_each_namespace, watch_namespaces};
+use super::namespace_streams::{Listings, watch_namespaces};
+use super::secret_recheck::{SecretRecheck, changed_secret_users};
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
 
@@ -100,105 +95,6 @@ fn watch_kind<K: ManagedKind>(
 /// [`Engine::release_unread_listings`]).
 const MIN_RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Marks, in memory only, a Secret seen in the watch's first listing rather than changed.
-const FIRST_LISTING: &str = "gpucloud.io/operator-first-listing";
-
-/// Turns the watch events of Secrets into the Secrets that changed. The listing at start
-/// is not a change: every object is reconciled at start anyway, and treating it as one
-/// would give every object a second pass (and a Stalled object a second try of what it
-/// was refused). Its Secrets come out marked with [`FIRST_LISTING`], for the objects whose
-/// pass at start ran before the Secret existed (see [`waits_for_a_missing_secret`]). In a later relisting (after the watch fell
-/// behind) a Secret counts as changed if it is new or its resourceVersion moved.
-#[derive(Default)]
-struct SecretChanges {
-    /// resourceVersion by Secret, both hashed (this may see every Secret of the cluster).
-    versions: HashMap<u64, u64>,
-    synced: bool,
-}
-
-impl SecretChanges {
-    fn on<K: kube::Resource>(&mut self, event: watcher::Event<K>) -> Option<K> {
-        let key =
-            |obj: &K| fingerprint::of((obj.meta().namespace.as_ref(), obj.meta().name.as_ref()));
-        let version = |obj: &K| fingerprint::of(obj.meta().resource_version.as_ref());
-        match event {
-            watcher::Event::Init => None,
-            watcher::Event::InitDone => {
-                self.synced = true;
-                None
-            }
-            watcher::Event::InitApply(mut obj) => {
-                let previous = self.versions.insert(key(&obj), version(&obj));
-                if !self.synced {
-                    obj.meta_mut()
-                        .annotations
-                        .get_or_insert_with(Default::default)
-                        .insert(FIRST_LISTING.into(), "true".into());
-                    return Some(obj);
-                }
-                (previous != Some(version(&obj))).then_some(obj)
-            }
-            watcher::Event::Apply(obj) => {
-                self.versions.insert(key(&obj), version(&obj));
-                Some(obj)
-            }
-            watcher::Event::Delete(obj) => {
-                self.versions.remove(&key(&obj));
-                Some(obj)
-            }
-        }
-    }
-}
-
-/// The Secrets that change, from one watch.
-fn secret_changes<K: kube::Resource + Send + 'static>(
-    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send + 'static,
-) -> impl Stream<Item = Result<K, watcher::Error>> + Send {
-    events
-        .scan(SecretChanges::default(), |changes, event| {
-            let out = match event {
-                Ok(event) => changes.on(event).map(Ok),
-                Err(err) => Some(Err(err)),
-            };
-            futures::future::ready(Some(out))
-        })
-        .filter_map(futures::future::ready)
-}
-
-/// The keys of the objects in `cache` that read their key from Secret `namespace/name` (all of them when
-/// it holds the operator's default key); with `only_missing_it`, only those whose last
-/// pass found no such Secret.
-fn users_of_secret<A: Adapter>(
-    engine: &Engine<A>,
-    cache: &Cache<A::Kind>,
-    namespace: &str,
-    name: &str,
-    only_missing_it: bool,
-) -> Vec<String> {
-    let default = engine.shared.credentials.is_default_secret(namespace, name);
-    if default && !only_missing_it {
-        // Every object reads the default key: no need to unpack one to know it.
-        return cache.keys(|_| true);
-    }
-    cache
-        .objects(&|key| default || in_namespace(key, namespace))
-        .filter(|obj| default || engine.adapter.secrets(obj).iter().any(|s| s == name))
-        .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj))
-        .map(|obj| obj.key())
-        .collect()
-}
-
-/// Whether the object's last pass ended because its Secret, or the key in it, was missing:
-/// the only failure a Secret showing up in the first listing can end. A refused key
-/// (`Unauthorized`, `Forbidden`) or an unreadable value came from a Secret that was read;
-/// its first listing says nothing new, and a pass for it would only repeat the refused call.
-/// A live change of the Secret re-triggers every user, whatever its failure.
-fn waits_for_a_missing_secret<K: ManagedKind>(obj: &K) -> bool {
-    obj.current_status()
-        .and_then(|s| conditions::find(&K::common(s).conditions, conditions::READY))
-        .is_some_and(|ready| ready.status != "True" && ready.reason == SECRET_NOT_FOUND)
-}
-
 /// A task that runs beside a kind's controller and reads its cache (the orphan census):
 /// started with the cache and a flag that turns true once the first listing is in it,
 /// and aborted when the controller stops. The engine only starts it; what it does is the
@@ -239,35 +135,14 @@ pub async fn run_kind<A: Adapter>(
         Listings::new(engine.shared.metrics.clone(), A::KIND),
     );
 
-    // Each namespace's Secrets apart: each watch's first listing is not a change.
-    let secrets = watch_each_namespace::<PartialObjectMeta<Secret>, _>(
-        &client,
-        namespaces,
-        watcher::Config::default(),
-        Listings::new(engine.shared.metrics.clone(), A::KIND),
-        |_, events| secret_changes(events).boxed(),
+    // The Secrets the objects name, read again on an interval: never listed nor watched.
+    let recheck = Arc::new(SecretRecheck::default());
+    let secret_users = changed_secret_users(
+        engine.clone(),
+        recheck.clone(),
+        synced_rx.clone(),
+        engine.shared.config.secret_recheck_interval,
     );
-    let secret_users = {
-        let (engine, cache) = (engine.clone(), cache.clone());
-        secrets.flat_map(move |secret| {
-            let users = match secret {
-                Ok(secret) => {
-                    let (ns, name) = (secret.namespace().unwrap_or_default(), secret.name_any());
-                    let first_listing = secret.annotations().contains_key(FIRST_LISTING);
-                    if !first_listing {
-                        engine.shared.credentials.forget(&ns, &name);
-                    }
-                    users_of_secret(&engine, &cache, &ns, &name, first_listing)
-                }
-                Err(error) => {
-                    // The watcher backs off and watches again.
-                    warn!(kind = A::KIND, %error, "watch of Secrets");
-                    Vec::new()
-                }
-            };
-            stream::iter(users)
-        })
-    };
     let companion = companion.map(|start| start(cache.clone(), synced_rx));
     let releaser = {
         let engine = engine.clone();
@@ -288,7 +163,13 @@ pub async fn run_kind<A: Adapter>(
     let wakes = wakes.map(|r| key_of(r.namespace.as_deref().unwrap_or_default(), &r.name));
     let requests = stream::select_all([objects.boxed(), secret_users.boxed(), wakes.boxed()]);
     let passes = Passes {
-        reconcile: |obj| engine.clone().reconcile(Arc::new(obj)),
+        reconcile: |obj| {
+            let (engine, recheck) = (engine.clone(), recheck.clone());
+            async move {
+                recheck.before_pass(&engine, &obj).await;
+                engine.reconcile(Arc::new(obj)).await
+            }
+        },
         on_error: |key: &str, err: &_| engine.error_policy(key, err),
     };
     controller::run(
@@ -312,6 +193,7 @@ mod tests {
     use super::*;
     use crate::annotations as ann;
     use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
+    use kube::ResourceExt;
 
     fn object(annotations: &[(&str, &str)]) -> NetworkVolume {
         let spec: NetworkVolumeSpec =
@@ -342,103 +224,5 @@ mod tests {
             "what the operator reads stays"
         );
         assert_eq!(nv.spec.size_gb, 10);
-    }
-
-    fn secret(name: &str, version: &str) -> PartialObjectMeta<Secret> {
-        let mut meta = PartialObjectMeta::<Secret>::default();
-        meta.metadata.namespace = Some("ns".into());
-        meta.metadata.name = Some(name.into());
-        meta.metadata.resource_version = Some(version.into());
-        meta
-    }
-
-    fn names(out: Option<PartialObjectMeta<Secret>>) -> Option<String> {
-        out.map(|s| s.name_any())
-    }
-
-    #[test]
-    fn the_first_listing_of_secrets_is_not_a_change() {
-        type Meta = PartialObjectMeta<Secret>;
-        let mut changes = SecretChanges::default();
-        let first_listing =
-            |out: Option<Meta>| out.is_some_and(|s| s.annotations().contains_key(FIRST_LISTING));
-        assert!(changes.on(watcher::Event::<Meta>::Init).is_none());
-        assert!(
-            first_listing(changes.on(watcher::Event::InitApply(secret("key", "1")))),
-            "listed at start: marked, not a change"
-        );
-        assert!(changes.on(watcher::Event::<Meta>::InitDone).is_none());
-        // Live changes are changes.
-        let changed = changes.on(watcher::Event::Apply(secret("key", "2")));
-        assert_eq!(names(changed.clone()).as_deref(), Some("key"));
-        assert!(!first_listing(changed));
-        assert_eq!(
-            names(changes.on(watcher::Event::Apply(secret("new", "3")))).as_deref(),
-            Some("new")
-        );
-        // A relisting reports what moved or appeared while the watch was behind.
-        changes.on(watcher::Event::<Meta>::Init);
-        assert!(
-            changes
-                .on(watcher::Event::InitApply(secret("key", "2")))
-                .is_none()
-        );
-        let moved = changes.on(watcher::Event::InitApply(secret("new", "5")));
-        assert_eq!(names(moved.clone()).as_deref(), Some("new"));
-        assert!(!first_listing(moved));
-        assert_eq!(
-            names(changes.on(watcher::Event::InitApply(secret("later", "6")))).as_deref(),
-            Some("later")
-        );
-        changes.on(watcher::Event::<Meta>::InitDone);
-        assert_eq!(
-            names(changes.on(watcher::Event::Delete(secret("key", "7")))).as_deref(),
-            Some("key")
-        );
-    }
-
-    #[test]
-    fn only_objects_that_found_no_secret_wait_for_its_first_listing() {
-        use gpucloud_crd::condition::Condition;
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-        let with_ready = |status: &str, reason: &str| {
-            let mut nv = object(&[]);
-            let mut st = gpucloud_crd::network_volume::NetworkVolumeStatus::default();
-            st.common.conditions = vec![Condition {
-                type_: "Ready".into(),
-                status: status.into(),
-                reason: reason.into(),
-                message: "".into(),
-                observed_generation: Some(1),
-                last_transition_time: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
-            }];
-            nv.status = Some(st);
-            nv
-        };
-        assert!(waits_for_a_missing_secret(&with_ready(
-            "False",
-            "CredentialsNotFound"
-        )));
-        // The Secret was read and its key refused or unusable: its first listing is no news.
-        for read_but_refused in [
-            "Unauthorized",
-            "Forbidden",
-            "CredentialsInvalid",
-            "CredentialsForbidden",
-        ] {
-            assert!(
-                !waits_for_a_missing_secret(&with_ready("False", read_but_refused)),
-                "{read_but_refused}"
-            );
-        }
-        assert!(!waits_for_a_missing_secret(&with_ready(
-            "False",
-            "InvalidSpec"
-        )));
-        assert!(!waits_for_a_missing_secret(&with_ready(
-            "True",
-            "Available"
-        )));
-        assert!(!waits_for_a_missing_secret(&object(&[])));
     }
 }

@@ -1,5 +1,5 @@
 //! What one install watches: which namespaces, and which objects in them (a label
-//! selector). Every watch of the engine (a kind's, the Secrets') and the Budgets' read it.
+//! selector). The watch of each kind and the Budgets' watches read it.
 
 use super::namespace_watch::{NamespaceNames, SelectedNamespaces};
 

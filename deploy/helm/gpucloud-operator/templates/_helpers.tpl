@@ -34,7 +34,7 @@ app.kubernetes.io/component: operator
   verbs: ["patch"]
 - apiGroups: [""]
   resources: ["secrets"]
-  verbs: ["get", "list", "watch"]
+  verbs: ["get"]
 - apiGroups: [""]
   resources: ["configmaps"]
   verbs: ["create", "list", "patch", "delete"]
