@@ -99,10 +99,14 @@ if "$helm" template both deploy/helm/gpucloud-operator --set 'namespaces={gpu-wo
     log "FAIL helm: namespaces and namespaceSelector together were not refused"; failed=1
 fi
 
-# What the overlay promises: no cluster-wide rights, the watched namespace passed on.
+# What the overlay promises: no cluster-wide rights on objects (its only cluster-scoped RBAC
+# is the token check of /metrics: system:auth-delegator for the operator, and the role a
+# scraper is bound to), the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml
-if grep -q '^kind: ClusterRole' "$single" || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
-    log "FAIL single-namespace overlay: has a ClusterRole(Binding) or lacks --namespaces"; failed=1
+cluster_rbac=$(kubectl apply --dry-run=client -o name -f "$single" | grep '^clusterrole' | sort | tr '\n' ' ')
+metrics_rbac="clusterrole.rbac.authorization.k8s.io/gpucloud-metrics-reader clusterrolebinding.rbac.authorization.k8s.io/gpucloud-operator-auth-delegator "
+if [ "$cluster_rbac" != "$metrics_rbac" ] || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
+    log "FAIL single-namespace overlay: cluster-scoped RBAC is [$cluster_rbac], not the metrics' alone, or --namespaces is missing"; failed=1
 fi
 # The PrometheusRule comes only when asked for.
 if grep -q '^kind: PrometheusRule' "$work/helm-defaults.yaml" "$work/kustomize-base.yaml" \
