@@ -1,7 +1,7 @@
 //! The process wiring of `run`: the controllers of every kind started as tasks
 //! ([`controllers`]), the metrics registry ([`metrics`]), the `/metrics`, `/healthz` and
-//! `/readyz` server ([`server`]), the logs ([`telemetry`]) and the Lease a process holds
-//! before it acts ([`lease`]).
+//! `/readyz` server with its HTTPS and its token check on `/metrics` ([`server`]), the logs
+//! ([`telemetry`]) and the Lease a process holds before it acts ([`lease`]).
 
 pub mod controllers;
 pub mod lease;

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::app::lease::{self, Hold};
-use crate::app::server::{self, Readiness};
+use crate::app::server::{self, MetricsAuth, Readiness, Serving};
 use crate::app::telemetry::{self, LogFormat};
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
@@ -86,6 +86,20 @@ pub struct RunArgs {
     /// Address of /metrics, /healthz and /readyz.
     #[arg(long, env = "GPUCLOUD_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+    /// Who may read /metrics, which names objects, namespaces and costs. `kubernetes`
+    /// (the default): the port speaks HTTPS, and /metrics wants `Authorization: Bearer
+    /// TOKEN` whose identity the apiserver says may get the non-resource URL /metrics (the
+    /// ClusterRole gpucloud-metrics-reader); the operator needs create on tokenreviews and
+    /// subjectaccessreviews (system:auth-delegator). `none`: plain HTTP, open to whoever
+    /// reaches the port; for a process on a loopback address. The default is the safe one
+    /// because the address listens on every interface. /healthz and /readyz are always open.
+    #[arg(long, env = "GPUCLOUD_METRICS_AUTH", value_enum, default_value_t = MetricsAuth::Kubernetes)]
+    pub metrics_auth: MetricsAuth,
+    /// Directory holding the HTTPS certificate of the port as tls.crt and tls.key (PEM; a
+    /// cert-manager Certificate's Secret mounted there), read at start. Without it a
+    /// self-signed certificate is made at start. Only with --metrics-auth kubernetes.
+    #[arg(long, env = "GPUCLOUD_METRICS_CERT_DIR")]
+    pub metrics_cert_dir: Option<PathBuf>,
     /// Elect one active replica through a Lease.
     #[arg(long, env = "GPUCLOUD_LEADER_ELECTION", default_value_t = false)]
     pub leader_election: bool,
@@ -330,10 +344,15 @@ pub async fn run_with_clock(
     let stop_rx = stop_own;
     let ready = Readiness::default();
     let stopped = wait_for(stop_rx.clone());
-    let bound = server::serve(args.metrics_addr, metrics, ready.clone(), stopped)
+    let serving = serving(&args)?;
+    let bound = server::serve(&serving, metrics, ready.clone(), &kube, stopped)
         .await
-        .with_context(|| format!("could not listen on {}", args.metrics_addr))?;
-    info!(address = %bound, "serving /metrics, /healthz and /readyz");
+        .with_context(|| format!("could not serve /metrics on {}", args.metrics_addr))?;
+    info!(
+        address = %bound,
+        metrics_auth = ?serving.auth,
+        "serving /metrics, /healthz and /readyz"
+    );
 
     let lease = lease::lease_for(
         &shared.config.install,
@@ -397,6 +416,19 @@ pub async fn run_with_clock(
     }
     info!("stopped");
     Ok(())
+}
+
+/// How `/metrics` is served; a certificate directory without the token check is refused,
+/// since HTTPS is there for the token.
+fn serving(args: &RunArgs) -> anyhow::Result<Serving> {
+    if args.metrics_auth == MetricsAuth::None && args.metrics_cert_dir.is_some() {
+        bail!("--metrics-cert-dir needs --metrics-auth kubernetes");
+    }
+    Ok(Serving {
+        addr: args.metrics_addr,
+        auth: args.metrics_auth,
+        cert_dir: args.metrics_cert_dir.clone(),
+    })
 }
 
 /// The namespaces to watch: those --namespace-selector matches (their watch started), the
@@ -481,5 +513,34 @@ mod tests {
             .to_string();
         // `parse_duration` has no zero: an interval that never ticks is no interval.
         assert!(err.contains("--secret-recheck-interval"), "{err}");
+    }
+
+    #[test]
+    fn metrics_want_a_token_unless_told_otherwise() {
+        let default = Top::try_parse_from(["x"]).expect("no flags").run;
+        let served = serving(&default).expect("the default");
+        assert_eq!(served.auth, MetricsAuth::Kubernetes);
+        assert!(served.cert_dir.is_none(), "a self-signed certificate");
+
+        let open = Top::try_parse_from(["x", "--metrics-auth=none"])
+            .unwrap()
+            .run;
+        assert_eq!(serving(&open).unwrap().auth, MetricsAuth::None);
+
+        let files = [
+            "x",
+            "--metrics-auth=kubernetes",
+            "--metrics-cert-dir=/certs",
+        ];
+        let files = Top::try_parse_from(files).unwrap().run;
+        assert_eq!(
+            serving(&files).unwrap().cert_dir.as_deref(),
+            Some(std::path::Path::new("/certs"))
+        );
+
+        let clear = ["x", "--metrics-auth=none", "--metrics-cert-dir=/certs"];
+        let clear = Top::try_parse_from(clear).unwrap().run;
+        let refused = serving(&clear).unwrap_err().to_string();
+        assert!(refused.contains("--metrics-cert-dir"), "{refused}");
     }
 }

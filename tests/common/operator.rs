@@ -207,6 +207,9 @@ impl Env {
             format!("--api-key-secret={secret}"),
             format!("--namespaces={}", self.ns.name()),
             "--metrics-addr=127.0.0.1:0".into(),
+            // Loopback, read by the tests over plain HTTP; a test of the token check passes
+            // --metrics-auth=kubernetes.
+            "--metrics-auth=none".into(),
             // The install's Lease in the test's namespace, held under one identity by every
             // operator of the test: a restarted operator holds it again at once, and
             // concurrent suites do not share an install name.

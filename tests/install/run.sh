@@ -2,8 +2,8 @@
 # Validates the install manifests against the control plane in KUBECONFIG with
 # `kubectl apply --dry-run=server`: the kustomize base (deploy/), the single-namespace
 # overlay, the ServiceMonitor and PrometheusRule variants, and the Helm chart rendered with
-# its defaults, with a namespace list + ServiceMonitor + PrometheusRule, and with a namespace
-# selector. Fails on any error.
+# its defaults, with a namespace list + ServiceMonitor + PrometheusRule + a metrics
+# certificate, with a namespace selector, and with an open /metrics. Fails on any error.
 #
 # helm is built once from the Go module proxy (helm.sh/helm/v3 at HELM_VERSION; about
 # 5 min cold, 60 MB) into GPUCLOUD_TOOLS_CACHE (default ~/.cache/gpucloud-operator/tools).
@@ -81,7 +81,10 @@ render helm-defaults "$helm" template gpucloud-operator deploy/helm/gpucloud-ope
 render helm-namespaces "$helm" template ops deploy/helm/gpucloud-operator --namespace gpucloud-system \
     --include-crds --set 'namespaces={gpu-workloads}' --set metrics.serviceMonitor.enabled=true \
     --set replicas=2 --set pollInterval=30s --set apiKey.create=true --set apiKey.value=not-a-key \
-    --set prometheusRule.enabled=true --set prometheusRule.labels.release=prometheus
+    --set prometheusRule.enabled=true --set prometheusRule.labels.release=prometheus \
+    --set metrics.auth.certSecret=ops-metrics-tls --set 'metrics.auth.readers={monitoring/prometheus-k8s}'
+render helm-metrics-open "$helm" template open deploy/helm/gpucloud-operator --namespace gpucloud-system \
+    --set metrics.auth.enabled=false --set metrics.serviceMonitor.enabled=true
 render helm-namespace-selector "$helm" template sel deploy/helm/gpucloud-operator --namespace gpucloud-system \
     --include-crds --set namespaceSelector=gpucloud.io/managed=yes
 
@@ -99,10 +102,32 @@ if "$helm" template both deploy/helm/gpucloud-operator --set 'namespaces={gpu-wo
     log "FAIL helm: namespaces and namespaceSelector together were not refused"; failed=1
 fi
 
-# What the overlay promises: no cluster-wide rights, the watched namespace passed on.
+# What the overlay promises: no cluster-wide rights on objects (its only cluster-scoped RBAC
+# is the token check of /metrics: system:auth-delegator for the operator, and the role a
+# scraper is bound to), the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml
-if grep -q '^kind: ClusterRole' "$single" || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
-    log "FAIL single-namespace overlay: has a ClusterRole(Binding) or lacks --namespaces"; failed=1
+cluster_rbac=$(kubectl apply --dry-run=client -o name -f "$single" | grep '^clusterrole' | sort | tr '\n' ' ')
+metrics_rbac="clusterrole.rbac.authorization.k8s.io/gpucloud-metrics-reader clusterrolebinding.rbac.authorization.k8s.io/gpucloud-operator-auth-delegator "
+if [ "$cluster_rbac" != "$metrics_rbac" ] || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
+    log "FAIL single-namespace overlay: cluster-scoped RBAC is [$cluster_rbac], not the metrics' alone, or --namespaces is missing"; failed=1
+fi
+# /metrics behind a token by default (the flag, the operator's right to review tokens,
+# HTTPS probes and scrapes); plain HTTP and no binding only when metrics.auth is off.
+for install in helm-defaults kustomize-base helm-namespaces; do
+    f=$work/$install.yaml
+    if ! grep -q -- '--metrics-auth=kubernetes' "$f" || ! grep -q 'name: system:auth-delegator' "$f" \
+        || grep -q 'scheme: HTTP$' "$f"; then
+        log "FAIL $install: /metrics not behind a token (flag, system:auth-delegator binding or HTTPS probes)"; failed=1
+    fi
+done
+if ! grep -q 'scheme: https' "$work/helm-namespaces.yaml" || ! grep -q 'key: ca.crt' "$work/helm-namespaces.yaml" \
+    || ! grep -q 'name: prometheus-k8s' "$work/helm-namespaces.yaml"; then
+    log "FAIL helm-namespaces: the ServiceMonitor does not scrape https verifying metrics.auth.certSecret, or the reader is not bound"; failed=1
+fi
+open=$work/helm-metrics-open.yaml
+if ! grep -q -- '--metrics-auth=none' "$open" || grep -q 'system:auth-delegator' "$open" \
+    || grep -q 'scheme: HTTPS' "$open" || grep -q 'scheme: https' "$open"; then
+    log "FAIL helm metrics.auth.enabled=false: not plain HTTP throughout"; failed=1
 fi
 # The PrometheusRule comes only when asked for.
 if grep -q '^kind: PrometheusRule' "$work/helm-defaults.yaml" "$work/kustomize-base.yaml" \

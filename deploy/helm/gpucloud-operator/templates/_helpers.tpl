@@ -18,6 +18,12 @@ app.kubernetes.io/component: operator
 {{- if eq .Release.Name "gpucloud-operator" -}}gpucloud-operator{{- else -}}{{ printf "%s-gpucloud-operator" .Release.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
 {{- end -}}
 
+{{/* The ClusterRole a scraper of /metrics is bound to: the kustomize install's name for the
+release named gpucloud-operator, else one per release. */}}
+{{- define "gpucloud-operator.metricsReader" -}}
+{{- if eq .Release.Name "gpucloud-operator" -}}gpucloud-metrics-reader{{- else -}}{{ printf "%s-gpucloud-metrics-reader" .Release.Name | trunc 63 | trimSuffix "-" }}{{- end -}}
+{{- end -}}
+
 {{- define "gpucloud-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}{{ .Values.serviceAccount.name | default (include "gpucloud-operator.fullname" .) }}{{- else -}}{{ .Values.serviceAccount.name | default "default" }}{{- end -}}
 {{- end -}}
