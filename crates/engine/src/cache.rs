@@ -74,6 +74,9 @@ struct State<K> {
     objects: Objects<K>,
     /// While a listing is under way: what it has shown so far.
     listing: Option<Objects<K>>,
+    /// Moves with every event taken: what was read from every object stays true while it
+    /// has not moved (see [`Cache::generation`]).
+    generation: u64,
 }
 
 impl<K> Clone for Cache<K> {
@@ -107,6 +110,7 @@ impl<K: ManagedKind> Cache<K> {
             state: Arc::new(RwLock::new(State {
                 objects: Objects::new(),
                 listing: None,
+                generation: 0,
             })),
             codec: Codec::of::<K>(),
         }
@@ -121,6 +125,7 @@ impl<K: ManagedKind> Cache<K> {
                 Packed::pack_with(self.codec, obj),
             )
         };
+        self.state.write().generation += 1;
         match event {
             Event::Apply(obj) => {
                 let (key, packed) = entry(obj);
@@ -149,6 +154,13 @@ impl<K: ManagedKind> Cache<K> {
     pub fn get(&self, key: &str) -> Option<Result<K, PackError>> {
         let packed = self.state.read().objects.find(key)?.packed.clone();
         Some(packed.unpack_with(self.codec))
+    }
+
+    /// A number that moves whenever the cache takes an event: a caller that derived
+    /// something from every object (the Secrets they name) reuses it while this has not
+    /// moved, instead of unpacking them all again.
+    pub fn generation(&self) -> u64 {
+        self.state.read().generation
     }
 
     pub fn contains(&self, key: &str) -> bool {
@@ -300,5 +312,18 @@ mod tests {
         assert_eq!(cache.keys_of_hash(hash_of_key("ab/z")), ["ab/z"]);
         assert!(cache.keys_of_hash(hash_of_key("ab/gone")).is_empty());
         assert_eq!(key_of("a", "x"), volume("a", "x", 1).key());
+    }
+
+    #[test]
+    fn the_generation_moves_with_every_event_and_only_then() {
+        let cache = Cache::<NetworkVolume>::new();
+        let start = cache.generation();
+        cache.apply(&Event::Apply(volume("a", "data", 10)));
+        let applied = cache.generation();
+        assert!(applied > start);
+        let _ = cache.get("a/data");
+        assert_eq!(cache.generation(), applied, "a read moves nothing");
+        cache.apply(&Event::Delete(volume("a", "data", 10)));
+        assert!(cache.generation() > applied);
     }
 }

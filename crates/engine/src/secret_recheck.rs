@@ -43,6 +43,10 @@ async fn read(client: &Client, namespace: &str, name: &str) -> Result<Reading, k
 #[derive(Default)]
 pub struct SecretRecheck {
     versions: parking_lot::Mutex<SecretVersions>,
+    /// The Secrets the objects named when the cache was at this generation: a round
+    /// unpacks every object only when the cache moved since (a converged install's rounds
+    /// unpack nothing).
+    named: parking_lot::Mutex<Option<(u64, Vec<NamedSecret>)>>,
 }
 
 impl SecretRecheck {
@@ -68,13 +72,29 @@ impl SecretRecheck {
         }
     }
 
+    /// Every Secret the kind's objects name (see [`named_secrets`]), derived again only
+    /// when the cache moved since the last time.
+    fn named<A: Adapter>(&self, engine: &Engine<A>) -> Vec<NamedSecret> {
+        let generation = engine.cache().generation();
+        if let Some((at, named)) = self.named.lock().as_ref()
+            && *at == generation
+        {
+            return named.clone();
+        }
+        let names_of = |o: &A::Kind| engine.adapter.secrets(o);
+        let default = engine.shared.credentials.default_secret();
+        let named = named_secrets(engine.cache(), names_of, default);
+        *self.named.lock() = Some((generation, named.clone()));
+        named
+    }
+
     /// One interval's round: reads every Secret the kind's objects name, and gives the keys
     /// of the objects that need a pass for it. Secrets no object names any more are
     /// forgotten.
     async fn round<A: Adapter>(&self, engine: &Engine<A>) -> Vec<String> {
         let credentials = &engine.shared.credentials;
         let names_of = |o: &A::Kind| engine.adapter.secrets(o);
-        let named = named_secrets(engine.cache(), names_of, credentials.default_secret());
+        let named = self.named(engine);
         let keys: HashSet<u64> = named.iter().map(|s| s.key).collect();
         self.versions.lock().keep_only(|k| keys.contains(&k));
         drop(keys);
