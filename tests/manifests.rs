@@ -67,37 +67,68 @@ fn helm_define(name: &str) -> Vec<PolicyRule> {
         .unwrap_or_else(|e| panic!("{HELM_HELPERS}: define {name:?} is not a list of rules: {e}"))
 }
 
-/// What `source` lacks for each kind in `scope`, and what it grants beyond all kinds' needs.
-fn problems(source: &str, rules: &[PolicyRule], scope: Scope) -> Vec<String> {
+/// What `source` lacks of `needs` (each with who needs it), and what it grants beyond them
+/// on what they are about or on the operator's API group.
+fn judge(source: &str, rules: &[PolicyRule], needs: &[(String, Need)]) -> Vec<String> {
     let mut out = Vec::new();
-    let mut all_needs: Vec<Need> = Vec::new();
-    for kind in KINDS {
-        for need in rbac::needs(kind, scope) {
-            let missing = rbac::missing_verbs(rules, &need);
-            if !missing.is_empty() {
-                out.push(format!(
-                    "{source}: kind {} needs {} on {}",
-                    kind.kind(),
-                    missing.join(", "),
-                    need.target()
-                ));
-            }
-            all_needs.push(need);
+    for (who, need) in needs {
+        let missing = rbac::missing_verbs(rules, need);
+        if !missing.is_empty() {
+            out.push(format!(
+                "{source}: {who} needs {} on {}",
+                missing.join(", "),
+                need.target()
+            ));
         }
     }
+    let needs: Vec<Need> = needs.iter().map(|(_, need)| need.clone()).collect();
     let group = KINDS[0].group();
-    for grant in rbac::excess(rules, &all_needs, &group) {
+    for grant in rbac::excess(rules, &needs, &group) {
         out.push(format!(
-            "{source}: grants {grant}, which no kind of src/kinds/mod.rs needs"
+            "{source}: grants {grant}, which the operator does not use (src/kinds/rbac.rs)"
         ));
     }
     out
 }
 
+/// What rules on watched namespaces (`scope`) must grant: each kind's needs, and the
+/// ConfigMaps the kinds write beside their objects.
+fn watched_needs(scope: Scope) -> Vec<(String, Need)> {
+    let mut needs: Vec<(String, Need)> = KINDS
+        .iter()
+        .flat_map(|kind| {
+            rbac::needs(kind, scope)
+                .into_iter()
+                .map(|need| (format!("kind {}", kind.kind()), need))
+        })
+        .collect();
+    needs.push((
+        "the ConfigMaps beside the objects (src/kinds/shared/owned_config_map.rs)".into(),
+        rbac::watched_config_maps_need(),
+    ));
+    needs
+}
+
+/// What `source` lacks for each kind in `scope`, and what it grants beyond all kinds' needs.
+fn problems(source: &str, rules: &[PolicyRule], scope: Scope) -> Vec<String> {
+    judge(source, rules, &watched_needs(scope))
+}
+
+/// What the Role in the operator's own namespace must grant on ConfigMaps and the
+/// operator's kinds: the released record's verbs, nothing more (its Lease and key Secret
+/// rules are not judged here).
+fn operator_namespace_problems(source: &str, rules: &[PolicyRule]) -> Vec<String> {
+    let need = (
+        "the released record (crates/engine/src/released/)".to_string(),
+        rbac::released_record_need(),
+    );
+    judge(source, rules, &[need])
+}
+
 fn assert_none(problems: Vec<String>) {
     assert!(
         problems.is_empty(),
-        "the manifests do not match src/kinds/mod.rs:\n  {}",
+        "the manifests do not match what the operator does (src/kinds/):\n  {}",
         problems.join("\n  ")
     );
 }
@@ -136,10 +167,30 @@ fn every_role_grants_each_kind_what_the_operator_does_with_it() {
 }
 
 #[test]
+fn the_operator_namespace_role_grants_the_released_record_in_every_install() {
+    // The kustomize base's Role, which the single-namespace overlay inherits, and the
+    // chart's Role in the release namespace, made in every mode (tests/install/rbac-variants.sh
+    // runs the operator with each).
+    let mut found = operator_namespace_problems(
+        &format!("{BASE_RBAC} (Role gpucloud-operator)"),
+        &rules_of(BASE_RBAC, "Role", "gpucloud-operator"),
+    );
+    found.extend(operator_namespace_problems(
+        &format!("{HELM_HELPERS} (define \"gpucloud-operator.operatorNamespaceRules\")"),
+        &helm_define("gpucloud-operator.operatorNamespaceRules"),
+    ));
+    assert_none(found);
+}
+
+#[test]
 fn the_helm_cluster_role_is_made_of_the_checked_rules() {
-    // The check above reads the helpers; this holds the template to using them.
+    // The checks above read the helpers; this holds the template to using them.
     let template = read(HELM_RBAC);
-    for define in ["gpucloud-operator.rules", "gpucloud-operator.crdRules"] {
+    for define in [
+        "gpucloud-operator.rules",
+        "gpucloud-operator.crdRules",
+        "gpucloud-operator.operatorNamespaceRules",
+    ] {
         assert!(
             template.contains(&format!("include \"{define}\"")),
             "{HELM_RBAC} no longer includes {define:?}"

@@ -79,6 +79,29 @@ pub fn namespace_selector_need() -> Need {
     }
 }
 
+/// ConfigMaps in a watched namespace: those the kinds keep beside their objects (an
+/// Endpoint's connection, a Cluster's node addresses). Rules that apply there (the
+/// ClusterRole, each watched namespace's Role) grant exactly these verbs on ConfigMaps.
+pub fn watched_config_maps_need() -> Need {
+    config_maps(super::shared::owned_config_map::VERBS)
+}
+
+/// ConfigMaps in the operator's own namespace (its Lease's): the record of what it
+/// released on purpose. Its Role there grants exactly these verbs on ConfigMaps, so that
+/// an install without a ClusterRole can still release an object.
+pub fn released_record_need() -> Need {
+    config_maps(gpucloud_engine::released::CONFIG_MAP_VERBS)
+}
+
+fn config_maps(verbs: &'static [&'static str]) -> Need {
+    Need {
+        group: String::new(),
+        resource: "configmaps".into(),
+        name: None,
+        verbs,
+    }
+}
+
 /// What `kind` needs in rules of `scope`.
 pub fn needs(kind: &RegisteredKind, scope: Scope) -> Vec<Need> {
     needs_of(&kind.group(), &kind.plural(), kind.is_managed(), scope)

@@ -50,3 +50,12 @@ app.kubernetes.io/component: operator
   resourceNames: ["pods.gpucloud.io", "endpoints.gpucloud.io", "networkvolumes.gpucloud.io", "registrycredentials.gpucloud.io", "templates.gpucloud.io", "budgets.gpucloud.io", "clusters.gpucloud.io"]
   verbs: ["get"]
 {{- end -}}
+
+{{/* The Role in the release namespace (the operator's, where its Lease is), in every mode:
+the released record (crates/engine/src/released/), ConfigMaps made on first use, added to
+by merge patch and read by a label-selected list. tests/manifests.rs checks these too. */}}
+{{- define "gpucloud-operator.operatorNamespaceRules" -}}
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["create", "list", "patch"]
+{{- end -}}
