@@ -3,7 +3,7 @@
 # `kubectl apply --dry-run=server`: the kustomize base (deploy/), the single-namespace
 # overlay, the ServiceMonitor and PrometheusRule variants, and the Helm chart rendered with
 # its defaults, with a namespace list + ServiceMonitor + PrometheusRule, and with a namespace
-# selector. Fails on any error.
+# selector; then what each variant promises of its RBAC and options. Fails on any error.
 #
 # helm is built once from the Go module proxy (helm.sh/helm/v3 at HELM_VERSION; about
 # 5 min cold, 60 MB) into GPUCLOUD_TOOLS_CACHE (default ~/.cache/gpucloud-operator/tools).
@@ -99,10 +99,24 @@ if "$helm" template both deploy/helm/gpucloud-operator --set 'namespaces={gpu-wo
     log "FAIL helm: namespaces and namespaceSelector together were not refused"; failed=1
 fi
 
-# What the overlay promises: no cluster-wide rights, the watched namespace passed on.
+# What the overlay promises: no cluster-wide rights for the operator (its only ClusterRoles
+# are the user roles, bound to nobody), the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml
-if grep -q '^kind: ClusterRole' "$single" || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
-    log "FAIL single-namespace overlay: has a ClusterRole(Binding) or lacks --namespaces"; failed=1
+cluster_rbac=$(tests/install/docs.py keep ClusterRole ClusterRoleBinding <"$single" | tests/install/docs.py list | sort | tr '\n' ' ')
+if [ "$cluster_rbac" != "ClusterRole gpucloud-edit ClusterRole gpucloud-view " ] \
+    || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
+    log "FAIL single-namespace overlay: cluster-wide RBAC beyond the user roles ($cluster_rbac) or no --namespaces"; failed=1
+fi
+# The user roles: in every Helm mode by default, named after the release; left out when
+# userRoles.enabled is false.
+for rendered in helm-defaults:gpucloud helm-namespaces:ops-gpucloud helm-namespace-selector:sel-gpucloud; do
+    file=$work/${rendered%%:*}.yaml prefix=${rendered#*:}
+    roles=$(tests/install/docs.py keep "ClusterRole/$prefix-view" "ClusterRole/$prefix-edit" <"$file" | tests/install/docs.py list | wc -l)
+    [ "$roles" = 2 ] || { log "FAIL ${rendered%%:*}: no user roles $prefix-view and $prefix-edit"; failed=1; }
+done
+if "$helm" template gpucloud-operator deploy/helm/gpucloud-operator --set userRoles.enabled=false 2>"$work/off.err" \
+    | grep -q 'aggregate-to-'; then
+    log "FAIL helm userRoles.enabled=false still renders the user roles"; failed=1
 fi
 # The PrometheusRule comes only when asked for.
 if grep -q '^kind: PrometheusRule' "$work/helm-defaults.yaml" "$work/kustomize-base.yaml" \
