@@ -73,6 +73,8 @@ if [ ${#cargo_args[@]} -eq 0 ]; then
     tests/install/run.sh
     phase "RBAC: the operator as the deploy/ ServiceAccount"
     tests/install/rbac.sh
+    phase "RBAC: every install variant, and the user roles"
+    tests/install/rbac-variants.sh
     phase "end-to-end: the seed backend, and REST v2 as the deploy/ ServiceAccount"
     # Two lanes at once on the one control plane (every test has its own namespace):
     #   seed: the same suites with the operator on REST v1 + GraphQL;

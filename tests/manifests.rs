@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gpucloud_operator::kinds::KINDS;
-use gpucloud_operator::kinds::rbac::{self, Need, Scope};
+use gpucloud_operator::kinds::rbac::{self, Need, Scope, UserRole};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde::Deserialize;
 
@@ -18,6 +18,8 @@ const BASE_RBAC: &str = "deploy/base/rbac.yaml";
 const SINGLE_NAMESPACE_ROLE: &str = "deploy/overlays/single-namespace/role.yaml";
 const HELM_HELPERS: &str = "deploy/helm/gpucloud-operator/templates/_helpers.tpl";
 const HELM_RBAC: &str = "deploy/helm/gpucloud-operator/templates/rbac.yaml";
+const USER_ROLES: &str = "deploy/base/user-roles.yaml";
+const HELM_USER_ROLES: &str = "deploy/helm/gpucloud-operator/templates/user-roles.yaml";
 const ARGOCD_SNIPPET: &str = "deploy/argocd/argocd-cm-snippet.yaml";
 const ARGOCD_SCRIPT: &str = "deploy/argocd/health.lua";
 
@@ -29,6 +31,8 @@ fn read(path: &str) -> String {
 #[derive(Deserialize)]
 struct Metadata {
     name: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
 }
 
 /// Any document of an RBAC manifest; bindings have no rules.
@@ -40,15 +44,19 @@ struct RbacDocument {
     rules: Vec<PolicyRule>,
 }
 
-/// The rules of the `kind` named `name` in the multi-document file at `path`.
-fn rules_of(path: &str, kind: &str, name: &str) -> Vec<PolicyRule> {
+/// The `kind` named `name` in the multi-document file at `path`.
+fn document_of(path: &str, kind: &str, name: &str) -> RbacDocument {
     let documents: Vec<RbacDocument> = serde_saphyr::from_multiple(&read(path))
         .unwrap_or_else(|e| panic!("{path} is not RBAC YAML: {e}"));
     documents
         .into_iter()
         .find(|d| d.kind == kind && d.metadata.name == name)
         .unwrap_or_else(|| panic!("{path} has no {kind} {name}"))
-        .rules
+}
+
+/// The rules of the `kind` named `name` in the multi-document file at `path`.
+fn rules_of(path: &str, kind: &str, name: &str) -> Vec<PolicyRule> {
+    document_of(path, kind, name).rules
 }
 
 /// The rules in `{{- define "NAME" -}} ... {{- end -}}` of the Helm helpers: plain YAML.
@@ -67,37 +75,75 @@ fn helm_define(name: &str) -> Vec<PolicyRule> {
         .unwrap_or_else(|e| panic!("{HELM_HELPERS}: define {name:?} is not a list of rules: {e}"))
 }
 
-/// What `source` lacks for each kind in `scope`, and what it grants beyond all kinds' needs.
-fn problems(source: &str, rules: &[PolicyRule], scope: Scope) -> Vec<String> {
+/// Said of a grant beyond the operator's needs.
+const UNUSED: &str = "which the operator does not use (src/kinds/rbac.rs)";
+
+/// What `source` lacks of `needs` (each with who needs it), and what it grants beyond them
+/// on what they are about or on the operator's API group, `beyond` saying why that is
+/// too much.
+fn judge(
+    source: &str,
+    rules: &[PolicyRule],
+    needs: &[(String, Need)],
+    beyond: &str,
+) -> Vec<String> {
     let mut out = Vec::new();
-    let mut all_needs: Vec<Need> = Vec::new();
-    for kind in KINDS {
-        for need in rbac::needs(kind, scope) {
-            let missing = rbac::missing_verbs(rules, &need);
-            if !missing.is_empty() {
-                out.push(format!(
-                    "{source}: kind {} needs {} on {}",
-                    kind.kind(),
-                    missing.join(", "),
-                    need.target()
-                ));
-            }
-            all_needs.push(need);
+    for (who, need) in needs {
+        let missing = rbac::missing_verbs(rules, need);
+        if !missing.is_empty() {
+            out.push(format!(
+                "{source}: {who} needs {} on {}",
+                missing.join(", "),
+                need.target()
+            ));
         }
     }
+    let needs: Vec<Need> = needs.iter().map(|(_, need)| need.clone()).collect();
     let group = KINDS[0].group();
-    for grant in rbac::excess(rules, &all_needs, &group) {
-        out.push(format!(
-            "{source}: grants {grant}, which no kind of src/kinds/mod.rs needs"
-        ));
+    for grant in rbac::excess(rules, &needs, &group) {
+        out.push(format!("{source}: grants {grant}, {beyond}"));
     }
     out
+}
+
+/// What rules on watched namespaces (`scope`) must grant: each kind's needs, and the
+/// ConfigMaps the kinds write beside their objects.
+fn watched_needs(scope: Scope) -> Vec<(String, Need)> {
+    let mut needs: Vec<(String, Need)> = KINDS
+        .iter()
+        .flat_map(|kind| {
+            rbac::needs(kind, scope)
+                .into_iter()
+                .map(|need| (format!("kind {}", kind.kind()), need))
+        })
+        .collect();
+    needs.push((
+        "the ConfigMaps beside the objects (src/kinds/shared/owned_config_map.rs)".into(),
+        rbac::watched_config_maps_need(),
+    ));
+    needs
+}
+
+/// What `source` lacks for each kind in `scope`, and what it grants beyond all kinds' needs.
+fn problems(source: &str, rules: &[PolicyRule], scope: Scope) -> Vec<String> {
+    judge(source, rules, &watched_needs(scope), UNUSED)
+}
+
+/// What the Role in the operator's own namespace must grant on ConfigMaps and the
+/// operator's kinds: the released record's verbs, nothing more (its Lease and key Secret
+/// rules are not judged here).
+fn operator_namespace_problems(source: &str, rules: &[PolicyRule]) -> Vec<String> {
+    let need = (
+        "the released record (crates/engine/src/released/)".to_string(),
+        rbac::released_record_need(),
+    );
+    judge(source, rules, &[need], UNUSED)
 }
 
 fn assert_none(problems: Vec<String>) {
     assert!(
         problems.is_empty(),
-        "the manifests do not match src/kinds/mod.rs:\n  {}",
+        "the manifests do not match what the operator does (src/kinds/):\n  {}",
         problems.join("\n  ")
     );
 }
@@ -136,10 +182,30 @@ fn every_role_grants_each_kind_what_the_operator_does_with_it() {
 }
 
 #[test]
+fn the_operator_namespace_role_grants_the_released_record_in_every_install() {
+    // The kustomize base's Role, which the single-namespace overlay inherits, and the
+    // chart's Role in the release namespace, made in every mode (tests/install/rbac-variants.sh
+    // runs the operator with each).
+    let mut found = operator_namespace_problems(
+        &format!("{BASE_RBAC} (Role gpucloud-operator)"),
+        &rules_of(BASE_RBAC, "Role", "gpucloud-operator"),
+    );
+    found.extend(operator_namespace_problems(
+        &format!("{HELM_HELPERS} (define \"gpucloud-operator.operatorNamespaceRules\")"),
+        &helm_define("gpucloud-operator.operatorNamespaceRules"),
+    ));
+    assert_none(found);
+}
+
+#[test]
 fn the_helm_cluster_role_is_made_of_the_checked_rules() {
-    // The check above reads the helpers; this holds the template to using them.
+    // The checks above read the helpers; this holds the template to using them.
     let template = read(HELM_RBAC);
-    for define in ["gpucloud-operator.rules", "gpucloud-operator.crdRules"] {
+    for define in [
+        "gpucloud-operator.rules",
+        "gpucloud-operator.crdRules",
+        "gpucloud-operator.operatorNamespaceRules",
+    ] {
         assert!(
             template.contains(&format!("include \"{define}\"")),
             "{HELM_RBAC} no longer includes {define:?}"
@@ -289,6 +355,126 @@ fn secrets_are_only_read_one_by_one_never_listed_or_watched() {
         }
     }
     assert!(own_role, "{HELM_RBAC} has no Role NAME-self");
+    assert_none(found);
+}
+
+/// The label prefix that aggregates a ClusterRole into a built-in one.
+const AGGREGATE_TO: &str = "rbac.authorization.k8s.io/aggregate-to-";
+
+/// A user role: its name in deploy/base, the suffix of its name and its rules' define in
+/// the chart, and the built-in roles it is aggregated into.
+struct UserRoleFiles {
+    role: UserRole,
+    name: &'static str,
+    helm_suffix: &'static str,
+    helm_define: &'static str,
+    into: &'static [&'static str],
+}
+
+const USER_ROLE_FILES: [UserRoleFiles; 2] = [
+    UserRoleFiles {
+        role: UserRole::View,
+        name: "gpucloud-view",
+        helm_suffix: "-view",
+        helm_define: "gpucloud-operator.viewRules",
+        into: &["view"],
+    },
+    UserRoleFiles {
+        role: UserRole::Edit,
+        name: "gpucloud-edit",
+        helm_suffix: "-edit",
+        helm_define: "gpucloud-operator.editRules",
+        into: &["edit", "admin"],
+    },
+];
+
+/// What the user role's `rules` lack for each kind, grant beyond, or grant outside the
+/// operator's API group.
+fn user_role_problems(source: &str, rules: &[PolicyRule], role: UserRole) -> Vec<String> {
+    let needs: Vec<(String, Need)> = KINDS
+        .iter()
+        .flat_map(|kind| {
+            rbac::user_needs(kind, role)
+                .into_iter()
+                .map(|need| (format!("kind {}", kind.kind()), need))
+        })
+        .collect();
+    let mut out = judge(
+        source,
+        rules,
+        &needs,
+        &format!("beyond what {role:?} gives (src/kinds/rbac.rs)"),
+    );
+    let group = KINDS[0].group();
+    for rule in rules {
+        if rule.api_groups.as_deref() != Some(std::slice::from_ref(&group)) {
+            out.push(format!(
+                "{source}: a rule on API groups {:?}, not only {group}",
+                rule.api_groups
+            ));
+        }
+    }
+    out
+}
+
+/// The built-in roles the labels aggregate into.
+fn aggregated_into(labels: &BTreeMap<String, String>) -> Vec<&str> {
+    labels
+        .iter()
+        .filter(|(_, value)| *value == "true")
+        .filter_map(|(key, _)| key.strip_prefix(AGGREGATE_TO))
+        .collect()
+}
+
+#[test]
+fn the_user_roles_give_every_kind_to_the_built_in_roles() {
+    let mut found = Vec::new();
+    let template = read(HELM_USER_ROLES);
+    for files in &USER_ROLE_FILES {
+        let source = format!("{USER_ROLES} (ClusterRole {})", files.name);
+        let base = document_of(USER_ROLES, "ClusterRole", files.name);
+        found.extend(user_role_problems(&source, &base.rules, files.role));
+        let mut into = aggregated_into(&base.metadata.labels);
+        into.sort_unstable();
+        let mut want = files.into.to_vec();
+        want.sort_unstable();
+        if into != want {
+            found.push(format!("{source}: aggregated into {into:?}, want {want:?}"));
+        }
+
+        let define = files.helm_define;
+        found.extend(user_role_problems(
+            &format!("{HELM_HELPERS} (define {define:?})"),
+            &helm_define(define),
+            files.role,
+        ));
+        // The chart's ClusterRole: its document of the template, with the define's rules
+        // and the same aggregation labels.
+        let name = format!("name: {{{{ $prefix }}}}{}", files.helm_suffix);
+        let Some(document) = template.split("\n---\n").find(|d| d.contains(&name)) else {
+            found.push(format!("{HELM_USER_ROLES}: no ClusterRole with {name:?}"));
+            continue;
+        };
+        if !document.contains(&format!("include \"{define}\"")) {
+            found.push(format!(
+                "{HELM_USER_ROLES}: {name:?} does not include {define:?}"
+            ));
+        }
+        for built_in in ["view", "edit", "admin"] {
+            let labelled = document.contains(&format!("{AGGREGATE_TO}{built_in}: \"true\""));
+            let want = files.into.contains(&built_in);
+            if labelled != want {
+                found.push(format!(
+                    "{HELM_USER_ROLES}: {name:?} aggregated into {built_in}: {labelled}, want {want} as in {USER_ROLES}"
+                ));
+            }
+        }
+    }
+    if template.contains("gpucloud.io\"") {
+        found.push(format!(
+            "{HELM_USER_ROLES} names a gpucloud.io resource itself; keep them in {HELM_HELPERS}, where they are checked"
+        ));
+    }
     assert_none(found);
 }
 

@@ -114,6 +114,74 @@ pub fn namespace_selector_need() -> Need {
     }
 }
 
+/// ConfigMaps in a watched namespace: those the kinds keep beside their objects (an
+/// Endpoint's connection, a Cluster's node addresses). Rules that apply there (the
+/// ClusterRole, each watched namespace's Role) grant exactly these verbs on ConfigMaps.
+pub fn watched_config_maps_need() -> Need {
+    config_maps(super::shared::owned_config_map::VERBS)
+}
+
+/// ConfigMaps in the operator's own namespace (its Lease's): the record of what it
+/// released on purpose. Its Role there grants exactly these verbs on ConfigMaps, so that
+/// an install without a ClusterRole can still release an object.
+pub fn released_record_need() -> Need {
+    config_maps(gpucloud_engine::released::CONFIG_MAP_VERBS)
+}
+
+fn config_maps(verbs: &'static [&'static str]) -> Need {
+    Need {
+        group: String::new(),
+        resource: "configmaps".into(),
+        name: None,
+        verbs,
+    }
+}
+
+/// A role for people, aggregated into Kubernetes' built-in roles
+/// (`deploy/base/user-roles.yaml`, the chart's `templates/user-roles.yaml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserRole {
+    /// `gpucloud-view`, into `view`: every kind and its status read.
+    View,
+    /// `gpucloud-edit`, into `edit` and `admin`: every kind read and written, its status
+    /// read. The operator writes status; a status written by hand would be overwritten.
+    Edit,
+}
+
+const USER_READ: &[&str] = &["get", "list", "watch"];
+const USER_EDIT: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+];
+
+/// What `role` grants on `kind`: the rules of the user roles give exactly these.
+pub fn user_needs(kind: &RegisteredKind, role: UserRole) -> Vec<Need> {
+    user_needs_of(&kind.group(), &kind.plural(), role)
+}
+
+fn user_needs_of(group: &str, plural: &str, role: UserRole) -> Vec<Need> {
+    let need = |resource: String, verbs| Need {
+        group: group.into(),
+        resource,
+        name: None,
+        verbs,
+    };
+    let objects = match role {
+        UserRole::View => USER_READ,
+        UserRole::Edit => USER_EDIT,
+    };
+    vec![
+        need(plural.into(), objects),
+        need(format!("{plural}/status"), USER_READ),
+    ]
+}
+
 /// What `kind` needs in rules of `scope`.
 pub fn needs(kind: &RegisteredKind, scope: Scope) -> Vec<Need> {
     needs_of(&kind.group(), &kind.plural(), kind.is_managed(), scope)
@@ -263,6 +331,30 @@ mod tests {
             ]
         );
         assert_eq!(volumes(Scope::Namespace), cluster[..2]);
+    }
+
+    #[test]
+    fn people_who_edit_write_the_objects_and_only_read_their_status() {
+        let show = |role| {
+            user_needs_of("gpucloud.io", "networkvolumes", role)
+                .iter()
+                .map(Need::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            show(UserRole::View),
+            [
+                "get, list, watch on gpucloud.io networkvolumes",
+                "get, list, watch on gpucloud.io networkvolumes/status",
+            ]
+        );
+        assert_eq!(
+            show(UserRole::Edit),
+            [
+                "get, list, watch, create, update, patch, delete, deletecollection on gpucloud.io networkvolumes",
+                "get, list, watch on gpucloud.io networkvolumes/status",
+            ]
+        );
     }
 
     #[test]

@@ -169,7 +169,7 @@ up() {
         --kubeconfig "$d/kubeconfig" --authentication-kubeconfig "$d/kubeconfig" \
         --authorization-kubeconfig "$d/kubeconfig" \
         --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false \
-        --controllers namespace-controller,garbage-collector-controller,serviceaccount-controller
+        --controllers namespace-controller,garbage-collector-controller,serviceaccount-controller,clusterrole-aggregation-controller
     log "up in $((SECONDS - start)) s; state in $d"
     echo "export KUBECONFIG=$d/kubeconfig"
 }

@@ -3,7 +3,8 @@
 # `kubectl apply --dry-run=server`: the kustomize base (deploy/), the single-namespace
 # overlay, the ServiceMonitor and PrometheusRule variants, and the Helm chart rendered with
 # its defaults, with a namespace list + ServiceMonitor + PrometheusRule + a metrics
-# certificate, with a namespace selector, and with an open /metrics. Fails on any error.
+# certificate, with a namespace selector, and with an open /metrics; then what each variant
+# promises of its RBAC and options. Fails on any error.
 #
 # helm is built once from the Go module proxy (helm.sh/helm/v3 at HELM_VERSION; about
 # 5 min cold, 60 MB) into GPUCLOUD_TOOLS_CACHE (default ~/.cache/gpucloud-operator/tools).
@@ -102,15 +103,6 @@ if "$helm" template both deploy/helm/gpucloud-operator --set 'namespaces={gpu-wo
     log "FAIL helm: namespaces and namespaceSelector together were not refused"; failed=1
 fi
 
-# What the overlay promises: no cluster-wide rights on objects (its only cluster-scoped RBAC
-# is the token check of /metrics: system:auth-delegator for the operator, and the role a
-# scraper is bound to), the watched namespace passed on.
-single=$work/kustomize-single-namespace.yaml
-cluster_rbac=$(kubectl apply --dry-run=client -o name -f "$single" | grep '^clusterrole' | sort | tr '\n' ' ')
-metrics_rbac="clusterrole.rbac.authorization.k8s.io/gpucloud-metrics-reader clusterrolebinding.rbac.authorization.k8s.io/gpucloud-operator-auth-delegator "
-if [ "$cluster_rbac" != "$metrics_rbac" ] || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
-    log "FAIL single-namespace overlay: cluster-scoped RBAC is [$cluster_rbac], not the metrics' alone, or --namespaces is missing"; failed=1
-fi
 # /metrics behind a token by default (the flag, the operator's right to review tokens,
 # HTTPS probes and scrapes); plain HTTP and no binding only when metrics.auth is off.
 for install in helm-defaults kustomize-base helm-namespaces; do
@@ -128,6 +120,27 @@ open=$work/helm-metrics-open.yaml
 if ! grep -q -- '--metrics-auth=none' "$open" || grep -q 'system:auth-delegator' "$open" \
     || grep -q 'scheme: HTTPS' "$open" || grep -q 'scheme: https' "$open"; then
     log "FAIL helm metrics.auth.enabled=false: not plain HTTP throughout"; failed=1
+fi
+# What the overlay promises: no cluster-wide rights on objects (its only cluster-scoped RBAC
+# is the user roles, bound to nobody, and the token check of /metrics: system:auth-delegator
+# for the operator, and the role a scraper is bound to), the watched namespace passed on.
+single=$work/kustomize-single-namespace.yaml
+cluster_rbac=$(tests/install/docs.py keep ClusterRole ClusterRoleBinding <"$single" | tests/install/docs.py list | sort | tr '\n' ' ')
+want="ClusterRole gpucloud-edit ClusterRole gpucloud-metrics-reader ClusterRole gpucloud-view ClusterRoleBinding gpucloud-operator-auth-delegator "
+if [ "$cluster_rbac" != "$want" ] \
+    || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
+    log "FAIL single-namespace overlay: cluster-wide RBAC beyond the user roles and the metrics' token check ($cluster_rbac) or no --namespaces"; failed=1
+fi
+# The user roles: in every Helm mode by default, named after the release; left out when
+# userRoles.enabled is false.
+for rendered in helm-defaults:gpucloud helm-namespaces:ops-gpucloud helm-namespace-selector:sel-gpucloud; do
+    file=$work/${rendered%%:*}.yaml prefix=${rendered#*:}
+    roles=$(tests/install/docs.py keep "ClusterRole/$prefix-view" "ClusterRole/$prefix-edit" <"$file" | tests/install/docs.py list | wc -l)
+    [ "$roles" = 2 ] || { log "FAIL ${rendered%%:*}: no user roles $prefix-view and $prefix-edit"; failed=1; }
+done
+if "$helm" template gpucloud-operator deploy/helm/gpucloud-operator --set userRoles.enabled=false 2>"$work/off.err" \
+    | grep -q 'aggregate-to-'; then
+    log "FAIL helm userRoles.enabled=false still renders the user roles"; failed=1
 fi
 # The PrometheusRule comes only when asked for.
 if grep -q '^kind: PrometheusRule' "$work/helm-defaults.yaml" "$work/kustomize-base.yaml" \

@@ -11,6 +11,14 @@ use kube::{Api, Resource, ResourceExt};
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
 use gpucloud_engine::failure::Failure;
 
+/// What the kinds do with the ConfigMaps beside their objects, and so what the operator's
+/// ClusterRole and its Roles in the watched namespaces grant on ConfigMaps
+/// (`tests/manifests.rs` holds them to it): [`apply`] is a server-side apply, a `patch`
+/// that the apiserver also authorises as a `create` when it makes the object; [`delete`]
+/// and an Endpoint's removal of a ConfigMap it wrote under an earlier name are a `delete`,
+/// and the Endpoint finds those with a `list` by label.
+pub const VERBS: &[&str] = &["create", "list", "patch", "delete"];
+
 /// The failure of a ConfigMap call: the apiserver may be back soon.
 pub fn kube_failure(e: kube::Error) -> Failure {
     Failure::retryable(

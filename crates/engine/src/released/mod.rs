@@ -21,6 +21,12 @@ use tracing::debug;
 
 pub use layout::{LEGACY, Record, key_of};
 
+/// What the record does with the ConfigMaps of the operator's namespace, and so what the
+/// operator's Role there grants (`tests/manifests.rs` holds the Roles under `deploy/` to
+/// it): a release is a merge `patch`, the first release into a part a `create`, and
+/// [`read_record`] a `list`. Nothing is read by name (`get`) nor removed.
+pub const CONFIG_MAP_VERBS: &[&str] = &["create", "list", "patch"];
+
 /// Writes releases into the record of one namespace.
 pub struct Writer {
     api: Api<ConfigMap>,

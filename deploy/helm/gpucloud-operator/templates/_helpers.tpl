@@ -56,3 +56,36 @@ release named gpucloud-operator, else one per release. */}}
   resourceNames: ["pods.gpucloud.io", "endpoints.gpucloud.io", "networkvolumes.gpucloud.io", "registrycredentials.gpucloud.io", "templates.gpucloud.io", "budgets.gpucloud.io", "clusters.gpucloud.io"]
   verbs: ["get"]
 {{- end -}}
+
+{{/* The Role in the release namespace (the operator's, where its Lease is), in every mode:
+the released record (crates/engine/src/released/), ConfigMaps made on first use, added to
+by merge patch and read by a label-selected list. tests/manifests.rs checks these too. */}}
+{{- define "gpucloud-operator.operatorNamespaceRules" -}}
+- apiGroups: [""]
+  resources: ["configmaps"]
+  verbs: ["create", "list", "patch"]
+{{- end -}}
+
+{{/* The user roles' names: gpucloud-view and gpucloud-edit for the release named
+gpucloud-operator (as in deploy/base), RELEASE-gpucloud-view and -edit for any other, so
+that two releases do not claim one ClusterRole. */}}
+{{- define "gpucloud-operator.userRolePrefix" -}}
+{{- if eq .Release.Name "gpucloud-operator" -}}gpucloud{{- else -}}{{ printf "%s-gpucloud" .Release.Name }}{{- end -}}
+{{- end -}}
+
+{{/* The user roles' rules (templates/user-roles.yaml), the same as deploy/base/user-roles.yaml;
+they name every kind of src/kinds/mod.rs, which tests/manifests.rs checks. */}}
+{{- define "gpucloud-operator.viewRules" -}}
+- apiGroups: ["gpucloud.io"]
+  resources: ["pods", "endpoints", "networkvolumes", "registrycredentials", "templates", "budgets", "clusters", "pods/status", "endpoints/status", "networkvolumes/status", "registrycredentials/status", "templates/status", "budgets/status", "clusters/status"]
+  verbs: ["get", "list", "watch"]
+{{- end -}}
+
+{{- define "gpucloud-operator.editRules" -}}
+- apiGroups: ["gpucloud.io"]
+  resources: ["pods", "endpoints", "networkvolumes", "registrycredentials", "templates", "budgets", "clusters"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]
+- apiGroups: ["gpucloud.io"]
+  resources: ["pods/status", "endpoints/status", "networkvolumes/status", "registrycredentials/status", "templates/status", "budgets/status", "clusters/status"]
+  verbs: ["get", "list", "watch"]
+{{- end -}}
