@@ -177,11 +177,12 @@ for variant in kustomize-base kustomize-single-namespace helm-cluster-wide helm-
 
     # Run: the Deployment's flags, with the emulator's URLs, quick intervals (the orphan
     # census reads the released record every 2 s) and its namespace's Lease as in the Pod.
-    # The census says why it skipped a reading only at debug level.
+    # The census says why it skipped a reading only at debug level. /metrics is read here in
+    # plain HTTP on loopback (--metrics-auth=none); its token check is tests/e2e_metrics_auth.rs's.
     metrics=$(free_port)
     overrides=(--rest-url=http://127.0.0.1:$port/v1 --graphql-url=http://127.0.0.1:$port/graphql
         --serverless-url=http://127.0.0.1:$port/v2 --registry-url=http://127.0.0.1:$port
-        --api-url=http://127.0.0.1:$port/v2 --metrics-addr=127.0.0.1:$metrics
+        --api-url=http://127.0.0.1:$port/v2 --metrics-addr=127.0.0.1:$metrics --metrics-auth=none
         --leader-election-namespace=$operator_ns --poll-interval=2s --progress-interval=1s
         --orphan-census-interval=2s)
     flags=()
