@@ -16,7 +16,7 @@ use kube::Api;
 use serde_json::json;
 
 use common::operator::{Env, Operator, condition};
-use common::pods::{id_of, patch_spec, pod, remote_pods};
+use common::pods::{id_of, patch_spec, pod, remote_pods, remote_status};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 const HOUR_MS: u64 = 3_600_000;
@@ -54,14 +54,6 @@ fn held_by(p: &Pod) -> Option<Guardrail> {
 
 fn hhmm(t: Timestamp) -> String {
     t.strftime("%H:%M").to_string()
-}
-
-async fn remote_status(env: &Env, id: &str) -> Option<String> {
-    remote_pods(env)
-        .await
-        .into_iter()
-        .find(|p| p.id == id)
-        .map(|p| p.desired_status)
 }
 
 /// The operator's count of pods stopped by `guardrail`, from its `/metrics`.

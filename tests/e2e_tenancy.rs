@@ -18,7 +18,7 @@ use serde_json::json;
 
 use common::TestNamespace;
 use common::operator::{Env, calls_since, stalled_now, volume};
-use common::pods::{config, id_of, is_ready, pod, remote_pods};
+use common::pods::{config, id_of, is_ready, pod, remote_status};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 const EXTERNAL_ID: &str = "gpucloud.io/external-id";
@@ -74,14 +74,6 @@ fn status_id<K: ManagedKind>(obj: &K) -> Option<String> {
 
 fn is_running(p: &Pod) -> bool {
     is_ready(p) && p.status.as_ref().and_then(|s| s.phase) == Some(PodPhase::Running)
-}
-
-async fn remote_pod_status(env: &Env, id: &str) -> Option<String> {
-    remote_pods(env)
-        .await
-        .into_iter()
-        .find(|p| p.id == id)
-        .map(|p| p.desired_status)
 }
 
 /// Team B asks, by id, for team A's running pod: refused, and nothing reaches the
@@ -150,7 +142,7 @@ async fn team_b_cannot_take_team_as_pod(env: &Env, team_b: &TestNamespace, holde
         "team B's object made platform writes: {written:?}"
     );
     assert_eq!(
-        remote_pod_status(env, &id).await.as_deref(),
+        remote_status(env, &id).await.as_deref(),
         Some("RUNNING"),
         "team A's pod"
     );

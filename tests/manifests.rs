@@ -254,9 +254,16 @@ fn the_cluster_roles_let_the_operator_follow_a_namespace_selector() {
 #[derive(Deserialize)]
 struct HelmDocument {
     kind: String,
-    metadata: Metadata,
+    metadata: HelmMetadata,
     #[serde(default)]
     rules: Option<Vec<PolicyRule>>,
+}
+
+/// A Helm document's name; its labels come by `include`, so untemplated they are empty
+/// (null), which [`Metadata`]'s map does not take.
+#[derive(Deserialize)]
+struct HelmMetadata {
+    name: String,
 }
 
 /// The Helm template at `path` as plain YAML, enough to read its rules: a line that is only

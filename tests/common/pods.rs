@@ -53,6 +53,15 @@ pub async fn remote_pods(env: &Env) -> Vec<platform::Pod> {
     env.platform.graphql().my_pods().await.unwrap()
 }
 
+/// The platform's desired status of pod `id` (`RUNNING`, `EXITED`...), if it exists.
+pub async fn remote_status(env: &Env, id: &str) -> Option<String> {
+    remote_pods(env)
+        .await
+        .into_iter()
+        .find(|p| p.id == id)
+        .map(|p| p.desired_status)
+}
+
 /// Merges `spec` into the object's spec, as `kubectl patch --type=merge` would.
 pub async fn patch_spec<K>(api: &Api<K>, name: &str, spec: serde_json::Value)
 where
