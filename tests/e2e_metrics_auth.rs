@@ -21,7 +21,7 @@ use kube::{Api, Client};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use common::operator::{Env, free_port};
+use common::operator::{Env, apply_deploy_documents, free_port};
 use common::wait_until;
 
 const READER_ROLE: &str = "gpucloud-metrics-reader";
@@ -29,18 +29,12 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The reader ClusterRole exactly as deploy/base/metrics-auth.yaml declares it.
 async fn apply_reader_role(client: &Client) {
-    use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
-    let text = include_str!("../deploy/base/metrics-auth.yaml");
-    let roles: Vec<_> = parse_documents(text, "deploy/base/metrics-auth.yaml")
-        .expect("deploy/base/metrics-auth.yaml parses")
-        .into_iter()
-        .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole"))
-        .collect();
-    assert_eq!(roles.len(), 1, "one ClusterRole in metrics-auth.yaml");
-    assert_eq!(roles[0].metadata.name.as_deref(), Some(READER_ROLE));
-    apply_objects(client, "default", &roles, "e2e-tests")
-        .await
-        .expect("apply the metrics reader ClusterRole");
+    let file = (
+        "deploy/base/metrics-auth.yaml",
+        include_str!("../deploy/base/metrics-auth.yaml"),
+    );
+    let applied = apply_deploy_documents(client, "default", file, &["ClusterRole"], 1).await;
+    assert_eq!(applied, [READER_ROLE]);
 }
 
 /// A ServiceAccount in `namespace` and a token for it from the TokenRequest API.

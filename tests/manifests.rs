@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gpucloud_operator::kinds::KINDS;
 use gpucloud_operator::kinds::rbac::{self, Need, Scope, UserRole};
+use gpucloud_operator::kinds::{KINDS, RegisteredKind};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use serde::Deserialize;
 
@@ -106,17 +106,22 @@ fn judge(
     out
 }
 
-/// What rules on watched namespaces (`scope`) must grant: each kind's needs, and the
-/// ConfigMaps the kinds write beside their objects.
-fn watched_needs(scope: Scope) -> Vec<(String, Need)> {
-    let mut needs: Vec<(String, Need)> = KINDS
+/// The needs `of` gives for every kind, each named by its kind for the messages.
+fn each_kinds_needs(of: impl Fn(&RegisteredKind) -> Vec<Need>) -> Vec<(String, Need)> {
+    KINDS
         .iter()
         .flat_map(|kind| {
-            rbac::needs(kind, scope)
+            of(kind)
                 .into_iter()
                 .map(|need| (format!("kind {}", kind.kind()), need))
         })
-        .collect();
+        .collect()
+}
+
+/// What rules on watched namespaces (`scope`) must grant: each kind's needs, and the
+/// ConfigMaps the kinds write beside their objects.
+fn watched_needs(scope: Scope) -> Vec<(String, Need)> {
+    let mut needs = each_kinds_needs(|kind| rbac::needs(kind, scope));
     needs.push((
         "the ConfigMaps beside the objects (src/kinds/shared/owned_config_map.rs)".into(),
         rbac::watched_config_maps_need(),
@@ -398,14 +403,7 @@ const USER_ROLE_FILES: [UserRoleFiles; 2] = [
 /// What the user role's `rules` lack for each kind, grant beyond, or grant outside the
 /// operator's API group.
 fn user_role_problems(source: &str, rules: &[PolicyRule], role: UserRole) -> Vec<String> {
-    let needs: Vec<(String, Need)> = KINDS
-        .iter()
-        .flat_map(|kind| {
-            rbac::user_needs(kind, role)
-                .into_iter()
-                .map(|need| (format!("kind {}", kind.kind()), need))
-        })
-        .collect();
+    let needs = each_kinds_needs(|kind| rbac::user_needs(kind, role));
     let mut out = judge(
         source,
         rules,

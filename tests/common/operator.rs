@@ -46,28 +46,43 @@ async fn operator_client(admin: &Client) -> Client {
     Client::try_from(config).expect("a client from OPERATOR_KUBECONFIG")
 }
 
-/// The deploy/ Role (the Lease and the key Secret, in the operator's own namespace) bound
-/// in `namespace` too, which the tests use as the operator's namespace for both.
-async fn grant_operator_namespace_role(client: &Client, namespace: &str) {
+/// Applies, in `namespace`, the documents of `kinds` in the deploy/ file `path` (whose
+/// text is `text`), as the install does; `want` of them, or the test stops. Their names.
+pub async fn apply_deploy_documents(
+    client: &Client,
+    namespace: &str,
+    (path, text): (&str, &str),
+    kinds: &[&str],
+    want: usize,
+) -> Vec<String> {
     use gpucloud_operator::demo::apply::{apply_objects, parse_documents};
-    let text = include_str!("../../deploy/base/rbac.yaml");
-    let objects: Vec<_> = parse_documents(text, "deploy/base/rbac.yaml")
-        .expect("deploy/base/rbac.yaml parses")
+    let objects: Vec<_> = parse_documents(text, path)
+        .unwrap_or_else(|e| panic!("{path} does not parse: {e}"))
         .into_iter()
         .filter(|o| {
             o.types
                 .as_ref()
-                .is_some_and(|t| t.kind == "Role" || t.kind == "RoleBinding")
+                .is_some_and(|t| kinds.contains(&t.kind.as_str()))
         })
         .collect();
-    assert_eq!(
-        objects.len(),
-        2,
-        "deploy/base/rbac.yaml has a Role and a RoleBinding"
-    );
+    assert_eq!(objects.len(), want, "{path}: documents of {kinds:?}");
     apply_objects(client, namespace, &objects, "e2e-tests")
         .await
-        .expect("bind the operator's namespace Role");
+        .unwrap_or_else(|e| panic!("apply {kinds:?} of {path}: {e}"));
+    objects
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .collect()
+}
+
+/// The deploy/ Role (the Lease and the key Secret, in the operator's own namespace) bound
+/// in `namespace` too, which the tests use as the operator's namespace for both.
+async fn grant_operator_namespace_role(client: &Client, namespace: &str) {
+    let file = (
+        "deploy/base/rbac.yaml",
+        include_str!("../../deploy/base/rbac.yaml"),
+    );
+    apply_deploy_documents(client, namespace, file, &["Role", "RoleBinding"], 2).await;
 }
 
 #[derive(Parser)]
