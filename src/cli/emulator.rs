@@ -33,6 +33,10 @@ pub struct EmulatorArgs {
     /// Token that lets non-loopback callers use `/_emulator/` (header x-emulator-admin-token).
     #[arg(long, env = "GPUCLOUD_EMULATOR_ADMIN_TOKEN")]
     pub admin_token: Option<String>,
+    /// Serve HTTPS with the certificate in this directory (tls.crt, and its key tls.key, in
+    /// PEM), rather than plain HTTP: to try a client's certificate checks.
+    #[arg(long)]
+    pub tls_cert_dir: Option<PathBuf>,
     /// Emulated milliseconds a pod takes to boot.
     #[arg(long, default_value_t = 5_000)]
     pub pod_boot_ms: u64,
@@ -77,9 +81,16 @@ pub async fn run(args: EmulatorArgs) -> anyhow::Result<()> {
             day: args.v2_requests_per_day,
         },
     };
-    let emulator = gpucloud_emulator::start(config, args.listen)
-        .await
-        .with_context(|| format!("listening on {}", args.listen))?;
+    let emulator = match &args.tls_cert_dir {
+        None => gpucloud_emulator::start(config, args.listen).await,
+        Some(dir) => {
+            let tls = crate::app::server::tls_config(Some(dir))?;
+            let tcp = tokio::net::TcpListener::bind(args.listen).await?;
+            let listener = crate::app::server::TlsListener::new(tcp, tls)?;
+            gpucloud_emulator::start_on(config, listener, "https").await
+        }
+    }
+    .with_context(|| format!("listening on {}", args.listen))?;
     // One line a script can parse, then one per surface.
     println!("emulator listening on {}", emulator.base_url());
     println!("  REST:       {}", emulator.rest_url());

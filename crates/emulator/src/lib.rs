@@ -96,6 +96,8 @@ impl Default for EmulatorConfig {
 /// running until the runtime stops.
 pub struct RunningEmulator {
     addr: SocketAddr,
+    /// `http`, or `https` when started on a TLS listener.
+    scheme: &'static str,
     app: App,
     shutdown: tokio::sync::oneshot::Sender<()>,
     server: tokio::task::JoinHandle<()>,
@@ -108,7 +110,7 @@ impl RunningEmulator {
     }
 
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     pub fn rest_url(&self) -> String {
@@ -159,11 +161,28 @@ impl RunningEmulator {
     }
 }
 
-/// Starts the emulator on `listen` (port 0 picks a free port).
+/// Starts the emulator on `listen` (port 0 picks a free port), in plain HTTP.
 pub async fn start(config: EmulatorConfig, listen: SocketAddr) -> std::io::Result<RunningEmulator> {
-    let app = Emulator::new(config).map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(listen).await?;
+    start_on(config, listener, "http").await
+}
+
+/// Starts the emulator on a listener of the caller's (a TLS one, for `https`): `scheme` is
+/// the one its URLs name.
+pub async fn start_on<L>(
+    config: EmulatorConfig,
+    listener: L,
+    scheme: &'static str,
+) -> std::io::Result<RunningEmulator>
+where
+    L: axum::serve::Listener<Addr = SocketAddr>,
+{
+    use axum::serve::ListenerExt as _;
+    let app = Emulator::new(config).map_err(std::io::Error::other)?;
     let addr = listener.local_addr()?;
+    // Tapped (doing nothing) because axum hands a caller's address to the handlers of any
+    // tapped listener, but untapped only to a plain TCP one: the admin routes need it.
+    let listener = listener.tap_io(|_| {});
     let router = router(app.clone());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
@@ -190,6 +209,7 @@ pub async fn start(config: EmulatorConfig, listen: SocketAddr) -> std::io::Resul
     tracing::info!(%addr, "emulator listening");
     Ok(RunningEmulator {
         addr,
+        scheme,
         app,
         shutdown: tx,
         server,

@@ -26,7 +26,9 @@ use axum::routing::get;
 
 use gpucloud_engine::metrics::Metrics;
 
+pub use certificate::server_config as tls_config;
 pub use error::ServerError;
+pub use https::TlsListener;
 
 use guard::MetricsGuard;
 use review::{ApiserverReviewer, Reviewer};

@@ -1,4 +1,4 @@
-// Wrapper module that builds kube-apiserver and kube-controller-manager from
+// Wrapper module that builds the control plane and node commands from
 // k8s.io/kubernetes at a pinned tag. Kubernetes' own go.mod points its staging
 // modules at ./staging; outside that tree they must be pinned to the published
 // v0.Y.Z tags, hence the replace block (the list is the tag's own go.mod).
