@@ -2,6 +2,9 @@
 # The project's whole test suite, from a clean clone on a machine that has only the
 # toolchains (Rust, Go, Python): builds the control plane (cached between runs), lints,
 # builds, brings a real kube-apiserver up on 127.0.0.1, runs every test, brings it down.
+# Beside those, the node phase (tests/node/run.sh) builds the release image, runs it on a
+# real node and installs, upgrades and uninstalls it; it installs the distribution's
+# packages it needs (scripts/packages.sh), and needs root.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh -- FILTER  pass FILTER on to `cargo test`
@@ -40,8 +43,11 @@ done
 # What the run has to work with, for when a build stops on a full disk.
 df -h "$root" "${TMPDIR:-/tmp}" 2>/dev/null || true
 
-phase "control plane: build (cached)"
-tests/control-plane/cp.sh build
+phase "control plane and node: build (cached), packages"
+tests/control-plane/cp.sh build --node
+if [ ${#cargo_args[@]} -eq 0 ]; then
+    scripts/packages.sh node
+fi
 
 phase "format and lint"
 cargo fmt --all -- --check
@@ -53,10 +59,25 @@ cargo build --workspace --all-targets --locked
 phase "control plane: up"
 cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-cp.XXXXXX")
 rmdir "$cp_dir"
+node_pid=
+node_log=$(mktemp "${TMPDIR:-/tmp}/gpucloud-node-phase.XXXXXX")
 cleanup() {
+    # The node phase's own script brings its node down when stopped.
+    [ -n "$node_pid" ] && pkill -TERM -f "tests/node/run.sh" 2>/dev/null || true
     tests/control-plane/cp.sh down --dir "$cp_dir" >/dev/null 2>&1 || true
 }
 trap 'cleanup; report' EXIT
+if [ ${#cargo_args[@]} -eq 0 ]; then
+    # The node phase runs beside every other phase: its release build and its scenarios
+    # wait on other things than the tests do. Its output is shown when it ends.
+    (
+        s=$SECONDS
+        cargo build --release --locked --bin gpucloud-operator
+        echo "[node] release build: $((SECONDS - s)) s"
+        tests/node/run.sh --binary "${CARGO_TARGET_DIR:-$root/target}/release/gpucloud-operator"
+    ) >"$node_log" 2>&1 &
+    node_pid=$!
+fi
 eval "$(tests/control-plane/cp.sh up --dir "$cp_dir")"
 export KUBECONFIG
 
@@ -147,4 +168,13 @@ if [ -x tests/v2-conformance/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     # Needs only the emulator: no control plane, no cluster.
     phase "REST v2 conformance (schemathesis) against the emulator"
     tests/v2-conformance/run.sh
+fi
+
+if [ -n "$node_pid" ]; then
+    phase "node: the image on a real node; install, upgrade, rollback, uninstall (waiting)"
+    node_ok=true
+    wait "$node_pid" || node_ok=false
+    node_pid=
+    cat "$node_log"
+    [ "$node_ok" = true ] || { echo "error: the node phase failed" >&2; exit 1; }
 fi

@@ -25,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 bin=${GPUCLOUD_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator}
-helm=${GPUCLOUD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/tools}/helm-v3.19.0/helm
+helm=$("$(dirname "${BASH_SOURCE[0]}")/helm.sh")
 : "${KUBECONFIG:?set KUBECONFIG}"
 [ -x "$bin" ] || { echo "no operator binary at $bin: run cargo build" >&2; exit 1; }
 [ -x "$helm" ] || { echo "no helm at $helm: run tests/install/run.sh once" >&2; exit 1; }

@@ -6,29 +6,19 @@
 # certificate, with a namespace selector, and with an open /metrics; then what each variant
 # promises of its RBAC and options. Fails on any error.
 #
-# helm is built once from the Go module proxy (helm.sh/helm/v3 at HELM_VERSION; about
-# 5 min cold, 60 MB) into GPUCLOUD_TOOLS_CACHE (default ~/.cache/gpucloud-operator/tools).
+# helm comes from tests/install/helm.sh (built once, cached).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 : "${KUBECONFIG:?set KUBECONFIG (e.g. eval \"\$(tests/control-plane/cp.sh up --dir /tmp/cp)\")}"
-HELM_VERSION=v3.19.0
-cache=${GPUCLOUD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/tools}
-helm=$cache/helm-$HELM_VERSION/helm
+helm=$("$here/helm.sh")
 log() { printf '[install] %s\n' "$*" >&2; }
 
 # The CRD copies that kustomize and Helm read must be the generated ones.
 for copy in deploy/crds/gpucloud.io.yaml deploy/helm/gpucloud-operator/crds/gpucloud.io.yaml; do
     cmp -s crds/gpucloud.io.yaml "$copy" || { log "error: $copy differs from crds/gpucloud.io.yaml; copy it over"; exit 1; }
 done
-
-if [ ! -x "$helm" ]; then
-    log "building helm $HELM_VERSION into $cache (once)"
-    mkdir -p "$cache/helm-$HELM_VERSION.partial"
-    GOBIN="$cache/helm-$HELM_VERSION.partial" CGO_ENABLED=0 go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
-    rm -rf "$cache/helm-$HELM_VERSION" && mv "$cache/helm-$HELM_VERSION.partial" "$cache/helm-$HELM_VERSION"
-fi
 
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 # A dry run persists nothing, so objects cannot land in a namespace created by the same
