@@ -59,9 +59,9 @@ impl fmt::Display for Problem {
                 limit,
             } => write!(
                 f,
-                "a {kind} reconcile has run for {}s, longer than the stall limit of {}s",
-                running_for.as_secs(),
-                limit.as_secs()
+                "a {kind} reconcile has run for {:.1}s, longer than the stall limit of {}s",
+                running_for.as_secs_f64(),
+                limit.as_secs_f64()
             ),
             Self::Ended { kind } => {
                 write!(f, "the {kind} controller ended while the process runs")
@@ -246,7 +246,9 @@ mod tests {
         );
         let said = found[0].to_string();
         assert!(
-            said.contains("NetworkVolume") && said.contains("61s") && said.contains("60s"),
+            said.contains("NetworkVolume")
+                && said.contains("run for 61.0s")
+                && said.contains("limit of 60s"),
             "{said}"
         );
     }
