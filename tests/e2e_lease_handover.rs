@@ -3,7 +3,9 @@
 //! it waits (so that a rolling update can stop the leader); the leader, stopped by its stop
 //! switch (what SIGTERM turns on in `run`), releases the Lease, and the follower leads
 //! within 5 s (the figure is printed) and then acts, its `/readyz` answering 200
-//! throughout. Run through `scripts/test.sh` (it needs `KUBECONFIG`).
+//! throughout. The same with the built binary: SIGTERM ends the leader's process within
+//! seconds, and the other process leads. Run through `scripts/test.sh` (it needs
+//! `KUBECONFIG`).
 
 mod common;
 
@@ -15,7 +17,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use serde_json::json;
 
-use common::operator::{Env, Operator, free_port, is_ready, volume};
+use common::operator::{Env, Operator, OperatorProcess, free_port, is_ready, volume};
 use common::wait_until;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -100,6 +102,10 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
     let stopped_at = Instant::now();
     let Operator { stop, task } = a;
     let _ = stop.send(true);
+    let returned = tokio::spawn(async move {
+        let result = task.await;
+        (stopped_at.elapsed(), result)
+    });
     let took_over = wait_until(HANDOVER * 2, || async {
         lease_holder(&env).await.as_deref() == Some("replica-b") && says_it_leads(port_b).await
     })
@@ -111,14 +117,15 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
         handover < HANDOVER,
         "the follower led {handover:?} after the leader stopped"
     );
-    let exited = tokio::time::timeout(TIMEOUT, task).await;
-    eprintln!(
-        "the stopped leader returned {} ms after its stop",
-        stopped_at.elapsed().as_millis()
-    );
-    let result = exited
+    let (took, result) = tokio::time::timeout(TIMEOUT, returned)
+        .await
         .expect("the stopped leader returned")
         .expect("joined");
+    eprintln!(
+        "the stopped leader returned {} ms after its stop",
+        took.as_millis()
+    );
+    let result = result.expect("the stopped leader's task");
     assert!(result.is_ok(), "the stopped leader failed: {result:?}");
 
     // The new leader acts.
@@ -132,4 +139,65 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
         "the follower's /readyz was not 200 during the handover: {seen:?}"
     );
     env.finish(b).await;
+}
+
+fn replica_process(env: &Env, identity: &str, port: u16) -> OperatorProcess {
+    env.operator_process(&[
+        "--leader-election",
+        &format!("--identity={identity}"),
+        &format!("--metrics-addr=127.0.0.1:{port}"),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn sigterm_ends_the_leaders_process_promptly_and_the_other_leads() {
+    let env = Env::start("lease-sigterm").await;
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = replica_process(&env, "process-a", port_a);
+    let led = wait_until(TIMEOUT, || async {
+        lease_holder(&env).await.as_deref() == Some("process-a") && says_it_leads(port_a).await
+    })
+    .await;
+    assert!(led, "process-a never led");
+    let b = replica_process(&env, "process-b", port_b);
+    let ready = wait_until(TIMEOUT, || async {
+        status_of(&format!("http://127.0.0.1:{port_b}/readyz")).await == Some(200)
+    })
+    .await;
+    assert!(
+        ready,
+        "the follower process never answered /readyz with 200"
+    );
+
+    let terminated_at = Instant::now();
+    let (exited_in, lead) = tokio::join!(
+        async {
+            a.terminate().await;
+            terminated_at.elapsed()
+        },
+        async {
+            wait_until(HANDOVER * 2, || async {
+                lease_holder(&env).await.as_deref() == Some("process-b")
+                    && says_it_leads(port_b).await
+            })
+            .await;
+            terminated_at.elapsed()
+        }
+    );
+    // `terminate` kills the process after 20 s: well before that, it exited by itself.
+    eprintln!(
+        "after SIGTERM: the leader's process exited within {} ms, the other led after {} ms",
+        exited_in.as_millis(),
+        lead.as_millis()
+    );
+    assert!(
+        lead < HANDOVER,
+        "the other process led {lead:?} after SIGTERM"
+    );
+    assert!(
+        exited_in < Duration::from_secs(10),
+        "the process took {exited_in:?} to exit after SIGTERM"
+    );
+    env.finish_process(b).await;
 }
