@@ -362,6 +362,17 @@ pub async fn run_with_clock(
         stall_limit: liveness::stall_limit(args.liveness_stall_timeout, args.platform_timeout),
     };
     let stall_limit_s = probes.stall_limit.as_secs();
+    // Ready from the first answer, leading or not: a follower that is not Ready would keep
+    // a rolling update from ever stopping the leader whose Lease it waits for. Not once
+    // stopping.
+    ready.set(true);
+    tokio::spawn({
+        let stopping = wait_for(stop_rx.clone());
+        async move {
+            stopping.await;
+            ready.set(false);
+        }
+    });
     let serving = serving(&args)?;
     let bound = server::serve(&serving, metrics, probes, &kube, wait_for(stop_rx.clone()))
         .await
@@ -372,16 +383,6 @@ pub async fn run_with_clock(
         stall_limit_s,
         "serving /metrics, /healthz and /readyz"
     );
-    // Ready from now, leading or not: a follower that is not Ready would keep a rolling
-    // update from ever stopping the leader whose Lease it waits for. Not once stopping.
-    ready.set(true);
-    tokio::spawn({
-        let stopping = wait_for(stop_rx.clone());
-        async move {
-            stopping.await;
-            ready.set(false);
-        }
-    });
 
     let lease = lease::lease_for(
         &shared.config.install,
