@@ -59,7 +59,7 @@ impl fmt::Display for Problem {
                 limit,
             } => write!(
                 f,
-                "a {kind} reconcile has run for {:.1}s, longer than the stall limit of {}s",
+                "a {kind} reconcile has run for {:.2}s, longer than the stall limit of {}s",
                 running_for.as_secs_f64(),
                 limit.as_secs_f64()
             ),
@@ -247,7 +247,7 @@ mod tests {
         let said = found[0].to_string();
         assert!(
             said.contains("NetworkVolume")
-                && said.contains("run for 61.0s")
+                && said.contains("run for 61.00s")
                 && said.contains("limit of 60s"),
             "{said}"
         );
