@@ -6,6 +6,7 @@
 //! (`gpucloud_engine::ownership`).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::api::authorization::v1::{
@@ -85,10 +86,15 @@ pub fn in_use_message(install: &str, lease: &LeaseRef, holder: &str) -> String {
     )
 }
 
-/// Holds `lease` as `identity`, waiting while another live process holds it. Returns a
-/// receiver that turns false when the hold is lost, or `None` (stopped while waiting, or,
-/// without leader election, a Lease this process may not hold: said, and it acts anyway as
-/// before, since it cannot tell).
+/// How often a follower reads the Lease to see whether its holder released it. The Lease
+/// manager itself looks again only when the holder's term would expire (up to
+/// [`DURATION_S`] later); a holder that stops releases the Lease at once, and the follower
+/// should lead within a second of that, not at the end of a term nobody renews.
+const FOLLOWER_POLL: Duration = Duration::from_secs(1);
+
+/// Holds `lease` as `identity`, waiting while another live process holds it. Returns the
+/// hold, or says it was stopped while waiting, or, without leader election, that the Lease
+/// may not be held (said, and the process acts anyway as before, since it cannot tell).
 pub async fn hold(
     shared: &Arc<Shared>,
     install: &str,
@@ -103,15 +109,8 @@ pub async fn hold(
             "may not renew the install's Lease (RBAC): this process cannot tell whether another process uses the same install name");
         return Ok(Hold::Unchecked);
     }
-    let built = LeaseManagerBuilder::new(shared.kube.clone(), &lease.name)
-        .with_namespace(&lease.namespace)
-        .with_identity(identity)
-        .with_duration(DURATION_S)
-        .with_grace(GRACE_S)
-        .build()
-        .await;
-    let manager = match built {
-        Ok(m) => m,
+    let (mut leading, mut task) = match manage(shared, lease, identity).await {
+        Ok(managed) => managed,
         Err(e) if !lease.electing => {
             warn!(install, lease = %format!("{}/{}", lease.namespace, lease.name), error = %e,
                 "could not hold the install's Lease: this process cannot tell whether another process uses the same install name");
@@ -122,8 +121,10 @@ pub async fn hold(
     if !lease.electing {
         say_if_in_use(shared, install, lease, identity).await;
     }
-    let (mut leading, task) = manager.watch().await;
     info!(identity, lease = %lease.name, "waiting for the Lease");
+    let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
+    let mut poll = tokio::time::interval(FOLLOWER_POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while !*leading.borrow_and_update() {
         tokio::select! {
             changed = leading.changed() => changed.context("the Lease's holder task stopped")?,
@@ -132,39 +133,88 @@ pub async fn hold(
                 let _ = task.await;
                 return Ok(Hold::Stopped);
             }
+            _ = poll.tick() => {
+                if !is_released(&leases, &lease.name).await {
+                    continue;
+                }
+                // A new manager reads the Lease at once and takes it; the old one would
+                // sleep until the released term's end. Dropping its receiver ends it (its
+                // release of a Lease it does not hold changes nothing).
+                drop(leading);
+                let _ = task.await;
+                (leading, task) = manage(shared, lease, identity)
+                    .await
+                    .context("could not set up leader election")?;
+            }
         }
     }
     info!(identity, lease = %lease.name, "leading: this process holds the Lease");
-    Ok(Hold::Held(leading, task))
+    Ok(Hold::Held(Holding { leading, task }))
 }
 
-/// Stops the process (through `stop_tx`) when the Lease is lost; on `stop`, lets go of
-/// it and waits until it is released, so that the next process with the install name
-/// acts at once rather than after the Lease expires.
-pub async fn watch_hold(
-    mut leading: watch::Receiver<bool>,
+/// A Lease manager for `lease` under `identity`, started: its receiver says whether this
+/// process holds the Lease.
+async fn manage(
+    shared: &Shared,
+    lease: &LeaseRef,
+    identity: &str,
+) -> Result<(watch::Receiver<bool>, HolderTask), kube_lease_manager::LeaseManagerError> {
+    let manager = LeaseManagerBuilder::new(shared.kube.clone(), &lease.name)
+        .with_namespace(&lease.namespace)
+        .with_identity(identity)
+        .with_duration(DURATION_S)
+        .with_grace(GRACE_S)
+        .build()
+        .await?;
+    Ok(manager.watch().await)
+}
+
+/// Whether Lease `name` exists and nobody holds it (its holder released it). A read that
+/// fails counts as no: the Lease manager's own schedule still applies.
+async fn is_released(leases: &Api<Lease>, name: &str) -> bool {
+    match leases.get_opt(name).await {
+        Ok(Some(current)) => lease_is_free(current.spec.as_ref()),
+        _ => false,
+    }
+}
+
+/// Pure: whether a Lease's spec names no holder.
+fn lease_is_free(spec: Option<&k8s_openapi::api::coordination::v1::LeaseSpec>) -> bool {
+    spec.and_then(|s| s.holder_identity.as_deref())
+        .is_none_or(str::is_empty)
+}
+
+/// A Lease this process holds.
+pub struct Holding {
+    /// Turns false when the hold is lost.
+    leading: watch::Receiver<bool>,
+    /// Renews the Lease; releases it once every receiver is dropped.
     task: HolderTask,
-    stop_tx: watch::Sender<bool>,
-    mut stop: watch::Receiver<bool>,
-    metrics: Arc<gpucloud_engine::metrics::Metrics>,
-) {
-    loop {
-        tokio::select! {
-            changed = leading.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                if !*leading.borrow() {
-                    metrics.set_leader(false);
-                    error!("lost the Lease; stopping");
-                    let _ = stop_tx.send(true);
-                }
+}
+
+impl Holding {
+    /// Resolves when the hold is lost (another process took the Lease, or it could not be
+    /// renewed in time), or never.
+    pub fn lost(&self) -> impl std::future::Future<Output = ()> + use<> {
+        let mut leading = self.leading.clone();
+        async move {
+            if leading.wait_for(|held| !*held).await.is_err() {
+                std::future::pending::<()>().await;
             }
-            _ = stop.changed() => {
-                drop(leading);
-                let _ = task.await;
-                return;
-            }
+        }
+    }
+
+    /// Lets go of the Lease and waits, at most `within`, until it is released, so that the
+    /// next process leads at once rather than when the term would have expired. Every
+    /// future of [`Self::lost`] must be gone first: each holds a receiver.
+    pub async fn release(self, within: Duration) {
+        drop(self.leading);
+        match tokio::time::timeout(within, self.task).await {
+            Ok(_) => info!("released the Lease"),
+            Err(_) => warn!(
+                within_s = within.as_secs(),
+                "could not release the Lease in time: the next process leads when it expires"
+            ),
         }
     }
 }
@@ -229,9 +279,8 @@ async fn may_renew(shared: &Shared, lease: &LeaseRef) -> bool {
 
 /// What [`hold`] got.
 pub enum Hold {
-    /// The Lease is held: the receiver turns false when it is lost; the task ends when the
-    /// receiver is dropped (and then releases it).
-    Held(watch::Receiver<bool>, HolderTask),
+    /// The Lease is held.
+    Held(Holding),
     /// Stopped while waiting.
     Stopped,
     /// Not held, and not checked (no permission).
@@ -294,6 +343,24 @@ mod tests {
             ("gpucloud-system", "gpucloud-operator")
         );
         assert!(lease.electing);
+    }
+
+    #[test]
+    fn a_lease_is_free_once_its_holder_is_cleared() {
+        use k8s_openapi::api::coordination::v1::LeaseSpec;
+        let held = LeaseSpec {
+            holder_identity: Some("replica-a".into()),
+            ..LeaseSpec::default()
+        };
+        assert!(!lease_is_free(Some(&held)));
+        // What a holder's release leaves: no holder (an empty one counts as none).
+        assert!(lease_is_free(Some(&LeaseSpec::default())));
+        let empty = LeaseSpec {
+            holder_identity: Some(String::new()),
+            ..LeaseSpec::default()
+        };
+        assert!(lease_is_free(Some(&empty)));
+        assert!(lease_is_free(None));
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The process wiring of `run`: the controllers of every kind started as tasks
 //! ([`controllers`]), the metrics registry ([`metrics`]), the `/metrics`, `/healthz` and
-//! `/readyz` server with its HTTPS and its token check on `/metrics` ([`server`]), the logs
-//! ([`telemetry`]) and the Lease a process holds before it acts ([`lease`]).
+//! `/readyz` server with its HTTPS and its token check on `/metrics` ([`server`]), the stall
+//! limit of the liveness probe ([`liveness`]), the logs ([`telemetry`]) and the Lease a
+//! process holds before it acts ([`lease`]).
 
 pub mod controllers;
 pub mod lease;
+pub mod liveness;
 pub mod metrics;
 pub mod server;
 pub mod telemetry;

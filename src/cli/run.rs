@@ -9,10 +9,12 @@ use anyhow::{Context as _, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use tokio::sync::watch;
-use tracing::{info, warn};
+use tokio::task::JoinHandle;
+use tracing::{error, info, warn};
 
 use crate::app::lease::{self, Hold};
-use crate::app::server::{self, MetricsAuth, Readiness, Serving};
+use crate::app::liveness;
+use crate::app::server::{self, MetricsAuth, Probes, Readiness, Serving};
 use crate::app::telemetry::{self, LogFormat};
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
@@ -80,10 +82,19 @@ pub struct RunArgs {
     /// interrupted create (a crash, a timeout) made nothing.
     #[arg(long, env = "GPUCLOUD_PLATFORM_TIMEOUT", default_value = "30s", value_parser = duration_arg)]
     pub platform_timeout: Duration,
+    /// How long one reconcile may run before /healthz answers 503, so that the kubelet
+    /// restarts a process whose controllers are wedged (a call or a lock that never
+    /// returns), such as 20m. Default: twice the longest one platform call can take with
+    /// --platform-timeout and the client's retries (17m at 30s: 6 attempts, each after a
+    /// wait of at most 30s for the platform's quota, and waits of at most 30s between
+    /// them), since a pass makes its calls one after another; a healthy pass takes seconds.
+    #[arg(long, env = "GPUCLOUD_LIVENESS_STALL_TIMEOUT", value_parser = duration_arg)]
+    pub liveness_stall_timeout: Option<Duration>,
     /// Reconciles running at once, per kind.
     #[arg(long, default_value_t = 16)]
     pub concurrency: u16,
-    /// Address of /metrics, /healthz and /readyz.
+    /// Address of /metrics, /healthz (the controllers make progress) and /readyz (the
+    /// process has started and is not stopping, whether it leads or waits for the Lease).
     #[arg(long, env = "GPUCLOUD_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
     /// Who may read /metrics, which names objects, namespaces and costs. `kubernetes`
@@ -100,7 +111,9 @@ pub struct RunArgs {
     /// self-signed certificate is made at start. Only with --metrics-auth kubernetes.
     #[arg(long, env = "GPUCLOUD_METRICS_CERT_DIR")]
     pub metrics_cert_dir: Option<PathBuf>,
-    /// Elect one active replica through a Lease.
+    /// Elect one active replica through a Lease. A replica waiting for the Lease is Ready
+    /// (/readyz), so that a rolling update can stop the leader; the leader releases the
+    /// Lease when it stops, and the next replica leads within about a second.
     #[arg(long, env = "GPUCLOUD_LEADER_ELECTION", default_value_t = false)]
     pub leader_election: bool,
     /// Namespace of the Lease (default: the pod's namespace, else `default`).
@@ -343,14 +356,31 @@ pub async fn run_with_clock(
     });
     let stop_rx = stop_own;
     let ready = Readiness::default();
-    let stopped = wait_for(stop_rx.clone());
+    let probes = Probes {
+        ready: ready.clone(),
+        progress: shared.progress.clone(),
+        stall_limit: liveness::stall_limit(args.liveness_stall_timeout, args.platform_timeout),
+    };
+    let stall_limit_s = probes.stall_limit.as_secs();
+    // Ready from the first answer, leading or not: a follower that is not Ready would keep
+    // a rolling update from ever stopping the leader whose Lease it waits for. Not once
+    // stopping.
+    ready.set(true);
+    tokio::spawn({
+        let stopping = wait_for(stop_rx.clone());
+        async move {
+            stopping.await;
+            ready.set(false);
+        }
+    });
     let serving = serving(&args)?;
-    let bound = server::serve(&serving, metrics, ready.clone(), &kube, stopped)
+    let bound = server::serve(&serving, metrics, probes, &kube, wait_for(stop_rx.clone()))
         .await
         .with_context(|| format!("could not serve /metrics on {}", args.metrics_addr))?;
     info!(
         address = %bound,
         metrics_auth = ?serving.auth,
+        stall_limit_s,
         "serving /metrics, /healthz and /readyz"
     );
 
@@ -367,17 +397,18 @@ pub async fn run_with_clock(
         &identity,
         stop_rx.clone(),
     );
-    let release = match hold.await? {
+    let holding = match hold.await? {
         Hold::Stopped => return Ok(()),
         Hold::Unchecked => None,
-        Hold::Held(leading, task) => Some(tokio::spawn(lease::watch_hold(
-            leading,
-            task,
-            stop_tx.clone(),
-            stop_rx.clone(),
-            shared.metrics.clone(),
-        ))),
+        Hold::Held(holding) => Some(holding),
     };
+    let lost = holding.as_ref().map(|holding| {
+        tokio::spawn(stop_when_lost(
+            holding.lost(),
+            stop_tx.clone(),
+            shared.metrics.clone(),
+        ))
+    });
     if let Some(tag) = lease::install_tag(&shared, &lease).await {
         info!(
             install_tag = tag.as_str(),
@@ -386,7 +417,6 @@ pub async fn run_with_clock(
         let _ = shared.install_tag.set(tag);
     }
     shared.metrics.set_leader(true);
-    ready.set(true);
     let watched = Watched {
         namespaces,
         selector: args.selector.clone(),
@@ -405,17 +435,69 @@ pub async fn run_with_clock(
         .filter_map(|kind| kind.controller)
         .map(|start| start(&controllers))
         .collect();
-    for kind in kinds {
-        kind.await.context("a controller task failed")?;
-    }
-    ready.set(false);
+    wait_for(stop_rx).await;
+    let failed = stop_controllers(kinds, DRAIN).await;
     shared_metrics.set_leader(false);
-    // Let the next process with this install name act at once, not after the Lease expires.
-    if let Some(release) = release {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), release).await;
+    // Let the next process with this install name act at once, not after the Lease expires;
+    // only now, so that no pass of this process runs while another process leads.
+    if let Some(lost) = lost {
+        lost.abort();
+        let _ = lost.await;
+    }
+    if let Some(holding) = holding {
+        holding.release(RELEASE_WITHIN).await;
     }
     info!("stopped");
-    Ok(())
+    match failed {
+        0 => Ok(()),
+        n => bail!("{n} controller task(s) failed"),
+    }
+}
+
+/// How long a stopping leader lets its passes under way end before it cuts them (as a
+/// crash would, which the engine's protocol is made to survive): the next process leads
+/// only once this one released the Lease, and should within a few seconds.
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// How long a stopping leader waits for its Lease to be released.
+const RELEASE_WITHIN: Duration = Duration::from_secs(3);
+
+/// Stops the process (through `stop_tx`) once `lost` resolves: another process holds the
+/// Lease now, and this one must not act any more.
+async fn stop_when_lost(
+    lost: impl std::future::Future<Output = ()>,
+    stop_tx: watch::Sender<bool>,
+    metrics: Arc<gpucloud_engine::metrics::Metrics>,
+) {
+    lost.await;
+    metrics.set_leader(false);
+    error!("lost the Lease; stopping");
+    let _ = stop_tx.send(true);
+}
+
+/// Waits, at most `drain`, for the controller tasks to end (their stop switch is on), then
+/// aborts those still running. How many ended with a panic.
+async fn stop_controllers(kinds: Vec<JoinHandle<()>>, drain: Duration) -> usize {
+    let aborts: Vec<_> = kinds.iter().map(JoinHandle::abort_handle).collect();
+    let all = futures::future::join_all(kinds);
+    let ended = match tokio::time::timeout(drain, all).await {
+        Ok(ended) => ended,
+        Err(_) => {
+            warn!(
+                drain_s = drain.as_secs(),
+                "passes still under way when stopping: cut, as a crash would"
+            );
+            for abort in &aborts {
+                abort.abort();
+            }
+            return 0;
+        }
+    };
+    let failed: Vec<_> = ended.into_iter().filter_map(Result::err).collect();
+    for error in &failed {
+        error!(error = %error, "a controller task failed");
+    }
+    failed.len()
 }
 
 /// How `/metrics` is served; a certificate directory without the token check is refused,
@@ -513,6 +595,17 @@ mod tests {
             .to_string();
         // `parse_duration` has no zero: an interval that never ticks is no interval.
         assert!(err.contains("--secret-recheck-interval"), "{err}");
+    }
+
+    #[test]
+    fn the_stall_limit_is_twice_the_longest_platform_call_unless_told() {
+        let default = Top::try_parse_from(["x"]).expect("no flags").run;
+        let limit = liveness::stall_limit(default.liveness_stall_timeout, default.platform_timeout);
+        assert_eq!(limit, Duration::from_secs(17 * 60));
+        let set = Top::try_parse_from(["x", "--liveness-stall-timeout=3s"])
+            .expect("a limit")
+            .run;
+        assert_eq!(set.liveness_stall_timeout, Some(Duration::from_secs(3)));
     }
 
     #[test]

@@ -115,8 +115,8 @@ impl WallClock for EmulatorWallClock {
 }
 
 pub struct Operator {
-    stop: watch::Sender<bool>,
-    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    pub stop: watch::Sender<bool>,
+    pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl Operator {

@@ -91,6 +91,8 @@ pub struct Shared {
     /// This install's tag on the remote objects it makes (see [`crate::marker::InstallTag`]),
     /// set once its Lease is held; unset when it cannot read its Lease.
     pub install_tag: std::sync::OnceLock<crate::marker::InstallTag>,
+    /// Every kind's controller and its passes under way, which the liveness probe reads.
+    pub progress: Arc<crate::progress::Progress>,
     /// The `reportingInstance` of Events.
     instance: Option<String>,
     /// The Events published lately, so that a repeat extends its series; with when they
@@ -119,6 +121,7 @@ impl Shared {
             config,
             metrics,
             install_tag: std::sync::OnceLock::new(),
+            progress: Default::default(),
             released,
             instance,
             events: parking_lot::Mutex::new((Instant::now(), EventLog::default())),

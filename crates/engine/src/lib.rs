@@ -14,6 +14,8 @@
 //!   [`credentials`], [`recent_writes`]), ask [`decide`] (pure) for the step, execute it
 //!   through the adapter, and report it in status ([`conditions`], [`failure`],
 //!   [`events`], [`backoff`], [`metrics`]);
+//! - [`progress`] records each kind's controller and passes under way, for the liveness
+//!   probe;
 //! - [`ownership`] keeps one install per object, [`released`] remembers the remote objects
 //!   let go of on purpose, [`marker`] is how a remote object is known as ours, and
 //!   [`tenancy`] says which object holds a remote object, so that no namespace takes
@@ -45,6 +47,7 @@ pub mod namespace_watch;
 pub mod note;
 pub mod ownership;
 pub mod packed;
+pub mod progress;
 pub mod recent_writes;
 pub mod released;
 pub mod resync;

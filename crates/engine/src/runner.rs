@@ -112,6 +112,9 @@ pub async fn run_kind<A: Adapter>(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     tracing::info!(kind = A::KIND, "starting controller");
+    // Running until this returns; stopped rather than ended once `shutdown` resolved.
+    let life = engine.shared.progress.controller(A::KIND);
+    let shutdown = life.until(shutdown);
     let client = engine.shared.kube.clone();
     let cache = engine.cache().clone();
     let (synced, synced_rx) = tokio::sync::watch::channel(false);
@@ -143,21 +146,21 @@ pub async fn run_kind<A: Adapter>(
         synced_rx.clone(),
         engine.shared.config.secret_recheck_interval,
     );
-    let companion = companion.map(|start| start(cache.clone(), synced_rx));
-    let releaser = {
+    let _companion = companion.map(|start| AbortOnDrop(start(cache.clone(), synced_rx)));
+    let _releaser = {
         let engine = engine.clone();
         let every = engine
             .shared
             .config
             .progress_interval
             .max(MIN_RELEASE_EVERY);
-        tokio::spawn(async move {
+        AbortOnDrop(tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
             loop {
                 tick.tick().await;
                 engine.release_unread_listings();
             }
-        })
+        }))
     };
 
     let wakes = wakes.map(|r| key_of(r.namespace.as_deref().unwrap_or_default(), &r.name));
@@ -165,7 +168,9 @@ pub async fn run_kind<A: Adapter>(
     let passes = Passes {
         reconcile: |obj| {
             let (engine, recheck) = (engine.clone(), recheck.clone());
+            let under_way = engine.shared.progress.pass(A::KIND);
             async move {
+                let _under_way = under_way;
                 recheck.before_pass(&engine, &obj).await;
                 engine.reconcile(Arc::new(obj)).await
             }
@@ -181,11 +186,18 @@ pub async fn run_kind<A: Adapter>(
         shutdown,
     )
     .await;
-    releaser.abort();
-    if let Some(companion) = companion {
-        companion.abort();
-    }
     tracing::info!(kind = A::KIND, "controller stopped");
+}
+
+/// A task beside the controller, aborted when the controller's future goes: when it
+/// returns, and also when its own task is aborted (a stopping process cuts the passes
+/// that do not end in time).
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 #[cfg(test)]

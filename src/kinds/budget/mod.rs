@@ -33,6 +33,7 @@ use gpucloud_crd::{Cluster, Endpoint, Pod};
 
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
 use gpucloud_engine::namespace_streams::{Listings, held_in, watch_namespaces};
+use gpucloud_engine::progress::Progress;
 use gpucloud_engine::runner::Watched;
 use gpucloud_engine::vanished::Vanished;
 use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
@@ -283,9 +284,12 @@ struct Context {
     client: Client,
     ledger: Arc<BudgetLedger>,
     billing: BillingState,
+    /// Where a pass says it is under way, for the liveness probe.
+    progress: Arc<Progress>,
 }
 
 async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, BudgetError> {
+    let _under_way = ctx.progress.pass("Budget");
     let ns = budget.namespace().unwrap_or_default();
     let name = budget.name_any();
     let rule = rule_of(&budget);
@@ -342,6 +346,10 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + 'static,
 ) {
     info!(kind = "Budget", "starting controller");
+    // Running until this returns; stopped rather than ended once `shutdown` resolved.
+    let progress = shared.progress.clone();
+    let life = progress.controller("Budget");
+    let shutdown = life.until(shutdown);
     let client = shared.kube.clone();
     let metrics = shared.metrics.clone();
     let billing: BillingState = Arc::new(parking_lot::RwLock::new(Billing::Unread));
@@ -453,6 +461,7 @@ pub async fn run(
                 client,
                 ledger,
                 billing,
+                progress,
             }),
         )
         .for_each(|result| async move {
