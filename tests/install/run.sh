@@ -122,11 +122,12 @@ if ! grep -q -- '--metrics-auth=none' "$open" || grep -q 'system:auth-delegator'
     log "FAIL helm metrics.auth.enabled=false: not plain HTTP throughout"; failed=1
 fi
 # What the overlay promises: no cluster-wide rights on objects (its only cluster-scoped RBAC
-# is the user roles, bound to nobody, and the token check of /metrics: system:auth-delegator
-# for the operator, and the role a scraper is bound to), the watched namespace passed on.
+# is the user roles, bound to nobody, the token check of /metrics: system:auth-delegator
+# for the operator, and the role a scraper is bound to, and `get` on the gpucloud.io CRDs
+# by name), the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml
 cluster_rbac=$(tests/install/docs.py keep ClusterRole ClusterRoleBinding <"$single" | tests/install/docs.py list | sort | tr '\n' ' ')
-want="ClusterRole gpucloud-edit ClusterRole gpucloud-metrics-reader ClusterRole gpucloud-view ClusterRoleBinding gpucloud-operator-auth-delegator "
+want="ClusterRole gpucloud-edit ClusterRole gpucloud-metrics-reader ClusterRole gpucloud-operator-crds ClusterRole gpucloud-view ClusterRoleBinding gpucloud-operator-auth-delegator ClusterRoleBinding gpucloud-operator-crds "
 if [ "$cluster_rbac" != "$want" ] \
     || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
     log "FAIL single-namespace overlay: cluster-wide RBAC beyond the user roles and the metrics' token check ($cluster_rbac) or no --namespaces"; failed=1
