@@ -16,6 +16,8 @@ use serde::Deserialize;
 
 const BASE_RBAC: &str = "deploy/base/rbac.yaml";
 const SINGLE_NAMESPACE_ROLE: &str = "deploy/overlays/single-namespace/role.yaml";
+const SINGLE_NAMESPACE_CRD_READER: &str = "deploy/overlays/single-namespace/crd-reader.yaml";
+const SINGLE_NAMESPACE: &str = "deploy/overlays/single-namespace/kustomization.yaml";
 const HELM_HELPERS: &str = "deploy/helm/gpucloud-operator/templates/_helpers.tpl";
 const HELM_RBAC: &str = "deploy/helm/gpucloud-operator/templates/rbac.yaml";
 const USER_ROLES: &str = "deploy/base/user-roles.yaml";
@@ -183,6 +185,69 @@ fn every_role_grants_each_kind_what_the_operator_does_with_it() {
         &cluster,
         Scope::Cluster,
     ));
+    assert_none(found);
+}
+
+/// What `rules` lack of `get` on each kind's CRD by name.
+fn crd_problems(source: &str, rules: &[PolicyRule]) -> Vec<String> {
+    let needs = each_kinds_needs(|kind| vec![rbac::crd_need(kind)]);
+    needs
+        .iter()
+        .filter(|(_, need)| !rbac::missing_verbs(rules, need).is_empty())
+        .map(|(who, need)| format!("{source}: {who} needs {need}"))
+        .collect()
+}
+
+/// The operator reads the kind's CRD by name before it deletes a remote object (a CRD
+/// being deleted turns the delete into a release) and holds the delete when the read is
+/// refused: every install, cluster-wide or in a few namespaces, grants `get` on each
+/// kind's CRD, and only by name.
+#[test]
+fn every_install_may_read_each_kinds_crd_by_name() {
+    let mut found = crd_problems(
+        &format!("{BASE_RBAC} (ClusterRole gpucloud-operator)"),
+        &rules_of(BASE_RBAC, "ClusterRole", "gpucloud-operator"),
+    );
+    // The single-namespace overlay has no ClusterRole gpucloud-operator, only its reader
+    // of the CRDs, which grants nothing else.
+    let reader = format!("{SINGLE_NAMESPACE_CRD_READER} (ClusterRole gpucloud-operator-crds)");
+    let reader_rules = rules_of(
+        SINGLE_NAMESPACE_CRD_READER,
+        "ClusterRole",
+        "gpucloud-operator-crds",
+    );
+    found.extend(crd_problems(&reader, &reader_rules));
+    let needs = each_kinds_needs(|kind| vec![rbac::crd_need(kind)]);
+    found.extend(judge(&reader, &reader_rules, &needs, UNUSED));
+    let binding = document_of(
+        SINGLE_NAMESPACE_CRD_READER,
+        "ClusterRoleBinding",
+        "gpucloud-operator-crds",
+    );
+    assert_eq!(binding.metadata.name, "gpucloud-operator-crds");
+    let overlay = read(SINGLE_NAMESPACE);
+    if !overlay.lines().any(|l| l.trim() == "- crd-reader.yaml") {
+        found.push(format!(
+            "{SINGLE_NAMESPACE}: crd-reader.yaml is not among its resources"
+        ));
+    }
+    // The chart: the define, judged whole, included in both modes (the ClusterRole, or the
+    // ClusterRole NAME-crds of an install with `namespaces`).
+    let define = format!("{HELM_HELPERS} (define \"gpucloud-operator.crdRules\")");
+    let helm_rules = helm_define("gpucloud-operator.crdRules");
+    found.extend(crd_problems(&define, &helm_rules));
+    found.extend(judge(&define, &helm_rules, &needs, UNUSED));
+    let template = read(HELM_RBAC);
+    let (cluster_wide, namespaces) = template
+        .split_once("{{- else }}")
+        .unwrap_or_else(|| panic!("{HELM_RBAC} has no branch for `namespaces`"));
+    for (mode, text) in [("cluster-wide", cluster_wide), ("namespaces", namespaces)] {
+        if !text.contains("include \"gpucloud-operator.crdRules\"") {
+            found.push(format!(
+                "{HELM_RBAC}: the {mode} install does not include gpucloud-operator.crdRules"
+            ));
+        }
+    }
     assert_none(found);
 }
 

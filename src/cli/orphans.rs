@@ -175,14 +175,21 @@ pub fn table(orphans: &[Orphan]) -> String {
     )
 }
 
-/// What the cluster holds of kind `K`, in every namespace.
+/// What the cluster holds of kind `K`, in every namespace. A kind whose CRD is not
+/// installed (a 404: deleted, and every object of the kind with it) holds nothing, so that
+/// after an uninstall that took the CRDs along the remote objects are judged by the
+/// released record and their tags alone.
 async fn cluster_objects<K: ManagedKind>(kube: &kube::Client) -> anyhow::Result<ClusterObjects> {
     let api: Api<K> = Api::all(kube.clone());
-    let list = api
-        .list(&ListParams::default())
-        .await
-        .with_context(|| format!("could not list gpucloud.io {}s", K::kind(&())))?;
-    Ok(ClusterObjects::of(list.items.iter()))
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(ClusterObjects::of(list.items.iter())),
+        Err(kube::Error::Api(status)) if status.code == 404 => {
+            Ok(ClusterObjects::of(std::iter::empty::<&K>()))
+        }
+        Err(err) => {
+            Err(err).with_context(|| format!("could not list gpucloud.io {}s", K::kind(&())))
+        }
+    }
 }
 
 /// The platform's objects of `kind`, as candidates.

@@ -15,10 +15,10 @@ use super::RegisteredKind;
 /// Where a set of rules applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
-    /// A ClusterRole: the operator may also check at start-up that its CRDs exist.
+    /// A ClusterRole: it also grants reading the kinds' CRDs by name ([`crd_need`]).
     Cluster,
-    /// A Role in one watched namespace: CRDs are cluster-scoped, so no CRD check (the
-    /// operator tolerates the 403).
+    /// A Role in one watched namespace: CRDs are cluster-scoped, so an install of Roles
+    /// only grants [`crd_need`] in a ClusterRole of its own.
     Namespace,
 }
 
@@ -61,7 +61,9 @@ const MANAGED: &[&str] = &["get", "list", "watch", "patch"];
 const STATUS: &[&str] = &["patch"];
 /// A kind no engine manages is only read.
 const READ_ONLY: &[&str] = &["get", "list", "watch"];
-/// `run` reads each CRD once at start-up.
+/// `run` reads each CRD once at start-up, and the engine reads the kind's CRD by name
+/// before it deletes a remote object (a CRD being deleted turns the delete into a release).
+/// Every install needs it: without it no delete of a remote object goes ahead.
 const CRD_CHECK: &[&str] = &["get"];
 
 /// List and watch the namespaces `run --namespace-selector` follows (cluster-scoped, so a
@@ -203,14 +205,23 @@ fn needs_of(group: &str, plural: &str, managed: bool, scope: Scope) -> Vec<Need>
         vec![need(plural.into(), None, READ_ONLY)]
     };
     if scope == Scope::Cluster {
-        out.push(Need {
-            group: "apiextensions.k8s.io".into(),
-            resource: "customresourcedefinitions".into(),
-            name: Some(format!("{plural}.{group}")),
-            verbs: CRD_CHECK,
-        });
+        out.push(crd_need_of(group, plural));
     }
     out
+}
+
+/// Reading `kind`'s CRD by name: in every install, whatever namespaces it watches.
+pub fn crd_need(kind: &RegisteredKind) -> Need {
+    crd_need_of(&kind.group(), &kind.plural())
+}
+
+fn crd_need_of(group: &str, plural: &str) -> Need {
+    Need {
+        group: "apiextensions.k8s.io".into(),
+        resource: "customresourcedefinitions".into(),
+        name: Some(format!("{plural}.{group}")),
+        verbs: CRD_CHECK,
+    }
 }
 
 fn lists(values: &Option<Vec<String>>, wanted: &str) -> bool {

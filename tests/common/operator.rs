@@ -148,6 +148,17 @@ impl Env {
     }
 
     pub async fn start_with(prefix: &str, config: EmulatorConfig) -> Self {
+        let client = kube_client().await;
+        Self::start_on(operator_client(&client).await, client, prefix, config).await
+    }
+
+    /// [`Env::start_with`] on `client`'s control plane, the operator signed in as `operator_client`.
+    pub async fn start_on(
+        operator_client: Client,
+        client: Client,
+        prefix: &str,
+        config: EmulatorConfig,
+    ) -> Self {
         // Operator logs go through the test harness's capture: shown for failed tests only.
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
@@ -159,10 +170,8 @@ impl Env {
             )
             .with_test_writer()
             .try_init();
-        let client = kube_client().await;
         install_crds(&client).await;
         let ns = TestNamespace::create(&client, prefix).await;
-        let operator_client = operator_client(&client).await;
         if operator_kubeconfig().is_some() {
             grant_operator_namespace_role(&client, ns.name()).await;
         }

@@ -1,6 +1,7 @@
 //! The orphan sweep as a user runs it: the `gpucloud-operator orphans` binary against the
 //! test's cluster and emulator.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -13,8 +14,18 @@ use super::operator::{API_KEY, Env};
 /// Runs `gpucloud-operator orphans EXTRA` against the test's cluster and emulator; its
 /// standard output, and whether it succeeded. Fails the test if the key shows anywhere.
 pub fn orphans(env: &Env, extra: &[&str]) -> (String, bool) {
+    orphans_on(env, None, extra)
+}
+
+/// [`orphans`] against the cluster of `kubeconfig` (a suite's own control plane) instead of
+/// the one of `KUBECONFIG`.
+pub fn orphans_on(env: &Env, kubeconfig: Option<&Path>, extra: &[&str]) -> (String, bool) {
     let base = env.emulator.base_url();
-    let out = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"));
+    if let Some(path) = kubeconfig {
+        command.env("KUBECONFIG", path);
+    }
+    let out = command
         .arg("orphans")
         .arg(format!("--api-url={base}/v2"))
         .arg(format!("--rest-url={base}/v1"))

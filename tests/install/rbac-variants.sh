@@ -9,6 +9,7 @@
 #   (Helm) after it, so that no variant lends another its rights;
 # - runs the operator binary as that ServiceAccount (a TokenRequest token) with the flags
 #   of the variant's Deployment, leader election in its namespace, against one emulator;
+# - checks that the ServiceAccount may get every gpucloud.io CRD by name;
 # - creates a NetworkVolume (deletionPolicy Orphan), an Endpoint with its connection
 #   ConfigMap (Delete) and a Cluster with its ConfigMap, waits until all are Ready, deletes
 #   them, and fails on any that stays (naming it and its finalizers), on a "forbidden" or a
@@ -63,7 +64,7 @@ render() { # variant, operator namespace, watched namespace, prefix
     # Kustomize names everything gpucloud-operator, gpucloud-view, gpucloud-edit: prefix
     # the objects' names (and the references to them, at the same indentation) and move
     # the namespaces; the Lease and Secret names the Roles grant stay as the flags use them.
-    local rename="s/\bgpucloud-system\b/$operator_ns/g; s/\bgpu-workloads\b/$watched/g; s/^(  name: )(gpucloud-(operator|view|edit))$/\1$prefix-\2/"
+    local rename="s/\bgpucloud-system\b/$operator_ns/g; s/\bgpu-workloads\b/$watched/g; s/^(  name: )(gpucloud-(operator|operator-crds|view|edit))$/\1$prefix-\2/"
     case $variant in
         kustomize-base) kubectl kustomize deploy | sed -E "$rename" ;;
         kustomize-single-namespace) kubectl kustomize deploy/overlays/single-namespace | sed -E "$rename" ;;
@@ -174,6 +175,12 @@ for variant in kustomize-base kustomize-single-namespace helm-cluster-wide helm-
     kubectl -n "$operator_ns" create secret generic gpucloud-api-key --from-literal=apiKey=k >/dev/null
     sa=$(tests/install/docs.py keep ServiceAccount <"$work/$variant/rbac.yaml" | tests/install/docs.py list | cut -d' ' -f2)
     tests/install/token-kubeconfig.sh "$operator_ns" "$sa" "$work/$variant/kubeconfig"
+    # Every kind's CRD, by name: the operator reads it before deleting a remote object and
+    # deletes nothing while it may not (see docs/operations.md, "Uninstall").
+    for kind in "${kinds[@]}"; do
+        [ "$(can "system:serviceaccount:$operator_ns:$sa" default get "customresourcedefinitions.apiextensions.k8s.io/$kind")" = yes ] \
+            || fail "the ServiceAccount may not get the CustomResourceDefinition $kind"
+    done
 
     # Run: the Deployment's flags, with the emulator's URLs, quick intervals (the orphan
     # census reads the released record every 2 s) and its namespace's Lease as in the Pod.

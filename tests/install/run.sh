@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Validates the install manifests against the control plane in KUBECONFIG with
-# `kubectl apply --dry-run=server`: the kustomize base (deploy/), the single-namespace
-# overlay, the ServiceMonitor and PrometheusRule variants, and the Helm chart rendered with
-# its defaults, with a namespace list + ServiceMonitor + PrometheusRule + a metrics
-# certificate, with a namespace selector, and with an open /metrics; then what each variant
-# promises of its RBAC and options. Fails on any error.
+# `kubectl apply --dry-run=server`: the CRDs (deploy/crds), the kustomize base (deploy/),
+# the single-namespace overlay, the ServiceMonitor and PrometheusRule variants, and the
+# Helm chart rendered with its defaults, with a namespace list + ServiceMonitor +
+# PrometheusRule + a metrics certificate, with a namespace selector, and with an open
+# /metrics; then what each variant promises of its RBAC and options. Fails on any error.
 #
 # helm comes from tests/install/helm.sh (built once, cached).
 set -euo pipefail
@@ -62,6 +62,7 @@ render() { # name, then a command writing YAML
     if "$@" >"$work/$name.yaml" 2>"$work/$name.err"; then check "$name" "$work/$name.yaml"
     else log "FAIL $name (render)"; sed 's/^/    /' "$work/$name.err" >&2; failed=1; fi
 }
+render kustomize-crds kubectl kustomize deploy/crds
 render kustomize-base kubectl kustomize deploy
 render kustomize-single-namespace kubectl kustomize deploy/overlays/single-namespace
 render kustomize-servicemonitor kubectl kustomize deploy/overlays/with-servicemonitor
@@ -78,6 +79,17 @@ render helm-metrics-open "$helm" template open deploy/helm/gpucloud-operator --n
     --set metrics.auth.enabled=false --set metrics.serviceMonitor.enabled=true
 render helm-namespace-selector "$helm" template sel deploy/helm/gpucloud-operator --namespace gpucloud-system \
     --include-crds --set namespaceSelector=gpucloud.io/managed=yes
+
+# The CRDs are their own base: deploy/crds holds them all, and no install of the operator
+# does, so that `kubectl delete -k` of one keeps the CRDs and every custom resource.
+crds=$(tests/install/docs.py keep CustomResourceDefinition <"$work/kustomize-crds.yaml" | tests/install/docs.py list | wc -l)
+[ "$crds" = "$(grep -c '^kind: CustomResourceDefinition' crds/gpucloud.io.yaml)" ] \
+    || { log "FAIL deploy/crds: $crds CRDs, not those of crds/gpucloud.io.yaml"; failed=1; }
+for install in kustomize-base kustomize-single-namespace kustomize-servicemonitor kustomize-prometheusrule; do
+    if grep -q '^kind: CustomResourceDefinition' "$work/$install.yaml"; then
+        log "FAIL $install holds CRDs: deleting it would delete every custom resource"; failed=1
+    fi
+done
 
 # A namespace selector: the flag passed on, namespaces listable in the ClusterRole; refused
 # together with a namespace list.
@@ -112,11 +124,12 @@ if ! grep -q -- '--metrics-auth=none' "$open" || grep -q 'system:auth-delegator'
     log "FAIL helm metrics.auth.enabled=false: not plain HTTP throughout"; failed=1
 fi
 # What the overlay promises: no cluster-wide rights on objects (its only cluster-scoped RBAC
-# is the user roles, bound to nobody, and the token check of /metrics: system:auth-delegator
-# for the operator, and the role a scraper is bound to), the watched namespace passed on.
+# is the user roles, bound to nobody, the token check of /metrics: system:auth-delegator
+# for the operator, and the role a scraper is bound to, and `get` on the gpucloud.io CRDs
+# by name), the watched namespace passed on.
 single=$work/kustomize-single-namespace.yaml
 cluster_rbac=$(tests/install/docs.py keep ClusterRole ClusterRoleBinding <"$single" | tests/install/docs.py list | sort | tr '\n' ' ')
-want="ClusterRole gpucloud-edit ClusterRole gpucloud-metrics-reader ClusterRole gpucloud-view ClusterRoleBinding gpucloud-operator-auth-delegator "
+want="ClusterRole gpucloud-edit ClusterRole gpucloud-metrics-reader ClusterRole gpucloud-operator-crds ClusterRole gpucloud-view ClusterRoleBinding gpucloud-operator-auth-delegator ClusterRoleBinding gpucloud-operator-crds "
 if [ "$cluster_rbac" != "$want" ] \
     || ! grep -q -- '--namespaces=gpu-workloads' "$single"; then
     log "FAIL single-namespace overlay: cluster-wide RBAC beyond the user roles and the metrics' token check ($cluster_rbac) or no --namespaces"; failed=1

@@ -14,6 +14,8 @@ cd "$here/../.."
 : "${KUBECONFIG:?set KUBECONFIG}"
 log() { printf '[sa-kubeconfig] %s\n' "$*" >&2; }
 
+# The CRDs first, as the install goes (deploy/ no longer holds them).
+kubectl apply --server-side --force-conflicts -k deploy/crds >/dev/null
 kubectl kustomize deploy \
     | tests/install/docs.py drop Deployment ClusterRole/gpucloud-view ClusterRole/gpucloud-edit \
     | kubectl apply --server-side --force-conflicts -f - >/dev/null

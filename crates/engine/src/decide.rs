@@ -317,6 +317,62 @@ pub fn decide_cleanup(f: &CleanupFacts<'_>) -> Cleanup {
     Cleanup::Delete(ids)
 }
 
+/// The Event reason of a remote object kept because its kind's CRD is going.
+pub const RELEASED_CRD_DELETING: &str = "ReleasedCrdDeleting";
+
+/// The kind's CustomResourceDefinition as a fresh read finds it, just before a delete.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CrdState {
+    /// Installed and not being deleted.
+    Installed,
+    /// Its deletionTimestamp is set: the apiserver is deleting every object of the kind.
+    Deleting,
+    /// Not found: deleted, and the objects of the kind still being removed (this one is).
+    Gone,
+    /// The read failed for another reason than a 404 (this error).
+    Unreadable(String),
+}
+
+/// What a delete the policy asks for does, given its kind's CRD.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeleteGuard {
+    /// Delete the remote objects, as the deletionPolicy says.
+    Delete,
+    /// Keep them and record them released, as deletionPolicy Orphan does; `why` says so.
+    Release { why: String },
+    /// Neither now: whether the CRD is going is unknown. Retry.
+    Hold(Failure),
+}
+
+/// Pure: whether a delete may go ahead. Deleting a CRD deletes every object of its kind
+/// (an uninstall that took the CRDs along, `kubectl delete -k` of a base that lists them),
+/// and nobody asked for their paid remote objects to go then: they are kept and recorded
+/// as released, for `orphans` to clean up on purpose. A CRD that cannot be read may be
+/// going: nothing is deleted until it can be.
+pub fn guard_delete(crd_name: &str, crd: &CrdState) -> DeleteGuard {
+    match crd {
+        CrdState::Installed => DeleteGuard::Delete,
+        CrdState::Deleting => DeleteGuard::Release {
+            why: format!("the CustomResourceDefinition {crd_name} is being deleted"),
+        },
+        CrdState::Gone => DeleteGuard::Release {
+            why: format!("the CustomResourceDefinition {crd_name} is gone"),
+        },
+        CrdState::Unreadable(err) => DeleteGuard::Hold(Failure::retryable(
+            "CrdUnreadable",
+            format!(
+                "could not read the CustomResourceDefinition {crd_name} ({err}): nothing is \
+                 deleted on the platform while the kind may be being uninstalled"
+            ),
+        )),
+    }
+}
+
+/// Pure: the note of a remote object kept by [`DeleteGuard::Release`].
+pub fn kept_for_crd(why: &str, noun: &str, id: &str) -> String {
+    format!("{why}: the remote {noun} {id} is kept and recorded as released, not deleted")
+}
+
 #[cfg(test)]
 #[path = "decide_tests.rs"]
 mod tests;

@@ -479,3 +479,46 @@ fn deleting_after_an_interrupted_create_deletes_what_a_newer_listing_shows() {
         Cleanup::Delete(vec!["vol-1".into(), "vol-2".into()])
     );
 }
+
+const CRD: &str = "networkvolumes.gpucloud.io";
+
+#[test]
+fn a_delete_goes_ahead_while_the_kinds_crd_is_installed() {
+    assert_eq!(guard_delete(CRD, &CrdState::Installed), DeleteGuard::Delete);
+}
+
+#[test]
+fn a_delete_while_the_kinds_crd_is_being_deleted_releases_instead() {
+    let DeleteGuard::Release { why } = guard_delete(CRD, &CrdState::Deleting) else {
+        panic!("a CRD being deleted must not let a delete through");
+    };
+    assert_eq!(
+        kept_for_crd(&why, NOUN, "vol-1"),
+        "the CustomResourceDefinition networkvolumes.gpucloud.io is being deleted: the remote \
+         volume vol-1 is kept and recorded as released, not deleted"
+    );
+}
+
+#[test]
+fn a_delete_after_the_kinds_crd_is_gone_releases_instead() {
+    // Its objects are still being removed when the CRD can no longer be read by name.
+    let DeleteGuard::Release { why } = guard_delete(CRD, &CrdState::Gone) else {
+        panic!("a CRD that is gone must not let a delete through");
+    };
+    assert!(why.contains(CRD), "{why}");
+}
+
+#[test]
+fn a_delete_whose_crd_cannot_be_read_waits_and_says_why() {
+    let unreadable = CrdState::Unreadable("403 forbidden".into());
+    let DeleteGuard::Hold(failure) = guard_delete(CRD, &unreadable) else {
+        panic!("an unknown CRD must not let a delete through");
+    };
+    assert_eq!(failure.reason, "CrdUnreadable");
+    assert!(!failure.is_permanent(), "retried: {failure:?}");
+    assert!(
+        failure.message.contains(CRD) && failure.message.contains("403 forbidden"),
+        "{}",
+        failure.message
+    );
+}

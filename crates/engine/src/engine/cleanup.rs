@@ -3,7 +3,9 @@
 //! create that may still land is waited for, and what an interrupted one made is found in
 //! a listing newer than it, so that nothing is left behind; a release is recorded
 //! ([`crate::released`]) before anything else. Only what the object holds is deleted or
-//! released ([`crate::tenancy`]). The finalizer goes last, conflict-checked. A delete that
+//! released ([`crate::tenancy`]). Right before a delete the kind's CRD is read
+//! ([`super::crd_guard`]): while it is being deleted, the delete becomes a release
+//! ([`guard_delete`]). The finalizer goes last, conflict-checked. A delete that
 //! cannot finish keeps the finalizer, says why in an Event and in the conditions, and
 //! retries.
 
@@ -20,8 +22,18 @@ use gpucloud_crd::ManagedKind;
 use super::{Engine, EngineError};
 use crate::adapter::{Adapter, Seen};
 use crate::credentials::Credentials;
-use crate::decide::{Cleanup, CleanupFacts, IdChosenBy, decide_cleanup, keeps_remote};
+use crate::decide::{
+    Cleanup, CleanupFacts, DeleteGuard, IdChosenBy, RELEASED_CRD_DELETING, decide_cleanup,
+    guard_delete, keeps_remote, kept_for_crd,
+};
 use crate::failure::Failure;
+
+/// Remote objects kept on the platform because the kind's CRD (`crd`) is going, and why.
+struct KeptForCrd {
+    ids: Vec<String>,
+    crd: String,
+    why: String,
+}
 
 /// Pure: how a delete that could not finish is told: its own reason (`DeleteUnauthorized`),
 /// so that it is not taken for a failure of the object's last apply.
@@ -121,21 +133,17 @@ impl<A: Adapter> Engine<A> {
                 Cleanup::Delete(ids) => break (ids, None),
             }
         };
+        let mut kept = None;
         if !ids.is_empty() {
-            let deleted = async {
-                let creds = self.credentials_once(&obj, &mut creds).await?;
-                // Never another object's remote object (see `crate::tenancy`).
-                let ids = self
-                    .deletable(&obj, &creds, ids, by_person.as_deref())
-                    .await?;
-                self.delete_remote(&obj, &creds, ids).await
-            }
-            .await;
-            if let Err(f) = deleted {
-                return self.cleanup_failed(api, &obj, f).await;
+            match self
+                .delete_or_keep(&obj, &mut creds, ids, by_person.as_deref())
+                .await
+            {
+                Ok(k) => kept = k,
+                Err(f) => return self.cleanup_failed(api, &obj, f).await,
             }
         }
-        // The Event of a release and the finalizer at once: one round trip less per object
+        // The Events of a release and the finalizer at once: one round trip less per object
         // when many are deleted together, and neither needs the other.
         let told = async {
             if let Some(id) = released {
@@ -143,6 +151,9 @@ impl<A: Adapter> Engine<A> {
                 self.shared
                     .event(obj.as_ref(), false, "Orphaned", "Delete", message)
                     .await;
+            }
+            if let Some(kept) = kept {
+                self.tell_kept(&obj, kept).await;
             }
         };
         let (finalizer, ()) = tokio::join!(self.release_finalizer(api, &obj), told);
@@ -152,6 +163,50 @@ impl<A: Adapter> Engine<A> {
         }
         self.forget(&key);
         Ok(Action::await_change())
+    }
+
+    /// Deletes the remote objects `ids` that the object holds, unless the kind's CRD is
+    /// going: then they are recorded as released instead, and returned with why.
+    async fn delete_or_keep(
+        &self,
+        obj: &A::Kind,
+        creds: &mut Option<Credentials>,
+        ids: Vec<String>,
+        by_person: Option<&str>,
+    ) -> Result<Option<KeptForCrd>, Failure> {
+        let creds = self.credentials_once(obj, creds).await?;
+        // Never another object's remote object (see `crate::tenancy`).
+        let ids = self.deletable(obj, &creds, ids, by_person).await?;
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        // Read now, not when the pass began: the CRD's delete may have started since.
+        let crd = super::crd_guard::crd_name::<A::Kind>();
+        match guard_delete(&crd, &self.crd_state().await) {
+            DeleteGuard::Delete => self.delete_remote(obj, &creds, ids).await.map(|()| None),
+            DeleteGuard::Release { why } => {
+                for id in &ids {
+                    self.record_release(obj, id).await?;
+                }
+                Ok(Some(KeptForCrd { ids, crd, why }))
+            }
+            DeleteGuard::Hold(failure) => {
+                warn!(kind = A::KIND, object = %obj.key(), crd = %crd, reason = %failure.reason, "not deleting: the kind's CRD could not be read");
+                Err(failure)
+            }
+        }
+    }
+
+    /// Says, in the log and in an Event on the object, that its remote objects were kept
+    /// because the kind's CRD is going.
+    async fn tell_kept(&self, obj: &A::Kind, kept: KeptForCrd) {
+        for id in &kept.ids {
+            warn!(kind = A::KIND, object = %obj.key(), id = %id, crd = %kept.crd, reason = RELEASED_CRD_DELETING, "the kind's CRD is going: kept the remote object and recorded it as released, not deleted");
+            let message = kept_for_crd(&kept.why, A::NOUN, id);
+            self.shared
+                .event(obj, true, RELEASED_CRD_DELETING, "Delete", message)
+                .await;
+        }
     }
 
     /// The ids of the remote objects `listing` shows that carry the object's name or tag.

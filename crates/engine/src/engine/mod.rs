@@ -12,7 +12,9 @@
 //! - [`status`]: the outcome reported: status computed as data and written only when it
 //!   changed, the Event of a new situation, the requeue.
 //!
-//! An object being deleted takes [`cleanup`] instead of observe to status. The apiserver
+//! An object being deleted takes [`cleanup`] instead of observe to status; before it deletes
+//! a remote object, [`crd_guard`] reads the kind's CRD (one being deleted takes every
+//! object with it, and their remote objects are released, not deleted). The apiserver
 //! writes are in [`writes`]; what the engine remembers between passes is in [`memory`].
 //!
 //! Writes per object, apply to Ready: the marker with the finalizer (one conflict-checked
@@ -20,6 +22,7 @@
 
 mod claim;
 mod cleanup;
+mod crd_guard;
 mod create;
 mod execute;
 mod holders;

@@ -49,7 +49,9 @@ release named gpucloud-operator, else one per release. */}}
   verbs: ["create", "patch"]
 {{- end -}}
 
-{{/* The ClusterRole only: each CRD is read once at start-up to check that it is installed. */}}
+{{/* In every mode (the ClusterRole, or with `namespaces` a ClusterRole of its own): each CRD
+is read at start-up to check that it is installed, and the kind's CRD before each delete of a
+remote object (one being deleted turns the delete into a release). */}}
 {{- define "gpucloud-operator.crdRules" -}}
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
