@@ -171,7 +171,7 @@ class Handover:
             if not holder or holder == previous:
                 continue
             if previous is not None:
-                old_pod = pod_of(previous)
+                old_pod = previous if previous in terminating else pod_of(previous)
                 acquired = parse_time(parts[1]) if len(parts) > 1 else None
                 if old_pod in terminating and acquired is not None:
                     out.append((old_pod, holder, acquired - terminating[old_pod]))
@@ -182,7 +182,7 @@ class Handover:
 
 
 def pod_of(identity):
-    """The pod of a Lease holder identity (`POD-NAME-xxxxxxxx`)."""
+    """The pod of a Lease holder identity that is not the pod's name (`POD-NAME-xxxxxxxx`)."""
     return identity.rsplit("-", 1)[0]
 
 

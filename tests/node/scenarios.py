@@ -11,6 +11,7 @@ the platform's host name resolves and its certificate verifies."""
 
 import argparse
 import os
+import re
 import tempfile
 import threading
 import time
@@ -182,7 +183,8 @@ def rollout(platform, name, action, replicas, new_object_ns):
     converging (the new one becomes Ready) and nothing is created twice."""
     creates = platform.emulator.creates()
     handover = Handover()
-    obj = f"during-{name.replace(' ', '-').replace(',', '')}"[:40]
+    obj = "during-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    obj = obj[:50].rstrip("-")
     manifest = f"""apiVersion: gpucloud.io/v1alpha1
 kind: Pod
 metadata:
@@ -194,14 +196,23 @@ spec:
     flavors: [cpu3c]
     vcpuCount: 2
 """
-    applier = threading.Timer(2.0, lambda: kubectl("apply", "--server-side", "-n", new_object_ns, "-f", "-",
-                                                   input=manifest))
+    applied = []
+
+    def apply_new_object():
+        try:
+            kubectl("apply", "--server-side", "-n", new_object_ns, "-f", "-", input=manifest)
+            applied.append(True)
+        except Failed as err:
+            applied.append(err)
+    applier = threading.Timer(2.0, apply_new_object)
     applier.start()
     start = time.monotonic()
     action()
     wait_operator_ready(replicas)
     took = time.monotonic() - start
     applier.join()
+    if applied != [True]:
+        raise Failed(f"{name}: could not apply {obj}: {applied}")
     wait_for(f"{obj} to be Ready", 120, lambda: ready(kubectl_json("get", "pods.gpucloud.io", obj, "-n", new_object_ns)))
     wait_all_ready(new_object_ns, timeout=120)
     time.sleep(2)
