@@ -15,7 +15,6 @@ use std::time::Duration;
 use gpucloud_crd::NetworkVolume;
 use gpucloud_emulator::{self as emulator, ApiKey as EmulatorKey, EmulatorConfig};
 use gpucloud_platform::{ApiKey, BaseUrls, PlatformClient, PlatformConfig};
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::api::events::v1::Event as K8sEvent;
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -48,17 +47,6 @@ fn default_flags(env: &Env, base: &str, secret: &str) -> Vec<String> {
     .into_iter()
     .filter(|f| !f.starts_with("--identity"))
     .collect()
-}
-
-/// Who holds the install's Lease (`<namespace>/gpucloud-operator`).
-async fn holder(env: &Env) -> Option<String> {
-    let leases: Api<Lease> = env.api();
-    leases
-        .get_opt("gpucloud-operator")
-        .await
-        .unwrap()?
-        .spec?
-        .holder_identity
 }
 
 /// Every object's status id, by name.
@@ -137,10 +125,13 @@ async fn two_processes_with_one_install_name_and_two_accounts_neither_fight_nor_
 
     let a = OperatorProcess::spawn(&flags_a);
     assert!(
-        common::wait_until(TIMEOUT, || async { holder(&env).await.is_some() }).await,
+        common::wait_until(TIMEOUT, || async {
+            common::lease::holder(&env).await.is_some()
+        })
+        .await,
         "the first process never held its install's Lease"
     );
-    let holder_a = holder(&env).await.unwrap();
+    let holder_a = common::lease::holder(&env).await.unwrap();
     let b = OperatorProcess::spawn(&flags_b);
     for i in 0..OBJECTS {
         let nv = volume(
@@ -177,7 +168,9 @@ async fn two_processes_with_one_install_name_and_two_accounts_neither_fight_nor_
     // under it with another account, says so, and leaves them alone.
     a.terminate().await;
     let took = common::wait_until(TIMEOUT, || async {
-        holder(&env).await.is_some_and(|h| h != holder_a)
+        common::lease::holder(&env)
+            .await
+            .is_some_and(|h| h != holder_a)
     })
     .await;
     assert!(took, "the second process never held the Lease");

@@ -13,8 +13,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::coordination::v1::Lease;
-use kube::Api;
 use serde_json::json;
 
 use common::operator::{Env, Operator, OperatorProcess, free_port, is_ready, volume};
@@ -23,16 +21,6 @@ use common::wait_until;
 const TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest a handover may take, from the leader's stop to the follower leading.
 const HANDOVER: Duration = Duration::from_secs(5);
-
-async fn lease_holder(env: &Env) -> Option<String> {
-    let leases: Api<Lease> = env.api();
-    leases
-        .get_opt("gpucloud-operator")
-        .await
-        .unwrap()?
-        .spec?
-        .holder_identity
-}
 
 fn replica(env: &Env, identity: &str, port: u16) -> Operator {
     env.operator(&[
@@ -62,7 +50,7 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
     let (port_a, port_b) = (free_port(), free_port());
     let a = replica(&env, "replica-a", port_a);
     let led = wait_until(TIMEOUT, || async {
-        lease_holder(&env).await.as_deref() == Some("replica-a")
+        common::lease::holder(&env).await.as_deref() == Some("replica-a")
     })
     .await;
     assert!(led, "replica-a never took the Lease");
@@ -79,7 +67,10 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
     .await;
     assert!(ready, "the follower never answered /readyz with 200");
     assert!(!says_it_leads(port_b).await, "two leaders");
-    assert_eq!(lease_holder(&env).await.as_deref(), Some("replica-a"));
+    assert_eq!(
+        common::lease::holder(&env).await.as_deref(),
+        Some("replica-a")
+    );
 
     // Watch the follower's /readyz through the handover.
     let watching = Arc::new(AtomicBool::new(true));
@@ -107,7 +98,8 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
         (stopped_at.elapsed(), result)
     });
     let took_over = wait_until(HANDOVER * 2, || async {
-        lease_holder(&env).await.as_deref() == Some("replica-b") && says_it_leads(port_b).await
+        common::lease::holder(&env).await.as_deref() == Some("replica-b")
+            && says_it_leads(port_b).await
     })
     .await;
     let handover = stopped_at.elapsed();
@@ -156,7 +148,8 @@ async fn sigterm_ends_the_leaders_process_promptly_and_the_other_leads() {
     let (port_a, port_b) = (free_port(), free_port());
     let a = replica_process(&env, "process-a", port_a);
     let led = wait_until(TIMEOUT, || async {
-        lease_holder(&env).await.as_deref() == Some("process-a") && says_it_leads(port_a).await
+        common::lease::holder(&env).await.as_deref() == Some("process-a")
+            && says_it_leads(port_a).await
     })
     .await;
     assert!(led, "process-a never led");
@@ -178,7 +171,7 @@ async fn sigterm_ends_the_leaders_process_promptly_and_the_other_leads() {
         },
         async {
             wait_until(HANDOVER * 2, || async {
-                lease_holder(&env).await.as_deref() == Some("process-b")
+                common::lease::holder(&env).await.as_deref() == Some("process-b")
                     && says_it_leads(port_b).await
             })
             .await;
