@@ -24,14 +24,6 @@ const LIMIT: Duration = Duration::from_secs(3);
 /// How long the emulator holds each listing of volumes once wedged: far beyond the limit.
 const HELD_MS: u64 = 20_000;
 
-async fn get(url: &str) -> (StatusCode, String) {
-    let answer = reqwest::get(url)
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    let status = answer.status();
-    (status, answer.text().await.unwrap_or_default())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_wedged_controller_fails_healthz_naming_its_kind_and_a_healthy_one_does_not() {
@@ -51,7 +43,7 @@ async fn a_wedged_controller_fails_healthz_naming_its_kind_and_a_healthy_one_doe
     env.wait_for("kept", TIMEOUT, "Ready", is_ready).await;
     let healthy_until = Instant::now() + LIMIT * 3;
     while Instant::now() < healthy_until {
-        let (status, body) = get(&healthz).await;
+        let (status, body) = common::http::get(&healthz, None).await;
         assert_eq!(
             (status, body.as_str()),
             (StatusCode::OK, "ok"),
@@ -70,7 +62,7 @@ async fn a_wedged_controller_fails_healthz_naming_its_kind_and_a_healthy_one_doe
         .unwrap();
     let wedged_at = Instant::now();
     let said = loop {
-        let (status, body) = get(&healthz).await;
+        let (status, body) = common::http::get(&healthz, None).await;
         if status == StatusCode::SERVICE_UNAVAILABLE {
             break body;
         }
@@ -93,7 +85,7 @@ async fn a_wedged_controller_fails_healthz_naming_its_kind_and_a_healthy_one_doe
         assert!(!said.contains(other), "only the wedged kind: {said}");
     }
     assert_eq!(
-        get(&readyz).await.0,
+        common::http::get(&readyz, None).await.0,
         StatusCode::OK,
         "a wedged process still serves; restarting it is the liveness probe's job"
     );
@@ -102,7 +94,7 @@ async fn a_wedged_controller_fails_healthz_naming_its_kind_and_a_healthy_one_doe
     env.emulator.admin().clear_faults().await.unwrap();
     let recovered = wait_until(
         Duration::from_millis(HELD_MS) + Duration::from_secs(15),
-        || async { get(&healthz).await.0 == StatusCode::OK },
+        || async { common::http::get(&healthz, None).await.0 == StatusCode::OK },
     )
     .await;
     assert!(recovered, "/healthz stayed 503 after the held call ended");

@@ -87,24 +87,6 @@ async fn may_get_metrics(client: &Client, user: &str) -> bool {
         .is_some_and(|s| s.allowed)
 }
 
-async fn get(url: &str, token: Option<&str>) -> (StatusCode, String) {
-    // The operator's certificate is self-signed, as Prometheus's insecureSkipVerify takes it.
-    let client = reqwest::Client::builder()
-        .tls_danger_accept_invalid_certs(true)
-        .build()
-        .unwrap();
-    let mut request = client.get(url);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let answer = request
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
-    let status = answer.status();
-    (status, answer.text().await.unwrap_or_default())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn metrics_answer_only_a_token_allowed_to_get_them() {
@@ -147,7 +129,7 @@ async fn metrics_answer_only_a_token_allowed_to_get_them() {
         "/readyz never answered 200 over HTTPS without a token"
     );
     assert_eq!(
-        get(&format!("{base}/healthz"), None).await.0,
+        common::http::get(&format!("{base}/healthz"), None).await.0,
         StatusCode::OK
     );
 
@@ -158,22 +140,22 @@ async fn metrics_answer_only_a_token_allowed_to_get_them() {
             .is_err(),
         "plain HTTP gets no answer"
     );
-    let (status, _) = get(&metrics, None).await;
+    let (status, _) = common::http::get(&metrics, None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "no token");
-    let (status, _) = get(&metrics, Some("not-a-token")).await;
+    let (status, _) = common::http::get(&metrics, Some("not-a-token")).await;
     assert_eq!(
         status,
         StatusCode::UNAUTHORIZED,
         "a token the apiserver refuses"
     );
-    let (status, _) = get(&metrics, Some(&stranger)).await;
+    let (status, _) = common::http::get(&metrics, Some(&stranger)).await;
     assert_eq!(
         status,
         StatusCode::FORBIDDEN,
         "a ServiceAccount without the right"
     );
     for _ in 0..3 {
-        let (status, text) = get(&metrics, Some(&scraper)).await;
+        let (status, text) = common::http::get(&metrics, Some(&scraper)).await;
         assert_eq!(status, StatusCode::OK, "the reader: {text}");
         assert!(
             text.contains("# TYPE gpucloud_leader gauge"),
