@@ -6,6 +6,10 @@ set -euo pipefail
 HELM_VERSION=v3.19.0
 cache=${GPUCLOUD_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/tools}
 helm=$cache/helm-$HELM_VERSION/helm
+mkdir -p "$cache"
+# The node phase and the install tests may ask at the same time: one builds, the other waits.
+exec 9>"$cache/helm.lock"
+flock 9
 if [ ! -x "$helm" ]; then
     printf '[helm] building helm %s into %s (once)\n' "$HELM_VERSION" "$cache" >&2
     mkdir -p "$cache/helm-$HELM_VERSION.partial"
