@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import urllib.request
+from datetime import datetime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPERATOR_NS = "gpucloud-system"
@@ -58,6 +59,7 @@ def wait_for(what, timeout, probe, every=0.5):
 
 
 def ready(obj):
+    """Whether an object (a gpucloud.io kind, or a Pod) has condition Ready True."""
     conds = obj.get("status", {}).get("conditions", [])
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conds)
 
@@ -79,11 +81,6 @@ def wait_all_ready(namespace, timeout=120):
 def operator_pods():
     return kubectl_json("get", "pods", "-n", OPERATOR_NS,
                         "-l", "app.kubernetes.io/name=gpucloud-operator")["items"]
-
-
-def pod_ready(pod):
-    return any(c["type"] == "Ready" and c["status"] == "True"
-               for c in pod.get("status", {}).get("conditions", []))
 
 
 def lease_holder():
@@ -188,7 +185,6 @@ def pod_of(identity):
 
 def parse_time(text):
     """An RFC 3339 time with microseconds (a Lease's MicroTime) as a Unix time."""
-    from datetime import datetime
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 

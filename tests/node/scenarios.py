@@ -18,7 +18,7 @@ import time
 
 from cluster import (OPERATOR_NS, ROOT, DEPLOYMENT, Emulator, Failed, Handover, fail,
                      gpucloud_objects, kubectl, kubectl_json, lease_holder, log,
-                     operator_pods, pod_ready, ready, run, wait_all_ready, wait_for)
+                     operator_pods, ready, run, wait_all_ready, wait_for)
 
 IMAGE = "ghcr.io/gpucloud/gpucloud-operator"
 RELEASE = "gpucloud-operator"
@@ -116,7 +116,7 @@ def wait_operator_ready(replicas, timeout=180):
 
     def probe():
         pods = [p for p in operator_pods() if not p["metadata"].get("deletionTimestamp")]
-        return len(pods) == replicas and all(pod_ready(p) for p in pods)
+        return len(pods) == replicas and all(ready(p) for p in pods)
     wait_for(f"{replicas} Ready operator pod(s)", timeout, probe)
     wait_for("the Lease to have a holder", 60, lease_holder)
 
@@ -134,7 +134,7 @@ def scrape_metrics():
     kubectl("create", "clusterrolebinding", "node-test-scraper", "--clusterrole=gpucloud-metrics-reader",
             "--serviceaccount=default:scraper", check=False)
     token = kubectl("create", "token", "scraper", "-n", "default").strip()
-    pod = next(p for p in operator_pods() if pod_ready(p))
+    pod = next(p for p in operator_pods() if ready(p))
     url = f"https://{pod['status']['podIP']}:8080/metrics"
     body = wait_for("/metrics to answer the scraper", 30, lambda: run(
         "curl", "-sfk", "-H", f"Authorization: Bearer {token}", url, check=False))
@@ -237,7 +237,7 @@ def helm(helm_bin, *args, timeout=600):
     return run(helm_bin, *args, timeout=timeout)
 
 
-def scenario_helm_cluster(work, platform, helm_bin, tags):
+def scenario_helm_cluster(platform, helm_bin, tags):
     log("== Helm: every namespace; upgrade and rollback with 1 and 2 replicas")
     prepare_operator_namespace(platform)
     chart = os.path.join(ROOT, "deploy", "helm", "gpucloud-operator")
@@ -282,7 +282,7 @@ def scenario_kustomize_single_namespace(work, platform, tag):
     kubectl("delete", "namespace", OPERATOR_NS, "--ignore-not-found", "--wait", "--timeout=120s")
 
 
-def scenario_helm_namespaces(work, platform, helm_bin, tag):
+def scenario_helm_namespaces(platform, helm_bin, tag):
     log("== Helm: namespaces: [team-x]")
     prepare_operator_namespace(platform)
     kubectl("create", "namespace", "team-x", check=False)
@@ -318,9 +318,9 @@ def main():
     started = time.monotonic()
     try:
         scenario_kustomize_base(work, platform, tags[0])
-        scenario_helm_cluster(work, platform, args.helm, tags)
+        scenario_helm_cluster(platform, args.helm, tags)
         scenario_kustomize_single_namespace(work, platform, tags[0])
-        scenario_helm_namespaces(work, platform, args.helm, tags[0])
+        scenario_helm_namespaces(platform, args.helm, tags[0])
     except Failed as err:
         print(kubectl("get", "pods,events", "-n", OPERATOR_NS, check=False))
         fail(str(err))
