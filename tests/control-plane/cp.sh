@@ -6,10 +6,18 @@
 # kube-proxy (node.sh); the apiserver then listens on the node's bridge address instead.
 #
 #   cp.sh build [--node]          build the binaries into the cache (reused when present)
-#   cp.sh up [--dir DIR] [--node] start everything, write DIR/kubeconfig, print the export line
+#   cp.sh up [--dir DIR] [--node] [--apiserver-arg ARG]...
+#                                 start everything, write DIR/kubeconfig, print the export line;
+#                                 each ARG (`--apiserver-arg=ARG` too) ends kube-apiserver's command line
+#   cp.sh stop COMPONENT [--dir DIR]   SIGTERM etcd, kube-apiserver or kube-controller-manager and
+#                                 wait until it has exited (KILL after 20 s); the rest runs on
+#   cp.sh start COMPONENT [--dir DIR]  start it again with its first command line, wait until ready
 #   cp.sh import ARCHIVE [--dir DIR]  load an image archive into the node's containerd
 #   cp.sh down [--dir DIR]        stop what `up` started (by process id) and remove DIR
 #   cp.sh bin                     print the folder holding the binaries
+#
+# stop and start stand for a managed control plane's upgrade or failover in outage tests;
+# `down` stops everything whatever was stopped or started since.
 #
 # Environment: GPUCLOUD_CP_CACHE (binary cache root, default ~/.cache/gpucloud-operator),
 # GPUCLOUD_CP_DIR (state folder, default /tmp/gpucloud-control-plane).
@@ -23,6 +31,12 @@ cache_root=${GPUCLOUD_CP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operato
 bin_dir="$cache_root/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 state_dir=${GPUCLOUD_CP_DIR:-/tmp/gpucloud-control-plane}
 with_node=false
+# Extra kube-apiserver flags from --apiserver-arg, after the script's own (so they win).
+apiserver_args=()
+# What stop and start may act on: the node's parts are tied to each other and to containerd.
+restartable="etcd kube-apiserver kube-controller-manager"
+# How long stop waits after SIGTERM before SIGKILL.
+stop_timeout=20
 
 log() { printf '[control-plane] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -138,11 +152,93 @@ EOF
     chmod 600 "$d/kubeconfig"
 }
 
+# Starts NAME in the background: its output in DIR/NAME.log, "PID NAME" in DIR/pids (the
+# order `down` stops in, reversed), and its command line, shell-quoted, in DIR/NAME.cmd for
+# `start` to run again.
 start_bg() {
     local d=$1 name=$2
     shift 2
+    printf '%q ' "$@" >"$d/$name.cmd"
     "$@" >"$d/$name.log" 2>&1 &
     echo "$! $name" >>"$d/pids"
+}
+
+# Milliseconds since the epoch, and the time since one of those, as "1.234 s".
+now_ms() { date +%s%3N; }
+since() {
+    local ms=$(($(now_ms) - $1))
+    printf '%d.%03d s' $((ms / 1000)) $((ms % 1000))
+}
+
+# NAME's recorded command line, into the array cmd_argv.
+read_cmd() {
+    local d=$1 name=$2
+    [ -f "$d/$name.cmd" ] || die "$d/$name.cmd is missing: $name was not started by this cp.sh's 'up'"
+    eval "cmd_argv=($(<"$d/$name.cmd"))"
+}
+
+# The value after FLAG on NAME's recorded command line.
+recorded_arg() {
+    local d=$1 name=$2 flag=$3 i
+    read_cmd "$d" "$name"
+    for ((i = 0; i + 1 < ${#cmd_argv[@]}; i++)); do
+        if [ "${cmd_argv[i]}" = "$flag" ]; then
+            echo "${cmd_argv[i + 1]}"
+            return
+        fi
+    done
+    die "$name's command line has no $flag"
+}
+
+# NAME's process id in DIR/pids ("-" once `stop` stopped it).
+pid_of() {
+    awk -v n="$2" '$2 == n {print $1; exit}' "$1/pids"
+}
+
+# Records PID (or "-") as NAME's in DIR/pids, in its place, so `down` keeps its order.
+set_pid() {
+    local d=$1 name=$2 pid=$3
+    awk -v n="$name" -v p="$pid" '$2 == n {$1 = p} {print}' "$d/pids" >"$d/pids.new"
+    mv "$d/pids.new" "$d/pids"
+}
+
+# Whether process PID runs: a zombie (exited, not yet reaped by its new parent) does not.
+alive() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    # The state follows the command name, which is in parentheses and may hold spaces.
+    stat=${stat##*) }
+    [ "${stat%% *}" != Z ]
+}
+
+# Whether NAME runs under the id DIR/pids records, running NAME's program (not a later
+# process that got the same id).
+running() {
+    local d=$1 name=$2 pid argv0
+    pid=$(pid_of "$d" "$name")
+    [ -n "$pid" ] && [ "$pid" != - ] && alive "$pid" || return 1
+    [ -f "$d/$name.cmd" ] || return 0
+    read_cmd "$d" "$name"
+    argv0=$(tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | head -1)
+    [ "$argv0" = "${cmd_argv[0]}" ]
+}
+
+# SIGTERM to PID, then SIGKILL if it still runs after TIMEOUT seconds; returns once it
+# has exited: 0, 1 if it needed the SIGKILL, 2 if it still runs 10 s after that.
+terminate() {
+    local pid=$1 timeout=$2 _
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 $((timeout * 10))); do
+        alive "$pid" || return 0
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+        alive "$pid" || return 1
+        sleep 0.1
+    done
+    log "process $pid still runs 10 s after SIGKILL"
+    return 2
 }
 
 up() {
@@ -200,7 +296,8 @@ up() {
         --client-ca-file "$d/ca.crt" --token-auth-file "$d/tokens.csv" \
         --service-account-issuer https://kubernetes.default.svc.cluster.local \
         --service-account-signing-key-file "$d/sa.key" --service-account-key-file "$d/sa.pub" \
-        --authorization-mode RBAC --service-cluster-ip-range 10.0.0.0/24 "${node_flags[@]}"
+        --authorization-mode RBAC --service-cluster-ip-range 10.0.0.0/24 "${node_flags[@]}" \
+        "${apiserver_args[@]}"
     wait_for kube-apiserver 60 curl -sf --cacert "$d/ca.crt" -H "Authorization: Bearer $token" \
         "https://$api_host:$api_port/readyz" || { tail -30 "$d/kube-apiserver.log" >&2; down; die "kube-apiserver did not become ready"; }
     write_kubeconfig "$d" "$api_host" "$api_port" "$token"
@@ -231,18 +328,84 @@ down() {
     fi
     lines=$(tac "$d/pids")
     while read -r pid name; do
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 50); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$pid" 2>/dev/null || true
+        if [ "$pid" = - ]; then
+            log "$name was stopped already (cp.sh stop)"
+            continue
+        fi
+        terminate "$pid" 5 || true
         log "stopped $name ($pid)"
     done <<<"$lines"
     if [ -f "$d/node" ]; then
         node_cleanup "$d"
     fi
     rm -rf "$d"
+}
+
+# Dies unless NAME is one stop and start act on, in a folder `up` started.
+check_component() {
+    local name=$1
+    [ -n "$name" ] || die "which component? one of: $restartable"
+    case " $restartable " in
+    *" $name "*) ;;
+    *) die "cannot stop or start '$name'; one of: $restartable" ;;
+    esac
+    [ -f "$state_dir/pids" ] || die "nothing runs in $state_dir (start it with 'up --dir $state_dir')"
+    [ -n "$(pid_of "$state_dir" "$name")" ] || die "$state_dir has no $name"
+}
+
+# SIGTERMs one component, as a managed control plane's upgrade or failover does, and
+# returns once it has exited; its line in DIR/pids says "-" until `start`. The apiserver
+# refuses connections at once but, by default, holds open watches (the controller
+# manager's, an operator's) until its HTTP server's shutdown times out (--request-timeout,
+# 60 s), so it is killed at 20 s with those watches still open; with
+# --apiserver-arg=--shutdown-watch-termination-grace-period=2s it ends them and exits in ~1 s.
+stop_component() {
+    local d=$state_dir name=$1 pid t0
+    check_component "$name"
+    running "$d" "$name" || die "$name is not running in $d (stopped already, or it exited: see $d/$name.log)"
+    pid=$(pid_of "$d" "$name")
+    t0=$(now_ms)
+    local rc=0
+    terminate "$pid" "$stop_timeout" || rc=$?
+    case $rc in
+    0) log "stopped $name ($pid) in $(since "$t0")" ;;
+    1) log "stopped $name ($pid): killed, still running $stop_timeout s after SIGTERM" ;;
+    *) die "could not stop $name ($pid)" ;;
+    esac
+    set_pid "$d" "$name" -
+}
+
+# Whether the component answers: etcd's /health, the apiserver's /readyz (as `up` waits),
+# the controller manager (no port here: --secure-port 0) still running after a second.
+component_ready() {
+    local d=$1 name=$2
+    case $name in
+    etcd) curl -sf "$(recorded_arg "$d" etcd --advertise-client-urls)/health" ;;
+    kube-apiserver)
+        curl -sf --cacert "$d/ca.crt" -H "Authorization: Bearer $(cut -d, -f1 "$d/tokens.csv")" \
+            "$(sed -n 's/^ *server: //p' "$d/kubeconfig")/readyz" ;;
+    kube-controller-manager) sleep 1 && running "$d" "$name" ;;
+    esac
+}
+
+# Starts a stopped component again with its recorded command line, its output appended
+# to its log, and waits until it is ready (the apiserver needs etcd for that).
+start_component() {
+    local d=$state_dir name=$1 pid t0 timeout=30
+    check_component "$name"
+    if running "$d" "$name"; then
+        die "$name is already running in $d (process $(pid_of "$d" "$name")); stop it first"
+    fi
+    read_cmd "$d" "$name"
+    t0=$(now_ms)
+    printf '\n[control-plane] %s: started again by cp.sh start\n' "$(date -u +%FT%TZ)" >>"$d/$name.log"
+    "${cmd_argv[@]}" >>"$d/$name.log" 2>&1 &
+    pid=$!
+    set_pid "$d" "$name" "$pid"
+    [ "$name" = kube-apiserver ] && timeout=60
+    wait_for "$name" "$timeout" component_ready "$d" "$name" \
+        || { tail -30 "$d/$name.log" >&2; die "$name ($pid) not ready within $timeout s; still recorded for 'down'"; }
+    log "started $name again ($pid) in $(since "$t0")"
 }
 
 import_image() {
@@ -255,20 +418,32 @@ import_image() {
 
 cmd=${1:-}
 [ $# -gt 0 ] && shift
-archive=
+# import's archive, or stop's and start's component.
+operand=
 while [ $# -gt 0 ]; do
     case $1 in
     --dir) state_dir=$2; shift 2 ;;
     --node) with_node=true; shift ;;
+    --apiserver-arg)
+        [ $# -ge 2 ] || die "--apiserver-arg needs a value"
+        apiserver_args+=("$2"); shift 2 ;;
+    --apiserver-arg=*) apiserver_args+=("${1#--apiserver-arg=}"); shift ;;
     -*) die "unknown argument $1" ;;
-    *) [ "$cmd" = import ] && [ -z "$archive" ] || die "unknown argument $1"; archive=$1; shift ;;
+    *)
+        case $cmd in import | stop | start) [ -z "$operand" ] ;; *) false ;; esac || die "unknown argument $1"
+        operand=$1; shift ;;
     esac
 done
+# `start` reruns the first command line, so extra flags would be silently dropped there.
+[ ${#apiserver_args[@]} -eq 0 ] || [ "$cmd" = up ] || die "--apiserver-arg is for 'up' only"
 case $cmd in
 build) build ;;
 up) up ;;
 down) down ;;
-import) [ -n "$archive" ] || die "import needs an image archive"; import_image "$archive" ;;
+stop) stop_component "$operand" ;;
+start) start_component "$operand" ;;
+import) [ -n "$operand" ] || die "import needs an image archive"; import_image "$operand" ;;
 bin) echo "$bin_dir" ;;
-*) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+# The comment block at the top.
+*) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
