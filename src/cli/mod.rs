@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the operator against the current cluster.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Print the CustomResourceDefinitions as YAML.
     Crds(crds::CrdsArgs),
     /// Serve a local emulator of the whole platform API.
@@ -41,7 +41,7 @@ pub enum Command {
 /// Runs the chosen subcommand to completion.
 pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Run(args) => run::run(args).await,
+        Command::Run(args) => run::run(*args).await,
         Command::Crds(args) => crds::run(args),
         Command::Emulator(args) => emulator::run(args).await,
         Command::Platform(args) => platform::run(args).await,

@@ -145,6 +145,17 @@ pub struct RunArgs {
     /// lists or watches Secrets.
     #[arg(long, env = "GPUCLOUD_SECRET_RECHECK_INTERVAL", default_value = "30s", value_parser = duration_arg)]
     pub secret_recheck_interval: Duration,
+    /// The longest one watch of the Kubernetes API lasts before the apiserver ends it and
+    /// the operator watches again from where it was (each watch draws between two thirds
+    /// of it and all of it). Shorter than an idle timeout of a proxy or load balancer in
+    /// front of the apiserver, if there is one.
+    #[arg(long, env = "GPUCLOUD_WATCH_TIMEOUT", default_value = "290s", value_parser = duration_arg)]
+    pub watch_timeout: Duration,
+    /// How long the apiserver may answer none of the operator's requests (its watches, its
+    /// Lease) before `/readyz` answers 503. Shorter outages (an upgrade, a failover) leave
+    /// the process Ready; it catches up within seconds of the apiserver's return.
+    #[arg(long, env = "GPUCLOUD_APISERVER_OUTAGE_UNREADY_AFTER", default_value = "60s", value_parser = duration_arg)]
+    pub apiserver_outage_unready_after: Duration,
     /// How often Budgets read what the platform billed this month (one billing call per
     /// family of Pods and Endpoints, not per object; REST v2 only).
     #[arg(long, env = "GPUCLOUD_BILLING_INTERVAL", default_value = "5m", value_parser = duration_arg)]
@@ -331,6 +342,7 @@ pub async fn run_with_clock(
         orphan_census_interval: args.orphan_census_interval,
         sees_every_object: matches!(namespaces, Namespaces::All) && args.selector.is_none(),
         secret_recheck_interval: args.secret_recheck_interval,
+        watch_timeout: args.watch_timeout,
         clock,
         ..EngineConfig::default()
     };
@@ -360,6 +372,8 @@ pub async fn run_with_clock(
         ready: ready.clone(),
         progress: shared.progress.clone(),
         stall_limit: liveness::stall_limit(args.liveness_stall_timeout, args.platform_timeout),
+        apiserver: shared.metrics.apiserver.clone(),
+        outage_limit: args.apiserver_outage_unready_after,
     };
     let stall_limit_s = probes.stall_limit.as_secs();
     // Ready from the first answer, leading or not: a follower that is not Ready would keep
@@ -521,7 +535,9 @@ async fn watched_namespaces(
     metrics: &Arc<gpucloud_engine::metrics::Metrics>,
 ) -> anyhow::Result<Namespaces> {
     if let Some(selector) = &args.namespace_selector {
-        let selected = SelectedNamespaces::start(kube.clone(), selector, metrics.clone()).await?;
+        let selected =
+            SelectedNamespaces::start(kube.clone(), selector, metrics.clone(), args.watch_timeout)
+                .await?;
         info!(selector = %selector, "watching the namespaces the namespace selector matches");
         return Ok(Namespaces::Selected(selected));
     }

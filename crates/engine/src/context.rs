@@ -56,6 +56,9 @@ pub struct EngineConfig {
     pub secret_recheck_interval: Duration,
     /// "Now" for time-driven decisions (a Pod's schedule); tests give the emulator's.
     pub clock: crate::clock::Clock,
+    /// The longest one watch request lasts before the apiserver ends it and the watch goes
+    /// on from the last version it saw (see [`crate::watch_loop`]).
+    pub watch_timeout: Duration,
 }
 
 impl Default for EngineConfig {
@@ -73,6 +76,7 @@ impl Default for EngineConfig {
             sees_every_object: false,
             secret_recheck_interval: Duration::from_secs(30),
             clock: Default::default(),
+            watch_timeout: crate::watch_loop::WATCH_TIMEOUT,
         }
     }
 }

@@ -6,7 +6,9 @@
 //! - [`runner`] feeds the engine: the kind's watch ([`triggers`] says which events count,
 //!   [`watch_merge`] merges several namespaces' watches, [`namespace_streams`] runs one
 //!   watch per namespace as [`namespace_watch`]'s selected namespaces come and go,
-//!   [`vanished`] tells what a relisting no longer shows) and the Secrets its objects name,
+//!   [`vanished`] tells what a relisting no longer shows; each watch is a [`watch_loop`],
+//!   which lives through the apiserver going away and reports to [`watch_health`]) and the
+//!   Secrets its objects name,
 //!   read again on an interval ([`secret_recheck`], over [`secret_users`] and
 //!   [`secret_versions`]: never listed nor watched);
 //! - [`engine`] runs the pass as a pipeline, one module per stage: observe the facts
@@ -27,6 +29,7 @@
 pub mod action;
 pub mod adapter;
 pub mod annotations;
+pub mod apiserver_reach;
 pub mod backoff;
 pub mod cache;
 pub mod clock;
@@ -60,6 +63,8 @@ pub mod snapshot;
 pub mod tenancy;
 pub mod triggers;
 pub mod vanished;
+pub mod watch_health;
+pub mod watch_loop;
 pub mod watch_merge;
 pub mod watched;
 

@@ -1,6 +1,7 @@
 //! Prometheus metrics of the operator, served on `/metrics`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -12,6 +13,8 @@ use prometheus_client::registry::Registry;
 
 use gpucloud_platform::ClientMetrics;
 use gpucloud_platform::metrics::Described;
+
+use super::apiserver_reach::ApiserverReach;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
@@ -132,6 +135,11 @@ pub struct Metrics {
     watch_listings: Family<WatchLabels, Counter>,
     /// Namespaces `--namespace-selector` selects right now.
     watched_namespaces: Gauge,
+    /// Watches not connected to the apiserver right now, by the kind whose controller runs
+    /// them (see [`crate::watch_health::WatchHealth`]).
+    watches_disconnected: Family<KindLabels, Gauge>,
+    /// What this process has seen of the apiserver: whether, and since when, it answers.
+    pub apiserver: Arc<ApiserverReach>,
     /// Ready and Stalled by kind and object, to keep the managed and stalled gauges exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
     pub platform: ClientMetrics,
@@ -229,10 +237,24 @@ impl Metrics {
             "Namespaces the namespace selector (--namespace-selector) matches right now",
             watched_namespaces.clone(),
         );
+        let watches_disconnected = Family::<KindLabels, Gauge>::default();
+        registry.register(
+            "watches_disconnected",
+            "Watches of the Kubernetes API not connected right now (the apiserver does not answer them), by the kind whose controller runs them",
+            Described(watches_disconnected.clone()),
+        );
+        let unreachable = Gauge::default();
+        registry.register(
+            "apiserver_unreachable",
+            "1 while the apiserver answers none of this process's requests (its watches and its Lease), else 0",
+            unreachable.clone(),
+        );
         platform.register(&mut registry);
         Self {
             watch_listings,
             watched_namespaces,
+            watches_disconnected,
+            apiserver: Arc::new(ApiserverReach::new(unreachable)),
             log_streams,
             orphans,
             orphan_cost,
@@ -302,6 +324,20 @@ impl Metrics {
         self.stalled
             .get_or_create(&KindLabels { kind })
             .set(counts.stalled);
+    }
+
+    /// `delta` more (or, negative, fewer) watches of `kind` not connected.
+    pub fn watch_disconnected(&self, kind: &'static str, delta: i64) {
+        self.watches_disconnected
+            .get_or_create(&KindLabels { kind })
+            .inc_by(delta);
+    }
+
+    /// Watches of `kind` not connected right now.
+    pub fn watches_disconnected(&self, kind: &'static str) -> i64 {
+        self.watches_disconnected
+            .get_or_create(&KindLabels { kind })
+            .get()
     }
 
     /// Whether this process leads: it holds the leader-election Lease, or runs without

@@ -10,8 +10,9 @@
 //! - [`watch_each_namespace`] gives one stream per namespace to a caller that keeps no
 //!   store (the Secrets' changes, the Budgets' ledger), for it to turn into what it needs.
 //!
-//! Both count every listing of every watch ([`Listings`]), so that it shows that a
-//! namespace coming or going made no other namespace list again.
+//! Every watch is a [`watch_loop`] reported to a [`WatchReport`], which counts its listings
+//! (so that it shows that a namespace coming or going made no other namespace list again)
+//! and whether it is connected.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt::Debug;
@@ -22,7 +23,6 @@ use futures::{Stream, StreamExt};
 use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::Store;
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher as watch};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch as channel;
@@ -30,27 +30,41 @@ use tracing::debug;
 
 use super::metrics::Metrics;
 use super::namespace_watch::{NamespaceNames, SelectedNamespaces};
+use super::watch_health::WatchHealth;
+use super::watch_loop::{Listed, watch_loop};
 use super::watch_merge::NamespaceMerge;
 use super::watched::Namespaces;
 
 /// The events of one watch.
 pub type Events<K> = BoxStream<'static, Result<Event<K>, watcher::Error>>;
 
-/// Counts the listings of the watches of one controller (`kind`), per resource and
-/// namespace, in `gpucloud_watch_listings_total`.
+/// What the watches of one controller (`kind`) report to: each listing, counted per
+/// resource and namespace in `gpucloud_watch_listings_total`, and each watch's connection
+/// ([`WatchHealth`]: `gpucloud_watches_disconnected` and the log).
 #[derive(Clone)]
-pub struct Listings {
+pub struct WatchReport {
     metrics: Arc<Metrics>,
     kind: &'static str,
 }
 
-impl Listings {
+impl WatchReport {
     pub fn new(metrics: Arc<Metrics>, kind: &'static str) -> Self {
         Self { metrics, kind }
     }
 
+    /// The watch of `api` (in `namespace`; empty: every namespace) with `config`: a
+    /// [`watch_loop`], reported here.
+    pub fn watch<K>(&self, api: Api<K>, namespace: &str, config: watcher::Config) -> Events<K>
+    where
+        K: Listed + Resource<DynamicType = ()>,
+    {
+        let health = WatchHealth::new(self.metrics.clone(), self.kind, &K::kind(&()), namespace);
+        self.counted(namespace, watch_loop(api, config, health))
+            .boxed()
+    }
+
     /// `events` of the watch in `namespace` (empty: every namespace), each listing counted.
-    pub fn counted<K: Resource<DynamicType = ()>>(
+    fn counted<K: Resource<DynamicType = ()>>(
         &self,
         namespace: &str,
         events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + 'static,
@@ -91,31 +105,23 @@ impl<K> Watchable for K where
 /// The watch events of kind `K` in `namespaces`, for the store the caller fills from this
 /// stream, whose objects in a namespace `held` gives: one watch when it covers them (every
 /// namespace, or one fixed namespace), else one per namespace merged by
-/// [`NamespaceMerge`]. `listings` counts each watch's listings.
+/// [`NamespaceMerge`]. Each watch reports to `report`.
 pub fn watch_namespaces<K>(
     client: &Client,
     namespaces: &Namespaces,
     config: watcher::Config,
     held: impl Fn(&str) -> Vec<Arc<K>> + Send + Sync + 'static,
-    listings: Listings,
+    report: WatchReport,
 ) -> BoxStream<'static, Result<Event<K>, watcher::Error>>
 where
     K: Watchable,
 {
     match namespaces {
-        Namespaces::All => listings
-            .counted(
-                "",
-                watch(Api::all(client.clone()), config).default_backoff(),
-            )
-            .boxed(),
-        Namespaces::Only(list) if list.len() == 1 => listings
-            .counted(
-                &list[0],
-                watch(Api::namespaced(client.clone(), &list[0]), config).default_backoff(),
-            )
-            .boxed(),
-        _ => merged_watches(client, namespaces, config, held, listings),
+        Namespaces::All => report.watch(Api::all(client.clone()), "", config),
+        Namespaces::Only(list) if list.len() == 1 => {
+            report.watch(Api::namespaced(client.clone(), &list[0]), &list[0], config)
+        }
+        _ => merged_watches(client, namespaces, config, held, report),
     }
 }
 
@@ -128,20 +134,21 @@ fn selection(namespaces: &Namespaces) -> Option<SelectedNamespaces> {
     }
 }
 
-/// The watch of kind `K` in one namespace, its listings counted.
+/// The watch of kind `K` in one namespace, reported to `report`.
 fn namespace_watch<K>(
     client: &Client,
     namespace: &str,
     config: &watcher::Config,
-    listings: &Listings,
+    report: &WatchReport,
 ) -> Events<K>
 where
     K: Watchable,
 {
-    let api = Api::<K>::namespaced(client.clone(), namespace);
-    listings
-        .counted(namespace, watch(api, config.clone()).default_backoff())
-        .boxed()
+    report.watch(
+        Api::<K>::namespaced(client.clone(), namespace),
+        namespace,
+        config.clone(),
+    )
 }
 
 /// The streams running, one per namespace, each ended at once when its namespace goes.
@@ -228,24 +235,19 @@ pub fn merged_watches<K>(
     namespaces: &Namespaces,
     config: watcher::Config,
     held: impl Fn(&str) -> Vec<Arc<K>> + Send + Sync + 'static,
-    listings: Listings,
+    report: WatchReport,
 ) -> Events<K>
 where
     K: Watchable,
 {
     let Some(selected) = selection(namespaces) else {
-        return listings
-            .counted(
-                "",
-                watch(Api::all(client.clone()), config).default_backoff(),
-            )
-            .boxed();
+        return report.watch(Api::all(client.clone()), "", config);
     };
     let client = client.clone();
     let merged = Merged {
         following: Following::new(selected),
         running: Running::new(),
-        open: Box::new(move |ns: &str| namespace_watch(&client, ns, &config, &listings)),
+        open: Box::new(move |ns: &str| namespace_watch(&client, ns, &config, &report)),
         merge: None,
         queue: VecDeque::new(),
         leaving: Vec::new(),
@@ -372,7 +374,7 @@ pub fn watch_each_namespace<K, T>(
     client: &Client,
     namespaces: &Namespaces,
     config: watcher::Config,
-    listings: Listings,
+    report: WatchReport,
     then: impl Fn(&str, Events<K>) -> BoxStream<'static, T> + Send + 'static,
 ) -> BoxStream<'static, T>
 where
@@ -380,17 +382,11 @@ where
     T: Send + 'static,
 {
     let Some(selected) = selection(namespaces) else {
-        let events = listings
-            .counted(
-                "",
-                watch(Api::all(client.clone()), config).default_backoff(),
-            )
-            .boxed();
-        return then("", events);
+        return then("", report.watch(Api::all(client.clone()), "", config));
     };
     let client = client.clone();
     let open: Open<T> =
-        Box::new(move |ns: &str| then(ns, namespace_watch(&client, ns, &config, &listings)));
+        Box::new(move |ns: &str| then(ns, namespace_watch(&client, ns, &config, &report)));
     let each = Each {
         following: Following::new(selected),
         running: Running::new(),

@@ -20,13 +20,14 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::ListParams;
 use kube::core::PartialObjectMeta;
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher as watch_events};
 use kube::{Api, Client, ResourceExt};
 use tokio::sync::watch;
-use tracing::{info, warn};
+use tracing::{debug, info};
 
 use super::engine::EngineError;
 use super::metrics::Metrics;
+use super::watch_health::WatchHealth;
+use super::watch_loop::{watch_config, watch_loop};
 
 /// The names of the namespaces watched, as one set.
 pub type NamespaceNames = Arc<BTreeSet<String>>;
@@ -130,6 +131,7 @@ impl SelectedNamespaces {
         client: Client,
         selector: &str,
         metrics: Arc<Metrics>,
+        watch_timeout: std::time::Duration,
     ) -> Result<Self, EngineError> {
         let api: Api<Namespace> = Api::all(client);
         let refused = |reason: String| EngineError::NamespaceSelector {
@@ -160,10 +162,12 @@ impl SelectedNamespaces {
             names,
             first: first.clone(),
         };
-        let config = watcher::Config::default().labels(selector);
+        let config = watch_config(Some(selector), watch_timeout);
         // An Api of PartialObjectMeta makes metadata-only requests.
         let meta: Api<PartialObjectMeta<Namespace>> = Api::all(api.into_client());
-        let events = watch_events(meta, config).default_backoff().boxed();
+        // Its connection counts as the Namespace kind's in `gpucloud_watches_disconnected`.
+        let health = WatchHealth::new(metrics.clone(), "Namespace", "Namespace", "");
+        let events = watch_loop(meta, config, health).boxed();
         tokio::spawn(follow(events, tx, first, selector.to_string(), metrics));
         Ok(selected)
     }
@@ -237,8 +241,9 @@ async fn follow(
         };
         let event = match event {
             Some(Ok(event)) => event,
+            // The watch tries again on its own; its health said what matters.
             Some(Err(error)) => {
-                warn!(%selector, %error, "namespace watch");
+                debug!(%selector, %error, "namespace watch");
                 continue;
             }
             None => return,

@@ -10,15 +10,16 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::utils::WatchStreamExt;
 use kube::runtime::watcher;
 use tokio::task::JoinHandle;
-use tracing::warn;
+use tracing::debug;
 
 use super::adapter::Adapter;
 use super::cache::{Cache, key_of};
 use super::controller::{self, Passes};
 use super::engine::Engine;
 use super::feed::Feed;
-use super::namespace_streams::{Listings, watch_namespaces};
+use super::namespace_streams::{WatchReport, watch_namespaces};
 use super::secret_recheck::{SecretRecheck, changed_secret_users};
+use super::watch_loop::watch_config;
 pub use super::watched::{Namespaces, Watched};
 use gpucloud_crd::ManagedKind;
 
@@ -51,23 +52,21 @@ fn watch_kind<K: ManagedKind>(
     client: Client,
     namespaces: Namespaces,
     selector: Option<String>,
+    watch_timeout: std::time::Duration,
     cache: Cache<K>,
     gone: impl Fn(&str) + Send + 'static,
     echo: impl Fn(&K) -> bool + Send + 'static,
     delivered: impl Fn(&K) + Send + 'static,
     synced: tokio::sync::watch::Sender<bool>,
-    listings: Listings,
+    report: WatchReport,
 ) -> impl Stream<Item = String> + Send {
-    let config = match &selector {
-        Some(s) => watcher::Config::default().labels(s),
-        None => watcher::Config::default(),
-    };
+    let config = watch_config(selector.as_deref(), watch_timeout);
     // What the cache holds in a namespace: read when one is relisted or stops being watched.
     let held = {
         let cache = cache.clone();
         move |ns: &str| cache.in_namespace(ns).into_iter().map(Arc::new).collect()
     };
-    watch_namespaces(&client, &namespaces, config, held, listings)
+    watch_namespaces(&client, &namespaces, config, held, report)
         .modify(trim_for_cache::<K>)
         .scan(Feed::new(cache), move |feed, event| {
             let objects = match event {
@@ -80,9 +79,9 @@ fn watch_kind<K: ManagedKind>(
                     due
                 }
                 Err(err) => {
-                    // The watcher backs off and watches again; its relisting triggers what
-                    // changed meanwhile.
-                    warn!(kind = %K::kind(&()), error = %err, "watch");
+                    // The watch tries again on its own (its health said what matters); its
+                    // relisting triggers what changed meanwhile.
+                    debug!(kind = %K::kind(&()), error = %err, "watch");
                     Vec::new()
                 }
             };
@@ -124,6 +123,7 @@ pub async fn run_kind<A: Adapter>(
         client.clone(),
         namespaces.clone(),
         watched.selector.clone(),
+        engine.shared.config.watch_timeout,
         cache.clone(),
         move |key: &str| forgetting.forget(key),
         {
@@ -135,7 +135,7 @@ pub async fn run_kind<A: Adapter>(
             move |obj| engine.caught_up(obj)
         },
         synced,
-        Listings::new(engine.shared.metrics.clone(), A::KIND),
+        WatchReport::new(engine.shared.metrics.clone(), A::KIND),
     );
 
     // The Secrets the objects name, read again on an interval: never listed nor watched.

@@ -1,6 +1,7 @@
 //! The kubelet's probes. `/readyz`: the process serves (it has started, whether it leads or
-//! waits for the Lease), until it begins to stop; a follower must be Ready, or a rolling
-//! update would wait for a new pod that waits for the old pod's Lease. `/healthz`: the
+//! waits for the Lease), until it begins to stop or the apiserver has answered nothing for
+//! longer than its limit (`--apiserver-outage-unready-after`); a follower must be Ready, or
+//! a rolling update would wait for a new pod that waits for the old pod's Lease. `/healthz`: the
 //! controllers make progress ([`gpucloud_engine::progress`]); a pass stuck beyond the stall
 //! limit, or a controller that ended while the process runs, answers 503 so that the
 //! kubelet restarts the process.
@@ -14,6 +15,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 
+use gpucloud_engine::apiserver_reach::ApiserverReach;
 use gpucloud_engine::progress::Progress;
 
 /// Readiness of the process: true from when it has started (CRDs checked, server bound)
@@ -39,6 +41,10 @@ pub struct Probes {
     pub progress: Arc<Progress>,
     /// How long a pass may run before the process counts as stalled.
     pub stall_limit: Duration,
+    /// Whether the apiserver answers, as the watches and the Lease see it.
+    pub apiserver: Arc<ApiserverReach>,
+    /// How long the apiserver may answer nothing before the process is not Ready.
+    pub outage_limit: Duration,
 }
 
 async fn healthz(State(probes): State<Probes>) -> (StatusCode, String) {
@@ -53,14 +59,22 @@ async fn healthz(State(probes): State<Probes>) -> (StatusCode, String) {
     )
 }
 
-async fn readyz(State(probes): State<Probes>) -> (StatusCode, &'static str) {
-    if probes.ready.get() {
-        (StatusCode::OK, "ready")
-    } else {
-        (
+async fn readyz(State(probes): State<Probes>) -> (StatusCode, String) {
+    if !probes.ready.get() {
+        return (
             StatusCode::SERVICE_UNAVAILABLE,
-            "not ready: starting or stopping",
-        )
+            "not ready: starting or stopping".into(),
+        );
+    }
+    match probes.apiserver.unreachable_for() {
+        Some(away) if away > probes.outage_limit => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "not ready: the apiserver has answered nothing for {} s",
+                away.as_secs()
+            ),
+        ),
+        _ => (StatusCode::OK, "ready".into()),
     }
 }
 
@@ -94,7 +108,34 @@ mod tests {
             ready: Readiness::default(),
             progress: Arc::new(Progress::default()),
             stall_limit: Duration::from_secs(60),
+            apiserver: Arc::new(ApiserverReach::new(Default::default())),
+            outage_limit: Duration::from_secs(60),
         }
+    }
+
+    #[tokio::test]
+    async fn an_apiserver_outage_makes_it_unready_only_past_the_limit() {
+        let probes = Probes {
+            outage_limit: Duration::from_millis(200),
+            ..probes()
+        };
+        probes.ready.set(true);
+        let app = routes(probes.clone());
+        probes.apiserver.unanswered("Lease", &"connection refused");
+        assert_eq!(
+            get(&app, "/readyz").await.0,
+            StatusCode::OK,
+            "a short outage"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let (status, said) = get(&app, "/readyz").await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            said.contains("the apiserver has answered nothing"),
+            "{said}"
+        );
+        probes.apiserver.answered();
+        assert_eq!(get(&app, "/readyz").await, (StatusCode::OK, "ready".into()));
     }
 
     #[tokio::test]

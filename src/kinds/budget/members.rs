@@ -13,7 +13,7 @@ use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 use parking_lot::Mutex;
 
-use gpucloud_engine::namespace_streams::{Listings, watch_each_namespace};
+use gpucloud_engine::namespace_streams::{WatchReport, watch_each_namespace};
 use gpucloud_engine::runner::Namespaces;
 use gpucloud_engine::vanished::Vanished;
 use gpucloud_policy::budget::BudgetLedger;
@@ -71,7 +71,7 @@ pub(super) fn ledger_watches<K, L>(
     client: &Client,
     namespaces: &Namespaces,
     config: &watcher::Config,
-    listings: Listings,
+    report: WatchReport,
     ledger: &Arc<BudgetLedger>,
     awaited: BTreeSet<String>,
     listed: &L,
@@ -94,7 +94,7 @@ where
         client,
         namespaces,
         config.clone(),
-        listings,
+        report,
         move |namespace, events| {
             let mut watch = MemberWatch {
                 namespace: namespace.to_string(),

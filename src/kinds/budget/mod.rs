@@ -32,10 +32,11 @@ use gpucloud_crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
 use gpucloud_crd::{Cluster, Endpoint, Pod};
 
 use gpucloud_engine::context::{FIELD_MANAGER, Shared};
-use gpucloud_engine::namespace_streams::{Listings, held_in, watch_namespaces};
+use gpucloud_engine::namespace_streams::{WatchReport, held_in, watch_namespaces};
 use gpucloud_engine::progress::Progress;
 use gpucloud_engine::runner::Watched;
 use gpucloud_engine::vanished::Vanished;
+use gpucloud_engine::watch_loop::watch_config;
 use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
 use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
@@ -352,6 +353,7 @@ pub async fn run(
     let shutdown = life.until(shutdown);
     let client = shared.kube.clone();
     let metrics = shared.metrics.clone();
+    let config = watch_config(watched.selector.as_deref(), shared.config.watch_timeout);
     let billing: BillingState = Arc::new(parking_lot::RwLock::new(Billing::Unread));
     let (reconcile_all, billing_read) = futures::channel::mpsc::unbounded();
     let refresher = tokio::spawn(spend::refresh(
@@ -361,10 +363,6 @@ pub async fn run(
         billing_interval,
         reconcile_all,
     ));
-    let config = match &watched.selector {
-        Some(s) => watcher::Config::default().labels(s),
-        None => watcher::Config::default(),
-    };
     // Every watch's first listing must be in the ledger before a Pod, Endpoint or Cluster
     // is admitted: the Budgets' (one, merged across namespaces for their store) and each
     // namespace's Pods', Endpoints' and Clusters'.
@@ -378,7 +376,7 @@ pub async fn run(
             }
         }
     };
-    let counted = Listings::new(metrics, "Budget");
+    let counted = WatchReport::new(metrics, "Budget");
 
     let (reader, writer) = reflector::store::<Budget>();
     let budget_ledger = ledger.clone();
