@@ -18,80 +18,22 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use gpucloud_crd::{NetworkVolume, Pod};
 use gpucloud_engine::released;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Resource;
 use kube::api::{Api, DeleteParams};
-use kube::{Client, Resource};
 use serde_json::json;
 
+use common::control_plane::OwnControlPlane;
 use common::operator::{Env, volume};
 use common::pods::{self, pod, remote_status};
 use common::sweep::orphans_on;
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 const RELEASED_CRD_DELETING: &str = "ReleasedCrdDeleting";
-
-/// A control plane of this suite's own, stopped (and its folder removed) when dropped.
-struct OwnControlPlane {
-    script: PathBuf,
-    dir: PathBuf,
-    kubeconfig: PathBuf,
-}
-
-impl OwnControlPlane {
-    fn up() -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/control-plane/cp.sh");
-        let suffix = uuid::Uuid::new_v4().simple().to_string();
-        let dir = std::env::temp_dir().join(format!("gpucloud-uninstall-{}", &suffix[..8]));
-        let out = Command::new(&script)
-            .arg("up")
-            .arg("--dir")
-            .arg(&dir)
-            .output()
-            .expect("run tests/control-plane/cp.sh up");
-        // Built before `up` fails, so that a half-started one is stopped too.
-        let mut own = Self {
-            script,
-            dir,
-            kubeconfig: PathBuf::new(),
-        };
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "cp.sh up: {stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        own.kubeconfig = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("export KUBECONFIG="))
-            .map(PathBuf::from)
-            .unwrap_or_else(|| panic!("cp.sh up printed no KUBECONFIG: {stdout}"));
-        own
-    }
-
-    async fn client(&self) -> Client {
-        let config = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("its kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-            .await
-            .expect("a usable kubeconfig");
-        Client::try_from(config).expect("a client of the own control plane")
-    }
-}
-
-impl Drop for OwnControlPlane {
-    fn drop(&mut self) {
-        let _ = Command::new(&self.script)
-            .arg("down")
-            .arg("--dir")
-            .arg(&self.dir)
-            .output();
-    }
-}
 
 fn crd_name<K: Resource<DynamicType = ()>>() -> String {
     format!("{}.{}", K::plural(&()), K::group(&()))
@@ -118,7 +60,7 @@ async fn told_kept(env: &Env, kind: &str, name: &str, id: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane binaries: run scripts/test.sh"]
 async fn deleting_the_crds_releases_every_remote_object_and_deletes_none() {
-    let cp = OwnControlPlane::up();
+    let cp = OwnControlPlane::up("uninstall");
     let client = cp.client().await;
     let env = Env::start_on(client.clone(), client.clone(), "uninstall", pods::config()).await;
     let operator = env.operator(&[]);

@@ -10,6 +10,7 @@ use kube::Client;
 
 pub mod backend;
 pub mod clusters;
+pub mod control_plane;
 pub mod http;
 pub mod lease;
 pub mod log_capture;
