@@ -3,7 +3,7 @@
 //! the operator running in-process against all of them over real HTTP.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -256,6 +256,12 @@ impl Env {
     /// flags of [`Env::flags`]), so that it can really be killed.
     pub fn operator_process(&self, extra: &[&str]) -> OperatorProcess {
         OperatorProcess::spawn(&self.flags(extra))
+    }
+
+    /// [`Self::operator_process`] signed in with `kubeconfig`: a control plane of the
+    /// caller's own.
+    pub fn operator_process_on(&self, kubeconfig: &Path, extra: &[&str]) -> OperatorProcess {
+        OperatorProcess::spawn_with(Some(kubeconfig), &self.flags(extra))
     }
 
     /// [`Self::operator_process`] serving `/metrics` on a loopback port chosen now, so that
@@ -567,6 +573,11 @@ pub struct OperatorProcess {
 impl OperatorProcess {
     /// Starts `gpucloud-operator run FLAGS`, its output going to a log file.
     pub fn spawn(flags: &[String]) -> Self {
+        Self::spawn_with(operator_kubeconfig().map(PathBuf::from).as_deref(), flags)
+    }
+
+    /// [`Self::spawn`] signed in with `kubeconfig` (else the process's `KUBECONFIG`).
+    pub fn spawn_with(kubeconfig: Option<&Path>, flags: &[String]) -> Self {
         let log = std::env::temp_dir().join(format!(
             "gpucloud-operator-{}.log",
             uuid::Uuid::new_v4().simple()
@@ -574,7 +585,7 @@ impl OperatorProcess {
         let out = std::fs::File::create(&log).expect("operator log file");
         let err = out.try_clone().expect("operator log file");
         let mut command = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"));
-        if let Some(path) = operator_kubeconfig() {
+        if let Some(path) = kubeconfig {
             command.env("KUBECONFIG", path);
         }
         let child = command
