@@ -2,7 +2,8 @@
 //! ([`controllers`]), the metrics registry ([`metrics`]), the `/metrics`, `/healthz` and
 //! `/readyz` server with its HTTPS and its token check on `/metrics` ([`server`]), the stall
 //! limit of the liveness probe ([`liveness`]), the logs ([`telemetry`]), the Lease a process
-//! holds before it acts ([`lease`]) and the elector that holds it ([`election`]).
+//! holds before it acts ([`lease`]) through its elector ([`election`]), and the terms of
+//! the controllers, which run while the process leads ([`terms`]).
 
 pub mod controllers;
 pub mod election;
@@ -11,3 +12,4 @@ pub mod liveness;
 pub mod metrics;
 pub mod server;
 pub mod telemetry;
+pub mod terms;
