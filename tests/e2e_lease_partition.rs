@@ -20,7 +20,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use common::operator::{Env, Operator, calls_since, free_port, is_ready, volume};
-use common::proxy::{Mode, apiserver_proxy};
+use common::proxy::{Mode, Proxy, apiserver_proxy};
 use common::wait_until;
 use gpucloud_operator::cli::run::run_with;
 
@@ -100,27 +100,77 @@ async fn made_for(env: &Env, name: &str) -> usize {
         .len()
 }
 
-async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, prefix: &str) {
-    let env = Env::start(prefix).await;
-    let (port_a, port_b) = (free_port(), free_port());
-    let (proxy, through_proxy) = apiserver_proxy().await;
-    let a = replica_on(&env, through_proxy, "replica-a", port_a);
-    let led = wait_until(TIMEOUT, || async {
-        holder(&env).await.as_deref() == Some("replica-a") && leads(port_a).await
-    })
-    .await;
-    assert!(led, "replica-a never led");
-    env.create(&volume("before", 10, json!({}))).await;
-    env.wait_for("before", TIMEOUT, "Ready under replica-a", is_ready)
-        .await;
+/// Two replicas: `replica-a` leading through the proxy, with `before` Ready under it, and
+/// `replica-b` following, Ready.
+struct Replicas {
+    env: Env,
+    proxy: Proxy,
+    a: Operator,
+    b: Operator,
+    port_a: u16,
+    port_b: u16,
+}
 
-    let b = env.operator(&flags("replica-b", port_b).each_ref().map(String::as_str));
-    let ready = wait_until(TIMEOUT, || async {
-        get(port_b, "/readyz").await.is_some_and(|(s, _)| s == 200)
-    })
-    .await;
-    assert!(ready, "the follower never answered /readyz with 200");
-    assert!(!leads(port_b).await, "two leaders before the partition");
+impl Replicas {
+    async fn start(prefix: &str) -> Self {
+        let env = Env::start(prefix).await;
+        let (port_a, port_b) = (free_port(), free_port());
+        let (proxy, through_proxy) = apiserver_proxy().await;
+        let a = replica_on(&env, through_proxy, "replica-a", port_a);
+        let led = wait_until(TIMEOUT, || async {
+            holder(&env).await.as_deref() == Some("replica-a") && leads(port_a).await
+        })
+        .await;
+        assert!(led, "replica-a never led");
+        env.create(&volume("before", 10, json!({}))).await;
+        env.wait_for("before", TIMEOUT, "Ready under replica-a", is_ready)
+            .await;
+
+        let b = env.operator(&flags("replica-b", port_b).each_ref().map(String::as_str));
+        let ready = wait_until(TIMEOUT, || async {
+            get(port_b, "/readyz").await.is_some_and(|(s, _)| s == 200)
+        })
+        .await;
+        assert!(ready, "the follower never answered /readyz with 200");
+        assert!(!leads(port_b).await, "two leaders before the partition");
+        Self {
+            env,
+            proxy,
+            a,
+            b,
+            port_a,
+            port_b,
+        }
+    }
+
+    /// Whether the replica on `port` is Ready and live, and its process runs.
+    async fn ready_and_live(&self, port: u16) -> bool {
+        let task = if port == self.port_a {
+            &self.a
+        } else {
+            &self.b
+        };
+        !task.task.is_finished()
+            && get(port, "/readyz").await.is_some_and(|(s, _)| s == 200)
+            && get(port, "/healthz").await.is_some_and(|(s, _)| s == 200)
+    }
+
+    async fn finish(self) {
+        self.a.stop().await;
+        self.env.finish(self.b).await;
+    }
+}
+
+async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, prefix: &str) {
+    let replicas = Replicas::start(prefix).await;
+    let Replicas {
+        env,
+        proxy,
+        port_a,
+        port_b,
+        ..
+    } = &replicas;
+    let (port_a, port_b) = (*port_a, *port_b);
 
     let sampling = Arc::new(AtomicBool::new(false));
     let sampler = sample_both(port_a, port_b, sampling.clone());
@@ -144,7 +194,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
         "replica-b led before replica-a stopped"
     );
     assert_eq!(
-        holder(&env).await.as_deref(),
+        holder(env).await.as_deref(),
         Some("replica-a"),
         "the Lease still names replica-a: it stopped before it expired"
     );
@@ -172,7 +222,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
         meanwhile.is_empty(),
         "platform calls after replica-a stopped and before replica-b led: {meanwhile:?}"
     );
-    assert_eq!(holder(&env).await.as_deref(), Some("replica-b"));
+    assert_eq!(holder(env).await.as_deref(), Some("replica-b"));
     eprintln!(
         "lease partition ({fault:?}): replica-a stopped acting {} ms after the cut; replica-b led {} ms after the cut",
         stop_acting.as_millis(),
@@ -190,29 +240,24 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
     // What was created meanwhile is made, once, by the new leader.
     env.wait_for("during", TIMEOUT, "Ready under replica-b", is_ready)
         .await;
-    assert_eq!(made_for(&env, "during").await, 1);
+    assert_eq!(made_for(env, "during").await, 1);
 
     // The apiserver is back for replica-a: it reads a Lease another process renews, and
     // follows, in the same process, Ready and live.
     let creates_before = env.calls().await;
     proxy.set(Mode::Open);
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let follows = wait_until(TIMEOUT, || async {
-        get(port_a, "/readyz").await.is_some_and(|(s, _)| s == 200)
-            && get(port_a, "/healthz").await.is_some_and(|(s, _)| s == 200)
-    })
-    .await;
+    let follows = wait_until(TIMEOUT, || replicas.ready_and_live(port_a)).await;
     assert!(
         follows,
-        "replica-a is not Ready and live after the apiserver came back"
+        "replica-a is not Ready and live (or its process ended) after the apiserver came back"
     );
-    assert!(!a.task.is_finished(), "replica-a's process ended");
     assert!(
         !leads(port_a).await,
         "replica-a leads again beside replica-b"
     );
     assert!(leads(port_b).await);
-    assert_eq!(holder(&env).await.as_deref(), Some("replica-b"));
+    assert_eq!(holder(env).await.as_deref(), Some("replica-b"));
 
     // Nothing is made twice, by either.
     env.create(&volume("after", 10, json!({}))).await;
@@ -229,7 +274,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
         "only `after` is made"
     );
     for name in ["before", "during", "after"] {
-        assert_eq!(made_for(&env, name).await, 1, "{name} on the platform");
+        assert_eq!(made_for(env, name).await, 1, "{name} on the platform");
     }
 
     sampling.store(true, Ordering::SeqCst);
@@ -241,8 +286,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
         "both replicas said they led at {both:?} after the cut"
     );
 
-    a.stop().await;
-    env.finish(b).await;
+    replicas.finish().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,4 +300,79 @@ async fn a_leader_cut_off_from_the_apiserver_stops_acting_before_the_other_leads
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_leader_whose_apiserver_hangs_stops_acting_before_the_other_leads_and_then_follows() {
     the_leader_partitioned_away_stops_before_the_other_leads(Mode::Stall, "lease-stall").await;
+}
+
+/// Cut off for less than a Lease's duration: the leader stops acting at its renew deadline,
+/// and when the apiserver answers again before the Lease expired for the other replica, it
+/// takes its own Lease back at once and acts again with fresh controllers, in the same
+/// process; the other replica never leads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_leader_back_before_its_lease_expired_takes_it_back_and_acts_again() {
+    let replicas = Replicas::start("lease-back").await;
+    let Replicas {
+        env,
+        proxy,
+        port_a,
+        port_b,
+        ..
+    } = &replicas;
+    let (port_a, port_b) = (*port_a, *port_b);
+    let sampling = Arc::new(AtomicBool::new(false));
+    let sampler = sample_both(port_a, port_b, sampling.clone());
+
+    let cut_at = Instant::now();
+    proxy.set(Mode::Cut);
+    env.create(&volume("during", 10, json!({}))).await;
+    let stopped = wait_until(STOPS_WITHIN + Duration::from_secs(5), || async {
+        !leads(port_a).await
+    })
+    .await;
+    let stop_acting = cut_at.elapsed();
+    assert!(
+        stopped,
+        "replica-a still leads {stop_acting:?} after the cut"
+    );
+
+    // Back at once: replica-a's Lease still names it, and has not expired for replica-b.
+    proxy.set(Mode::Open);
+    let back = wait_until(TIMEOUT, || async { leads(port_a).await }).await;
+    let took_back = cut_at.elapsed();
+    assert!(back, "replica-a never led again");
+    eprintln!(
+        "lease partition (brief cut): replica-a stopped acting {} ms after the cut and led again {} ms after it",
+        stop_acting.as_millis(),
+        took_back.as_millis()
+    );
+    assert!(
+        took_back < LEASE,
+        "replica-a took its Lease back {took_back:?} after the cut"
+    );
+    assert_eq!(holder(env).await.as_deref(), Some("replica-a"));
+
+    // Its second term acts: the object created during the cut is made, once, and the
+    // process is Ready and live with its restarted controllers.
+    env.wait_for("during", TIMEOUT, "Ready under replica-a again", is_ready)
+        .await;
+    assert_eq!(made_for(env, "during").await, 1);
+    assert!(replicas.ready_and_live(port_a).await);
+    env.create(&volume("after", 10, json!({}))).await;
+    env.wait_for("after", TIMEOUT, "Ready under replica-a again", is_ready)
+        .await;
+    for name in ["before", "during", "after"] {
+        assert_eq!(made_for(env, name).await, 1, "{name} on the platform");
+    }
+    // Past the term replica-b saw: it follows a renewed Lease.
+    tokio::time::sleep(LEASE.saturating_sub(cut_at.elapsed()) + Duration::from_secs(2)).await;
+    assert!(!leads(port_b).await, "replica-b took over a renewed Lease");
+    assert_eq!(holder(env).await.as_deref(), Some("replica-a"));
+
+    sampling.store(true, Ordering::SeqCst);
+    let (samples, both) = sampler.await.unwrap();
+    assert!(samples > 100, "{samples} samples");
+    assert!(
+        both.is_empty(),
+        "both replicas said they led at {both:?} after the cut"
+    );
+    replicas.finish().await;
 }
