@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
@@ -16,18 +15,15 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use kube::api::PostParams;
-use kube_lease_manager::LeaseManagerBuilder;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
+
+use super::election::calls::{ElectionError, LeaseCalls};
+use super::election::{Elector, Reachable, Running, TIMING};
 
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::marker::InstallTag;
 use gpucloud_engine::ownership::{Holder, holder_from_lease};
-
-/// How long a holder's Lease lasts without renewal, in seconds.
-const DURATION_S: u64 = 15;
-/// How long before expiry the holder renews it, in seconds.
-const GRACE_S: u64 = 5;
 
 /// Which Lease, and why it is held.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,143 +82,75 @@ pub fn in_use_message(install: &str, lease: &LeaseRef, holder: &str) -> String {
     )
 }
 
-/// How often a follower reads the Lease to see whether its holder released it. The Lease
-/// manager itself looks again only when the holder's term would expire (up to
-/// [`DURATION_S`] later); a holder that stops releases the Lease at once, and the follower
-/// should lead within a second of that, not at the end of a term nobody renews.
-const FOLLOWER_POLL: Duration = Duration::from_secs(1);
-
-/// Holds `lease` as `identity`, waiting while another live process holds it. Returns the
-/// hold, or says it was stopped while waiting, or, without leader election, that the Lease
-/// may not be held (said, and the process acts anyway as before, since it cannot tell).
+/// Starts holding `lease` as `identity`: an elector (`super::election`) takes it when it is
+/// free and keeps it while it can renew it, and says whether this process leads; told,
+/// after each of its requests, whether the apiserver answered (`reachable`). Without
+/// leader election, says at once when another live process holds the install's Lease,
+/// and the Lease that may not be held (RBAC) is said and left unchecked: the process acts
+/// anyway as before, since it cannot tell.
 pub async fn hold(
     shared: &Arc<Shared>,
     install: &str,
     lease: &LeaseRef,
     identity: &str,
-    mut stop: watch::Receiver<bool>,
-) -> anyhow::Result<Hold> {
+    reachable: Reachable,
+) -> Result<Hold, ElectionError> {
+    let named = format!("{}/{}", lease.namespace, lease.name);
     // A Lease that may be made but not renewed would keep the holder waiting for good: ask
     // first. (Leader election without that right is a broken install, and says so below.)
     if !lease.electing && !may_renew(shared, lease).await {
-        warn!(install, lease = %format!("{}/{}", lease.namespace, lease.name),
+        warn!(install, lease = %named,
             "may not renew the install's Lease (RBAC): this process cannot tell whether another process uses the same install name");
         return Ok(Hold::Unchecked);
     }
-    let (mut leading, mut task) = match manage(shared, lease, identity).await {
-        Ok(managed) => managed,
-        Err(e) if !lease.electing => {
-            warn!(install, lease = %format!("{}/{}", lease.namespace, lease.name), error = %e,
+    // A refusal (RBAC) is an install to mend; an apiserver that does not answer is waited
+    // for by the elector, which tries again every second.
+    let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
+    let probe = LeaseCalls::new(leases, &lease.name, reachable.clone());
+    match probe.read(TIMING.request_timeout).await {
+        Err(e) if e.answered() && !lease.electing => {
+            warn!(install, lease = %named, error = %e,
                 "could not hold the install's Lease: this process cannot tell whether another process uses the same install name");
             return Ok(Hold::Unchecked);
         }
-        Err(e) => return Err(e).context("could not set up leader election"),
-    };
+        Err(e) if e.answered() => return Err(e),
+        Err(e) => warn!(lease = %named, error = %e, "could not read the Lease yet: trying again"),
+        Ok(_) => {}
+    }
+    let elector = Elector::new(
+        shared.kube.clone(),
+        &lease.namespace,
+        &lease.name,
+        identity,
+        reachable,
+    );
+    let running = elector.start();
     if !lease.electing {
         say_if_in_use(shared, install, lease, identity).await;
     }
-    info!(identity, lease = %lease.name, "waiting for the Lease");
-    let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
-    let mut poll = tokio::time::interval(FOLLOWER_POLL);
-    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    while !*leading.borrow_and_update() {
-        tokio::select! {
-            changed = leading.changed() => changed.context("the Lease's holder task stopped")?,
-            _ = stop.changed() => {
-                drop(leading);
-                let _ = task.await;
-                return Ok(Hold::Stopped);
-            }
-            _ = poll.tick() => {
-                if !is_released(&leases, &lease.name).await {
-                    continue;
-                }
-                // A new manager reads the Lease at once and takes it; the old one would
-                // sleep until the released term's end. Dropping its receiver ends it (its
-                // release of a Lease it does not hold changes nothing).
-                drop(leading);
-                let _ = task.await;
-                (leading, task) = manage(shared, lease, identity)
-                    .await
-                    .context("could not set up leader election")?;
-            }
-        }
-    }
-    info!(identity, lease = %lease.name, "leading: this process holds the Lease");
-    Ok(Hold::Held(Holding { leading, task }))
+    info!(identity, lease = %named, "waiting for the Lease");
+    Ok(Hold::Electing(Holding { running }))
 }
 
-/// A Lease manager for `lease` under `identity`, started: its receiver says whether this
-/// process holds the Lease.
-async fn manage(
-    shared: &Shared,
-    lease: &LeaseRef,
-    identity: &str,
-) -> Result<(watch::Receiver<bool>, HolderTask), kube_lease_manager::LeaseManagerError> {
-    let manager = LeaseManagerBuilder::new(shared.kube.clone(), &lease.name)
-        .with_namespace(&lease.namespace)
-        .with_identity(identity)
-        .with_duration(DURATION_S)
-        .with_grace(GRACE_S)
-        .build()
-        .await?;
-    Ok(manager.watch().await)
-}
-
-/// Whether Lease `name` exists and nobody holds it (its holder released it). A read that
-/// fails counts as no: the Lease manager's own schedule still applies.
-async fn is_released(leases: &Api<Lease>, name: &str) -> bool {
-    match leases.get_opt(name).await {
-        Ok(Some(current)) => lease_is_free(current.spec.as_ref()),
-        _ => false,
-    }
-}
-
-/// Pure: whether a Lease's spec names no holder.
-fn lease_is_free(spec: Option<&k8s_openapi::api::coordination::v1::LeaseSpec>) -> bool {
-    spec.and_then(|s| s.holder_identity.as_deref())
-        .is_none_or(str::is_empty)
-}
-
-/// A Lease this process holds.
+/// A Lease this process holds while it can, through its elector.
 pub struct Holding {
-    /// Turns false when the hold is lost.
-    leading: watch::Receiver<bool>,
-    /// Renews the Lease; releases it once every receiver is dropped.
-    task: HolderTask,
+    running: Running,
 }
 
 impl Holding {
-    /// Resolves when the hold is lost (another process took the Lease, or it could not be
-    /// renewed in time), or never.
-    pub fn lost(&self) -> impl std::future::Future<Output = ()> + use<> {
-        let mut leading = self.leading.clone();
-        async move {
-            if leading.wait_for(|held| !*held).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        }
+    /// Whether this process leads, as it changes: true while it holds the Lease and renews
+    /// it in time; false at once when it could not renew it within the renew deadline or
+    /// another process took it.
+    pub fn leading(&self) -> watch::Receiver<bool> {
+        self.running.leading()
     }
 
     /// Lets go of the Lease and waits, at most `within`, until it is released, so that the
-    /// next process leads at once rather than when the term would have expired. Every
-    /// future of [`Self::lost`] must be gone first: each holds a receiver.
+    /// next process leads at once rather than when the term would have expired.
     pub async fn release(self, within: Duration) {
-        drop(self.leading);
-        match tokio::time::timeout(within, self.task).await {
-            Ok(_) => info!("released the Lease"),
-            Err(_) => warn!(
-                within_s = within.as_secs(),
-                "could not release the Lease in time: the next process leads when it expires"
-            ),
-        }
+        self.running.release(within).await;
     }
 }
-
-/// The task that keeps a Lease renewed; it releases the Lease once its receiver is dropped.
-pub type HolderTask = tokio::task::JoinHandle<
-    Result<kube_lease_manager::LeaseManager, kube_lease_manager::LeaseManagerError>,
->;
 
 /// The tag (see `gpucloud_engine::marker::InstallTag`) of the install holding Lease
 /// `namespace/name`, from the Lease's UID; `None` when there is no such Lease. The operator
@@ -250,8 +178,8 @@ pub async fn install_tag(shared: &Shared, lease: &LeaseRef) -> Option<InstallTag
 }
 
 /// Whether this process may read and renew `lease` (a SelfSubjectAccessReview, which every
-/// authenticated user may ask). An answer that cannot be had counts as yes: the Lease
-/// manager then says what fails.
+/// authenticated user may ask). An answer that cannot be had counts as yes: the elector
+/// then says what fails.
 async fn may_renew(shared: &Shared, lease: &LeaseRef) -> bool {
     let reviews: Api<SelfSubjectAccessReview> = Api::all(shared.kube.clone());
     for verb in ["get", "patch"] {
@@ -277,12 +205,10 @@ async fn may_renew(shared: &Shared, lease: &LeaseRef) -> bool {
     true
 }
 
-/// What [`hold`] got.
+/// What [`hold`] started.
 pub enum Hold {
-    /// The Lease is held.
-    Held(Holding),
-    /// Stopped while waiting.
-    Stopped,
+    /// The Lease is held whenever it can be (see [`Holding::leading`]).
+    Electing(Holding),
     /// Not held, and not checked (no permission).
     Unchecked,
 }
@@ -291,7 +217,8 @@ pub enum Hold {
 /// on the Lease, both naming the conflict.
 async fn say_if_in_use(shared: &Arc<Shared>, install: &str, lease: &LeaseRef, identity: &str) {
     let leases: Api<Lease> = Api::namespaced(shared.kube.clone(), &lease.namespace);
-    let Ok(Some(current)) = leases.get_opt(&lease.name).await else {
+    let read = tokio::time::timeout(TIMING.request_timeout, leases.get_opt(&lease.name));
+    let Ok(Ok(Some(current))) = read.await else {
         return;
     };
     let spec = current.spec.clone().unwrap_or_default();
@@ -343,24 +270,6 @@ mod tests {
             ("gpucloud-system", "gpucloud-operator")
         );
         assert!(lease.electing);
-    }
-
-    #[test]
-    fn a_lease_is_free_once_its_holder_is_cleared() {
-        use k8s_openapi::api::coordination::v1::LeaseSpec;
-        let held = LeaseSpec {
-            holder_identity: Some("replica-a".into()),
-            ..LeaseSpec::default()
-        };
-        assert!(!lease_is_free(Some(&held)));
-        // What a holder's release leaves: no holder (an empty one counts as none).
-        assert!(lease_is_free(Some(&LeaseSpec::default())));
-        let empty = LeaseSpec {
-            holder_identity: Some(String::new()),
-            ..LeaseSpec::default()
-        };
-        assert!(lease_is_free(Some(&empty)));
-        assert!(lease_is_free(None));
     }
 
     #[test]

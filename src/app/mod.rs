@@ -1,12 +1,15 @@
 //! The process wiring of `run`: the controllers of every kind started as tasks
 //! ([`controllers`]), the metrics registry ([`metrics`]), the `/metrics`, `/healthz` and
 //! `/readyz` server with its HTTPS and its token check on `/metrics` ([`server`]), the stall
-//! limit of the liveness probe ([`liveness`]), the logs ([`telemetry`]) and the Lease a
-//! process holds before it acts ([`lease`]).
+//! limit of the liveness probe ([`liveness`]), the logs ([`telemetry`]), the Lease a process
+//! holds before it acts ([`lease`]) through its elector ([`election`]), and the terms of
+//! the controllers, which run while the process leads ([`terms`]).
 
 pub mod controllers;
+pub mod election;
 pub mod lease;
 pub mod liveness;
 pub mod metrics;
 pub mod server;
 pub mod telemetry;
+pub mod terms;

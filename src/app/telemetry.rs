@@ -15,8 +15,7 @@ pub enum LogFormat {
 /// Installs the global subscriber. `RUST_LOG` overrides the default `info` level.
 /// Calling it twice is harmless (the second call does nothing).
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,kube_lease_manager=warn"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -29,8 +28,7 @@ pub fn init(format: LogFormat) {
 /// Installs the global subscriber writing text lines to `file`, for commands whose terminal
 /// belongs to something else (the demo's live table).
 pub fn init_to_file(file: std::fs::File) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,kube_lease_manager=warn"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

@@ -9,13 +9,14 @@ use anyhow::{Context as _, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
-use tracing::{error, info, warn};
+use tracing::{debug, info, warn};
 
+use crate::app::election::{Reachable, TIMING};
 use crate::app::lease::{self, Hold};
 use crate::app::liveness;
 use crate::app::server::{self, MetricsAuth, Probes, Readiness, Serving};
 use crate::app::telemetry::{self, LogFormat};
+use crate::app::terms::run_terms;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 
@@ -113,7 +114,9 @@ pub struct RunArgs {
     pub metrics_cert_dir: Option<PathBuf>,
     /// Elect one active replica through a Lease. A replica waiting for the Lease is Ready
     /// (/readyz), so that a rolling update can stop the leader; the leader releases the
-    /// Lease when it stops, and the next replica leads within about a second.
+    /// Lease when it stops, and the next replica leads within about a second. A leader
+    /// that cannot renew the Lease for 10 s (the apiserver is away) stops acting, before
+    /// the Lease can expire for another replica, and waits for it again without exiting.
     #[arg(long, env = "GPUCLOUD_LEADER_ELECTION", default_value_t = false)]
     pub leader_election: bool,
     /// Namespace of the Lease (default: the pod's namespace, else `default`).
@@ -289,8 +292,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<()> {
     run_with(args, kube, stop_rx).await
 }
 
-/// The operator on a given cluster until `stop` turns true (or leadership is lost). Tests
-/// run it in-process with their own stop switch.
+/// The operator on a given cluster until `stop` turns true; its controllers run while it
+/// leads. Tests run it in-process with their own stop switch.
 pub async fn run_with(
     args: RunArgs,
     kube: kube::Client,
@@ -356,17 +359,6 @@ pub async fn run_with_clock(
         Some(identity.clone()),
     ));
 
-    // Stops on the caller's switch, and on lost leadership.
-    let (stop_tx, stop_own) = watch::channel(false);
-    tokio::spawn({
-        let stop_tx = stop_tx.clone();
-        let outer = wait_for(stop_rx);
-        async move {
-            outer.await;
-            let _ = stop_tx.send(true);
-        }
-    });
-    let stop_rx = stop_own;
     let ready = Readiness::default();
     let probes = Probes {
         ready: ready.clone(),
@@ -404,60 +396,57 @@ pub async fn run_with_clock(
         &lease_namespace,
         &args.leader_election_lease,
     );
+    // Whether the apiserver answers the elector: the process-wide tracker of that is wired
+    // in apart; until then the answers are only logged at debug.
+    let reachable: Reachable =
+        Arc::new(|answered| debug!(answered, "apiserver answered the elector"));
     let hold = lease::hold(
         &shared,
         &shared.config.install,
         &lease,
         &identity,
-        stop_rx.clone(),
-    );
-    let holding = match hold.await? {
-        Hold::Stopped => return Ok(()),
-        Hold::Unchecked => None,
-        Hold::Held(holding) => Some(holding),
+        reachable,
+    )
+    .await
+    .context("could not set up leader election")?;
+    // Without a Lease to check, this process leads for as long as it runs.
+    let (always, unchecked) = watch::channel(true);
+    let (holding, leading) = match hold {
+        Hold::Electing(holding) => {
+            let leading = holding.leading();
+            (Some(holding), leading)
+        }
+        Hold::Unchecked => (None, unchecked),
     };
-    let lost = holding.as_ref().map(|holding| {
-        tokio::spawn(stop_when_lost(
-            holding.lost(),
-            stop_tx.clone(),
-            shared.metrics.clone(),
-        ))
-    });
-    if let Some(tag) = lease::install_tag(&shared, &lease).await {
-        info!(
-            install_tag = tag.as_str(),
-            "install tag on the remote objects this install makes"
-        );
-        let _ = shared.install_tag.set(tag);
-    }
-    shared.metrics.set_leader(true);
     let watched = Watched {
         namespaces,
         selector: args.selector.clone(),
     };
-    let shared_metrics = shared.metrics.clone();
-    let controllers = Controllers {
-        shared,
-        watched,
-        concurrency: args.concurrency,
-        stop: stop_rx.clone(),
-        budgets,
-        billing_interval: args.billing_interval,
+    let start_term = |term_stop| {
+        let (shared, lease, watched) = (shared.clone(), lease.clone(), watched.clone());
+        let controllers = Controllers {
+            shared: shared.clone(),
+            watched,
+            concurrency: args.concurrency,
+            stop: term_stop,
+            budgets: budgets.clone(),
+            billing_interval: args.billing_interval,
+        };
+        async move {
+            if shared.install_tag.get().is_none() {
+                read_install_tag(&shared, &lease).await;
+            }
+            crate::kinds::KINDS
+                .iter()
+                .filter_map(|kind| kind.controller)
+                .map(|start| start(&controllers))
+                .collect()
+        }
     };
-    let kinds: Vec<_> = crate::kinds::KINDS
-        .iter()
-        .filter_map(|kind| kind.controller)
-        .map(|start| start(&controllers))
-        .collect();
-    wait_for(stop_rx).await;
-    let failed = stop_controllers(kinds, DRAIN).await;
-    shared_metrics.set_leader(false);
+    let failed = run_terms(leading, stop_rx, shared.metrics.clone(), start_term).await;
+    drop(always);
     // Let the next process with this install name act at once, not after the Lease expires;
     // only now, so that no pass of this process runs while another process leads.
-    if let Some(lost) = lost {
-        lost.abort();
-        let _ = lost.await;
-    }
     if let Some(holding) = holding {
         holding.release(RELEASE_WITHIN).await;
     }
@@ -468,51 +457,23 @@ pub async fn run_with_clock(
     }
 }
 
-/// How long a stopping leader lets its passes under way end before it cuts them (as a
-/// crash would, which the engine's protocol is made to survive): the next process leads
-/// only once this one released the Lease, and should within a few seconds.
-const DRAIN: Duration = Duration::from_secs(2);
+/// Reads this install's tag (from its Lease, made by now) into `shared`, at most a
+/// request's time: a process that leads has just heard from the apiserver.
+async fn read_install_tag(shared: &Shared, lease: &lease::LeaseRef) {
+    let Ok(Some(tag)) =
+        tokio::time::timeout(TIMING.request_timeout, lease::install_tag(shared, lease)).await
+    else {
+        return;
+    };
+    info!(
+        install_tag = tag.as_str(),
+        "install tag on the remote objects this install makes"
+    );
+    let _ = shared.install_tag.set(tag);
+}
 
 /// How long a stopping leader waits for its Lease to be released.
 const RELEASE_WITHIN: Duration = Duration::from_secs(3);
-
-/// Stops the process (through `stop_tx`) once `lost` resolves: another process holds the
-/// Lease now, and this one must not act any more.
-async fn stop_when_lost(
-    lost: impl std::future::Future<Output = ()>,
-    stop_tx: watch::Sender<bool>,
-    metrics: Arc<gpucloud_engine::metrics::Metrics>,
-) {
-    lost.await;
-    metrics.set_leader(false);
-    error!("lost the Lease; stopping");
-    let _ = stop_tx.send(true);
-}
-
-/// Waits, at most `drain`, for the controller tasks to end (their stop switch is on), then
-/// aborts those still running. How many ended with a panic.
-async fn stop_controllers(kinds: Vec<JoinHandle<()>>, drain: Duration) -> usize {
-    let aborts: Vec<_> = kinds.iter().map(JoinHandle::abort_handle).collect();
-    let all = futures::future::join_all(kinds);
-    let ended = match tokio::time::timeout(drain, all).await {
-        Ok(ended) => ended,
-        Err(_) => {
-            warn!(
-                drain_s = drain.as_secs(),
-                "passes still under way when stopping: cut, as a crash would"
-            );
-            for abort in &aborts {
-                abort.abort();
-            }
-            return 0;
-        }
-    };
-    let failed: Vec<_> = ended.into_iter().filter_map(Result::err).collect();
-    for error in &failed {
-        error!(error = %error, "a controller task failed");
-    }
-    failed.len()
-}
 
 /// How `/metrics` is served; a certificate directory without the token check is refused,
 /// since HTTPS is there for the token.

@@ -142,10 +142,12 @@ fn start_clusters(controllers: &Controllers) -> JoinHandle<()> {
     controllers.spawn_with_wakes(adapter, wakes)
 }
 
+/// The ledger's wake-ups as a stream; dropped with the controller, which hands them back to
+/// the ledger for the kind's next controller (the next term of leadership).
 fn tokio_stream_of<T: Send + 'static>(
-    mut rx: tokio::sync::mpsc::UnboundedReceiver<T>,
+    mut wakes: gpucloud_policy::budget::wakes::Wakes<T>,
 ) -> futures::stream::BoxStream<'static, T> {
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
+    futures::stream::poll_fn(move |cx| wakes.poll_recv(cx)).boxed()
 }
 
 /// The Budget kind has no engine (it is no platform object): its own controller feeds

@@ -4,7 +4,9 @@
 //! stall limit, or a controller that ended without being asked to stop, is a process that
 //! no longer does its job, which a restart mends; [`problems`] (pure) says so from the
 //! facts. A process whose controllers never started (a follower waiting for its Lease)
-//! has nothing to report and is live.
+//! has nothing to report and is live. A process that leads again after it lost its Lease
+//! starts its controllers again: each start of a kind is a new registration, and only the
+//! latest one's end counts.
 //!
 //! Kinds are named by their `kind` string only: the engine knows none of them.
 
@@ -99,11 +101,15 @@ pub struct Progress {
 #[derive(Debug, Default)]
 struct State {
     next_pass: u64,
+    next_start: u64,
     kinds: BTreeMap<&'static str, KindState>,
 }
 
 #[derive(Debug)]
 struct KindState {
+    /// Which start of the kind's controller this is: a guard of an earlier start, dropped
+    /// late, must not mark a controller started since as ended.
+    start: u64,
     life: Life,
     /// The passes under way, by a number of their own, with when each started.
     passes: HashMap<u64, Instant>,
@@ -111,11 +117,17 @@ struct KindState {
 
 impl Progress {
     /// Marks `kind`'s controller as running, until the returned guard is dropped: then it
-    /// is stopped if [`ControllerLife::until`]'s shutdown had resolved, else ended.
+    /// is stopped if [`ControllerLife::until`]'s shutdown had resolved, else ended. A kind
+    /// started again (a new term of leadership) is running again, whatever its last start
+    /// left.
     pub fn controller(self: &Arc<Self>, kind: &'static str) -> ControllerLife {
-        self.state.lock().kinds.insert(
+        let mut state = self.state.lock();
+        state.next_start += 1;
+        let start = state.next_start;
+        state.kinds.insert(
             kind,
             KindState {
+                start,
                 life: Life::Running,
                 passes: HashMap::new(),
             },
@@ -123,6 +135,7 @@ impl Progress {
         ControllerLife {
             progress: self.clone(),
             kind,
+            start,
             asked: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -167,6 +180,7 @@ impl Progress {
 pub struct ControllerLife {
     progress: Arc<Progress>,
     kind: &'static str,
+    start: u64,
     asked: Arc<AtomicBool>,
 }
 
@@ -188,7 +202,12 @@ impl Drop for ControllerLife {
         } else {
             Life::Ended
         };
-        if let Some(k) = self.progress.state.lock().kinds.get_mut(self.kind) {
+        let mut state = self.progress.state.lock();
+        if let Some(k) = state
+            .kinds
+            .get_mut(self.kind)
+            .filter(|k| k.start == self.start)
+        {
             k.life = life;
             k.passes.clear();
         }
@@ -316,5 +335,37 @@ mod tests {
             progress.problems(LIMIT),
             [Problem::Ended { kind: "Template" }]
         );
+    }
+
+    #[tokio::test]
+    async fn a_controller_stopped_with_its_term_and_started_again_runs_again() {
+        let progress = Arc::new(Progress::default());
+        let life = |kind| {
+            progress
+                .snapshot()
+                .iter()
+                .find(|k| k.kind == kind)
+                .unwrap()
+                .life
+        };
+        // The first term: stopped by its term's stop (leadership lost), which is no problem.
+        let first = progress.controller("Pod");
+        first.until(async {}).await;
+        drop(first);
+        assert_eq!(life("Pod"), Life::Stopped);
+        assert_eq!(progress.problems(LIMIT), []);
+
+        // The next term starts the kind again: running.
+        let second = progress.controller("Pod");
+        assert_eq!(life("Pod"), Life::Running);
+
+        // A guard of an earlier start that goes only now (a task cut late, never asked)
+        // does not mark the running controller as ended.
+        let third = progress.controller("Pod");
+        drop(second);
+        assert_eq!(life("Pod"), Life::Running);
+        assert_eq!(progress.problems(LIMIT), []);
+        drop(third);
+        assert_eq!(life("Pod"), Life::Ended, "the latest start's end counts");
     }
 }

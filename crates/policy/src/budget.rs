@@ -10,9 +10,11 @@
 //! - [`BudgetLedger`]: the ledgers of every namespace behind one lock, the metrics, and
 //!   the wake-up channels: a held Pod or Endpoint is reconciled again when room appears (a
 //!   release, a Pod stopping or going, a Budget raised), not on a timer.
+//! - [`wakes`]: those channels, read by one controller of a kind at a time.
 //! - [`controller`]: the Budget kind's controller.
 
 pub mod ledger;
+pub mod wakes;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -24,7 +26,7 @@ use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterPhase};
@@ -33,6 +35,8 @@ use gpucloud_crd::{Cluster, Endpoint, Pod};
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_platform::domain::RUNNING;
 use gpucloud_platform::metrics::Described;
+
+use self::wakes::{WakeSlot, Wakes};
 
 use self::ledger::{
     BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, MonthSpend, NamespaceLedger,
@@ -62,12 +66,9 @@ type FloatGauge = Gauge<f64, std::sync::atomic::AtomicU64>;
 /// The ledgers of every watched namespace.
 pub struct BudgetLedger {
     namespaces: Mutex<HashMap<String, NamespaceLedger>>,
-    wake: mpsc::UnboundedSender<ObjectRef<Pod>>,
-    wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Pod>>>>,
-    wake_endpoint: mpsc::UnboundedSender<ObjectRef<Endpoint>>,
-    endpoint_wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Endpoint>>>>,
-    wake_cluster: mpsc::UnboundedSender<ObjectRef<Cluster>>,
-    cluster_wakes: Mutex<Option<mpsc::UnboundedReceiver<ObjectRef<Cluster>>>>,
+    wakes: WakeSlot<ObjectRef<Pod>>,
+    endpoint_wakes: WakeSlot<ObjectRef<Endpoint>>,
+    cluster_wakes: WakeSlot<ObjectRef<Cluster>>,
     /// Turns true once the Budget controller has listed every Budget, Pod and Endpoint:
     /// before that, an admission could miss a Budget.
     synced: watch::Sender<bool>,
@@ -116,17 +117,11 @@ impl BudgetLedger {
     }
 
     fn unregistered() -> Self {
-        let (wake, wakes) = mpsc::unbounded_channel();
-        let (wake_endpoint, endpoint_wakes) = mpsc::unbounded_channel();
-        let (wake_cluster, cluster_wakes) = mpsc::unbounded_channel();
         Self {
             namespaces: Mutex::new(HashMap::new()),
-            wake,
-            wakes: Mutex::new(Some(wakes)),
-            wake_endpoint,
-            endpoint_wakes: Mutex::new(Some(endpoint_wakes)),
-            wake_cluster,
-            cluster_wakes: Mutex::new(Some(cluster_wakes)),
+            wakes: WakeSlot::new(),
+            endpoint_wakes: WakeSlot::new(),
+            cluster_wakes: WakeSlot::new(),
             synced: watch::Sender::new(false),
             held_pods: Family::default(),
             held_endpoints: Family::default(),
@@ -137,21 +132,22 @@ impl BudgetLedger {
         }
     }
 
-    /// The Pods to reconcile again, for the Pod controller; `None` after the first call.
-    pub fn take_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Pod>>> {
-        self.wakes.lock().take()
+    /// The Pods to reconcile again, for the Pod controller; `None` while another holds
+    /// them (they come back when it drops them).
+    pub fn take_wakes(&self) -> Option<Wakes<ObjectRef<Pod>>> {
+        self.wakes.take()
     }
 
-    /// The Endpoints to reconcile again, for the Endpoint controller; `None` after the
-    /// first call.
-    pub fn take_endpoint_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Endpoint>>> {
-        self.endpoint_wakes.lock().take()
+    /// The Endpoints to reconcile again, for the Endpoint controller; `None` while another
+    /// holds them.
+    pub fn take_endpoint_wakes(&self) -> Option<Wakes<ObjectRef<Endpoint>>> {
+        self.endpoint_wakes.take()
     }
 
-    /// The Clusters to reconcile again, for the Cluster controller; `None` after the
-    /// first call.
-    pub fn take_cluster_wakes(&self) -> Option<mpsc::UnboundedReceiver<ObjectRef<Cluster>>> {
-        self.cluster_wakes.lock().take()
+    /// The Clusters to reconcile again, for the Cluster controller; `None` while another
+    /// holds them.
+    pub fn take_cluster_wakes(&self) -> Option<Wakes<ObjectRef<Cluster>>> {
+        self.cluster_wakes.take()
     }
 
     pub fn mark_synced(&self) {
@@ -200,24 +196,19 @@ impl BudgetLedger {
         out
     }
 
-    /// Reconciles `member` again. The receivers live as long as the controllers; without
-    /// them, nobody waits.
+    /// Reconciles `member` again, now or, while the kind's controller is stopped, when
+    /// it starts again.
     fn wake(&self, namespace: &str, member: &Member) {
         let name = member.name.as_str();
-        let _ = match member.kind {
-            MemberKind::Pod => self
-                .wake
-                .send(ObjectRef::new(name).within(namespace))
-                .is_ok(),
+        match member.kind {
+            MemberKind::Pod => self.wakes.send(ObjectRef::new(name).within(namespace)),
             MemberKind::Endpoint => self
-                .wake_endpoint
-                .send(ObjectRef::new(name).within(namespace))
-                .is_ok(),
+                .endpoint_wakes
+                .send(ObjectRef::new(name).within(namespace)),
             MemberKind::Cluster => self
-                .wake_cluster
-                .send(ObjectRef::new(name).within(namespace))
-                .is_ok(),
-        };
+                .cluster_wakes
+                .send(ObjectRef::new(name).within(namespace)),
+        }
     }
 
     /// Admits Pod `pod` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
