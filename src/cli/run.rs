@@ -9,7 +9,7 @@ use anyhow::{Context as _, bail};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Api;
 use tokio::sync::watch;
-use tracing::{debug, info, warn};
+use tracing::{info, warn};
 
 use crate::app::election::{Reachable, TIMING};
 use crate::app::lease::{self, Hold};
@@ -396,10 +396,14 @@ pub async fn run_with_clock(
         &lease_namespace,
         &args.leader_election_lease,
     );
-    // Whether the apiserver answers the elector: the process-wide tracker of that is wired
-    // in apart; until then the answers are only logged at debug.
-    let reachable: Reachable =
-        Arc::new(|answered| debug!(answered, "apiserver answered the elector"));
+    // The elector's answers feed the process's view of the apiserver (the log,
+    // `gpucloud_apiserver_unreachable`, `/readyz`), as the watches' do; a follower has
+    // only these.
+    let apiserver = shared.metrics.apiserver.clone();
+    let reachable: Reachable = Arc::new(move |answer| match answer {
+        Err(error) if !error.answered() => apiserver.unanswered("Lease", error),
+        _ => apiserver.answered(),
+    });
     let hold = lease::hold(
         &shared,
         &shared.config.install,

@@ -9,11 +9,13 @@ use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use serde_json::json;
 
+use gpucloud_engine::watch_health::Failure;
+
 use super::record::Record;
 
-/// Told, after each request, whether the apiserver answered it (any answer, an error
-/// status included) or not (a transport error, or no answer in time).
-pub type Reachable = Arc<dyn Fn(bool) + Send + Sync>;
+/// Told, after each request, how it went: `Ok`, or its error, whose
+/// [`ElectionError::answered`] says whether the apiserver answered at all.
+pub type Reachable = Arc<dyn Fn(Result<(), &ElectionError>) + Send + Sync>;
 
 /// Why a request about the Lease did not do what it asked.
 #[derive(Debug, thiserror::Error)]
@@ -41,9 +43,14 @@ impl ElectionError {
         }
     }
 
-    /// Whether the apiserver answered the request.
+    /// Whether the apiserver answered the request: an answer it could not serve (429,
+    /// 5xx: its storage away, or itself starting) counts as none.
     pub fn answered(&self) -> bool {
-        !matches!(self, Self::TimedOut(_) | Self::Unreachable(_))
+        match self {
+            Self::TimedOut(_) | Self::Unreachable(_) => false,
+            Self::Refused(error) => Failure::of(error).answered(),
+            Self::Conflict | Self::Gone => true,
+        }
     }
 
     /// Whether the Lease changed under the request (another writer, or deleted): read it
@@ -133,7 +140,7 @@ impl LeaseCalls {
             Ok(answer) => answer.map_err(ElectionError::of),
             Err(_) => Err(ElectionError::TimedOut(within)),
         };
-        (self.reachable)(result.as_ref().err().is_none_or(ElectionError::answered));
+        (self.reachable)(result.as_ref().map(|_| ()));
         result
     }
 }
@@ -156,13 +163,18 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_of_any_status_is_reachable_and_a_409_or_404_means_read_again() {
+    fn an_answer_it_could_serve_is_reachable_and_a_409_or_404_means_read_again() {
         let conflict = ElectionError::of(api_error(409));
         assert!(conflict.answered() && conflict.changed_under());
         let gone = ElectionError::of(api_error(404));
         assert!(gone.answered() && gone.changed_under());
         let forbidden = ElectionError::of(api_error(403));
         assert!(forbidden.answered() && !forbidden.changed_under());
+        let unavailable = ElectionError::of(api_error(503));
+        assert!(
+            !unavailable.answered(),
+            "a 5xx is no answer: the apiserver cannot serve"
+        );
         let timed_out = ElectionError::TimedOut(Duration::from_secs(5));
         assert!(!timed_out.answered() && !timed_out.changed_under());
         assert!(timed_out.to_string().contains("5000 ms"));
