@@ -60,10 +60,14 @@ phase "control plane: up"
 cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-cp.XXXXXX")
 rmdir "$cp_dir"
 node_pid=
+outage_pid=
 node_log=$(mktemp "${TMPDIR:-/tmp}/gpucloud-node-phase.XXXXXX")
 cleanup() {
     # The node phase's own script brings its node down when stopped.
     [ -n "$node_pid" ] && pkill -TERM -f "tests/node/run.sh" 2>/dev/null || true
+    # The outage phase's suites bring their control planes down when they end; cut short,
+    # their processes go here.
+    [ -n "$outage_pid" ] && pkill -KILL -f "e2e_apiserver_outage-|e2e_etcd_compaction-|/gpucloud-(outage|compaction)" 2>/dev/null || true
     tests/control-plane/cp.sh down --dir "$cp_dir" >/dev/null 2>&1 || true
 }
 trap 'cleanup; report' EXIT
@@ -78,6 +82,53 @@ if [ ${#cargo_args[@]} -eq 0 ]; then
     ) >"$node_log" 2>&1 &
     node_pid=$!
 fi
+# The suites that stop their own control plane's apiserver and etcd, or compact it
+# (tests/e2e_apiserver_outage.rs, tests/e2e_etcd_compaction.rs; their tests are named
+# own_control_plane_*) run beside the rest too, once per backend at once: they mostly
+# wait out outages. The passes below skip them.
+outage_pid=
+outage_log=$(mktemp "${TMPDIR:-/tmp}/gpucloud-outage-phase.XXXXXX")
+own_cp_skip=()
+if [ ${#cargo_args[@]} -eq 0 ]; then
+    own_cp_skip=(--skip own_control_plane_)
+    mapfile -t outage_bins < <(
+        cargo test --locked --no-run --message-format=json \
+            --test e2e_apiserver_outage --test e2e_etcd_compaction 2>/dev/null |
+            python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        print(m["executable"])'
+    )
+    (
+        s=$SECONDS
+        pids=()
+        for backend in v2 seed; do
+            (
+                for bin in "${outage_bins[@]}"; do
+                    GPUCLOUD_TEST_PLATFORM_API=$backend "$bin" --include-ignored --nocapture \
+                        --test-threads 1 || exit 1
+                done
+            ) >"$outage_log.$backend" 2>&1 &
+            pids+=($!)
+        done
+        status=0
+        for pid in "${pids[@]}"; do
+            wait "$pid" || status=1
+        done
+        for backend in v2 seed; do
+            echo "--- outages and compaction, backend $backend"
+            if [ $status -eq 0 ]; then
+                grep -E '^(RECOVERY|COMPACTION|test .* \.\.\. |test result:)' "$outage_log.$backend" || true
+            else
+                cat "$outage_log.$backend"
+            fi
+        done
+        echo "[outage] $((SECONDS - s)) s"
+        exit $status
+    ) >"$outage_log" 2>&1 &
+    outage_pid=$!
+fi
 eval "$(tests/control-plane/cp.sh up --dir "$cp_dir")"
 export KUBECONFIG
 
@@ -87,7 +138,8 @@ phase "cargo test (unit, emulator, client, end-to-end on REST v2)"
 # and run on their own (`cargo bench`), not here. The operator speaks REST v2 (its
 # default); the seed backend's pass follows.
 GPUCLOUD_TEST_PLATFORM_API=v2 \
-    cargo test --workspace --lib --bins --tests --locked --no-fail-fast -- --include-ignored "${cargo_args[@]}"
+    cargo test --workspace --lib --bins --tests --locked --no-fail-fast -- --include-ignored \
+    "${own_cp_skip[@]}" "${cargo_args[@]}"
 
 if [ ${#cargo_args[@]} -eq 0 ]; then
     phase "install manifests: kustomize and Helm, server dry run"
@@ -104,8 +156,10 @@ if [ ${#cargo_args[@]} -eq 0 ]; then
     # The binaries are run directly: two `cargo test` at once would queue on cargo's lock.
     tests/install/sa-kubeconfig.sh "$cp_dir/operator-sa.kubeconfig"
     # Every end-to-end suite (tests/e2e_*.rs, so a new kind's suite joins by its name) but
-    # the harness's own, which runs no operator.
-    mapfile -t e2e_suites < <(cd tests && ls e2e_*.rs | sed 's/\.rs$//' | grep -vx e2e_harness)
+    # the harness's own, which runs no operator, and the outage phase's, which ran both
+    # backends already.
+    mapfile -t e2e_suites < <(cd tests && ls e2e_*.rs | sed 's/\.rs$//' |
+        grep -vxE 'e2e_harness|e2e_apiserver_outage|e2e_etcd_compaction')
     mapfile -t e2e_bins < <(
         cargo test --locked --no-run --message-format=json \
             $(printf -- '--test %s ' "${e2e_suites[@]}") 2>/dev/null |
@@ -168,6 +222,15 @@ if [ -x tests/v2-conformance/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     # Needs only the emulator: no control plane, no cluster.
     phase "REST v2 conformance (schemathesis) against the emulator"
     tests/v2-conformance/run.sh
+fi
+
+if [ -n "$outage_pid" ]; then
+    phase "outages: apiserver 20 s and 120 s, etcd 20 s, compaction (waiting)"
+    outage_ok=true
+    wait "$outage_pid" || outage_ok=false
+    outage_pid=
+    cat "$outage_log"
+    [ "$outage_ok" = true ] || { echo "error: the outage phase failed" >&2; exit 1; }
 fi
 
 if [ -n "$node_pid" ]; then

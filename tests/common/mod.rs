@@ -16,6 +16,7 @@ pub mod lease;
 pub mod log_capture;
 pub mod operator;
 pub mod pods;
+pub mod process;
 pub mod proxy;
 pub mod sweep;
 pub mod templates;
