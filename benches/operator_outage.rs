@@ -48,23 +48,6 @@ fn options() -> Options {
     }
 }
 
-/// `attempt` until it works, a second apart: the first request after the apiserver's
-/// return may meet a connection it closed.
-async fn retrying<T, F, Fut>(what: &str, mut attempt: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, kube::Error>>,
-{
-    for _ in 0..10 {
-        match attempt().await {
-            Ok(done) => return done,
-            Err(e) => eprintln!("  {what}: {e}; trying again"),
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    panic!("{what}: still failing after 10 attempts");
-}
-
 /// Seconds from `from` to `to`, one decimal.
 fn secs(from: Instant, to: Option<Instant>) -> String {
     to.map(|t| format!("{:.1} s", (t - from).as_secs_f64()))
@@ -123,7 +106,7 @@ async fn run(cp: OwnControlPlane, opts: Options) {
         cp.start("kube-apiserver");
         let back = Instant::now();
         // Timed from the apiserver taking the changes (once back: its /readyz).
-        let new = retrying("create the new volume", || {
+        let new = common::retrying("create the new volume", || {
             let object = volume(&format!("after-{round}"), 10, serde_json::json!({}));
             let api = api.clone();
             async move { api.create(&PostParams::default(), &object).await }
@@ -131,7 +114,7 @@ async fn run(cp: OwnControlPlane, opts: Options) {
         .await;
         count += 1;
         let size = 11 + round as i64;
-        retrying("grow vol-0", || {
+        common::retrying("grow vol-0", || {
             let api = api.clone();
             async move {
                 let patch = Patch::Merge(serde_json::json!({"spec": {"sizeGb": size}}));

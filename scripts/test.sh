@@ -224,20 +224,25 @@ if [ -x tests/v2-conformance/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
     tests/v2-conformance/run.sh
 fi
 
+# Waits for a phase that ran beside the others, prints its output, and fails the run if
+# it failed.
+await_beside() { # NAME PID LOG
+    local ok=true
+    wait "$2" || ok=false
+    cat "$3"
+    [ "$ok" = true ] || { echo "error: the $1 phase failed" >&2; exit 1; }
+}
+
 if [ -n "$outage_pid" ]; then
     phase "outages: apiserver 20 s and 120 s, etcd 20 s, compaction (waiting)"
-    outage_ok=true
-    wait "$outage_pid" || outage_ok=false
+    pid=$outage_pid
     outage_pid=
-    cat "$outage_log"
-    [ "$outage_ok" = true ] || { echo "error: the outage phase failed" >&2; exit 1; }
+    await_beside outage "$pid" "$outage_log"
 fi
 
 if [ -n "$node_pid" ]; then
     phase "node: the image on a real node; install, upgrade, rollback, uninstall (waiting)"
-    node_ok=true
-    wait "$node_pid" || node_ok=false
+    pid=$node_pid
     node_pid=
-    cat "$node_log"
-    [ "$node_ok" = true ] || { echo "error: the node phase failed" >&2; exit 1; }
+    await_beside node "$pid" "$node_log"
 fi

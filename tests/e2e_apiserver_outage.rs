@@ -127,23 +127,6 @@ fn gauge(metrics: &str, name: &str) -> Option<i64> {
     })
 }
 
-/// `check` tried until it holds, at most `attempts` times a second apart: the first
-/// request after the apiserver's return may meet a connection it closed.
-async fn retrying<T, F, Fut>(what: &str, mut attempt: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, kube::Error>>,
-{
-    for _ in 0..10 {
-        match attempt().await {
-            Ok(done) => return done,
-            Err(e) => eprintln!("{what}: {e}; trying again"),
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    panic!("{what}: still failing after 10 attempts");
-}
-
 /// Samples every install with two replicas every 100 ms, counting the samples in which both
 /// said they lead; and every replica's `/readyz`, keeping the codes seen in each window.
 struct Watchers {
@@ -266,10 +249,11 @@ async fn outage(
         let new = format!("after-{round}");
         let object = volume(&new, 10, json!({}));
         let (post, patch_params) = (PostParams::default(), PatchParams::default());
-        let created = retrying("create the new volume", || api.create(&post, &object)).await;
+        let created =
+            common::retrying("create the new volume", || api.create(&post, &object)).await;
         let grown_size = 11 + i32::try_from(round).unwrap();
         let patch = Patch::Merge(json!({"spec": {"sizeGb": grown_size}}));
-        retrying("grow vol-0", || api.patch("vol-0", &patch_params, &patch)).await;
+        common::retrying("grow vol-0", || api.patch("vol-0", &patch_params, &patch)).await;
         changes.push((created, grown_size));
     }
     let taken = Instant::now();

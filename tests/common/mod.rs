@@ -53,6 +53,24 @@ where
     }
 }
 
+/// `attempt` until the apiserver takes it, a second apart, at most 10 times: the first
+/// requests after its return may meet a connection it closed, or an apiserver that does
+/// not reach etcd yet.
+pub async fn retrying<T, F, Fut>(what: &str, mut attempt: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, kube::Error>>,
+{
+    for _ in 0..10 {
+        match attempt().await {
+            Ok(done) => return done,
+            Err(e) => eprintln!("{what}: {e}; trying again"),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    panic!("{what}: still failing after 10 attempts");
+}
+
 /// Waits until object `name` of `api` is gone from the cluster (its finalizers done), at
 /// most `timeout`; whether it went.
 pub async fn wait_gone<K>(api: &Api<K>, name: &str, timeout: Duration) -> bool
