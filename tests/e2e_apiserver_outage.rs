@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 use gpucloud_crd::NetworkVolume;
 use gpucloud_emulator::EmulatorConfig;
 use gpucloud_engine::marker::names_object;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, GetParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
@@ -257,14 +258,24 @@ async fn outage(
         changes.push((created, grown_size));
     }
     let taken = Instant::now();
+    // When the apiserver serves Leases again (with etcd back, later than the writes above:
+    // the operator cannot lead before).
+    let leases: Api<Lease> = installs[0].env.api();
+    let lease_get = GetParams::default();
+    common::retrying("read the Lease", || {
+        leases.get_with("gpucloud-operator", &lease_get)
+    })
+    .await;
+    let leases_served = Instant::now();
     let mut grown_ids = Vec::new();
     for install in installs.iter() {
         grown_ids.push(volume_id(&install.env, "vol-0").await);
     }
     eprintln!(
-        "{component} back after {:?} (its start took {started_in:?}); the changes taken {:.1} s later",
+        "{component} back after {:?} (its start took {started_in:?}); the changes taken {:.1} s later, a Lease read {:.1} s later",
         began.elapsed(),
-        (taken - back).as_secs_f64()
+        (taken - back).as_secs_f64(),
+        (leases_served - back).as_secs_f64()
     );
     // Each install's changes waited for at once, each timed on its own.
     let reached = installs.iter().zip(&changes).zip(&grown_ids).map(
