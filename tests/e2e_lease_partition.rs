@@ -66,26 +66,39 @@ async fn leads(port: u16) -> bool {
         .is_some_and(|(_, text)| text.lines().any(|l| l == "gpucloud_leader 1"))
 }
 
-/// Samples both replicas' leader gauges every 100 ms until told to stop: how many samples,
-/// and those in which both said 1.
-fn sample_both(
-    port_a: u16,
-    port_b: u16,
+/// Samples both replicas' leader gauges every 100 ms until finished.
+struct Sampler {
     until: Arc<AtomicBool>,
-) -> tokio::task::JoinHandle<(usize, Vec<Duration>)> {
-    tokio::spawn(async move {
-        let started = Instant::now();
-        let (mut samples, mut both) = (0, Vec::new());
-        while !until.load(Ordering::SeqCst) {
-            let (a, b) = tokio::join!(leads(port_a), leads(port_b));
-            samples += 1;
-            if a && b {
-                both.push(started.elapsed());
+    task: tokio::task::JoinHandle<(usize, Vec<Duration>)>,
+}
+
+impl Sampler {
+    fn start(port_a: u16, port_b: u16) -> Self {
+        let until = Arc::new(AtomicBool::new(false));
+        let task = tokio::spawn({
+            let until = until.clone();
+            async move {
+                let started = Instant::now();
+                let (mut samples, mut both) = (0, Vec::new());
+                while !until.load(Ordering::SeqCst) {
+                    let (a, b) = tokio::join!(leads(port_a), leads(port_b));
+                    samples += 1;
+                    if a && b {
+                        both.push(started.elapsed());
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                (samples, both)
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        (samples, both)
-    })
+        });
+        Self { until, task }
+    }
+
+    /// How many samples, and when both said 1.
+    async fn finish(self) -> (usize, Vec<Duration>) {
+        self.until.store(true, Ordering::SeqCst);
+        self.task.await.unwrap()
+    }
 }
 
 async fn holder(env: &Env) -> Option<String> {
@@ -143,6 +156,20 @@ impl Replicas {
         }
     }
 
+    /// Cuts replica-a off from the apiserver with `fault`, creates `during` (the platform
+    /// still reaches both), and waits for replica-a to stop saying it leads: when the cut
+    /// began, and whether it stopped in time.
+    async fn cut(&self, fault: Mode) -> (Instant, bool) {
+        let cut_at = Instant::now();
+        self.proxy.set(fault);
+        self.env.create(&volume("during", 10, json!({}))).await;
+        let stopped = wait_until(STOPS_WITHIN + Duration::from_secs(5), || async {
+            !leads(self.port_a).await
+        })
+        .await;
+        (cut_at, stopped)
+    }
+
     /// Whether the replica on `port` is Ready and live, and its process runs.
     async fn ready_and_live(&self, port: u16) -> bool {
         let task = if port == self.port_a {
@@ -163,27 +190,13 @@ impl Replicas {
 
 async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, prefix: &str) {
     let replicas = Replicas::start(prefix).await;
-    let Replicas {
-        env,
-        proxy,
-        port_a,
-        port_b,
-        ..
-    } = &replicas;
-    let (port_a, port_b) = (*port_a, *port_b);
+    let (env, proxy) = (&replicas.env, &replicas.proxy);
+    let (port_a, port_b) = (replicas.port_a, replicas.port_b);
 
-    let sampling = Arc::new(AtomicBool::new(false));
-    let sampler = sample_both(port_a, port_b, sampling.clone());
+    let sampler = Sampler::start(port_a, port_b);
 
     // The partition: replica-a alone loses the apiserver; the platform it still reaches.
-    let cut_at = Instant::now();
-    proxy.set(fault);
-    env.create(&volume("during", 10, json!({}))).await;
-
-    let stopped = wait_until(STOPS_WITHIN + Duration::from_secs(5), || async {
-        !leads(port_a).await
-    })
-    .await;
+    let (cut_at, stopped) = replicas.cut(fault).await;
     let stop_acting = cut_at.elapsed();
     assert!(
         stopped,
@@ -277,8 +290,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
         assert_eq!(made_for(env, name).await, 1, "{name} on the platform");
     }
 
-    sampling.store(true, Ordering::SeqCst);
-    let (samples, both) = sampler.await.unwrap();
+    let (samples, both) = sampler.finish().await;
     eprintln!("lease partition ({fault:?}): {samples} samples of both leader gauges, never both 1");
     assert!(samples > 100, "{samples} samples");
     assert!(
@@ -310,24 +322,11 @@ async fn a_leader_whose_apiserver_hangs_stops_acting_before_the_other_leads_and_
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_leader_back_before_its_lease_expired_takes_it_back_and_acts_again() {
     let replicas = Replicas::start("lease-back").await;
-    let Replicas {
-        env,
-        proxy,
-        port_a,
-        port_b,
-        ..
-    } = &replicas;
-    let (port_a, port_b) = (*port_a, *port_b);
-    let sampling = Arc::new(AtomicBool::new(false));
-    let sampler = sample_both(port_a, port_b, sampling.clone());
+    let (env, proxy) = (&replicas.env, &replicas.proxy);
+    let (port_a, port_b) = (replicas.port_a, replicas.port_b);
+    let sampler = Sampler::start(port_a, port_b);
 
-    let cut_at = Instant::now();
-    proxy.set(Mode::Cut);
-    env.create(&volume("during", 10, json!({}))).await;
-    let stopped = wait_until(STOPS_WITHIN + Duration::from_secs(5), || async {
-        !leads(port_a).await
-    })
-    .await;
+    let (cut_at, stopped) = replicas.cut(Mode::Cut).await;
     let stop_acting = cut_at.elapsed();
     assert!(
         stopped,
@@ -367,8 +366,7 @@ async fn a_leader_back_before_its_lease_expired_takes_it_back_and_acts_again() {
     assert!(!leads(port_b).await, "replica-b took over a renewed Lease");
     assert_eq!(holder(env).await.as_deref(), Some("replica-a"));
 
-    sampling.store(true, Ordering::SeqCst);
-    let (samples, both) = sampler.await.unwrap();
+    let (samples, both) = sampler.finish().await;
     assert!(samples > 100, "{samples} samples");
     assert!(
         both.is_empty(),
