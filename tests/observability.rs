@@ -281,6 +281,7 @@ fn both_copies_of_the_alerts_hold_the_same_groups() {
         "GpucloudPlatformRateLimited",
         "GpucloudPlatformServerErrors",
         "GpucloudNoLeader",
+        "GpucloudApiserverUnreachable",
     ] {
         assert!(alerts.contains(alert), "{alert} in {alerts:?}");
         assert!(
