@@ -7,7 +7,8 @@
 //!   [`watch_merge`] merges several namespaces' watches, [`namespace_streams`] runs one
 //!   watch per namespace as [`namespace_watch`]'s selected namespaces come and go,
 //!   [`vanished`] tells what a relisting no longer shows; each watch is a [`watch_loop`],
-//!   which lives through the apiserver going away and reports to [`watch_health`]) and the
+//!   which lives through the apiserver going away and reports to [`watch_health`] and
+//!   [`apiserver_reach`], whose log lines [`episode`] paces) and the
 //!   Secrets its objects name,
 //!   read again on an interval ([`secret_recheck`], over [`secret_users`] and
 //!   [`secret_versions`]: never listed nor watched);
@@ -39,6 +40,7 @@ pub mod controller;
 pub mod credentials;
 pub mod decide;
 pub mod engine;
+pub mod episode;
 pub mod events;
 pub mod failure;
 pub mod feed;

@@ -13,10 +13,13 @@ use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
 use super::calls::{ElectionError, LeaseCalls, Reachable};
-use super::episode::Episode;
 use super::record::{self, Known, Record, TIMING, Timing};
 use super::state::{Change, Election, Step};
 use crate::app::controllers::stopped;
+use gpucloud_engine::episode::Episode;
+
+/// How often a run of failed Lease requests is said again.
+const REMIND_EVERY: Duration = Duration::from_secs(10);
 
 /// Takes, holds and releases one Lease under one identity.
 pub struct Elector {
@@ -77,7 +80,7 @@ impl Elector {
 
     async fn run(self, leading: watch::Sender<bool>, stop: watch::Receiver<bool>) {
         let mut election = Election::new(&self.identity, self.timing, Instant::now());
-        let mut failures = Episode::default();
+        let mut failures = Episode::new(REMIND_EVERY);
         let mut terms = 0u64;
         loop {
             let now = Instant::now();

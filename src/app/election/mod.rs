@@ -6,13 +6,12 @@
 //! - [`record`]: the pure decisions on a Lease record (who may take it, what a write puts
 //!   in it, when a leader steps down) and the times.
 //! - [`state`]: the elector's state between requests and its next step (pure).
-//! - [`episode`]: when a run of failed requests is said (pure).
 //! - [`calls`]: the requests, each bounded in time, and their error type.
-//! - [`elector`]: the task that does the requests and says who leads.
+//! - [`elector`]: the task that does the requests and says who leads (a run of failed
+//!   requests said as `gpucloud_engine::episode` says).
 
 pub mod calls;
 pub mod elector;
-pub mod episode;
 pub mod record;
 pub mod state;
 
