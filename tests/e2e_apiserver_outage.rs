@@ -24,8 +24,6 @@
 
 mod common;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gpucloud_crd::NetworkVolume;
@@ -37,6 +35,8 @@ use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use common::control_plane::OwnControlPlane;
+use common::http::port_answer;
+use common::lease::{LeaderSampler, leads};
 use common::operator::{Env, Operator, calls_since, free_port, is_ready, volume};
 use common::volumes::{assert_exactly_one_remote, volume_id};
 
@@ -89,35 +89,35 @@ impl Install {
     }
 
     async fn metrics(&self, replica: &Replica) -> String {
-        let url = format!("http://127.0.0.1:{}/metrics", replica.port);
-        match reqwest::get(&url).await {
-            Ok(answer) => answer.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        }
+        port_answer(replica.port, "/metrics")
+            .await
+            .map(|(_, text)| text)
+            .unwrap_or_default()
     }
 
     /// The replicas that say they lead.
     async fn leading(&self) -> usize {
         let mut n = 0;
         for replica in &self.replicas {
-            if gauge(&self.metrics(replica).await, "gpucloud_leader") == Some(1) {
-                n += 1;
-            }
+            n += usize::from(leads(replica.port).await);
         }
         n
     }
 
+    /// Each replica's `/readyz` status (0: no answer).
     async fn readyz(&self) -> Vec<u16> {
         let mut codes = Vec::new();
         for replica in &self.replicas {
-            let url = format!("http://127.0.0.1:{}/readyz", replica.port);
-            let code = match reqwest::get(&url).await {
-                Ok(answer) => answer.status().as_u16(),
-                Err(_) => 0,
-            };
-            codes.push(code);
+            let answer = port_answer(replica.port, "/readyz").await;
+            codes.push(answer.map_or(0, |(code, _)| code));
         }
         codes
+    }
+
+    /// A sampler of its replicas' leader gauges, when it runs two.
+    fn leader_sampler(&self) -> Option<LeaderSampler> {
+        (self.replicas.len() > 1)
+            .then(|| LeaderSampler::start(self.replicas.iter().map(|r| r.port).collect()))
     }
 }
 
@@ -129,51 +129,11 @@ fn gauge(metrics: &str, name: &str) -> Option<i64> {
     })
 }
 
-/// Samples every install with two replicas every 100 ms, counting the samples in which both
-/// said they lead; and every replica's `/readyz`, keeping the codes seen in each window.
-struct Watchers {
-    stop: Arc<AtomicBool>,
-    both_leading: Arc<AtomicU64>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Watchers {
-    fn start(installs: Arc<Vec<Install>>) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let both_leading = Arc::new(AtomicU64::new(0));
-        let task = tokio::spawn({
-            let (stop, both) = (stop.clone(), both_leading.clone());
-            async move {
-                while !stop.load(Ordering::SeqCst) {
-                    for install in installs.iter().filter(|i| i.replicas.len() > 1) {
-                        if install.leading().await > 1 {
-                            both.fetch_add(1, Ordering::SeqCst);
-                            eprintln!("{}: two replicas lead at once", install.name);
-                        }
-                    }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        });
-        Self {
-            stop,
-            both_leading,
-            task,
-        }
-    }
-
-    async fn finish(self) -> u64 {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = self.task.await;
-        self.both_leading.load(Ordering::SeqCst)
-    }
-}
-
 /// One outage of `component` lasting `down`, then the changes and the checks; `round`
 /// names the new volume.
 async fn outage(
     cp: &OwnControlPlane,
-    installs: &Arc<Vec<Install>>,
+    installs: &[Install],
     component: &str,
     down: Duration,
     round: usize,
@@ -182,7 +142,7 @@ async fn outage(
     for install in installs.iter() {
         before.push(install.env.calls().await);
     }
-    let watchers = Watchers::start(installs.clone());
+    let samplers: Vec<_> = installs.iter().map(Install::leader_sampler).collect();
     let stopped_in = cp.stop(component);
     let began = Instant::now();
     eprintln!("{component} stopped (took {stopped_in:?}); away for {down:?}");
@@ -336,8 +296,16 @@ async fn outage(
             install.name
         );
     }
-    let both = watchers.finish().await;
-    assert_eq!(both, 0, "samples in which two replicas led at once");
+    for (install, sampler) in installs.iter().zip(samplers) {
+        if let Some(sampler) = sampler {
+            let (_, several) = sampler.finish().await;
+            assert!(
+                several.is_empty(),
+                "{}: two replicas led at once, at {several:?} into the round",
+                install.name
+            );
+        }
+    }
     for install in installs.iter() {
         assert_eq!(
             install.leading().await,
@@ -360,10 +328,10 @@ async fn own_control_plane_apiserver_and_etcd_outages_converge_within_seconds() 
     // until it is killed: the operator sees the whole outage.
     let cp = OwnControlPlane::up_with("outage", &["--shutdown-watch-termination-grace-period=2s"]);
     let client = cp.client().await;
-    let installs = Arc::new(vec![
+    let installs = vec![
         Install::start(&client, "outage-one", 1).await,
         Install::start(&client, "outage-two", 2).await,
-    ]);
+    ];
     for install in installs.iter() {
         for i in 0..VOLUMES {
             install
@@ -392,7 +360,6 @@ async fn own_control_plane_apiserver_and_etcd_outages_converge_within_seconds() 
     .await;
     outage(&cp, &installs, "etcd", Duration::from_secs(20), 2).await;
 
-    let installs = Arc::try_unwrap(installs).unwrap_or_else(|_| panic!("installs still shared"));
     for install in installs {
         for replica in install.replicas {
             replica.operator.stop().await;

@@ -24,13 +24,15 @@ use gpucloud_emulator::EmulatorConfig;
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_engine::watch_health::WatchHealth;
 use gpucloud_engine::watch_loop::{watch_config, watch_loop};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::watcher::{Error, Event};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
+use common::TestNamespace;
 use common::control_plane::OwnControlPlane;
+use common::http::port_answer;
 use common::operator::{Env, free_port, is_ready, volume, watch_listings};
 use common::volumes::volume_id;
 
@@ -58,14 +60,6 @@ fn churn(client: Client, ns: String, stop: Arc<AtomicBool>) -> tokio::task::Join
     })
 }
 
-async fn namespace(client: &Client, name: &str) {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    api.create(&PostParams::default(), &ns)
-        .await
-        .expect("namespace");
-}
-
 fn is_expiry(error: &Error) -> bool {
     match error {
         Error::WatchError(status) => status.code == 410,
@@ -83,9 +77,9 @@ async fn own_control_plane_a_compacted_watch_lists_again_once_and_at_once() {
         &["--etcd-compaction-interval=2s", "--watch-cache=false"],
     );
     let client = cp.client().await;
-    namespace(&client, "quiet").await;
-    namespace(&client, "busy").await;
-    let quiet: Api<ConfigMap> = Api::namespaced(client.clone(), "quiet");
+    let quiet_ns = TestNamespace::create(&client, "quiet").await;
+    let busy = TestNamespace::create(&client, "busy").await;
+    let quiet: Api<ConfigMap> = Api::namespaced(client.clone(), quiet_ns.name());
     let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "kept"}})).unwrap();
     quiet
         .create(&PostParams::default(), &cm)
@@ -93,9 +87,9 @@ async fn own_control_plane_a_compacted_watch_lists_again_once_and_at_once() {
         .expect("ConfigMap");
 
     let stop = Arc::new(AtomicBool::new(false));
-    let writer = churn(client.clone(), "busy".into(), stop.clone());
+    let writer = churn(client.clone(), busy.name().into(), stop.clone());
     let metrics = Arc::new(Metrics::new());
-    let health = WatchHealth::new(metrics.clone(), "ConfigMap", "ConfigMap", "quiet");
+    let health = WatchHealth::new(metrics.clone(), "ConfigMap", "ConfigMap", quiet_ns.name());
     let config = watch_config(None, Duration::from_secs(3));
     let mut events = watch_loop(quiet.clone(), config, health).boxed();
 
@@ -190,7 +184,7 @@ async fn own_control_plane_the_operator_converges_while_its_watch_keeps_expiring
         EmulatorConfig::default(),
     )
     .await;
-    namespace(&client, "busy").await;
+    let busy = TestNamespace::create(&client, "busy").await;
     let port = free_port();
     let operator = env.operator(&[
         &format!("--metrics-addr=127.0.0.1:{port}"),
@@ -202,14 +196,9 @@ async fn own_control_plane_the_operator_converges_while_its_watch_keeps_expiring
     let id = volume_id(&env, "data").await;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let writer = churn(client.clone(), "busy".into(), stop.clone());
+    let writer = churn(client.clone(), busy.name().into(), stop.clone());
     let listings = || async {
-        let text = reqwest::get(format!("http://127.0.0.1:{port}/metrics"))
-            .await
-            .expect("/metrics")
-            .text()
-            .await
-            .unwrap_or_default();
+        let (_, text) = port_answer(port, "/metrics").await.expect("/metrics");
         watch_listings(&text)
             .into_iter()
             .find(|((kind, resource, _), _)| kind == "NetworkVolume" && resource == "NetworkVolume")

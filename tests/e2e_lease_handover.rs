@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use common::lease::leads;
 use common::operator::{Env, Operator, OperatorProcess, free_port, is_ready, volume};
 use common::wait_until;
 
@@ -32,15 +33,6 @@ fn replica(env: &Env, identity: &str, port: u16) -> Operator {
 
 async fn status_of(url: &str) -> Option<u16> {
     Some(reqwest::get(url).await.ok()?.status().as_u16())
-}
-
-/// Whether the replica on `port` says on `/metrics` that it leads.
-async fn says_it_leads(port: u16) -> bool {
-    let Ok(answer) = reqwest::get(format!("http://127.0.0.1:{port}/metrics")).await else {
-        return false;
-    };
-    let text = answer.text().await.unwrap_or_default();
-    text.lines().any(|l| l == "gpucloud_leader 1")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -66,7 +58,7 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
     })
     .await;
     assert!(ready, "the follower never answered /readyz with 200");
-    assert!(!says_it_leads(port_b).await, "two leaders");
+    assert!(!leads(port_b).await, "two leaders");
     assert_eq!(
         common::lease::holder(&env).await.as_deref(),
         Some("replica-a")
@@ -98,8 +90,7 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
         (stopped_at.elapsed(), result)
     });
     let took_over = wait_until(HANDOVER * 2, || async {
-        common::lease::holder(&env).await.as_deref() == Some("replica-b")
-            && says_it_leads(port_b).await
+        common::lease::holder(&env).await.as_deref() == Some("replica-b") && leads(port_b).await
     })
     .await;
     let handover = stopped_at.elapsed();
@@ -148,8 +139,7 @@ async fn sigterm_ends_the_leaders_process_promptly_and_the_other_leads() {
     let (port_a, port_b) = (free_port(), free_port());
     let a = replica_process(&env, "process-a", port_a);
     let led = wait_until(TIMEOUT, || async {
-        common::lease::holder(&env).await.as_deref() == Some("process-a")
-            && says_it_leads(port_a).await
+        common::lease::holder(&env).await.as_deref() == Some("process-a") && leads(port_a).await
     })
     .await;
     assert!(led, "process-a never led");
@@ -172,7 +162,7 @@ async fn sigterm_ends_the_leaders_process_promptly_and_the_other_leads() {
         async {
             wait_until(HANDOVER * 2, || async {
                 common::lease::holder(&env).await.as_deref() == Some("process-b")
-                    && says_it_leads(port_b).await
+                    && leads(port_b).await
             })
             .await;
             terminated_at.elapsed()

@@ -12,13 +12,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::watch;
 
+use common::http::port_answer;
+use common::lease::{LeaderSampler, leads};
 use common::operator::{Env, Operator, calls_since, free_port, is_ready, volume};
 use common::proxy::{Mode, Proxy, apiserver_proxy};
 use common::wait_until;
@@ -48,57 +48,6 @@ fn replica_on(env: &Env, client: kube::Client, identity: &str, port: u16) -> Ope
     let (stop, stop_rx) = watch::channel(false);
     let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
     Operator { stop, task }
-}
-
-/// What the replica on `port` answers on `path`, if it answers.
-async fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let answer = reqwest::get(format!("http://127.0.0.1:{port}{path}"))
-        .await
-        .ok()?;
-    let status = answer.status().as_u16();
-    Some((status, answer.text().await.unwrap_or_default()))
-}
-
-/// Whether the replica on `port` says on `/metrics` that it leads.
-async fn leads(port: u16) -> bool {
-    get(port, "/metrics")
-        .await
-        .is_some_and(|(_, text)| text.lines().any(|l| l == "gpucloud_leader 1"))
-}
-
-/// Samples both replicas' leader gauges every 100 ms until finished.
-struct Sampler {
-    until: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<(usize, Vec<Duration>)>,
-}
-
-impl Sampler {
-    fn start(port_a: u16, port_b: u16) -> Self {
-        let until = Arc::new(AtomicBool::new(false));
-        let task = tokio::spawn({
-            let until = until.clone();
-            async move {
-                let started = Instant::now();
-                let (mut samples, mut both) = (0, Vec::new());
-                while !until.load(Ordering::SeqCst) {
-                    let (a, b) = tokio::join!(leads(port_a), leads(port_b));
-                    samples += 1;
-                    if a && b {
-                        both.push(started.elapsed());
-                    }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                (samples, both)
-            }
-        });
-        Self { until, task }
-    }
-
-    /// How many samples, and when both said 1.
-    async fn finish(self) -> (usize, Vec<Duration>) {
-        self.until.store(true, Ordering::SeqCst);
-        self.task.await.unwrap()
-    }
 }
 
 async fn holder(env: &Env) -> Option<String> {
@@ -141,7 +90,9 @@ impl Replicas {
 
         let b = env.operator(&flags("replica-b", port_b).each_ref().map(String::as_str));
         let ready = wait_until(TIMEOUT, || async {
-            get(port_b, "/readyz").await.is_some_and(|(s, _)| s == 200)
+            port_answer(port_b, "/readyz")
+                .await
+                .is_some_and(|(s, _)| s == 200)
         })
         .await;
         assert!(ready, "the follower never answered /readyz with 200");
@@ -178,8 +129,12 @@ impl Replicas {
             &self.b
         };
         !task.task.is_finished()
-            && get(port, "/readyz").await.is_some_and(|(s, _)| s == 200)
-            && get(port, "/healthz").await.is_some_and(|(s, _)| s == 200)
+            && port_answer(port, "/readyz")
+                .await
+                .is_some_and(|(s, _)| s == 200)
+            && port_answer(port, "/healthz")
+                .await
+                .is_some_and(|(s, _)| s == 200)
     }
 
     async fn finish(self) {
@@ -193,7 +148,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
     let (env, proxy) = (&replicas.env, &replicas.proxy);
     let (port_a, port_b) = (replicas.port_a, replicas.port_b);
 
-    let sampler = Sampler::start(port_a, port_b);
+    let sampler = LeaderSampler::start(vec![port_a, port_b]);
 
     // The partition: replica-a alone loses the apiserver; the platform it still reaches.
     let (cut_at, stopped) = replicas.cut(fault).await;
@@ -324,7 +279,7 @@ async fn a_leader_back_before_its_lease_expired_takes_it_back_and_acts_again() {
     let replicas = Replicas::start("lease-back").await;
     let (env, proxy) = (&replicas.env, &replicas.proxy);
     let (port_a, port_b) = (replicas.port_a, replicas.port_b);
-    let sampler = Sampler::start(port_a, port_b);
+    let sampler = LeaderSampler::start(vec![port_a, port_b]);
 
     let (cut_at, stopped) = replicas.cut(Mode::Cut).await;
     let stop_acting = cut_at.elapsed();

@@ -21,3 +21,13 @@ pub async fn get(url: &str, token: Option<&str>) -> (StatusCode, String) {
     let status = answer.status();
     (status, answer.text().await.unwrap_or_default())
 }
+
+/// What the operator serving plain HTTP on loopback `port` answers on `path` (status and
+/// body), or `None` when it does not answer: for replicas that come and go during a test.
+pub async fn port_answer(port: u16, path: &str) -> Option<(u16, String)> {
+    let answer = reqwest::get(format!("http://127.0.0.1:{port}{path}"))
+        .await
+        .ok()?;
+    let status = answer.status().as_u16();
+    Some((status, answer.text().await.unwrap_or_default()))
+}
