@@ -221,8 +221,7 @@ impl<K: Listed> Loop<K> {
                 let version = list.metadata.resource_version.filter(|v| !v.is_empty());
                 let continue_token = list.metadata.continue_.filter(|t| !t.is_empty());
                 if version.is_none() && continue_token.is_none() {
-                    self.phase = Phase::Start;
-                    return Some(Err(watcher::Error::NoResourceVersion));
+                    return Some(self.no_version());
                 }
                 self.phase = Phase::Listing {
                     objects: list.items.into(),
@@ -335,8 +334,7 @@ impl<K: Listed> Loop<K> {
         self.answered();
         let seen = obj.resource_version().unwrap_or_default();
         if seen.is_empty() {
-            self.phase = Phase::Start;
-            return Some(Err(watcher::Error::NoResourceVersion));
+            return Some(self.no_version());
         }
         self.phase = Phase::Watching {
             version: seen,
@@ -344,6 +342,14 @@ impl<K: Listed> Loop<K> {
             ends,
         };
         Some(Ok(told(obj)))
+    }
+
+    /// An answer with no version to go on from: list again, after the retry delay (an
+    /// apiserver that keeps answering so would otherwise be asked in a loop).
+    fn no_version(&mut self) -> Result<Event<K>, watcher::Error> {
+        let error = watcher::Error::NoResourceVersion;
+        self.failed(Failure::Refused, &error, Phase::Start);
+        Err(error)
     }
 
     fn answered(&mut self) {
