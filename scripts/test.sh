@@ -85,12 +85,10 @@ fi
 # The suites that stop their own control plane's apiserver and etcd, or compact it
 # (tests/e2e_apiserver_outage.rs, tests/e2e_etcd_compaction.rs; their tests are named
 # own_control_plane_*) run beside the rest too, once per backend at once: they mostly
-# wait out outages. The passes below skip them.
+# wait out outages. The lanes below leave them out.
 outage_pid=
 outage_log=$(mktemp "${TMPDIR:-/tmp}/gpucloud-outage-phase.XXXXXX")
-own_cp_skip=()
 if [ ${#cargo_args[@]} -eq 0 ]; then
-    own_cp_skip=(--skip own_control_plane_)
     mapfile -t outage_bins < <(
         cargo test --locked --no-run --message-format=json \
             --test e2e_apiserver_outage --test e2e_etcd_compaction 2>/dev/null |
@@ -132,79 +130,60 @@ fi
 eval "$(tests/control-plane/cp.sh up --dir "$cp_dir")"
 export KUBECONFIG
 
-phase "cargo test (unit, emulator, client, end-to-end on REST v2)"
-# End-to-end tests are #[ignore]d so that a bare `cargo test` needs no cluster;
-# here the control plane is up, so they run too. Benchmarks are built by clippy above
-# and run on their own (`cargo bench`), not here. The operator speaks REST v2 (its
-# default); the seed backend's pass follows.
-GPUCLOUD_TEST_PLATFORM_API=v2 \
-    cargo test --workspace --lib --bins --tests --locked --no-fail-fast -- --include-ignored \
-    "${own_cp_skip[@]}" "${cargo_args[@]}"
+phase "doctests"
+cargo test --workspace --doc --locked
 
-if [ ${#cargo_args[@]} -eq 0 ]; then
+if [ ${#cargo_args[@]} -gt 0 ]; then
+    phase "cargo test $(printf '%q ' "${cargo_args[@]}")(REST v2)"
+    # End-to-end tests are #[ignore]d so that a bare `cargo test` needs no cluster; here
+    # the control plane is up, so they run too.
+    GPUCLOUD_TEST_PLATFORM_API=v2 \
+        cargo test --workspace --lib --bins --tests --locked --no-fail-fast -- --include-ignored \
+        "${cargo_args[@]}"
+else
     phase "install manifests: kustomize and Helm, server dry run"
     tests/install/run.sh
     phase "RBAC: the operator as the deploy/ ServiceAccount"
     tests/install/rbac.sh
     phase "RBAC: every install variant, and the user roles"
     tests/install/rbac-variants.sh
-    phase "end-to-end: the seed backend, and REST v2 as the deploy/ ServiceAccount"
-    # Two lanes at once on the one control plane (every test has its own namespace):
-    #   seed: the same suites with the operator on REST v1 + GraphQL;
-    #   sa:   the same suites on REST v2 with the operator authenticated as deploy/'s
+
+    phase "tests: unit, emulator, client; end-to-end on three lanes at once"
+    # Every test binary of the workspace (built above), through one pool of workers
+    # (tests/run-lanes.py), on three lanes that share the one control plane (every test
+    # has its own namespace):
+    #   v2:   everything, the operator on REST v2 (its default) with the tests' admin
+    #         credentials;
+    #   seed: the end-to-end suites with the operator on REST v1 + GraphQL;
+    #   sa:   the end-to-end suites on REST v2 with the operator authenticated as deploy/'s
     #         ServiceAccount, so every path is proven to need no more than its RBAC.
-    # The binaries are run directly: two `cargo test` at once would queue on cargo's lock.
+    # A test for one backend only is named v2_only_* or seed_only_*: the other backend's
+    # lanes leave it out by name, and say how many. The end-to-end suites mostly wait, so
+    # many binaries at once take a fraction of running them in turn. Not on the seed and sa
+    # lanes: the harness's own suite, which runs no operator; the demo on sa, whose
+    # operator runs in-process with the caller's credentials. On none: the outage phase's
+    # suites, which ran both backends beside.
     tests/install/sa-kubeconfig.sh "$cp_dir/operator-sa.kubeconfig"
-    # Every end-to-end suite (tests/e2e_*.rs, so a new kind's suite joins by its name) but
-    # the harness's own, which runs no operator, and the outage phase's, which ran both
-    # backends already.
-    mapfile -t e2e_suites < <(cd tests && ls e2e_*.rs | sed 's/\.rs$//' |
-        grep -vxE 'e2e_harness|e2e_apiserver_outage|e2e_etcd_compaction')
-    mapfile -t e2e_bins < <(
-        cargo test --locked --no-run --message-format=json \
-            $(printf -- '--test %s ' "${e2e_suites[@]}") 2>/dev/null |
-            python3 -c 'import json,sys
+    cargo test --workspace --lib --bins --tests --locked --no-run --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        print(m["executable"])'
-    )
-    [ ${#e2e_bins[@]} -eq ${#e2e_suites[@]} ] || {
-        echo "error: found ${#e2e_bins[@]} end-to-end binaries, want ${#e2e_suites[@]}" >&2
-        exit 1
-    }
-    lane() { # NAME ENV... : runs the e2e binaries with ENV, output in $cp_dir/lane-NAME.log
-        local name=$1 status=0
-        shift
-        for bin in "${e2e_bins[@]}"; do
-            # The demo runs its operator in-process with the caller's credentials: the
-            # ServiceAccount lane has nothing to prove there.
-            if [ "$name" = sa ] && [[ $(basename "$bin") == e2e_demo-* ]]; then
-                continue
-            fi
-            env "$@" "$bin" --include-ignored >>"$cp_dir/lane-$name.log" 2>&1 || status=1
-        done
-        return $status
-    }
-    lane seed GPUCLOUD_TEST_PLATFORM_API=seed &
-    seed_pid=$!
-    lane sa GPUCLOUD_TEST_PLATFORM_API=v2 OPERATOR_KUBECONFIG="$cp_dir/operator-sa.kubeconfig" &
-    sa_pid=$!
-    lanes_ok=true
-    wait $seed_pid || lanes_ok=false
-    wait $sa_pid || lanes_ok=false
-    for name in seed sa; do
-        echo "--- lane $name"
-        grep -E '^(test .* \.\.\. |test result:|failures:)' "$cp_dir/lane-$name.log" || true
-    done
-    if [ "$lanes_ok" != true ]; then
-        for name in seed sa; do
-            echo "--- lane $name, whole log"
-            cat "$cp_dir/lane-$name.log"
-        done
-        echo "error: an end-to-end lane failed" >&2
-        exit 1
-    fi
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        t = m["target"]
+        kind = t["kind"][0]
+        print(t["name"] if kind == "test" else "unit-%s-%s" % (kind, t["name"]), m["executable"])' \
+        >"$cp_dir/test-binaries"
+    not_beside='^e2e_(apiserver_outage|etcd_compaction)$'
+    lane_logs=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-lanes.XXXXXX")
+    python3 tests/run-lanes.py --jobs "${GPUCLOUD_TEST_JOBS:-12}" --logs "$lane_logs" \
+        --binaries "$cp_dir/test-binaries" \
+        --times "${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/lane-times.json" \
+        --lane "v2 GPUCLOUD_TEST_PLATFORM_API=v2 --except=$not_beside --skip=seed_only_" \
+        --lane "seed GPUCLOUD_TEST_PLATFORM_API=seed --only=^e2e_ --except=$not_beside \
+            --except=^e2e_harness --skip=v2_only_" \
+        --lane "sa GPUCLOUD_TEST_PLATFORM_API=v2 OPERATOR_KUBECONFIG=$cp_dir/operator-sa.kubeconfig \
+            --only=^e2e_ --except=$not_beside --except=^e2e_(harness|demo) --skip=seed_only_"
+
     phase "kstatus on the operator's objects"
     tests/kstatus/run.sh
     phase "Argo CD health check (gopher-lua)"

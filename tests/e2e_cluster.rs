@@ -19,7 +19,7 @@ use serde_json::json;
 use common::clusters::{
     A40_PRICE, CREATE, DELETE, IMAGE, RENAME, RTX4090_PRICE, address, assert_config_map_follows,
     cluster, cond, id_of, is_ready, is_running, is_stalled_with, member_pods, members, message,
-    phase, remote_cluster, remote_clusters, v2_only,
+    phase, remote_cluster, remote_clusters,
 };
 use common::operator::{Env, calls_since};
 use common::pods::{A40, RTX4090, config, patch_spec};
@@ -99,10 +99,8 @@ fn nothing_fits_problems(c: &Cluster, reason: &str, refused: &[&str]) -> Vec<Str
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() {
-    if !v2_only("create_ready_with_the_config_map_then_rename_and_delete_every_member") {
-        return;
-    }
+async fn v2_only_create_ready_with_the_config_map_then_rename_and_delete_every_member() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-life", config()).await;
     common::templates::put_secret(&env, "hf", "Opaque", "token", SECRET_VALUE).await;
     let op = env.operator(&[]);
@@ -237,10 +235,8 @@ async fn create_ready_with_the_config_map_then_rename_and_delete_every_member() 
 /// on rank 0), and status reports the platform's word rather than primary/worker.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn slurm_and_ray_clusters_report_the_roles_the_platform_gives() {
-    if !v2_only("slurm_and_ray_clusters_report_the_roles_the_platform_gives") {
-        return;
-    }
+async fn v2_only_slurm_and_ray_clusters_report_the_roles_the_platform_gives() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-roles", config()).await;
     let op = env.operator(&[]);
     let kinds = [
@@ -271,10 +267,8 @@ async fn slurm_and_ray_clusters_report_the_roles_the_platform_gives() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_shape_change_replaces_the_cluster_with_recreate_and_is_refused_with_never() {
-    if !v2_only("a_shape_change_replaces_the_cluster_with_recreate_and_is_refused_with_never") {
-        return;
-    }
+async fn v2_only_a_shape_change_replaces_the_cluster_with_recreate_and_is_refused_with_never() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-shape", config()).await;
     let op = env.operator(&[]);
     let api: Api<Cluster> = env.api();
@@ -353,10 +347,8 @@ async fn a_shape_change_replaces_the_cluster_with_recreate_and_is_refused_with_n
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity() {
-    if !v2_only("no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity") {
-        return;
-    }
+async fn v2_only_no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-place", config()).await;
     let admin = env.emulator.admin();
     // The 4090s: one free machine of 8 GPUs in each of their two data centers. Sixteen GPUs
@@ -455,10 +447,8 @@ async fn no_whole_machines_of_the_first_type_falls_back_then_waits_for_capacity(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
-    if !v2_only("a_price_cap_for_the_whole_cluster_refuses_without_a_call") {
-        return;
-    }
+async fn v2_only_a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-price", config()).await;
     let admin = env.emulator.admin();
     let op = env.operator(&[]);
@@ -515,11 +505,8 @@ async fn a_price_cap_for_the_whole_cluster_refuses_without_a_call() {
 /// call for it. (On the REST v2 lane the other tests run instead.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn on_the_seed_backend_a_cluster_is_unsupported_and_calls_nothing() {
-    if common::backend::is_v2() {
-        println!("seed backend only: REST v2 has Instant Clusters");
-        return;
-    }
+async fn seed_only_a_cluster_is_unsupported_and_calls_nothing() {
+    common::backend::require("seed");
     let env = Env::start_with("cluster-seed", config()).await;
     let op = env.operator(&[]);
     let api: Api<Cluster> = env.api();

@@ -22,7 +22,7 @@ use serde_json::json;
 
 use common::clusters::{
     CREATE, DELETE, RENAME, RTX4090_PRICE, cluster, cond, hand_made, id_of, is_running,
-    member_pods, members, message, phase, remote_cluster, remote_clusters, v2_only,
+    member_pods, members, message, phase, remote_cluster, remote_clusters,
 };
 use common::operator::{Env, calls_since};
 use common::pods::{RTX4090, config, patch_spec};
@@ -47,10 +47,8 @@ fn priced(name: &str, extra: serde_json::Value) -> Cluster {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn killed_three_times_during_the_create_leaves_exactly_one_cluster() {
-    if !v2_only("killed_three_times_during_the_create_leaves_exactly_one_cluster") {
-        return;
-    }
+async fn v2_only_killed_three_times_during_the_create_leaves_exactly_one_cluster() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-kill", config()).await;
     let admin = env.emulator.admin();
     let api: Api<Cluster> = env.api();
@@ -143,10 +141,8 @@ async fn killed_three_times_during_the_create_leaves_exactly_one_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited() {
-    if !v2_only("max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited") {
-        return;
-    }
+async fn v2_only_max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited() {
+    common::backend::require("v2");
     const MINUTE_MS: u64 = 60_000;
     let env = Env::start_with("cluster-runtime", config()).await;
     // The operator reads the emulator's clock, which the test moves on.
@@ -218,10 +214,8 @@ async fn max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_edited()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
-    if !v2_only("a_budget_with_no_room_holds_the_cluster_until_it_is_raised") {
-        return;
-    }
+async fn v2_only_a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-budget", config()).await;
     let op = env.operator(&[]);
     let budgets: Api<Budget> = env.api();
@@ -273,10 +267,8 @@ async fn a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn observe_only_adopts_a_cluster_made_by_hand_and_never_writes() {
-    if !v2_only("observe_only_adopts_a_cluster_made_by_hand_and_never_writes") {
-        return;
-    }
+async fn v2_only_observe_only_adopts_a_cluster_made_by_hand_and_never_writes() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-observe", config()).await;
     let id = hand_made(&env, "console-made", RTX4090, &[("OWNER", "research")]).await;
     let before = env.calls().await;
@@ -320,10 +312,8 @@ async fn observe_only_adopts_a_cluster_made_by_hand_and_never_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_cluster_whose_object_went_is_an_orphan_a_released_one_is_not() {
-    if !v2_only("a_cluster_whose_object_went_is_an_orphan_a_released_one_is_not") {
-        return;
-    }
+async fn v2_only_a_cluster_whose_object_went_is_an_orphan_a_released_one_is_not() {
+    common::backend::require("v2");
     let env = Env::start_with("cluster-orphans", config()).await;
     let api: Api<Cluster> = env.api();
     let first = env.operator_process(&[]);

@@ -364,11 +364,8 @@ async fn a_budget_counts_the_running_workers_not_only_the_minimum() {
 /// is Ready (the platform starts workers when requests come).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_load_balancer_whose_workers_do_not_start_is_not_ready() {
-    if !is_v2() {
-        println!("REST v2 only: the seed API has no load balancers (see the first test)");
-        return;
-    }
+async fn v2_only_a_load_balancer_whose_workers_do_not_start_is_not_ready() {
+    common::backend::require("v2");
     let env = Env::start("ep-lb-start").await;
     env.emulator
         .admin()

@@ -83,7 +83,7 @@ async fn the_follower_leads_within_5s_of_the_leader_stopping() {
 
     // Stop the leader as SIGTERM would.
     let stopped_at = Instant::now();
-    let Operator { stop, task } = a;
+    let Operator { stop, task, .. } = a;
     let _ = stop.send(true);
     let returned = tokio::spawn(async move {
         let result = task.await;

@@ -47,7 +47,12 @@ fn replica_on(env: &Env, client: kube::Client, identity: &str, port: u16) -> Ope
     let args = env.args(&flags.iter().map(String::as_str).collect::<Vec<_>>());
     let (stop, stop_rx) = watch::channel(false);
     let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
-    Operator { stop, task }
+    // Not checked released on stop: a replica cut off from the apiserver cannot release.
+    Operator {
+        stop,
+        task,
+        lease: None,
+    }
 }
 
 async fn holder(env: &Env) -> Option<String> {

@@ -201,11 +201,8 @@ async fn platform_calls(metrics: &str, labels: &[&str]) -> u64 {
 /// quota; its limits are exercised by the 429-burst test above.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_small_v2_quota_is_absorbed_without_429s() {
-    if !common::backend::is_v2() {
-        println!("REST v2 only: the seed API sends no RateLimit headers");
-        return;
-    }
+async fn v2_only_a_small_v2_quota_is_absorbed_without_429s() {
+    common::backend::require("v2");
     const OBJECTS: usize = 30;
     let quota = gpucloud_emulator::v2::limits::Quota {
         minute: 10,

@@ -202,7 +202,7 @@ async fn every_plugin_command_against_the_cluster_and_the_platform() {
     assert!(orphans.contains("orphan(s)"), "{orphans}");
 
     if is_v2() {
-        v2_only(&env, &bin, &path, &ns, &train).await;
+        v2_commands(&env, &bin, &path, &ns, &train).await;
     } else {
         let logs = plugin(&env, &bin, &path, &["logs", "gpod/train", "-n", &ns]);
         assert!(!logs.status.success());
@@ -212,7 +212,7 @@ async fn every_plugin_command_against_the_cluster_and_the_platform() {
 }
 
 /// The log stream and billing exist on REST v2 only.
-async fn v2_only(env: &Env, bin: &Path, path: &str, ns: &str, train: &Pod) {
+async fn v2_commands(env: &Env, bin: &Path, path: &str, ns: &str, train: &Pod) {
     // logs: the system stream shows the pod being started; --follow keeps the stream open.
     let logs = stdout_ok(
         &plugin(

@@ -182,11 +182,8 @@ async fn a_pod_billed_above_its_cap_is_terminated_and_the_next_candidate_runs() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_gpu_pod_billed_above_its_cap_falls_through_to_the_next_gpu_type() {
-    if !common::backend::is_v2() {
-        println!("REST v2 only: the seed API's deploy answers no billed price to check");
-        return;
-    }
+async fn v2_only_a_gpu_pod_billed_above_its_cap_falls_through_to_the_next_gpu_type() {
+    common::backend::require("v2");
     let env = Env::start_with("pod-gpu-billed", config()).await;
     // The RTX 4090 is quoted $0.69 per GPU in the secure cloud, within the $0.70 cap, and
     // billed three times that in both its secure data centers; the A40 ($0.40) is not.
@@ -227,11 +224,9 @@ async fn a_gpu_pod_billed_above_its_cap_falls_through_to_the_next_gpu_type() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn with_every_candidate_billed_above_the_cap_the_pod_is_stalled_and_nothing_is_left() {
-    if !common::backend::is_v2() {
-        println!("REST v2 only: the seed API's deploy answers no billed price to check");
-        return;
-    }
+async fn v2_only_with_every_candidate_billed_above_the_cap_the_pod_is_stalled_and_nothing_is_left()
+{
+    common::backend::require("v2");
     let env = Env::start_with("pod-cpu-overbilled", config()).await;
     let admin = env.emulator.admin();
     admin.set_price_markup(RTX4090, 3.0).await.unwrap();
@@ -294,11 +289,8 @@ async fn a_pod_on_the_global_network_shows_its_internal_host_name() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn an_overbilled_pod_whose_create_answer_was_lost_is_found_and_replaced() {
-    if !common::backend::is_v2() {
-        println!("REST v2 only: CPU pods");
-        return;
-    }
+async fn v2_only_an_overbilled_pod_whose_create_answer_was_lost_is_found_and_replaced() {
+    common::backend::require("v2");
     let env = Env::start_with("pod-cpu-lost", config()).await;
     let admin = env.emulator.admin();
     admin.set_price_markup("cpu3c", 2.0).await.unwrap();
@@ -341,12 +333,9 @@ async fn an_overbilled_pod_whose_create_answer_was_lost_is_found_and_replaced() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
-async fn a_budget_counts_a_cpu_pod_at_its_cost_and_holds_the_next() {
+async fn v2_only_a_budget_counts_a_cpu_pod_at_its_cost_and_holds_the_next() {
     use gpucloud_crd::{Budget, BudgetSpec};
-    if !common::backend::is_v2() {
-        println!("REST v2 only: CPU pods");
-        return;
-    }
+    common::backend::require("v2");
     let env = Env::start_with("pod-cpu-budget", config()).await;
     let op = env.operator(&[]);
     let spec: BudgetSpec = serde_json::from_value(json!({"maxCostPerHour": 0.2})).unwrap();

@@ -18,6 +18,19 @@ pub fn is_v2() -> bool {
     backend() == "v2"
 }
 
+/// The first line of a test that applies to one backend only, whose name says so: a test
+/// named `v2_only_*` needs REST v2, `seed_only_*` the seed API. Each lane of
+/// `scripts/test.sh` leaves the other backend's tests out by name (`--skip`) and says how
+/// many; run on the wrong backend anyway, the test fails here rather than passing empty.
+pub fn require(wanted: &str) {
+    let actual = backend();
+    assert_eq!(
+        actual, wanted,
+        "this test needs the {wanted} backend, not {actual}: the {actual} lane leaves it out \
+         with `--skip {wanted}_only_`"
+    );
+}
+
 /// The emulator's route names (as `/_emulator/calls` counts them) of the operator's calls.
 #[derive(Clone, Copy, Debug)]
 pub struct Routes {

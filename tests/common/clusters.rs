@@ -24,17 +24,6 @@ pub const RTX4090_PRICE: f64 = 0.69;
 pub const A40_PRICE: f64 = 0.40;
 pub const IMAGE: &str = "ghcr.io/acme/train:1";
 
-/// Whether this run's backend has Instant Clusters (REST v2); on the seed lane a test of
-/// cluster behaviour says it has nothing to check there (the seed's own test checks what a
-/// Cluster does on that backend).
-pub fn v2_only(test: &str) -> bool {
-    let v2 = super::backend::is_v2();
-    if !v2 {
-        println!("{test}: REST v2 only; the seed API has no Instant Clusters");
-    }
-    v2
-}
-
 /// A TRAINING Cluster of two nodes of two GPUs, an RTX 4090 or else an A40, with `extra`
 /// merged into its spec.
 pub fn cluster(name: &str, extra: serde_json::Value) -> Cluster {

@@ -18,6 +18,7 @@ pub mod operator;
 pub mod pods;
 pub mod process;
 pub mod proxy;
+pub mod shutdown;
 pub mod sweep;
 pub mod templates;
 pub mod volumes;

@@ -20,6 +20,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+use super::shutdown::{self, LeaseOf};
 use super::{TestNamespace, kube_client, wait_until};
 
 pub const API_KEY: &str = "test-key";
@@ -118,13 +119,33 @@ impl WallClock for EmulatorWallClock {
 pub struct Operator {
     pub stop: watch::Sender<bool>,
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    /// Its Lease, checked released when it stops.
+    pub lease: Option<LeaseOf>,
 }
 
 impl Operator {
-    /// Stops the operator as SIGTERM would, and waits for it.
+    /// Stops the operator as SIGTERM would, and waits for it: the test fails unless it
+    /// stops within the pod's grace period, without an error, with its Lease released and
+    /// no panic outside the tests' code.
     pub async fn stop(self) {
         let _ = self.stop.send(true);
-        let _ = tokio::time::timeout(Duration::from_secs(20), self.task).await;
+        let abort = self.task.abort_handle();
+        match tokio::time::timeout(shutdown::GRACE, self.task).await {
+            Err(_) => {
+                abort.abort();
+                panic!(
+                    "the operator did not stop within {:?} of being told to",
+                    shutdown::GRACE
+                );
+            }
+            Ok(Err(failed)) => panic!("the operator's task failed: {failed}"),
+            Ok(Ok(Err(e))) => panic!("the operator stopped with an error: {e:#}"),
+            Ok(Ok(Ok(()))) => {}
+        }
+        if let Some(lease) = &self.lease {
+            lease.assert_released().await;
+        }
+        shutdown::assert_no_foreign_panic();
     }
 
     /// Kills the operator at once, wherever it is: its task is dropped mid-flight.
@@ -160,6 +181,7 @@ impl Env {
         prefix: &str,
         config: EmulatorConfig,
     ) -> Self {
+        shutdown::record_panics();
         // Operator logs go through the test harness's capture: shown for failed tests only.
         let _ = tracing_subscriber::fmt()
             .with_env_filter(
@@ -289,8 +311,19 @@ impl Env {
     fn operator_with_args(&self, args: RunArgs) -> Operator {
         let (stop, stop_rx) = watch::channel(false);
         let client = self.operator_client.clone();
+        let lease = self.lease_of(&args);
         let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
-        Operator { stop, task }
+        Operator { stop, task, lease }
+    }
+
+    /// The Lease an in-process operator started with `args` holds.
+    fn lease_of(&self, args: &RunArgs) -> Option<LeaseOf> {
+        Some(LeaseOf {
+            client: self.client.clone(),
+            namespace: args.leader_election_namespace.clone()?,
+            name: args.leader_election_lease.clone(),
+            identity: args.identity.clone()?,
+        })
     }
 
     /// Starts the operator in-process on the emulator's clock: schedules then follow the
@@ -300,8 +333,9 @@ impl Env {
         let (stop, stop_rx) = watch::channel(false);
         let client = self.operator_client.clone();
         let clock = Clock::new(EmulatorWallClock(self.emulator.clock()));
+        let lease = self.lease_of(&args);
         let task = tokio::spawn(async move { run_with_clock(args, client, stop_rx, clock).await });
-        Operator { stop, task }
+        Operator { stop, task, lease }
     }
 
     /// The tag of the install the tests' operators make (from the UID of the Lease they

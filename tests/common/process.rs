@@ -2,9 +2,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 use super::operator::operator_kubeconfig;
+use super::shutdown::{self, LeaseOf};
 use super::wait_until;
 
 /// The operator binary running as a child process. Dropping it kills the process, so a
@@ -13,6 +13,10 @@ use super::wait_until;
 pub struct OperatorProcess {
     child: Option<Child>,
     log: PathBuf,
+    /// The kubeconfig it signs in with (else the process's `KUBECONFIG`) and its flags: its
+    /// Lease is read with them when it stops.
+    kubeconfig: Option<PathBuf>,
+    flags: Vec<String>,
     /// The port of its `/metrics` when the flags chose one (`--metrics-addr=HOST:PORT`,
     /// PORT not 0).
     metrics_port: Option<u16>,
@@ -57,6 +61,8 @@ impl OperatorProcess {
         Self {
             child: Some(child),
             log,
+            kubeconfig: kubeconfig.map(Path::to_path_buf),
+            flags: flags.to_vec(),
             metrics_port,
         }
     }
@@ -108,8 +114,9 @@ impl OperatorProcess {
         }
     }
 
-    /// SIGTERM, as Kubernetes stops a pod, and waits for the process to exit (killing it
-    /// after 20 s).
+    /// SIGTERM, as Kubernetes stops a pod, and waits for the process to exit. The test
+    /// fails unless it exits with status 0 within the pod's grace period (else it is
+    /// killed), with its Lease released and no panic in its log.
     pub async fn terminate(mut self) {
         let Some(mut child) = self.child.take() else {
             return;
@@ -120,7 +127,7 @@ impl OperatorProcess {
                 .arg(child.id().to_string())
                 .status();
         }
-        let exited = wait_until(Duration::from_secs(20), || {
+        let exited = wait_until(shutdown::GRACE, || {
             let done = child.try_wait().ok().flatten().is_some();
             async move { done }
         })
@@ -128,7 +135,32 @@ impl OperatorProcess {
         if !exited {
             let _ = child.kill();
             let _ = child.wait();
+            panic!(
+                "the operator process did not exit within {:?} of SIGTERM",
+                shutdown::GRACE
+            );
         }
+        let status = child.wait().expect("the operator process's exit status");
+        assert!(
+            status.success(),
+            "the operator process exited with {status}"
+        );
+        shutdown::assert_log_has_no_panic(&self.log());
+        if let Some(lease) = LeaseOf::from_flags(self.kube_client().await, &self.flags) {
+            lease.assert_released().await;
+        }
+    }
+
+    /// A client signed in as the process is.
+    async fn kube_client(&self) -> kube::Client {
+        let Some(path) = &self.kubeconfig else {
+            return super::kube_client().await;
+        };
+        let config = kube::config::Kubeconfig::read_from(path).expect("the process's kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+            .await
+            .expect("a usable kubeconfig");
+        kube::Client::try_from(config).expect("a client from the process's kubeconfig")
     }
 }
 
