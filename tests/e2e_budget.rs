@@ -87,8 +87,10 @@ async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
     futures::future::join_all(creates).await;
 
     wait_tally(&pods, (10, 40)).await;
-    // The held ones stay held: no deploy beyond the ten, on the platform or in the calls.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // The held ones stay held: no deploy beyond the ten, on the platform or in the calls,
+    // once the operator has passed over the 50 Pods twice more (each is polled, or
+    // rechecked while held, every 2 s).
+    op.wait_more_passes("Pod", 2 * 50).await;
     assert_eq!(tally(&pods).await, (10, 40));
     assert_eq!(remote_pods(&env).await.len(), 10);
     assert_eq!(env.calls().await.get(deploy()).copied(), Some(10));
@@ -128,7 +130,7 @@ async fn fifty_pods_under_a_budget_for_ten_then_more_when_raised() {
     // Room for 15 (10.35 of 10.5): five more run, by themselves.
     patch_spec(&budgets, "team", json!({"maxCostPerHour": 10.5})).await;
     wait_tally(&pods, (15, 35)).await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    op.wait_more_passes("Pod", 2 * 50).await;
     assert_eq!(remote_pods(&env).await.len(), 15);
     env.wait_budget("team", TIMEOUT, "Budget status", |b| {
         b.status

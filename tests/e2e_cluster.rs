@@ -331,8 +331,8 @@ async fn v2_only_a_shape_change_replaces_the_cluster_with_recreate_and_is_refuse
         })
         .await;
     assert_eq!(id_of(&blocked), pinned_id);
-    // A few more passes change nothing either.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A few more passes over both Clusters change nothing either.
+    op.wait_more_passes("Cluster", 2 * 2).await;
     let calls = calls_since(&calls_before, &env.calls().await);
     assert_eq!(
         (calls.get(CREATE), calls.get(DELETE)),

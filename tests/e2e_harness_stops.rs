@@ -1,6 +1,7 @@
 //! Proves that the harness fails a test whose operator does not stop cleanly
 //! (`common::shutdown`): a process that does not exit on SIGTERM, a Lease left held, a
-//! panic in the operator's log or outside the tests' code.
+//! panic in the operator's log or outside the tests' code; and reads the reconcile passes
+//! that "nothing happened" checks wait for (`common::passes`).
 //!
 //! Needs `KUBECONFIG` pointing at the test control plane, hence `#[ignore]` for a bare
 //! `cargo test`; `scripts/test.sh` runs it with `--include-ignored` (on the v2 lane only:
@@ -17,6 +18,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kube::api::{Api, ObjectMeta, PostParams};
 
 use common::operator::Env;
+use common::passes::reconcile_passes;
 use common::shutdown::{self, LeaseOf};
 use common::{TestNamespace, kube_client};
 
@@ -123,4 +125,15 @@ fn only_panics_outside_the_tests_code_are_foreign() {
     ));
     assert!(!shutdown::is_foreign("tests/common/operator.rs"));
     assert!(!shutdown::is_foreign("tests/e2e_pod.rs"));
+}
+
+#[test]
+fn passes_are_summed_over_results_for_one_kind() {
+    let text = "# TYPE gpucloud_reconciles_total counter\n\
+        gpucloud_reconciles_total{kind=\"Pod\",result=\"ok\"} 7\n\
+        gpucloud_reconciles_total{kind=\"Pod\",result=\"error\"} 2\n\
+        gpucloud_reconciles_total{kind=\"Cluster\",result=\"ok\"} 5\n";
+    assert_eq!(reconcile_passes(text, "Pod"), 9);
+    assert_eq!(reconcile_passes(text, "Cluster"), 5);
+    assert_eq!(reconcile_passes(text, "Endpoint"), 0);
 }

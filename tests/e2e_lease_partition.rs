@@ -52,6 +52,7 @@ fn replica_on(env: &Env, client: kube::Client, identity: &str, port: u16) -> Ope
         stop,
         task,
         lease: None,
+        metrics_port: port,
     }
 }
 

@@ -179,7 +179,16 @@ async fn paused_and_observe_only_make_no_writes() {
         reason(nv, "Synced").as_deref() == Some("Paused")
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Grown while paused: a pass reports the new generation (the sign that it looked),
+    // and still calls nothing, where an unpaused volume would be resized.
+    common::pods::patch_spec(&api, "paused", json!({"sizeGb": 20})).await;
+    env.wait_for::<NetworkVolume, _>("paused", TIMEOUT, "generation 2 seen, Paused", |nv| {
+        nv.status
+            .as_ref()
+            .is_some_and(|s| s.common.observed_generation == Some(2))
+            && reason(nv, "Synced").as_deref() == Some("Paused")
+    })
+    .await;
     let calls: u64 = admin.calls().await.unwrap().values().sum();
     assert_eq!(calls, 0, "a paused object caused platform calls");
 

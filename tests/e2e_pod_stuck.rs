@@ -147,8 +147,8 @@ async fn an_image_that_cannot_be_pulled_stalls_the_pod_and_startup_timeout_stops
         events.iter().any(|(r, _)| r == "StartupFailedStopped"),
         "{events:?}"
     );
-    // Held: the next passes do not resume it.
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    // Held: a later pass does not resume it.
+    op.pass_over(&env.api::<Pod>(), "nopull").await;
     let pods = tagged_pods(&env, &held).await;
     assert_eq!(pods.len(), 1);
     assert_eq!(pods[0].desired_status, "EXITED");
@@ -201,7 +201,7 @@ async fn a_refused_registry_login_is_told_and_terminate_leaves_nothing_billing()
         "{message}"
     );
     // Nothing is deployed again while the spec stays as it is.
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    op.pass_over(&env.api::<Pod>(), "noauth").await;
     assert!(tagged_pods(&env, &obj).await.is_empty());
     let events = pod_events(&env, "noauth").await;
     assert!(
@@ -261,7 +261,7 @@ async fn a_resume_refused_waits_and_says_why_until_the_host_has_room() {
     ] {
         assert!(message.contains(words), "{message}");
     }
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    op.pass_over(&env.api::<Pod>(), "waiter").await;
     let pods = tagged_pods(&env, &waiting).await;
     assert_eq!(pods.len(), 1, "Wait makes no new pod: {pods:#?}");
     assert_eq!(pods[0].id, old);

@@ -15,6 +15,7 @@ pub mod http;
 pub mod lease;
 pub mod log_capture;
 pub mod operator;
+pub mod passes;
 pub mod pods;
 pub mod process;
 pub mod proxy;

@@ -20,6 +20,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+use super::passes;
 use super::shutdown::{self, LeaseOf};
 use super::{TestNamespace, kube_client, wait_until};
 
@@ -121,6 +122,8 @@ pub struct Operator {
     pub task: tokio::task::JoinHandle<anyhow::Result<()>>,
     /// Its Lease, checked released when it stops.
     pub lease: Option<LeaseOf>,
+    /// The loopback port of its `/metrics` (0: none was chosen).
+    pub metrics_port: u16,
 }
 
 impl Operator {
@@ -151,6 +154,40 @@ impl Operator {
     /// Kills the operator at once, wherever it is: its task is dropped mid-flight.
     pub fn kill(self) {
         self.task.abort();
+    }
+
+    /// The reconcile passes over `kind` it has made so far.
+    pub async fn passes(&self, kind: &str) -> u64 {
+        assert_ne!(self.metrics_port, 0, "this operator serves no /metrics");
+        passes::passes_on(self.metrics_port, kind).await
+    }
+
+    /// Waits until it has made `more` passes over `kind` beyond the `since` it had made
+    /// (from [`Self::passes`]): the sign that a change seen before `since` was acted on,
+    /// and that whatever it would have caused has happened.
+    pub async fn wait_passes(&self, kind: &str, since: u64, more: u64) {
+        passes::wait_passes_on(self.metrics_port, kind, since, more).await;
+    }
+
+    /// [`Self::wait_passes`] from now.
+    pub async fn wait_more_passes(&self, kind: &str, more: u64) {
+        let since = self.passes(kind).await;
+        self.wait_passes(kind, since, more).await;
+    }
+
+    /// Makes the operator pass over object `name` once more and waits for that pass: a
+    /// change of an annotation of its own (which every watch sees, and which means nothing
+    /// to the operator), then one more pass over the kind. For an object the operator
+    /// leaves alone until it changes (held, stalled, paused), the pass a "nothing happens"
+    /// check must follow.
+    pub async fn pass_over<K>(&self, api: &Api<K>, name: &str)
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+    {
+        let kind = K::kind(&());
+        let since = self.passes(&kind).await;
+        passes::touch(api, name).await;
+        self.wait_passes(&kind, since, 1).await;
     }
 }
 
@@ -253,7 +290,8 @@ impl Env {
             format!("--platform-api={}", super::backend::backend()),
             format!("--api-key-secret={secret}"),
             format!("--namespaces={}", self.ns.name()),
-            "--metrics-addr=127.0.0.1:0".into(),
+            // A port of its own, where the tests read its passes (`common::passes`).
+            format!("--metrics-addr=127.0.0.1:{}", free_port()),
             // Loopback, read by the tests over plain HTTP; a test of the token check passes
             // --metrics-auth=kubernetes.
             "--metrics-auth=none".into(),
@@ -312,8 +350,14 @@ impl Env {
         let (stop, stop_rx) = watch::channel(false);
         let client = self.operator_client.clone();
         let lease = self.lease_of(&args);
+        let metrics_port = args.metrics_addr.port();
         let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
-        Operator { stop, task, lease }
+        Operator {
+            stop,
+            task,
+            lease,
+            metrics_port,
+        }
     }
 
     /// The Lease an in-process operator started with `args` holds.
@@ -334,8 +378,14 @@ impl Env {
         let client = self.operator_client.clone();
         let clock = Clock::new(EmulatorWallClock(self.emulator.clock()));
         let lease = self.lease_of(&args);
+        let metrics_port = args.metrics_addr.port();
         let task = tokio::spawn(async move { run_with_clock(args, client, stop_rx, clock).await });
-        Operator { stop, task, lease }
+        Operator {
+            stop,
+            task,
+            lease,
+            metrics_port,
+        }
     }
 
     /// The tag of the install the tests' operators make (from the UID of the Lease they
