@@ -140,7 +140,8 @@ def _register():
             return
         operation_id = case.operation.definition.raw.get("operationId")
         if isinstance(case.query, dict):
-            for name in [n for n, v in case.query.items() if v == "" and (operation_id, n) in lists]:
+            empty = [n for n, v in case.query.items() if v == "" and (operation_id, n) in lists]
+            for name in empty:
                 del case.query[name]
 
 
@@ -157,7 +158,8 @@ def array_query_parameters():
             for parameter in operation.get("parameters", []):
                 ref = parameter.get("$ref", "")
                 parameter = shared.get(ref.rsplit("/", 1)[-1], parameter) if ref else parameter
-                if parameter.get("in") == "query" and parameter.get("schema", {}).get("type") == "array":
+                is_array = parameter.get("schema", {}).get("type") == "array"
+                if parameter.get("in") == "query" and is_array:
                     found.add((operation["operationId"], parameter["name"]))
     return found
 
