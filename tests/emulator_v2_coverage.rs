@@ -263,6 +263,53 @@ async fn every_v2_operation_is_served_or_listed_as_not_served() {
     );
 }
 
+/// The document requires the key on every operation, so one the emulator does not serve is
+/// still a 401 without it (schemathesis' missing_required_header over all operations), and
+/// the 404 "no route" only with it. Likewise an undeclared method on a served path.
+#[tokio::test]
+async fn unserved_v2_requests_need_the_key_first() {
+    let not_served = parse_not_served(NOT_SERVED).expect("not-served.txt parses");
+    let document: Value = serde_json::from_str(DOCUMENT).expect("the fixture is JSON");
+    let e = start_default().await;
+    let unrouted = operations(&document)
+        .into_iter()
+        .filter(|op| not_served.contains_key(&op.id))
+        .map(|op| (op.method, concrete_path(&op.path)))
+        .chain([("get".to_string(), "/v2/pods/x/nothing-here".to_string())]);
+    for (method, path) in unrouted.chain([("put".to_string(), "/v2/pods".to_string())]) {
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let url = format!("{}{}", e.emu.base_url(), path);
+        let r = e.call(method.clone(), &url, None, None).await;
+        assert_eq!(
+            r.status.as_u16(),
+            401,
+            "{method} {path} without the key: {:?}",
+            r.body
+        );
+        assert_eq!(
+            r.headers["content-type"], "application/problem+json",
+            "{method} {path}"
+        );
+        let r = e
+            .call(method.clone(), &url, Some("Bearer wrong"), None)
+            .await;
+        assert_eq!(r.status.as_u16(), 401, "{method} {path} with a wrong key");
+        let r = e
+            .call(method.clone(), &url, Some(&format!("Bearer {KEY}")), None)
+            .await;
+        assert!(
+            matches!(
+                reach(r.status.as_u16(), &r.body),
+                Reach::NoRoute | Reach::MethodNotAllowed
+            ),
+            "{method} {path} with the key: {} {:?}",
+            r.status,
+            r.body
+        );
+    }
+    e.emu.shutdown().await;
+}
+
 #[test]
 fn operations_are_read_with_method_path_and_id() {
     let doc = json!({"paths": {

@@ -327,7 +327,10 @@ pub fn router(app: App) -> Router {
         .with_state(app)
 }
 
-async fn not_found(req: Request) -> Response {
+async fn not_found(State(app): State<App>, req: Request) -> Response {
+    if let Some(refused) = v2_without_key(&app, &req) {
+        return refused;
+    }
     let err = ApiError::not_found(format!(
         "no route for {} {}",
         req.method(),
@@ -336,12 +339,26 @@ async fn not_found(req: Request) -> Response {
     in_surface_shape(req.uri().path(), err)
 }
 
-async fn method_not_allowed(req: Request) -> Response {
+async fn method_not_allowed(State(app): State<App>, req: Request) -> Response {
+    if let Some(refused) = v2_without_key(&app, &req) {
+        return refused;
+    }
     let err = ApiError::new(
         axum::http::StatusCode::METHOD_NOT_ALLOWED,
         format!("{} is not allowed on {}", req.method(), req.uri().path()),
     );
     in_surface_shape(req.uri().path(), err)
+}
+
+/// REST v2 requires the key on every request, so even one no route serves is a 401 without
+/// it: the 404 or 405 is for a caller the platform would have let in.
+fn v2_without_key(app: &App, req: &Request) -> Option<Response> {
+    if !v2::is_rest_path(req.uri().path()) {
+        return None;
+    }
+    v2::request::authenticate(app, req.headers())
+        .err()
+        .map(IntoResponse::into_response)
 }
 
 /// REST v2 answers errors as problem+json; the seed surfaces keep their JSON body.

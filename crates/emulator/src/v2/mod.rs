@@ -16,6 +16,7 @@ pub mod event_stream;
 pub mod integer;
 pub mod limits;
 pub mod listing;
+pub mod object;
 pub mod pods;
 pub mod problem;
 pub mod records;

@@ -28,6 +28,9 @@ use crate::rest::MAX_VOLUME_GB;
 use crate::state::{App, World};
 use crate::world::endpoints;
 
+// Nested objects of the bodies: only a JSON object reads as one.
+crate::v2::object::objects_only!(MountsBody, PersistentBody);
+
 pub fn routes() -> Router<App> {
     Router::new()
         .route("/v2/templates", get(records::list::<Template>).post(create))
@@ -139,14 +142,14 @@ impl From<&PublicTemplate> for TemplateView {
 
 /// `TemplateMounts`: a single persistent mount.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct MountsBody {
     #[serde(default, deserialize_with = "not_null")]
     persistent: Option<PersistentBody>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 struct PersistentBody {
     #[serde(deserialize_with = "integer")]
     size: i64,
@@ -463,5 +466,26 @@ mod tests {
         assert!(template_update(br#"{"name":"pytorch-2.4"}"#, &current, &w).is_ok());
         let p = template_update(br#"{"name":"serverless-worker-base"}"#, &current, &w).unwrap_err();
         assert_eq!(p.status.as_u16(), 400);
+    }
+
+    /// `mounts` and `mounts.persistent` are objects; an array (which serde would read as a
+    /// struct, field by field) is a 422 naming the field, on update as on create.
+    #[test]
+    fn mounts_are_objects_not_arrays() {
+        let w = world();
+        let current = w.templates["tmpl-pytorch"].clone();
+        for (body, field) in [
+            (r#"{"mounts":[]}"#, "mounts: must be an object"),
+            (
+                r#"{"mounts":{"persistent":[20,"/d"]}}"#,
+                "mounts.persistent: must be an object",
+            ),
+        ] {
+            let p = template_update(body.as_bytes(), &current, &w).unwrap_err();
+            assert_eq!(p.status.as_u16(), 422, "{body}: {p:?}");
+            assert!(p.errors[0].starts_with(field), "{body}: {:?}", p.errors);
+        }
+        let p = template_from_create(br#"{"name":"t","image":"i","mounts":[]}"#, &w).unwrap_err();
+        assert_eq!(p.status.as_u16(), 422, "{p:?}");
     }
 }

@@ -16,13 +16,16 @@ use crate::v2::problem::{Problem, V2Result};
 use crate::v2::request::{Int, Violations, not_null};
 use crate::world::clusters::{ClusterKind, ClusterSpec};
 
+// Nested objects of the bodies: only a JSON object reads as one.
+crate::v2::object::objects_only!(Compute);
+
 /// The document's bounds on `compute.podCount`.
 pub const MIN_PODS: i64 = 2;
 pub const MAX_PODS: i64 = 250;
 
 /// The document's `ClusterCompute`.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct Compute {
     pub gpu_type_id: String,
     pub gpu_count_per_pod: Int,

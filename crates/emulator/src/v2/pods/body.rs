@@ -3,6 +3,9 @@
 
 use super::*;
 
+// Nested objects of the bodies: only a JSON object reads as one.
+crate::v2::object::objects_only!(PersistentMount, NetworkMount, Mounts, CreateGpu, CreateCpu);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CloudTier {
@@ -12,21 +15,21 @@ pub enum CloudTier {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct PersistentMount {
     pub size: Int,
     pub path: String,
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct NetworkMount {
     pub volume_id: String,
     pub path: String,
 }
 
 #[derive(Debug, Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct Mounts {
     #[serde(default, deserialize_with = "not_null")]
     pub persistent: Option<PersistentMount>,
@@ -35,7 +38,7 @@ pub struct Mounts {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateGpu {
     pub id: String,
     #[serde(default, deserialize_with = "not_null")]
@@ -47,7 +50,7 @@ pub struct CreateGpu {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateCpu {
     pub id: String,
     pub vcpu_count: Int,

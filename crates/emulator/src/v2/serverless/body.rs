@@ -13,6 +13,9 @@ use super::super::request::{Violations, not_null, nullable};
 use super::super::rules;
 use crate::model::{EndpointType, ScalerType};
 
+// Nested objects of the bodies: only a JSON object reads as one.
+crate::v2::object::objects_only!(ScalingBody, GpuBody, CpuBody, WorkersBody);
+
 /// FlashBoot mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -24,7 +27,7 @@ pub enum FlashBoot {
 
 /// `EndpointScaling`, read flat and checked against its two variants.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScalingBody {
     #[serde(rename = "type")]
     pub kind: ScalerType,
@@ -65,7 +68,7 @@ impl ScalingBody {
 
 /// `CreateEndpointGpuConfig` / `UpdateEndpointGpuConfig`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct GpuBody {
     #[serde(default, deserialize_with = "not_null")]
     pub pools: Option<Vec<String>>,
@@ -129,7 +132,7 @@ impl GpuBody {
 
 /// `CreateCpuConfig`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct CpuBody {
     pub id: String,
     #[serde(deserialize_with = "integer")]
@@ -138,7 +141,7 @@ pub struct CpuBody {
 
 /// `EndpointWorkers`.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct WorkersBody {
     #[serde(default, deserialize_with = "opt_integer")]
     pub min: Option<i64>,
