@@ -175,19 +175,23 @@ for line in sys.stdin:
         >"$cp_dir/test-binaries"
     not_beside='^e2e_(apiserver_outage|etcd_compaction)$'
     lane_logs=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-lanes.XXXXXX")
+    # The v2 lane records the operator's objects in each state it sees them in, for the
+    # kstatus and Argo CD phases to judge (tests/common/recording.rs).
+    recordings=$lane_logs/recordings
     python3 tests/run-lanes.py --jobs "${GPUCLOUD_TEST_JOBS:-12}" --logs "$lane_logs" \
         --binaries "$cp_dir/test-binaries" \
         --times "${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/lane-times.json" \
-        --lane "v2 GPUCLOUD_TEST_PLATFORM_API=v2 --except=$not_beside --skip=seed_only_" \
+        --lane "v2 GPUCLOUD_TEST_PLATFORM_API=v2 GPUCLOUD_TEST_RECORD_DIR=$recordings \
+            --except=$not_beside --skip=seed_only_" \
         --lane "seed GPUCLOUD_TEST_PLATFORM_API=seed --only=^e2e_ --except=$not_beside \
             --except=^e2e_harness --skip=v2_only_" \
         --lane "sa GPUCLOUD_TEST_PLATFORM_API=v2 OPERATOR_KUBECONFIG=$cp_dir/operator-sa.kubeconfig \
             --only=^e2e_ --except=$not_beside --except=^e2e_(harness|demo) --skip=seed_only_"
 
-    phase "kstatus on the operator's objects"
-    tests/kstatus/run.sh
-    phase "Argo CD health check (gopher-lua)"
-    tests/argocd/run.sh
+    phase "kstatus on the objects the lanes recorded"
+    GPUCLOUD_RECORDINGS=$recordings tests/kstatus/run.sh
+    phase "Argo CD health check (gopher-lua) on the objects the lanes recorded"
+    GPUCLOUD_RECORDINGS=$recordings tests/argocd/run.sh
     phase "Prometheus rules and dashboard queries (rulefmt, PromQL)"
     tests/prometheus-rules/run.sh
 fi

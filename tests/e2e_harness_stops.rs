@@ -1,7 +1,8 @@
 //! Proves that the harness fails a test whose operator does not stop cleanly
 //! (`common::shutdown`): a process that does not exit on SIGTERM, a Lease left held, a
 //! panic in the operator's log or outside the tests' code; and reads the reconcile passes
-//! that "nothing happened" checks wait for (`common::passes`).
+//! that "nothing happened" checks wait for (`common::passes`) and the state a recorded
+//! object is filed under (`common::recording`).
 //!
 //! Needs `KUBECONFIG` pointing at the test control plane, hence `#[ignore]` for a bare
 //! `cargo test`; `scripts/test.sh` runs it with `--include-ignored` (on the v2 lane only:
@@ -136,4 +137,44 @@ fn passes_are_summed_over_results_for_one_kind() {
     assert_eq!(reconcile_passes(text, "Pod"), 9);
     assert_eq!(reconcile_passes(text, "Cluster"), 5);
     assert_eq!(reconcile_passes(text, "Endpoint"), 0);
+}
+
+#[test]
+fn a_recorded_object_is_in_the_state_it_says_it_is_in() {
+    use common::recording::state_of;
+    use serde_json::json;
+    let with = |generation: i64, observed: i64, conditions: serde_json::Value| {
+        json!({"metadata": {"generation": generation},
+               "status": {"observedGeneration": observed, "conditions": conditions}})
+    };
+    let c = |t: &str, s: &str| json!({"type": t, "status": s});
+    assert_eq!(state_of(&with(1, 0, json!([]))), "progressing");
+    assert_eq!(
+        state_of(&with(2, 1, json!([c("Ready", "True")]))),
+        "progressing"
+    );
+    assert_eq!(state_of(&with(1, 1, json!([c("Ready", "True")]))), "ready");
+    assert_eq!(
+        state_of(&with(
+            1,
+            1,
+            json!([c("Ready", "False"), c("Stalled", "True")])
+        )),
+        "stalled"
+    );
+    assert_eq!(
+        state_of(&with(
+            1,
+            1,
+            json!([c("Stalled", "True"), c("Reconciling", "True")])
+        )),
+        "stalled-retrying"
+    );
+    let mut paused = with(1, 1, json!([c("Ready", "True")]));
+    paused["metadata"]["annotations"] = json!({"gpucloud.io/paused": "true"});
+    assert_eq!(state_of(&paused), "paused");
+    paused["metadata"]["generation"] = json!(2);
+    assert_eq!(state_of(&paused), "paused-not-ready");
+    paused["metadata"]["deletionTimestamp"] = json!("2026-11-28T00:00:00Z");
+    assert_eq!(state_of(&paused), "deleting");
 }

@@ -1,7 +1,7 @@
 // Runs deploy/argocd/health.lua in gopher-lua, the Lua interpreter Argo CD itself embeds,
-// on the objects the operator wrote (tests/kstatus/testdata, captured by
-// tests/kstatus/capture.sh), the way Argo CD does: `obj` is the object as a Lua table and
-// the script returns {status, message}.
+// on the objects the operator wrote, as the end-to-end suites recorded them in this run
+// (GPUCLOUD_RECORDINGS, see tests/common/recording.rs), the way Argo CD does: `obj` is the
+// object as a Lua table and the script returns {status, message}.
 package argocd
 
 import (
@@ -15,7 +15,6 @@ import (
 )
 
 const script = "../../deploy/argocd/health.lua"
-const fixtures = "../kstatus/testdata"
 
 func toLua(L *lua.LState, v interface{}) lua.LValue {
 	switch x := v.(type) {
@@ -58,9 +57,9 @@ func health(t *testing.T, src string, obj map[string]interface{}) (string, strin
 	return ret.RawGetString("status").String(), ret.RawGetString("message").String()
 }
 
-func load(t *testing.T, name string) map[string]interface{} {
+func load(t *testing.T, file string) map[string]interface{} {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(fixtures, name))
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,36 +70,64 @@ func load(t *testing.T, name string) map[string]interface{} {
 	return m
 }
 
+// recordings lists GPUCLOUD_RECORDINGS/STATE/KIND/*.json by state.
+func recordings(t *testing.T) map[string][]string {
+	t.Helper()
+	dir := os.Getenv("GPUCLOUD_RECORDINGS")
+	if dir == "" {
+		t.Fatal("GPUCLOUD_RECORDINGS is not set: it names the directory the end-to-end " +
+			"suites recorded the operator's objects in (scripts/test.sh sets both)")
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no recordings under %s (%v)", dir, err)
+	}
+	out := map[string][]string{}
+	for _, f := range files {
+		state := filepath.Base(filepath.Dir(filepath.Dir(f)))
+		out[state] = append(out[state], f)
+	}
+	return out
+}
+
+// What Argo CD must show of an object in each state the suites recorded it in, and a
+// part of the message.
+var want = map[string]struct{ status, message string }{
+	"ready":       {"Healthy", ""},
+	"progressing": {"Progressing", ""},
+	"stalled":     {"Degraded", ""},
+	// Stalled wins over Reconciling: the retry needs a change outside the operator.
+	"stalled-retrying": {"Degraded", ""},
+	// Held by the finalizer while the platform resource is removed.
+	"deleting": {"Progressing", "Being deleted"},
+	// The annotation wins, Ready or not, observed or not.
+	"paused":           {"Suspended", "gpucloud.io/paused"},
+	"paused-not-ready": {"Suspended", "gpucloud.io/paused"},
+}
+
 func TestHealth(t *testing.T) {
 	src, err := os.ReadFile(script)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ file, status, message string }{
-		{"current.yaml", "Healthy", ""},
-		{"reconciling.yaml", "Progressing", "does not exist yet"},
-		{"generation-behind.yaml", "Progressing", "generation 2"},
-		{"never-reconciled.yaml", "Progressing", "Waiting for the operator"},
-		{"stalled.yaml", "Degraded", "missing-secret named by credentialsSecretRef does not exist"},
-		{"paused.yaml", "Suspended", "gpucloud.io/paused"},
-		// Held by the finalizer while the platform resource is removed.
-		{"terminating.yaml", "Progressing", "Being deleted"},
-	}
-	seen := map[string]bool{}
-	for _, c := range cases {
-		seen[c.file] = true
-		t.Run(c.file, func(t *testing.T) {
-			status, message := health(t, string(src), load(t, c.file))
-			if status != c.status || !strings.Contains(message, c.message) {
-				t.Fatalf("got %s (%q), want %s containing %q", status, message, c.status, c.message)
+	for state, files := range recordings(t) {
+		w, known := want[state]
+		if !known {
+			t.Errorf("unknown state %q", state)
+			continue
+		}
+		for _, f := range files {
+			status, message := health(t, string(src), load(t, f))
+			if status != w.status || !strings.Contains(message, w.message) {
+				t.Errorf("%s: recorded %s, Argo CD says %s (%q), want %s containing %q",
+					f, state, status, message, w.status, w.message)
 			}
-			t.Logf("%s: %s (%s)", c.file, status, message)
-		})
+		}
+		t.Logf("%s: %d objects", state, len(files))
 	}
-	files, _ := filepath.Glob(filepath.Join(fixtures, "*.yaml"))
-	for _, f := range files {
-		if !seen[filepath.Base(f)] {
-			t.Errorf("%s has no expected health in this test", f)
+	for _, state := range []string{"ready", "progressing", "stalled", "deleting"} {
+		if len(recordings(t)[state]) == 0 {
+			t.Errorf("no object was recorded %s", state)
 		}
 	}
 }
@@ -109,7 +136,11 @@ func TestHealth(t *testing.T) {
 // Reconciling (e.g. a kept Ready=False while paused is lifted) is still Progressing.
 func TestHealthEdges(t *testing.T) {
 	src, _ := os.ReadFile(script)
-	obj := load(t, "current.yaml")
+	ready := recordings(t)["ready"]
+	if len(ready) == 0 {
+		t.Fatal("no ready object was recorded")
+	}
+	obj := load(t, ready[0])
 	conds := obj["status"].(map[string]interface{})["conditions"].([]interface{})
 	set := func(kind, value string) {
 		for _, c := range conds {

@@ -19,6 +19,7 @@ pub mod passes;
 pub mod pods;
 pub mod process;
 pub mod proxy;
+pub mod recording;
 pub mod shutdown;
 pub mod sweep;
 pub mod templates;

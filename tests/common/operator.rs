@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use super::passes;
+use super::recording;
 use super::shutdown::{self, LeaseOf};
 use super::{TestNamespace, kube_client, wait_until};
 
@@ -425,10 +426,15 @@ impl Env {
             + serde::Serialize
             + std::fmt::Debug,
     {
-        self.api::<K>()
+        let created = self
+            .api::<K>()
             .create(&kube::api::PostParams::default(), obj)
             .await
-            .unwrap_or_else(|e| panic!("create {}: {e}", obj.meta().name.as_deref().unwrap_or("?")))
+            .unwrap_or_else(|e| {
+                panic!("create {}: {e}", obj.meta().name.as_deref().unwrap_or("?"))
+            });
+        recording::record(&created, &mut Vec::new());
+        created
     }
 
     /// Polls `name` until `check` holds, returning the object; panics after `timeout`
@@ -463,8 +469,10 @@ impl Env {
         let api: Api<K> = self.api();
         let deadline = tokio::time::Instant::now() + timeout;
         let mut last = None;
+        let mut recorded = Vec::new();
         loop {
             if let Some(obj) = api.get_opt(name).await.expect("get") {
+                recording::record(&obj, &mut recorded);
                 if check(&obj) {
                     return obj;
                 }
@@ -525,14 +533,24 @@ impl Env {
         let _ = volumes.delete_collection(&dp, &lp).await;
         let _ = templates.delete_collection(&dp, &lp).await;
         let _ = registries.delete_collection(&dp, &lp).await;
+        // Each object still there is held by its finalizer: recorded as deleting.
+        fn none<K: serde::Serialize + Clone>(
+            listed: Result<kube::core::ObjectList<K>, kube::Error>,
+        ) -> bool {
+            listed.is_ok_and(|l| {
+                l.items
+                    .iter()
+                    .for_each(|o| recording::record(o, &mut Vec::new()));
+                l.items.is_empty()
+            })
+        }
         wait_until(Duration::from_secs(60), || async {
-            let none = |n: Result<usize, kube::Error>| n.is_ok_and(|n| n == 0);
-            none(volumes.list(&lp).await.map(|l| l.items.len()))
-                && none(endpoints.list(&lp).await.map(|l| l.items.len()))
-                && none(pods.list(&lp).await.map(|l| l.items.len()))
-                && none(clusters.list(&lp).await.map(|l| l.items.len()))
-                && none(templates.list(&lp).await.map(|l| l.items.len()))
-                && none(registries.list(&lp).await.map(|l| l.items.len()))
+            none(volumes.list(&lp).await)
+                && none(endpoints.list(&lp).await)
+                && none(pods.list(&lp).await)
+                && none(clusters.list(&lp).await)
+                && none(templates.list(&lp).await)
+                && none(registries.list(&lp).await)
         })
         .await;
     }

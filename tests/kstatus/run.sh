@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status, pinned in go.mod) on objects the
-# operator wrote: go test over testdata/ (captured by capture.sh).
+# operator wrote: go test over the objects the end-to-end suites recorded in this run, in
+# GPUCLOUD_RECORDINGS (scripts/test.sh; see tests/common/recording.rs).
 # The CLI for end-to-end tests:  tests/kstatus/run.sh status FILE.yaml...  (or - for stdin)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
