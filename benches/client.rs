@@ -3,6 +3,9 @@
 //!
 //! `cargo bench --bench client` (add `-- --quick` for a smaller run).
 
+#[path = "support/report.rs"]
+mod report;
+
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -18,6 +21,7 @@ const KEY: &str = "bench-key";
 fn row(case: &str, calls: usize, took: Duration) {
     let per_second = calls as f64 / took.as_secs_f64();
     println!("{case:<44} {calls:>10} {per_second:>12.0}");
+    report::figure(case, per_second, "calls per s");
 }
 
 /// How long `n` job submissions to `endpoint` take, `concurrency` at a time.
@@ -59,6 +63,7 @@ where
 
 #[tokio::main]
 async fn main() {
+    report::begin("client");
     let quick = std::env::args().any(|a| a == "--quick");
     let n = if quick { 2_000 } else { 10_000 };
     let seq_n = if quick { 500 } else { 2_000 };
@@ -189,6 +194,16 @@ async fn main() {
         raw_seq.as_secs_f64() / seq_n as f64 * 1e6
     );
     println!("  64 concurrent: {per_call_par:+.1} us/call of wall time");
+    report::figure(
+        "client overhead per call over bare reqwest, sequential",
+        per_call_seq,
+        "us",
+    );
+    report::figure(
+        "client overhead per call over bare reqwest, 64 concurrent",
+        per_call_par,
+        "us",
+    );
 
     // With the spec's limits on, the client paces itself: a burst of /run per endpoint.
     let mut cfg = PlatformConfig::new(
@@ -205,5 +220,11 @@ async fn main() {
         d.as_secs_f64(),
         burst as f64 / d.as_secs_f64()
     );
+    report::figure(
+        "jobs.run with the spec's limits, a burst of 300",
+        burst as f64 / d.as_secs_f64(),
+        "calls per s",
+    );
     emu.shutdown().await;
+    report::finish();
 }

@@ -17,6 +17,9 @@
 //!   cargo bench --bench emulator                      # 10,000
 //!   BENCH_OBJECTS=100000 cargo bench --bench emulator
 
+#[path = "support/report.rs"]
+mod report;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,7 +67,8 @@ fn config(fixtures: Option<Fixtures>) -> EmulatorConfig {
     }
 }
 
-/// Runs `op` from `CLIENTS` tasks for `RUN_FOR`; returns (requests, failures, seconds).
+/// Runs `op` from `CLIENTS` tasks for `RUN_FOR`; returns (requests of the rounds that
+/// succeeded, failed rounds, seconds): a failed round counts as no work done.
 async fn hammer<F, Fut>(op: F) -> (u64, u64, f64)
 where
     F: Fn(reqwest::Client, u64) -> Fut + Send + Sync + 'static,
@@ -85,8 +89,9 @@ where
                 let mut n = 0u64;
                 while start.elapsed() < RUN_FOR {
                     let (count, ok) = op(http.clone(), i * 1_000_000 + n).await;
-                    done.fetch_add(count, Ordering::Relaxed);
-                    if !ok {
+                    if ok {
+                        done.fetch_add(count, Ordering::Relaxed);
+                    } else {
                         failed.fetch_add(1, Ordering::Relaxed);
                     }
                     n += 1;
@@ -144,6 +149,13 @@ async fn job_api() {
     println!(
         "job API (/run + /status):      {:>8.0} requests/s  ({n} requests, {failed} failed rounds, {CLIENTS} clients)   goal >= 5,000",
         n as f64 / secs
+    );
+    throughput(
+        "job API (/run + /status)",
+        n,
+        failed,
+        secs,
+        "requests per s",
     );
     emu.shutdown().await;
 }
@@ -232,6 +244,13 @@ async fn graphql(emu: &RunningEmulator) {
     println!(
         "GraphQL pod(input: {{podId}}):   {:>8.0} queries/s   ({n} queries, {failed} failed, {CLIENTS} clients)   goal >= 1,000",
         n as f64 / secs
+    );
+    throughput(
+        "GraphQL pod(input: {podId})",
+        n,
+        failed,
+        secs,
+        "queries per s",
     );
 }
 
@@ -328,6 +347,7 @@ async fn v2_pods_create() {
         "POST /v2/pods:                 {:>8.0} creates/s     ({n} creates, {failed} failed, {CLIENTS} clients, stock {CREATE_STOCK} GPUs)",
         created as f64 / secs
     );
+    throughput("POST /v2/pods", created, failed, secs, "creates per s");
     emu.shutdown().await;
 }
 
@@ -422,6 +442,9 @@ impl ListCall {
             size = bytes.len();
         }
         times.sort();
+        let name = format!("{} ({} listed)", self.label(), self.expect);
+        report::figure(&format!("{name}: p50"), ms(quantile(&times, 0.5)), "ms");
+        report::figure(&format!("{name}: p99"), ms(quantile(&times, 0.99)), "ms");
         println!(
             "  {:<28} {:>6} listed: p50 {:>7.1} ms, p99 {:>7.1} ms, max {:>7.1} ms ({calls} calls, {:.1} MB)",
             self.label(),
@@ -454,6 +477,9 @@ async fn small_call_among(emu: &RunningEmulator, volume_id: &str, lists: &[ListC
         times
     };
     let print = |what: &str, times: &[Duration], lists_done: u64| {
+        let name = format!("GET /v2/network-volumes/{{id}} {}", what.trim());
+        report::figure(&format!("{name}: p50"), ms(quantile(times, 0.5)), "ms");
+        report::figure(&format!("{name}: p99"), ms(quantile(times, 0.99)), "ms");
         println!(
             "  GET /v2/network-volumes/{{id}} {what}: p50 {:>6.2} ms, p99 {:>6.2} ms, max {:>6.1} ms ({} calls{})",
             ms(quantile(times, 0.5)),
@@ -550,6 +576,16 @@ async fn volumes_over_http(n: usize) {
         t.sort();
         ms(quantile(&t, 0.5))
     };
+    report::figure(
+        &format!("{n} volumes created over POST /v2/network-volumes"),
+        n as f64 / secs,
+        "creates per s",
+    );
+    report::figure(
+        &format!("emulator memory per 1,000 volumes, at {n}"),
+        (held - before) / (n as f64 / 1000.0),
+        "MiB",
+    );
     println!(
         "{n} volumes created over POST /v2/network-volumes: {:.0} creates/s ({CLIENTS} clients); median create {:.2} ms among the first tenth, {:.2} ms among the last",
         n as f64 / secs,
@@ -701,7 +737,17 @@ async fn every_list(n: usize) {
     emu.shutdown().await;
 }
 
+/// Records a throughput figure of work that succeeded, and fails the run when any round
+/// failed.
+fn throughput(name: &str, done: u64, failed: u64, secs: f64, unit: &str) {
+    report::figure(name, done as f64 / secs, unit);
+    if failed > 0 {
+        report::fail(format!("{name}: {failed} rounds failed"));
+    }
+}
+
 fn main() {
+    report::begin("emulator");
     let n = objects();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -723,4 +769,5 @@ fn main() {
         v2_listing_in_process();
         v2_pods_create().await;
     });
+    report::finish();
 }

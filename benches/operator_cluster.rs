@@ -73,7 +73,7 @@ fn cluster(i: usize, nodes: u32) -> Cluster {
 async fn run(opts: Options) {
     support::quiet_logs();
     if !common::backend::is_v2() {
-        println!("operator_cluster: REST v2 only (the seed API has no Instant Clusters); skipping");
+        support::report::fail("REST v2 only: the seed API has no Instant Clusters");
         return;
     }
     let n = opts.objects;
@@ -94,6 +94,7 @@ async fn run(opts: Options) {
     else {
         return;
     };
+    support::report_converged(&c, n, "Clusters");
     let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);
     let (writes, total_writes, rss_ready) = (c.writes, c.total_writes, c.rss_ready_kib);
     let converge_calls = by_operation(&env.calls().await);
@@ -117,8 +118,10 @@ async fn run(opts: Options) {
         "  on the platform:              {} clusters, {nodes} member pods",
         remote.len()
     );
+    support::expect_on_platform(remote.len(), n, "clusters");
 
     let steady = steady_resync(&env, opts.poll).await;
+    steady.report();
     println!(
         "  platform calls per resync:    {:?} (over {} intervals of {:?})",
         steady.calls_per_interval, steady.intervals, opts.poll
@@ -129,6 +132,8 @@ async fn run(opts: Options) {
         steady.writes
     );
     let (rss_steady, hwm) = resident_kib(pid);
+    support::report::figure("operator memory peak (VmHWM)", mib(hwm), "MiB");
+    support::report::figure("operator memory steady", mib(rss_steady), "MiB");
     println!(
         "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Clusters (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
         mib(hwm),
@@ -144,6 +149,11 @@ async fn run(opts: Options) {
     println!(
         "  namespace deleted (every cluster deleted) in {:.2} s",
         cleanup.elapsed().as_secs_f64()
+    );
+    support::report::figure(
+        "namespace deleted, every cluster deleted",
+        cleanup.elapsed().as_secs_f64(),
+        "s",
     );
 }
 

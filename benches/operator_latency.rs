@@ -71,6 +71,16 @@ fn describe(phase: &str, samples: &[Sample]) {
     to_call.sort();
     answered.sort();
     let listed = samples.iter().filter(|s| s.listed_first).count();
+    let report = |what: &str, d: Duration| {
+        support::report::figure(
+            &format!("{phase}: spec change to platform call, {what}"),
+            d.as_secs_f64() * 1000.0,
+            "ms",
+        );
+    };
+    report("p50", percentile(&to_call, 50.0));
+    report("p99", percentile(&to_call, 99.0));
+    report("max", *to_call.last().expect("samples"));
     println!(
         "  {phase}: spec change to platform call over {} samples: p50 {}, p99 {}, max {} (bar: p99 <= 100 ms idle)",
         samples.len(),

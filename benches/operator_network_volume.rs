@@ -225,8 +225,15 @@ async fn run(opts: Options) {
         bare.as_secs_f64() * 1000.0 / n as f64,
         bare_cost.describe(n)
     );
+    let report = support::report::figure;
+    report(
+        &format!("{n} volumes, bare apiserver: creates on one connection"),
+        bare.as_secs_f64(),
+        "s",
+    );
     let bare_delete = deletes::delete_all(&env.client, &bare_api, Duration::from_secs(600)).await;
     println!("  bare apiserver deletes:     {}", bare_delete.describe());
+    bare_delete.report("bare apiserver");
     bare_ns.delete_and_wait(&env.client).await;
 
     // The operator, as a child process.
@@ -249,7 +256,7 @@ async fn run(opts: Options) {
     let warm = match opts.warm.filter(|&w| w < n) {
         Some(w) => {
             let Some(warm) = warm_point(&api, pid, w, opts.poll, policies[0]).await else {
-                println!("  NOT CONVERGED: the first {w} volumes");
+                support::report::fail(format!("NOT CONVERGED: the first {w} volumes"));
                 print_log_tail(&operator);
                 return;
             };
@@ -264,7 +271,7 @@ async fn run(opts: Options) {
     let started = Instant::now();
     let applied = apply_range(&api, first..n, policies[0]).await;
     let Some(all_ready) = watch.await.expect("the watch task") else {
-        println!("  NOT CONVERGED within {timeout:?}");
+        support::report::fail(format!("NOT CONVERGED within {timeout:?}"));
         print_log_tail(&operator);
         return;
     };
@@ -291,14 +298,35 @@ async fn run(opts: Options) {
     if let Some(writes) = &cost.writes {
         println!("  apiserver writes by verb, resource and code: {writes:?}");
     }
-    if let (Some(writes), Some(bare_writes)) = (cost.total_writes(), bare_cost.total_writes()) {
-        // What the same number of writes costs bare, at the rate measured above.
-        let bare_equivalent = bare.as_secs_f64() * writes / bare_writes;
-        println!(
-            "  vs the writes involved:     {writes:.0} writes take {bare_equivalent:.2} s bare; Ready took {:.2}x that",
-            converge.as_secs_f64() / bare_equivalent
+    let created_n = n - first;
+    report(
+        &format!("{created_n} volumes: creates with the operator running"),
+        applied.as_secs_f64(),
+        "s",
+    );
+    report(
+        &format!("{created_n} volumes: first create to all Ready"),
+        converge.as_secs_f64(),
+        "s",
+    );
+    report(
+        &format!("{created_n} volumes: all Ready after the last create"),
+        converge.saturating_sub(applied).as_secs_f64(),
+        "s",
+    );
+    report(
+        "first create to all Ready over the bare creates",
+        converge.as_secs_f64() / bare.as_secs_f64(),
+        "x",
+    );
+    if let Some(writes) = cost.total_writes() {
+        report(
+            "apiserver writes per volume",
+            writes / created_n as f64,
+            "writes",
         );
     }
+    report("operator CPU to converge", operator_cpu, "s");
 
     // Platform calls per resync interval once converged.
     let admin = env.emulator.admin();
@@ -314,6 +342,17 @@ async fn run(opts: Options) {
     let calls = env.calls().await;
     let per_interval = total_calls(&calls) as f64 / f64::from(intervals);
     println!("  platform calls to converge: {converge_calls} ({created} creates)");
+    report("platform calls to converge", converge_calls as f64, "calls");
+    report(
+        "platform calls per resync once converged",
+        per_interval,
+        "calls",
+    );
+    if created != created_n as u64 {
+        support::report::fail(format!(
+            "{created} platform creates for {created_n} volumes"
+        ));
+    }
     println!(
         "  platform calls per resync:  {per_interval:.1} over {intervals} intervals of {:?}: {calls:?}",
         opts.poll
@@ -343,6 +382,23 @@ async fn run(opts: Options) {
     // as each path first runs, whatever the number of objects: the heap's share is what
     // grows with them. Over the start figure too, the one runs before c76e733 read.
     let per_object = |now: u64, idle: u64| now.saturating_sub(idle) as f64 / n as f64;
+    report("operator memory idle", mib(rss_idle), "MiB");
+    report(
+        &format!("operator memory with {n} volumes"),
+        mib(rss),
+        "MiB",
+    );
+    report("operator memory peak (VmHWM)", mib(hwm), "MiB");
+    report(
+        "operator memory growth per volume",
+        per_object(rss, rss_idle),
+        "KiB",
+    );
+    report(
+        "operator heap and stacks growth per volume",
+        per_object(anon, anon_idle),
+        "KiB",
+    );
     println!(
         "  growth per object:          {:.2} KiB in all (VmRSS less idle), {:.2} KiB of heap and stacks (RssAnon less idle); {:.2} KiB over the start figure",
         per_object(rss, rss_idle),
@@ -370,12 +426,19 @@ async fn run(opts: Options) {
             let started = Instant::now();
             apply_all(&api, n, policy).await;
             match watch.await.expect("the watch task") {
-                Some(at) => println!(
-                    "  {n} more ({policy}) Ready:    {:.2} s after the first apply",
-                    at.duration_since(started).as_secs_f64()
-                ),
+                Some(at) => {
+                    let took = at.duration_since(started).as_secs_f64();
+                    println!("  {n} more ({policy}) Ready:    {took:.2} s after the first apply");
+                    report(
+                        &format!("{n} more volumes ({policy}): first create to all Ready"),
+                        took,
+                        "s",
+                    );
+                }
                 None => {
-                    println!("  {n} more ({policy}): NOT CONVERGED within {timeout:?}");
+                    support::report::fail(format!(
+                        "{n} more ({policy}): NOT CONVERGED within {timeout:?}"
+                    ));
                     print_log_tail(&operator);
                     break;
                 }
@@ -406,6 +469,7 @@ async fn run(opts: Options) {
             "  delete writes by verb, resource and code: {:?}; CPU: control plane {control_plane}, operator {operator_cpu:.1} s",
             deleted.writes
         );
+        deleted.report(policy);
         if deleted.gone.is_none() {
             print_log_tail(&operator);
         }

@@ -145,6 +145,26 @@ async fn run(cp: OwnControlPlane, opts: Options) {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let ready = all_ready(api.clone(), count, Duration::from_secs(120)).await;
+        if created.is_none() || grown.is_none() || ready.is_none() {
+            support::report::fail(format!(
+                "apiserver away {} s: NOT CONVERGED within 120 s of the return",
+                down.as_secs()
+            ));
+        }
+        let away = down.as_secs();
+        let after_return = |what: &str, at: Option<Instant>| {
+            if let Some(at) = at {
+                support::report::figure(
+                    &format!("apiserver away {away} s: {what} after the return"),
+                    at.duration_since(back).as_secs_f64(),
+                    "s",
+                );
+            }
+        };
+        after_return("changes taken", Some(taken));
+        after_return("new volume on the platform", created);
+        after_return("grown volume on the platform", grown);
+        after_return(&format!("all {count} Ready"), ready);
         println!(
             "  apiserver away {} s: changes taken {} after the return; new volume on the platform {}, grown volume {}, all {count} Ready {}",
             down.as_secs(),
@@ -161,6 +181,7 @@ async fn run(cp: OwnControlPlane, opts: Options) {
 }
 
 fn main() {
+    support::report::begin("operator_outage");
     let opts = options();
     let cp = OwnControlPlane::up_with(
         "bench-outage",
@@ -171,4 +192,5 @@ fn main() {
         .build()
         .expect("a tokio runtime")
         .block_on(run(cp, opts));
+    support::report::finish();
 }

@@ -29,7 +29,9 @@ use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess};
-use support::{apply_until_ready, by_operation, env_number, mib, resident_kib, steady_resync};
+use support::{
+    apply_until_ready, by_operation, env_number, mib, report, resident_kib, steady_resync,
+};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -110,6 +112,8 @@ async fn run(opts: Options) {
     else {
         return;
     };
+    support::report_converged(&c, n, "Pods");
+    report::figure("bare creates on one connection", bare.as_secs_f64(), "s");
     let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);
     let (writes, total_writes, rss_ready) = (c.writes, c.total_writes, c.rss_ready_kib);
     let converge_calls = by_operation(&env.calls().await);
@@ -136,8 +140,10 @@ async fn run(opts: Options) {
         .expect("list the platform's pods")
         .len();
     println!("  pods on the platform:         {remote}");
+    support::expect_on_platform(remote, n, "pods");
 
     let steady = steady_resync(&env, opts.poll).await;
+    steady.report();
     println!(
         "  platform calls per resync:    {:?} (over {} intervals of {:?})",
         steady.calls_per_interval, steady.intervals, opts.poll
@@ -148,6 +154,8 @@ async fn run(opts: Options) {
         steady.writes
     );
     let (rss_steady, hwm) = resident_kib(pid);
+    report::figure("operator memory peak (VmHWM)", mib(hwm), "MiB");
+    report::figure("operator memory steady", mib(rss_steady), "MiB");
     println!(
         "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Pods (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
         mib(hwm),
@@ -163,6 +171,11 @@ async fn run(opts: Options) {
     println!(
         "  namespace deleted (every pod terminated) in {:.2} s",
         cleanup.elapsed().as_secs_f64()
+    );
+    report::figure(
+        "namespace deleted, every pod terminated",
+        cleanup.elapsed().as_secs_f64(),
+        "s",
     );
 }
 

@@ -68,7 +68,7 @@ async fn open_streams(operator: &OperatorProcess) -> Option<u64> {
 async fn run(opts: Options) {
     support::quiet_logs();
     if !common::backend::is_v2() {
-        println!("operator_pod_startup: REST v2 only (the seed API has no pod log stream)");
+        support::report::fail("REST v2 only: the seed API has no pod log stream");
         return;
     }
     let n = opts.objects;
@@ -112,13 +112,33 @@ async fn run(opts: Options) {
             break started.elapsed();
         }
         if Instant::now() > deadline {
-            println!("  not all Ready in time; giving up");
+            support::report::fail(format!("NOT CONVERGED: {n} Pods not all Ready in time"));
             env.finish_process(operator).await;
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let calls = by_operation(&env.calls().await);
+    let report = support::report::figure;
+    report(
+        &format!("{n} Pods: first create to all Ready"),
+        ready_at.as_secs_f64(),
+        "s",
+    );
+    if let Some(open) = all_open_at {
+        report(
+            &format!("{n} Pods: every log stream open"),
+            open.as_secs_f64(),
+            "s",
+        );
+    }
+    let streams = calls.get(LOGS).copied().unwrap_or(0);
+    report(
+        "log streams opened per Pod",
+        streams as f64 / n as f64,
+        "streams",
+    );
+    report("log streams open at once, most", peak as f64, "streams");
     println!(
         "  all {n} Pods Ready after {:.1} s; every stream open after {}",
         ready_at.as_secs_f64(),
@@ -144,12 +164,16 @@ async fn run(opts: Options) {
     tokio::time::sleep(opts.poll + opts.progress).await;
     let after = open_streams(&operator).await.unwrap_or(u64::MAX);
     println!("  log streams open once all run: {after}");
+    report("log streams open once all run", after as f64, "streams");
     let steady = steady_resync(&env, opts.poll).await;
+    steady.report();
     println!(
         "  platform calls per resync once all run: {:?} (over {} intervals)",
         steady.calls_per_interval, steady.intervals
     );
     let (rss, hwm) = resident_kib(operator.pid());
+    report("operator memory peak (VmHWM)", mib(hwm), "MiB");
+    report("operator memory steady", mib(rss), "MiB");
     println!(
         "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB",
         mib(hwm),

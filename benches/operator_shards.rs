@@ -125,7 +125,7 @@ async fn run() {
     let started = Instant::now();
     let applied = create_all(&api, (0..n).map(labelled).collect()).await;
     let Some(ready_at) = watch.await.expect("the watch task") else {
-        println!("  NOT CONVERGED within {timeout:?}");
+        support::report::fail(format!("NOT CONVERGED within {timeout:?}"));
         for (name, operator) in &installs {
             let log = operator.log();
             let lines: Vec<&str> = log.lines().collect();
@@ -159,10 +159,27 @@ async fn run() {
         .await
         .unwrap_or(0);
     println!("  platform creates:           {creates} for {n} objects");
+    let report = support::report::figure;
+    report(
+        &format!("{n} volumes over two installs: first create to all Ready"),
+        ready_at.duration_since(started).as_secs_f64(),
+        "s",
+    );
+    report(
+        "apiserver writes per object",
+        total as f64 / n as f64,
+        "writes",
+    );
+    if creates != n as u64 {
+        support::report::fail(format!("{creates} platform creates for {n} objects"));
+    }
     let (right, wrong) = claims_by_share(&api, &ns).await;
     println!(
         "  claims:                     {right} name the install of their share, {wrong} do not"
     );
+    if wrong > 0 {
+        support::report::fail(format!("{wrong} claims name the wrong install"));
+    }
 
     tokio::time::sleep(poll).await;
     admin.clear_calls().await.expect("clear calls");
@@ -172,6 +189,11 @@ async fn run() {
     println!(
         "  platform calls per resync:  {:.1} (both installs) over {intervals} intervals: {calls:?}",
         total_calls(&calls) as f64 / f64::from(intervals)
+    );
+    report(
+        "platform calls per resync, both installs",
+        total_calls(&calls) as f64 / f64::from(intervals),
+        "calls",
     );
     for ((name, operator), idle) in installs.iter().zip(&idle) {
         let (rss, hwm) = resident_kib(operator.pid());
@@ -185,6 +207,7 @@ async fn run() {
     }
     let deleted = delete_all(&env.client, &api, Duration::from_secs(120 + n as u64 / 5)).await;
     println!("  delete all (Delete):        {}", deleted.describe());
+    deleted.report("Delete");
     let mut installs = installs.into_iter().map(|(_, o)| o);
     let last = installs.next_back().expect("two installs");
     for operator in installs {

@@ -49,6 +49,28 @@ impl Deleted {
     }
 
     /// One line: time to all gone, deletes per second, writes per object.
+    /// Records the deletion's figures as `what` ("Delete", "Orphan"...) in the run's
+    /// report, and fails the run when they were not all gone in time.
+    pub fn report(&self, what: &str) {
+        let n = self.objects;
+        match (self.gone, self.per_second()) {
+            (Some(d), Some(rate)) => {
+                super::report::figure(
+                    &format!("{n} {what} deletes: all gone"),
+                    d.as_secs_f64(),
+                    "s",
+                );
+                super::report::figure(&format!("{n} {what} deletes: rate"), rate, "per s");
+            }
+            _ => super::report::fail(format!("NOT all of {n} {what} deletes gone in time")),
+        }
+        super::report::figure(
+            &format!("{n} {what} deletes: apiserver writes per object"),
+            self.total_writes() as f64 / n.max(1) as f64,
+            "writes",
+        );
+    }
+
     pub fn describe(&self) -> String {
         let n = self.objects;
         let gone = match (self.gone, self.per_second()) {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod deletes;
+pub mod report;
 
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
@@ -248,6 +249,58 @@ impl Steady {
     pub fn writes_per_interval(&self) -> f64 {
         self.writes.values().sum::<u64>() as f64 / f64::from(self.intervals)
     }
+
+    /// Platform calls per interval, every operation summed.
+    pub fn calls_per_interval(&self) -> f64 {
+        self.calls_per_interval.values().sum()
+    }
+
+    /// Records both per-interval figures in the run's report.
+    pub fn report(&self) {
+        report::figure(
+            "platform calls per resync once converged",
+            self.calls_per_interval(),
+            "calls",
+        );
+        report::figure(
+            "apiserver writes per resync once converged",
+            self.writes_per_interval(),
+            "writes",
+        );
+    }
+}
+
+/// Records the figures of a convergence: the creates, first create to all Ready, and the
+/// apiserver writes per object, for `n` objects of `what` ("volumes", "Pods"...).
+pub fn report_converged(c: &Converged, n: usize, what: &str) {
+    report::figure(
+        &format!("{n} {what}: creates"),
+        c.applied.as_secs_f64(),
+        "s",
+    );
+    report::figure(
+        &format!("{n} {what}: first create to all Ready"),
+        c.converged.as_secs_f64(),
+        "s",
+    );
+    report::figure(
+        &format!("{n} {what}: apiserver writes per object"),
+        c.total_writes as f64 / n as f64,
+        "writes",
+    );
+    report::figure("operator memory idle before", mib(c.rss_idle_kib), "MiB");
+    report::figure(
+        "operator memory right after all Ready",
+        mib(c.rss_ready_kib),
+        "MiB",
+    );
+}
+
+/// Fails the run when the platform holds `found` of the `n` objects it should.
+pub fn expect_on_platform(found: usize, n: usize, what: &str) {
+    if found != n {
+        report::fail(format!("{found} {what} on the platform, not {n}"));
+    }
 }
 
 /// Once converged: lets the passes that Ready triggered settle (one interval), then counts
@@ -301,19 +354,22 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = ()>,
 {
+    report::begin(name);
     if std::env::var_os("KUBECONFIG").is_none() {
         println!(
             "{name}: KUBECONFIG is not set; this benchmark needs a control plane.\n\
              Start one with `eval \"$(tests/control-plane/cp.sh up --dir /tmp/cp-bench)\"` and run\n\
-             `cargo bench --bench {name} [-- N]`. Skipping."
+             `cargo bench --bench {name} [-- N]`."
         );
-        return;
+        report::fail("KUBECONFIG is not set: no control plane");
+        report::finish();
     }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime")
         .block_on(run());
+    report::finish();
 }
 
 /// What applying N objects at once measured, up to all of them Ready.
@@ -335,7 +391,8 @@ pub struct Converged {
 
 /// Waits for the operator to be idle ([`idle_memory`], `settle` after its watches listed),
 /// creates `objects` through `api` at once and follows them until all are Ready within
-/// `timeout`. `None`, with the operator's last log lines printed, when they were not.
+/// `timeout`. `None`, with the operator's last log lines printed and the run's report
+/// failed, when they were not.
 pub async fn apply_until_ready<K: ManagedKind>(
     env: &Env,
     operator: &OperatorProcess,
@@ -359,7 +416,9 @@ pub async fn apply_until_ready<K: ManagedKind>(
     }
     let applied = started.elapsed();
     let Some(ready_at) = watch.await.expect("the watch task") else {
-        println!("  NOT CONVERGED within {timeout:?}");
+        report::fail(format!(
+            "NOT CONVERGED: {n} objects not all Ready within {timeout:?}"
+        ));
         let log = operator.log();
         let lines: Vec<&str> = log.lines().collect();
         for line in &lines[lines.len().saturating_sub(40)..] {
