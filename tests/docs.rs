@@ -3,6 +3,7 @@
 //! and bench targets `cargo` is pointed at, and every file of the repository a command names.
 //! Prose drifts when code moves; this test is what notices.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
@@ -276,4 +277,50 @@ fn the_checker_catches_what_drifts() {
     let piped = simple_commands("target/debug/gpucloud-operator crds | kubectl apply -f -");
     assert_eq!(piped.len(), 2, "{piped:?}");
     assert!(Path::new(&repo()).join("README.md").exists());
+}
+
+/// The `BENCH_*` variables `text` names.
+fn bench_variables(text: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("BENCH_") {
+        let name: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        rest = &rest[at + name.len()..];
+        found.insert(name.trim_end_matches('_').to_string());
+    }
+    found
+}
+
+/// A figure the docs quote comes with the benchmark command that measures it: every
+/// variable such a command sets must be one a benchmark reads, or the figure was measured
+/// by code that is gone.
+#[test]
+fn every_benchmark_variable_in_the_docs_is_read_by_a_benchmark() {
+    let mut code = String::new();
+    for dir in ["benches", "benches/support"] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                code.push_str(&std::fs::read_to_string(path).unwrap());
+            }
+        }
+    }
+    let read = bench_variables(&code);
+    let mut problems = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for name in bench_variables(&text) {
+            if !read.contains(&name) {
+                problems.push(format!("{}: {name} is read by no benchmark", page.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(
+        read.contains("BENCH_OBJECTS"),
+        "the scan of benches/ found nothing"
+    );
 }
