@@ -121,6 +121,18 @@ class Run:
         say(f"[{self.lane.name}] {self.target}: {word} in {self.seconds:.0f} s")
 
 
+def expected_order(run, times):
+    """Sort key: longest first. A binary the last run did not time goes by its suite's size
+    (the end-to-end suites wait most, and the longer ones hold more tests), before the
+    timed ones."""
+    known = times.get(run.key())
+    if known is not None:
+        return (1, -known)
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), run.target + ".rs")
+    size = os.path.getsize(source) if os.path.exists(source) else 0
+    return (0, -size)
+
+
 def load_times(path):
     try:
         with open(path) as f:
@@ -148,7 +160,7 @@ def main():
                 log = os.path.join(args.logs, lane.name, f"{target}.log")
                 runs.append(Run(lane, target, path.strip(), log))
     times = load_times(args.times) if args.times else {}
-    runs.sort(key=lambda r: -times.get(r.key(), float("inf")))
+    runs.sort(key=lambda r: expected_order(r, times))
 
     lock = threading.Lock()
 
