@@ -314,7 +314,10 @@ fn every_benchmark_variable_in_the_docs_is_read_by_a_benchmark() {
         let text = std::fs::read_to_string(&page).unwrap();
         for name in bench_variables(&text) {
             if !read.contains(&name) {
-                problems.push(format!("{}: {name} is read by no benchmark", page.display()));
+                problems.push(format!(
+                    "{}: {name} is read by no benchmark",
+                    page.display()
+                ));
             }
         }
     }
