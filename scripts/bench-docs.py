@@ -26,7 +26,7 @@ BENCH_DIR = os.path.join(ROOT, "docs", "bench")
 README = [
     ("10,000 NetworkVolumes applied with `kubectl apply`", "operator_network_volume", [
         ("10000 volumes: first create to all Ready", "all Ready {v} s after the first create"),
-        ("10000 volumes: all Ready after the last create", "{v} s after the last"),
+        ("10000 volumes: all Ready after the last create", "{v} s after the last create returned"),
         ("first create to all Ready over kubectl apply with no operator",
          "{v}x the same apply with no operator running (the design's bar: 1.5x)"),
         ("apiserver writes per volume", "{v} apiserver writes per volume"),
@@ -97,7 +97,7 @@ def header(all_reports):
     model = machine.get("cpu_model") or "unknown CPU"
     return (f"commit `{', '.join(c[:12] for c in commits)}`, {dates[0]}"
             + (f" to {dates[-1]}" if dates[-1] != dates[0] else "")
-            + f", {cpus} CPUs ({model})")
+            + f", {cpus} CPUs, {model}")
 
 
 def readme_block(all_reports, problems):
@@ -114,18 +114,24 @@ def readme_block(all_reports, problems):
             value = figure(report, name, problems)
             if value is not None:
                 parts.append(text.format(v=reading(value)))
-        lines.append(f"- **{title}:** " + "; ".join(parts) + f" (`--bench {bench}`).")
+        lines.append(f"- **{title}:** " + "; ".join(parts) + f" (`{command(report)}`).")
     return "\n".join(lines)
+
+
+def command(report):
+    """The command that made `report`, with the variables that changed what it did."""
+    env = " ".join(f"{k}={v}" for k, v in sorted(report["environment"].items())
+                   if k != "BENCH_REPORT_DIR")
+    args = " ".join(a for a in report["command"][1:] if not a.startswith("--bench"))
+    line = f"{env} cargo bench --bench {report['benchmark']}" + (f" -- {args}" if args else "")
+    return line.strip()
 
 
 def performance_block(all_reports):
     lines = [f"From one run of `scripts/bench.sh`: {header(all_reports)}. Each benchmark's "
              "report, with its command and environment, is in `docs/bench/`."]
     for bench, report in sorted(all_reports.items()):
-        env = " ".join(f"{k}={v}" for k, v in sorted(report["environment"].items()))
-        args = " ".join(a for a in report["command"][1:] if not a.startswith("--bench"))
-        command = f"{env} cargo bench --bench {bench}" + (f" -- {args}" if args else "")
-        lines += ["", f"**{bench}** (`{command.strip()}`)", "",
+        lines += ["", f"**{bench}** (`{command(report)}`)", "",
                   "| Figure | Value |", "|---|---|"]
         for f in report["figures"]:
             lines.append(f"| {f['name']} | {reading(f['value'])} {f['unit']} |")

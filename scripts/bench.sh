@@ -5,7 +5,7 @@
 # figures regenerated from those reports (scripts/bench-docs.py). A benchmark that does not
 # converge, or whose requests fail, stops the run with its exit status.
 #
-#   scripts/bench.sh            the set, about 15 minutes on 2 cores once built
+#   scripts/bench.sh            the set, about 20 minutes on 2 cores once built
 #   scripts/bench.sh --long     100,000 NetworkVolumes (about an hour), into docs/bench/long/
 #
 # Needs what scripts/test.sh needs, and kubectl on PATH. Run it on an otherwise idle machine:
@@ -61,11 +61,11 @@ else
     bench emulator
     bench operator_network_volume BENCH_DELETE=orphan -- 10000
     bench operator_pod -- 1000
-    bench operator_latency
+    bench operator_latency BENCH_SAMPLES=20
     bench operator_cluster
     bench operator_pod_startup
-    bench operator_shards
-    bench operator_outage BENCH_OUTAGES=20,120
+    bench operator_shards -- 2000
+    bench operator_outage BENCH_OUTAGES=20
 fi
 
 rm -f "$out"/*.json

@@ -85,11 +85,13 @@ fn machine() -> Value {
     })
 }
 
-/// The variables that change what a benchmark does.
+/// The variables that change what a benchmark does (not where its report goes).
 fn environment() -> Value {
     let vars: serde_json::Map<String, Value> = std::env::vars()
         .filter(|(k, _)| {
-            k.starts_with("BENCH_") || k == "GPUCLOUD_TEST_PLATFORM_API" || k == "RUST_LOG"
+            (k.starts_with("BENCH_") && k != "BENCH_REPORT_DIR")
+                || k == "GPUCLOUD_TEST_PLATFORM_API"
+                || k == "RUST_LOG"
         })
         .map(|(k, v)| (k, Value::from(v)))
         .collect();
