@@ -239,12 +239,17 @@ async fn a_long_spent_window_is_not_waited_out_and_costs_no_call() {
     .await;
     let c = client_at(&base, |_| {});
     c.v2().list_pods(&PodListQuery::default()).await.unwrap();
-    let t = Instant::now();
-    let e = expect_class(
-        c.v2().list_pods(&PodListQuery::default()).await,
-        ErrorClass::RateLimited,
-    );
-    assert!(t.elapsed() < Duration::from_millis(500));
+    // Refused before any of the header's windows could have been waited out: the
+    // shortest it names is 30 s, and the answer comes well within that however loaded the
+    // machine; refused without being sent (the server's count below), with the day's
+    // window as the wait.
+    let answer = tokio::time::timeout(
+        Duration::from_secs(20),
+        c.v2().list_pods(&PodListQuery::default()),
+    )
+    .await
+    .expect("the refused call waited");
+    let e = expect_class(answer, ErrorClass::RateLimited);
     let wait = e.retry_after().unwrap();
     assert!(wait > Duration::from_secs(39_000), "{wait:?}");
     assert_eq!(*calls.lock().unwrap(), 1, "the refused call was not sent");

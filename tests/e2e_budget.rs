@@ -172,7 +172,14 @@ async fn stop_newest_stops_the_latest_pod_when_the_budget_shrinks() {
             || ready_reason(p).as_deref() == Some("False/BudgetExceeded")
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The older two run on once the Budget has counted the newest stopped (its status is
+    // written by a pass after that) and every Pod has been passed over twice more (each
+    // is polled every 2 s): where the Budget would stop another, it would have by then.
+    env.wait_budget("team", TIMEOUT, "two running", |b| {
+        b.status.as_ref().is_some_and(|s| s.running_count == 2)
+    })
+    .await;
+    op.wait_more_passes("Pod", 2 * 3).await;
     for name in ["first", "second"] {
         let p = pods.get(name).await.unwrap();
         assert_eq!(
@@ -325,8 +332,9 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         condition(&s.conditions, "BudgetExceeded").unwrap().status,
         "True"
     );
-    // It stays held, with no loop: one create on the platform, the steady one's.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // It stays held, with no loop: one create on the platform, the steady one's, once both
+    // Endpoints have been passed over twice more (a held one is rechecked every 2 s).
+    op.wait_more_passes("Endpoint", 2 * 2).await;
     let names = remote_endpoint_names(&env).await;
     assert_eq!(names.len(), before + 1, "{names:?}");
     assert!(!names.iter().any(|n| n.contains("burst")), "{names:?}");
@@ -359,7 +367,7 @@ async fn endpoints_count_their_minimum_workers_and_are_held_until_there_is_room(
         endpoint_reason(e).as_deref() == Some("False/BudgetExceeded")
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    op.wait_more_passes("Endpoint", 2 * 2).await;
     assert_eq!(
         calls_to(&env.calls().await, routes().update_endpoint),
         updates

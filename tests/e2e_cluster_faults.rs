@@ -132,8 +132,8 @@ async fn v2_only_killed_three_times_during_the_create_leaves_exactly_one_cluster
         .iter()
         .any(|e| e.reason.as_deref() == Some("AdoptedAfterInterruptedCreate"));
     assert!(adopted, "no AdoptedAfterInterruptedCreate Event");
-    // Settled: a few more passes make nothing more.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Settled: two more passes (it is polled every 2 s) make nothing more.
+    common::passes::wait_more_process_passes(&last, "Cluster", 2).await;
     assert_eq!(admin.call_count(CREATE).await.unwrap(), creates);
     assert_eq!(remote_clusters(&env).await.len(), 1);
     env.finish_process(last).await;
@@ -195,7 +195,7 @@ async fn v2_only_max_runtime_deletes_the_cluster_and_holds_it_until_the_spec_is_
     // Held: more passes (and more time) create nothing.
     let creates = admin.call_count(CREATE).await.unwrap();
     admin.advance_clock(MINUTE_MS).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    op.pass_over(&api, "bounded").await;
     assert_eq!(admin.call_count(CREATE).await.unwrap(), creates);
     assert!(remote_clusters(&env).await.is_empty());
 
@@ -243,7 +243,8 @@ async fn v2_only_a_budget_with_no_room_holds_the_cluster_until_it_is_raised() {
         b.status.as_ref().unwrap().held == vec!["Cluster/big".to_string()]
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // A pass over it after the Budget listed it as held creates nothing either.
+    op.pass_over(&env.api::<Cluster>(), "big").await;
     let calls = env.calls().await;
     assert_eq!(calls.get(CREATE), None, "{calls:?}");
     assert!(remote_clusters(&env).await.is_empty());

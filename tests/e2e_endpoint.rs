@@ -198,8 +198,9 @@ async fn unknown_template_stalls_with_one_event_and_orphan_keeps_the_endpoint() 
         "{}",
         stalled_condition.message
     );
-    // No retry loop: over several poll intervals the create is not tried again.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // No retry loop: a later pass does not try the create again. Stalled, it is passed
+    // over again only when it changes: the touch is what brings that pass.
+    op.pass_over(&api, "bad").await;
     assert_eq!(
         env.emulator
             .admin()
@@ -383,7 +384,8 @@ async fn a_key_without_write_access_stalls_with_forbidden() {
         .clone();
     assert_eq!(ready.reason, "Forbidden");
     assert!(ready.message.contains("permission"), "{}", ready.message);
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // A later pass (brought by a touch: it is stalled) does not send the create again.
+    op.pass_over(&env.api::<Endpoint>(), "denied").await;
     let creates = env
         .emulator
         .admin()
@@ -464,8 +466,9 @@ async fn a_worker_change_rolls_out_before_ready() {
     } else {
         assert_eq!(after_rollout, 0, "the seed API has no releases");
     }
-    // Once rolled out, no more rollout calls: three poll intervals later, the same count.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Once rolled out, no more rollout calls: three passes later (it is polled every 2 s),
+    // the same count.
+    op.wait_more_passes("Endpoint", 3).await;
     assert_eq!(admin.call_count(RELEASES).await.unwrap(), after_rollout);
     env.finish(op).await;
 }

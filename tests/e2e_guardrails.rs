@@ -16,6 +16,7 @@ use kube::Api;
 use serde_json::json;
 
 use common::operator::{Env, Operator, condition};
+use common::passes::wait_pass_on_a_new_listing;
 use common::pods::{id_of, patch_spec, pod, remote_pods, remote_status};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
@@ -216,8 +217,8 @@ async fn max_runtime_stops_the_pod_until_the_user_resumes_it() {
     env.create(&pod("train", json!({"maxRuntime": "1h"}))).await;
     let running = wait_running(&env, "train").await;
     let id = id_of(&running);
-    // Three poll intervals with 59 minutes to go: still running.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Three passes (it is polled every 2 s) with 59 minutes to go: still running.
+    op.wait_more_passes("Pod", 3).await;
     assert_eq!(remote_status(&env, &id).await.as_deref(), Some("RUNNING"));
 
     admin.advance_clock(HOUR_MS).await.unwrap();
@@ -231,8 +232,9 @@ async fn max_runtime_stops_the_pod_until_the_user_resumes_it() {
     assert!(has_event(&env, "train", "StoppedByMaxRuntime").await);
     assert_eq!(guardrail_stops(metrics_port, "maxRuntime").await, 1);
 
-    // Held: three poll intervals later, still stopped although the spec says Running.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Held: after a later pass, still stopped although the spec says Running. A held pod
+    // is passed over again when it changes: the touch is what brings that pass.
+    op.pass_over(&api, "train").await;
     assert_eq!(remote_status(&env, &id).await.as_deref(), Some("EXITED"));
     let still = api.get("train").await.unwrap();
     assert_eq!(phase(&still), Some(PodPhase::Stopped));
@@ -269,11 +271,13 @@ async fn idle_stop_stops_a_pod_whose_gpus_stay_idle() {
     let id = id_of(&running);
     let calls_before = env.calls().await;
 
-    // Busy: past the duration, still running.
+    // Busy: past the duration, still running. Each change on the platform is seen by a
+    // pass that read a pod listing made after it.
+    let list_pods = common::backend::routes().list_pods;
     admin.set_gpu_utilisation(&id, Some(80.0)).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    wait_pass_on_a_new_listing(&env, &op, list_pods, "Pod").await;
     admin.advance_clock(HOUR_MS).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    wait_pass_on_a_new_listing(&env, &op, list_pods, "Pod").await;
     assert_eq!(remote_status(&env, &id).await.as_deref(), Some("RUNNING"));
     assert_eq!(held_by(&api.get("notebook").await.unwrap()), None);
 

@@ -14,11 +14,14 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
 use serde_json::json;
 use tokio::sync::watch;
 
 use common::http::port_answer;
 use common::lease::{LeaderSampler, leads};
+use common::log_capture::{capture_logs_with, captured};
 use common::operator::{Env, Operator, calls_since, free_port, is_ready, volume};
 use common::proxy::{Mode, Proxy, apiserver_proxy};
 use common::wait_until;
@@ -60,6 +63,32 @@ async fn holder(env: &Env) -> Option<String> {
     common::lease::holder(env).await
 }
 
+/// Waits for the sign that replica-a, cut off from the apiserver, has had its chance to
+/// lead again once the apiserver answers: it says that it has read the Lease again (it
+/// decides on that read), and the Lease has been written after that (replica-b's renewal,
+/// or replica-a's take where it would lead again).
+async fn lease_read_again_and_written_since(env: &Env) {
+    let said = format!("lease={}/", env.ns.name());
+    let read_again = wait_until(TIMEOUT, || async {
+        captured()
+            .lines()
+            .any(|l| l.contains("the apiserver answers about the Lease again") && l.contains(&said))
+    })
+    .await;
+    assert!(read_again, "replica-a never read the Lease again");
+    let leases: Api<Lease> = env.api();
+    let version = |lease: Lease| lease.metadata.resource_version;
+    let read = version(leases.get("gpucloud-operator").await.unwrap());
+    let written = wait_until(TIMEOUT, || async {
+        version(leases.get("gpucloud-operator").await.unwrap()) != read
+    })
+    .await;
+    assert!(
+        written,
+        "the Lease was not written after replica-a read it again"
+    );
+}
+
 /// The volumes on the platform made for object `name` of the test's namespace.
 async fn made_for(env: &Env, name: &str) -> usize {
     let prefix = format!("{}-{name}-", env.ns.name());
@@ -81,6 +110,8 @@ struct Replicas {
 
 impl Replicas {
     async fn start(prefix: &str) -> Self {
+        // What the replicas say about the Lease (`lease_read_again_and_written_since`).
+        capture_logs_with("info");
         let env = Env::start(prefix).await;
         let (port_a, port_b) = (free_port(), free_port());
         let (proxy, through_proxy) = apiserver_proxy().await;
@@ -220,7 +251,7 @@ async fn the_leader_partitioned_away_stops_before_the_other_leads(fault: Mode, p
     // follows, in the same process, Ready and live.
     let creates_before = env.calls().await;
     proxy.set(Mode::Open);
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    lease_read_again_and_written_since(env).await;
     let follows = wait_until(TIMEOUT, || replicas.ready_and_live(port_a)).await;
     assert!(
         follows,

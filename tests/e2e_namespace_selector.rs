@@ -259,8 +259,10 @@ async fn namespaces_come_and_go_without_relisting_the_others() {
     let calls_before = env.calls().await;
     let b_first = &b_ready[0];
     grow(&client, &b, &b_volumes[0], 20).await;
-    // Several resync intervals (2 s) and progress intervals (1 s) of the operator.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // A's volumes passed over twice more each (they are polled every 2 s): had B's edit
+    // reached the operator, its pass would have come by then.
+    op.wait_more_passes("NetworkVolume", 2 * VOLUMES as u64)
+        .await;
     let unmanaged = Api::<NetworkVolume>::namespaced(client.clone(), &b)
         .get(&b_volumes[0])
         .await

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gpucloud_crd::NetworkVolume;
 use gpucloud_platform::NetworkVolumeCreate;
@@ -228,9 +228,6 @@ fn get_route() -> &'static str {
     common::backend::routes().get_volume
 }
 
-/// How long a stalled object is watched for a retry loop.
-const QUIET: Duration = Duration::from_secs(10);
-
 /// Asserts that exactly one `events.k8s.io/v1` Event with `reason` is about `name`, that
 /// it is a Warning, and that it was published once (no series of repeats).
 async fn assert_one_warning(env: &Env, name: &str, reason: &str) {
@@ -371,17 +368,24 @@ async fn wrong_api_key_stalls_quietly_and_a_fixed_secret_converges_without_resta
         );
         assert!(!text.contains("not-the-key"), "the key leaked: {text}");
     }
-    // No retry loop: the wrong key costs exactly one call per object, however long we
-    // wait. The first readings of the key's Secret (before the first pass, then every
-    // interval) must not give it a second one: the key was read and refused.
-    tokio::time::sleep(QUIET).await;
+    // No retry loop: the wrong key costs one call per pass, and a stalled object is passed
+    // over again only when it changes. Each is touched once: one pass over each, and one
+    // more refused call each (a refused key is not remembered, as a refused create is: a
+    // pass made alone lists again with it), where a retry on a timer would add passes.
+    let api: Api<NetworkVolume> = env.api();
+    let since = op.passes("NetworkVolume").await;
+    for name in names {
+        op.pass_over(&api, name).await;
+    }
+    let passes = op.passes("NetworkVolume").await - since;
     let calls = env.calls().await;
+    assert_eq!(passes, names.len() as u64, "a pass per touch, no more");
     assert_eq!(
         total_calls(&calls),
-        names.len() as u64,
-        "one refused call per object, no more: {calls:?}"
+        2 * names.len() as u64,
+        "one refused call per pass, no more: {calls:?}"
     );
-    println!("platform calls with a wrong key over {QUIET:?}: {calls:?}");
+    println!("platform calls with a wrong key, a pass over each later: {calls:?}");
     for name in names {
         assert_one_warning(&env, name, "Unauthorized").await;
     }
@@ -422,7 +426,8 @@ async fn missing_credentials_secret_stalls_until_it_exists() {
         .await;
     let text = message(&nv, "Ready");
     assert!(text.contains("team-key"), "{text}");
-    tokio::time::sleep(QUIET).await;
+    // A later pass (brought by a touch: it is stalled) makes no call either.
+    op.pass_over(&env.api::<NetworkVolume>(), "own-key").await;
     let calls = env.calls().await;
     assert_eq!(
         total_calls(&calls),
@@ -472,7 +477,8 @@ async fn unknown_data_center_stalls_with_one_event_and_no_retry_loop() {
         text.contains("dataCenterId") && text.contains("XX-NOWHERE-1"),
         "the message must name the field: {text}"
     );
-    tokio::time::sleep(QUIET).await;
+    // A later pass (brought by a touch: it is stalled) does not send the create again.
+    op.pass_over(&api, "nowhere").await;
     let calls = env.calls().await;
     assert_eq!(
         calls.get(create_route()).copied(),
@@ -573,20 +579,27 @@ async fn platform_calls_per_interval_do_not_grow_with_objects() {
     })
     .await;
     assert!(all_ready, "{OBJECTS} volumes did not all become Ready");
-    // Let the passes that follow the creates settle into the periodic resync.
-    tokio::time::sleep(POLL).await;
+    // The passes that follow the creates are over once every volume has been passed over
+    // once more: the periodic resync from then on.
+    op.wait_more_passes("NetworkVolume", OBJECTS as u64).await;
 
+    // A measurement: the calls over a span of resync intervals. The span lasts until every
+    // volume has been passed over at least once in it (longer than planned on a loaded
+    // machine), so the resync ran in it, and the bound follows the span measured.
     let before = env.calls().await;
-    let window = POLL * INTERVALS;
-    tokio::time::sleep(window).await;
+    let since = op.passes("NetworkVolume").await;
+    let started = Instant::now();
+    tokio::time::sleep(POLL * INTERVALS).await;
+    op.wait_passes("NetworkVolume", since, OBJECTS as u64).await;
     let calls = calls_since(&before, &env.calls().await);
+    let intervals = (started.elapsed().as_secs_f64() / POLL.as_secs_f64()).ceil() as u64;
     println!(
-        "platform calls over {INTERVALS} resync intervals with {OBJECTS} Ready volumes: {calls:?}"
+        "platform calls over {intervals} resync intervals with {OBJECTS} Ready volumes: {calls:?}"
     );
     let lists = calls.get(list_route()).copied().unwrap_or(0);
     assert!(
-        lists <= u64::from(INTERVALS) + 2,
-        "{lists} list calls in {INTERVALS} intervals: {calls:?}"
+        lists <= intervals + 2,
+        "{lists} list calls in {intervals} intervals: {calls:?}"
     );
     assert!(lists >= 1, "the resync stopped looking: {calls:?}");
     assert_eq!(

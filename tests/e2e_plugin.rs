@@ -224,6 +224,9 @@ async fn v2_commands(env: &Env, bin: &Path, path: &str, ns: &str, train: &Pod) {
         "logs",
     );
     assert!(logs.lines().count() > 0, "no system log lines: {logs}");
+    let route = "GET /v2/pods/{id}/logs";
+    let admin = env.emulator.admin();
+    let opened = admin.call_count(route).await.unwrap();
     let mut follow = Command::new(bin)
         .args(["logs", "gpod/train", "-n", ns, "-f"])
         .arg(format!("--api-key-secret={}/{KEY_SECRET}", env.ns.name()))
@@ -234,7 +237,17 @@ async fn v2_commands(env: &Env, bin: &Path, path: &str, ns: &str, train: &Pod) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Still following once it has opened the stream a second time: past the end of the
+    // first, where it would stop without -f.
+    let again = common::wait_until(Duration::from_secs(60), || async {
+        admin.call_count(route).await.unwrap() >= opened + 2
+    })
+    .await;
+    assert!(
+        again,
+        "-f did not open the stream again: {:?}",
+        env.calls().await
+    );
     assert!(
         follow.try_wait().unwrap().is_none(),
         "-f stopped on its own"

@@ -345,8 +345,9 @@ async fn interrupted_deploys_are_adopted_never_duplicated() {
     assert!(pods.iter().any(|p| p.id == id_of(&flaky)));
     // One deploy: the flaky one (answered 500); the crashed one was adopted.
     assert_eq!(admin.call_count(deploy()).await.unwrap(), 1);
-    // Settled: no more deploys after a few more passes.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Settled: no more deploys after both Pods are passed over twice more (each is polled
+    // every 2 s).
+    op.wait_more_passes("Pod", 2 * 2).await;
     assert_eq!(admin.call_count(deploy()).await.unwrap(), 1);
     assert_eq!(remote_pods(&env).await.len(), 2);
     env.finish(op).await;

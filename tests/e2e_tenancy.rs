@@ -251,8 +251,9 @@ async fn two_objects_racing_for_one_volume_end_with_one_holder() {
     let holder = format!("{}/claim", winner.namespace().unwrap());
     let message = stalled_now(loser, REFUSED).unwrap();
     assert!(message.contains(&holder), "{message}");
-    // It stays that way: the loser's next passes still find the winner's record.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // It stays that way: the loser's next pass still finds the winner's record. Stalled,
+    // it is passed over again only when it changes: the touch is what brings that pass.
+    op.pass_over(loser_api, "claim").await;
     let still = loser_api.get("claim").await.unwrap();
     assert!(stalled_now(&still, REFUSED).is_some(), "{still:#?}");
     let winner_api = if winner.namespace() == a.namespace() {

@@ -184,8 +184,25 @@ async fn webhook_retries_twice_10_seconds_apart() {
         .run(&ep, json!({"input": {"fail": "x"}, "webhook": url}))
         .await;
     e.wait_final(&ep, &id).await;
-    // 2 retries 10 s apart = 20 s emulated = 0.2 s real; then nothing more.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // 2 retries 10 s (emulated) apart; then nothing more, once the emulated clock is three
+    // spacings past the last try, where a fourth would have come after one.
+    let start = std::time::Instant::now();
+    while seen.lock().len() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            seen.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let last_try = e.emu.now_ms();
+    while e.emu.now_ms() < last_try + 3 * 10_000 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the emulated clock stood still"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     assert_eq!(seen.lock().len(), 3);
     let state = e.emu.admin().state().await.unwrap();
     let attempts: Vec<&Value> = state["webhookAttempts"]

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use kube::api::{Api, Patch, PatchParams};
 
+use super::operator::{Env, Operator};
+use super::process::OperatorProcess;
 use super::wait_until;
 
 /// The longest a test waits for passes that the poll interval (2 s in the tests) makes
@@ -72,4 +74,51 @@ where
     api.patch(name, &PatchParams::default(), &Patch::Merge(patch))
         .await
         .unwrap_or_else(|e| panic!("touch {name}: {e}"));
+}
+
+/// The passes over `kind` the operator process `process` has made so far (it serves
+/// `/metrics` on the port of its flags).
+pub async fn process_passes(process: &OperatorProcess, kind: &str) -> u64 {
+    for _ in 0..100 {
+        if let Some(text) = process.metrics().await {
+            return reconcile_passes(&text, kind);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("the operator process's /metrics did not answer within 20 s");
+}
+
+/// [`wait_passes_on`] for the operator process `process`: `more` passes over `kind` from
+/// now.
+pub async fn wait_more_process_passes(process: &OperatorProcess, kind: &str, more: u64) {
+    let since = process_passes(process, kind).await;
+    let reached = wait_until(PASSES_WITHIN, || async {
+        process
+            .metrics()
+            .await
+            .is_some_and(|m| reconcile_passes(&m, kind) >= since + more)
+    })
+    .await;
+    assert!(
+        reached,
+        "the operator process made fewer than {more} passes over {kind} within \
+         {PASSES_WITHIN:?}: a check that nothing happened would check nothing"
+    );
+}
+
+/// Waits for a pass over `kind` that read a platform listing made after now: the
+/// emulator's count of `route` (a listing the operator makes for its passes) grows, then
+/// two more passes come, the second begun after the first ended, so after the listing
+/// was stored. For a change on the platform (the emulator's clock moved on, a GPU's
+/// utilisation set) that only a fresh listing shows. Assumes one object of `kind` and
+/// nobody else listing `route` meanwhile.
+pub async fn wait_pass_on_a_new_listing(env: &Env, op: &Operator, route: &str, kind: &str) {
+    let admin = env.emulator.admin();
+    let listings = admin.call_count(route).await.unwrap();
+    let listed = wait_until(PASSES_WITHIN, || async {
+        admin.call_count(route).await.unwrap() > listings
+    })
+    .await;
+    assert!(listed, "no {route} within {PASSES_WITHIN:?}");
+    op.wait_more_passes(kind, 2).await;
 }
