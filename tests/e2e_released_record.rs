@@ -97,7 +97,10 @@ async fn many_releases_at_once_land_in_their_shards_and_all_count() {
     let expected: HashSet<String> = ids.into_iter().collect();
     assert_eq!(record.ids_of("NetworkVolume"), expected);
     assert!(record.ids_of("Pod").is_empty());
-    ns.delete_and_wait(&client).await;
+    // Its 256 ConfigMaps go with the namespace, in the namespace controller's time, which
+    // the lanes running beside stretch: a bound on a hang, not a figure.
+    ns.delete_and_wait_within(&client, Duration::from_secs(300))
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
