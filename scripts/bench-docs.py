@@ -1,10 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the benchmark figures README.md and docs/performance.md quote, from the JSON
-reports of one run of scripts/bench.sh (docs/bench/*.json; docs/bench/long/*.json for the
-100,000-object run, when recorded).
-
-Each page holds a block between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` that this
-script writes and nothing else does. A figure the README quotes is looked up by benchmark
+"""Writes the benchmark figures of the docs from the JSON reports of one run of
+scripts/bench.sh (docs/bench/*.json): docs/bench/README.md whole, and in README.md the block
+between `<!-- bench:readme -->` and `<!-- /bench:readme -->`, which nothing else writes. A figure the README quotes is looked up by benchmark
 and name in the reports: one that no report has fails the script, as does a report of a
 benchmark Cargo.toml does not declare.
 
@@ -103,7 +100,7 @@ def header(all_reports):
 def readme_block(all_reports, problems):
     lines = [f"One run of `scripts/bench.sh` ({header(all_reports)}), REST v2, the emulator's "
              "quota lifted; every figure of the run in "
-             "[docs/performance.md](docs/performance.md#the-recorded-run):"]
+             "[docs/bench/](docs/bench/README.md):"]
     for title, bench, items in README:
         report = all_reports.get(bench)
         if report is None:
@@ -125,6 +122,14 @@ def command(report):
     args = " ".join(a for a in report["command"][1:] if not a.startswith("--bench"))
     line = f"{env} cargo bench --bench {report['benchmark']}" + (f" -- {args}" if args else "")
     return line.strip()
+
+
+RUN_PAGE_TITLE = """# The recorded run
+
+Written by `scripts/bench-docs.py` from the reports beside this page, which `scripts/bench.sh`
+wrote; not edited by hand. How to read and reproduce them: [Performance](../performance.md).
+
+"""
 
 
 def performance_block(all_reports):
@@ -160,11 +165,17 @@ def main():
             problems.append(f"docs/bench/ has a report of {bench}, a benchmark Cargo.toml does not declare")
         if report["failures"]:
             problems.append(f"{bench}: its run failed ({'; '.join(report['failures'])})")
-    pages = {
-        "README.md": [("readme", readme_block(all_reports, problems))],
-        "docs/performance.md": [("run", performance_block(all_reports))],
-    }
+    pages = {"README.md": [("readme", readme_block(all_reports, problems))]}
     stale = []
+    # The run's page is written whole.
+    run_page = os.path.join(BENCH_DIR, "README.md")
+    run_text = RUN_PAGE_TITLE + performance_block(all_reports) + "\n"
+    current = open(run_page).read() if os.path.exists(run_page) else ""
+    if current != run_text:
+        stale.append("docs/bench/README.md")
+        if not check:
+            with open(run_page, "w") as f:
+                f.write(run_text)
     for page, blocks in pages.items():
         path = os.path.join(ROOT, page)
         with open(path) as f:

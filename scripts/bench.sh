@@ -2,7 +2,8 @@
 # The benchmarks whose figures README.md and docs/performance.md quote, run one after
 # another on a control plane of their own, each writing its JSON report (commit, machine,
 # command, figures with units; benches/support/report.rs) into docs/bench/, then the docs'
-# figures regenerated from those reports (scripts/bench-docs.py). A benchmark that does not
+# figures (docs/bench/README.md, README.md) regenerated from those reports
+# (scripts/bench-docs.py). A benchmark that does not
 # converge, or whose requests fail, stops the run with its exit status.
 #
 #   scripts/bench.sh            the set, about 20 minutes on 2 cores once built
@@ -73,4 +74,4 @@ cp "$BENCH_REPORT_DIR"/*.json "$out"/
 printf '\nBenchmark times:\n'
 printf '  %s\n' "${timings[@]}"
 python3 scripts/bench-docs.py
-echo "reports in ${out#"$root"/}; README.md and docs/performance.md regenerated"
+echo "reports in ${out#"$root"/}; docs/bench/README.md and README.md regenerated"

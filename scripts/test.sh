@@ -51,7 +51,7 @@ fi
 
 phase "format and lint"
 cargo fmt --all -- --check
-# The benchmark figures README.md and docs/performance.md quote are those of the reports in
+# The benchmark figures README.md and docs/bench/README.md quote are those of the reports in
 # docs/bench/ (scripts/bench.sh), each naming a benchmark that exists.
 python3 scripts/bench-docs.py --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

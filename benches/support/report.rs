@@ -5,8 +5,8 @@
 //! failed). [`finish`] writes `BENCH_REPORT_DIR/NAME.json` (default
 //! `target/bench-reports/`, under `CARGO_TARGET_DIR` when set) with the commit, the machine,
 //! the command and its environment, then exits: 0 only when nothing failed and at least one
-//! figure was recorded. `scripts/bench.sh` collects these files; docs/performance.md quotes
-//! them.
+//! figure was recorded. `scripts/bench.sh` collects these files; the docs quote them
+//! (docs/bench/README.md).
 
 #![allow(dead_code)]
 
