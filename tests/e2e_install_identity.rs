@@ -159,7 +159,12 @@ async fn two_processes_with_one_install_name_and_two_accounts_neither_fight_nor_
         b.log()
     );
     assert!(b.log().contains(&holder_a), "the line names the holder");
-    assert!(!lease_events(&env, "InstallNameInUse").await.is_empty());
+    // The Warning Event on the Lease is written after the line.
+    let warned = common::wait_until(TIMEOUT, || async {
+        !lease_events(&env, "InstallNameInUse").await.is_empty()
+    })
+    .await;
+    assert!(warned, "no InstallNameInUse Event on the Lease");
     assert_ids_hold(&api, &settled, Duration::from_secs(5)).await;
     let admin_b = platform_b.admin();
     assert_eq!(admin_b.call_count(create_route()).await.unwrap(), 0);
