@@ -54,11 +54,7 @@ impl OwnControlPlane {
 
     /// A client of its admin.
     pub async fn client(&self) -> Client {
-        let config = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("its kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-            .await
-            .expect("a usable kubeconfig");
-        Client::try_from(config).expect("a client of the own control plane")
+        super::client_from_kubeconfig(&self.kubeconfig).await
     }
 
     /// Stops `component` (`kube-apiserver`, `etcd`) as an upgrade would (SIGTERM), and

@@ -22,6 +22,14 @@ pub async fn get(url: &str, token: Option<&str>) -> (StatusCode, String) {
     (status, answer.text().await.unwrap_or_default())
 }
 
+/// The text of `/metrics` served on loopback `port`, `None` while it does not answer
+/// with a success.
+pub async fn metrics_text(port: u16) -> Option<String> {
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let answer = reqwest::get(url).await.ok()?.error_for_status().ok()?;
+    answer.text().await.ok()
+}
+
 /// What the operator serving plain HTTP on loopback `port` answers on `path` (status and
 /// body), or `None` when it does not answer: for replicas that come and go during a test.
 pub async fn port_answer(port: u16, path: &str) -> Option<(u16, String)> {

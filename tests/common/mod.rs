@@ -26,6 +26,16 @@ pub mod templates;
 pub mod volumes;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
+/// A client signed in with the kubeconfig file at `path`.
+pub async fn client_from_kubeconfig(path: &std::path::Path) -> Client {
+    let config = kube::config::Kubeconfig::read_from(path)
+        .unwrap_or_else(|e| panic!("read the kubeconfig {}: {e}", path.display()));
+    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("{} is not a usable kubeconfig: {e}", path.display()));
+    Client::try_from(config).expect("a client from a kubeconfig")
+}
+
 /// A client for the cluster named by `KUBECONFIG`, which `scripts/test.sh` points at the
 /// control plane it started.
 pub async fn kube_client() -> Client {

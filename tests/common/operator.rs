@@ -43,11 +43,7 @@ async fn operator_client(admin: &Client) -> Client {
     let Some(path) = operator_kubeconfig() else {
         return admin.clone();
     };
-    let config = kube::config::Kubeconfig::read_from(&path).expect("OPERATOR_KUBECONFIG");
-    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-        .await
-        .expect("OPERATOR_KUBECONFIG is a usable kubeconfig");
-    Client::try_from(config).expect("a client from OPERATOR_KUBECONFIG")
+    super::client_from_kubeconfig(Path::new(&path)).await
 }
 
 /// Applies, in `namespace`, the documents of `kinds` in the deploy/ file `path` (whose
@@ -348,11 +344,20 @@ impl Env {
     }
 
     fn operator_with_args(&self, args: RunArgs) -> Operator {
+        self.spawn_operator(args, run_with)
+    }
+
+    /// Runs `run` (the operator's entry point) with `args` as a task of the test, signed in
+    /// as the operator is.
+    fn spawn_operator<F, Fut>(&self, args: RunArgs, run: F) -> Operator
+    where
+        F: FnOnce(RunArgs, Client, watch::Receiver<bool>) -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
         let (stop, stop_rx) = watch::channel(false);
-        let client = self.operator_client.clone();
         let lease = self.lease_of(&args);
         let metrics_port = args.metrics_addr.port();
-        let task = tokio::spawn(async move { run_with(args, client, stop_rx).await });
+        let task = tokio::spawn(run(args, self.operator_client.clone(), stop_rx));
         Operator {
             stop,
             task,
@@ -374,19 +379,10 @@ impl Env {
     /// Starts the operator in-process on the emulator's clock: schedules then follow the
     /// emulator's `--time-scale` and `/_emulator/clock/advance`.
     pub fn operator_on_emulator_clock(&self, extra: &[&str]) -> Operator {
-        let args = self.args(extra);
-        let (stop, stop_rx) = watch::channel(false);
-        let client = self.operator_client.clone();
         let clock = Clock::new(EmulatorWallClock(self.emulator.clock()));
-        let lease = self.lease_of(&args);
-        let metrics_port = args.metrics_addr.port();
-        let task = tokio::spawn(async move { run_with_clock(args, client, stop_rx, clock).await });
-        Operator {
-            stop,
-            task,
-            lease,
-            metrics_port,
-        }
+        self.spawn_operator(self.args(extra), move |args, client, stop_rx| {
+            run_with_clock(args, client, stop_rx, clock)
+        })
     }
 
     /// The tag of the install the tests' operators make (from the UID of the Lease they

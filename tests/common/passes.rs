@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use kube::api::{Api, Patch, PatchParams};
 
+use super::http::metrics_text;
 use super::operator::{Env, Operator};
 use super::process::OperatorProcess;
 use super::wait_until;
@@ -27,17 +28,10 @@ pub fn reconcile_passes(metrics: &str, kind: &str) -> u64 {
         .sum()
 }
 
-/// The text of `/metrics` on `port` of the loopback, `None` while it does not answer.
-pub async fn metrics_on(port: u16) -> Option<String> {
-    let url = format!("http://127.0.0.1:{port}/metrics");
-    let answer = reqwest::get(url).await.ok()?.error_for_status().ok()?;
-    answer.text().await.ok()
-}
-
 /// The passes over `kind` the operator serving `/metrics` on `port` has made so far.
 pub async fn passes_on(port: u16, kind: &str) -> u64 {
     for _ in 0..100 {
-        if let Some(text) = metrics_on(port).await {
+        if let Some(text) = metrics_text(port).await {
             return reconcile_passes(&text, kind);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -50,7 +44,7 @@ pub async fn passes_on(port: u16, kind: &str) -> u64 {
 /// minute: a check after it would have checked nothing.
 pub async fn wait_passes_on(port: u16, kind: &str, since: u64, more: u64) {
     let reached = wait_until(PASSES_WITHIN, || async {
-        metrics_on(port)
+        metrics_text(port)
             .await
             .is_some_and(|m| reconcile_passes(&m, kind) >= since + more)
     })
@@ -76,34 +70,14 @@ where
         .unwrap_or_else(|e| panic!("touch {name}: {e}"));
 }
 
-/// The passes over `kind` the operator process `process` has made so far (it serves
-/// `/metrics` on the port of its flags).
-pub async fn process_passes(process: &OperatorProcess, kind: &str) -> u64 {
-    for _ in 0..100 {
-        if let Some(text) = process.metrics().await {
-            return reconcile_passes(&text, kind);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    panic!("the operator process's /metrics did not answer within 20 s");
-}
-
-/// [`wait_passes_on`] for the operator process `process`: `more` passes over `kind` from
-/// now.
+/// [`wait_passes_on`] for the operator process `process`, which serves `/metrics` on the
+/// port of its flags: `more` passes over `kind` from now.
 pub async fn wait_more_process_passes(process: &OperatorProcess, kind: &str, more: u64) {
-    let since = process_passes(process, kind).await;
-    let reached = wait_until(PASSES_WITHIN, || async {
-        process
-            .metrics()
-            .await
-            .is_some_and(|m| reconcile_passes(&m, kind) >= since + more)
-    })
-    .await;
-    assert!(
-        reached,
-        "the operator process made fewer than {more} passes over {kind} within \
-         {PASSES_WITHIN:?}: a check that nothing happened would check nothing"
-    );
+    let port = process
+        .metrics_port()
+        .expect("the operator process serves no /metrics");
+    let since = passes_on(port, kind).await;
+    wait_passes_on(port, kind, since, more).await;
 }
 
 /// Waits for a pass over `kind` that read a platform listing made after now: the

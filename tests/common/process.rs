@@ -74,9 +74,12 @@ impl OperatorProcess {
     /// The text of its `/metrics` now; `None` when the flags gave no port, or while it
     /// does not answer.
     pub async fn metrics(&self) -> Option<String> {
-        let url = format!("http://127.0.0.1:{}/metrics", self.metrics_port?);
-        let answer = reqwest::get(url).await.ok()?.error_for_status().ok()?;
-        answer.text().await.ok()
+        super::http::metrics_text(self.metrics_port?).await
+    }
+
+    /// The port of its `/metrics`, when the flags chose one.
+    pub fn metrics_port(&self) -> Option<u16> {
+        self.metrics_port
     }
 
     /// The process's log so far.
@@ -153,14 +156,10 @@ impl OperatorProcess {
 
     /// A client signed in as the process is.
     async fn kube_client(&self) -> kube::Client {
-        let Some(path) = &self.kubeconfig else {
-            return super::kube_client().await;
-        };
-        let config = kube::config::Kubeconfig::read_from(path).expect("the process's kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-            .await
-            .expect("a usable kubeconfig");
-        kube::Client::try_from(config).expect("a client from the process's kubeconfig")
+        match &self.kubeconfig {
+            Some(path) => super::client_from_kubeconfig(path).await,
+            None => super::kube_client().await,
+        }
     }
 }
 
