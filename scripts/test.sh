@@ -58,6 +58,18 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 phase "build"
 cargo build --workspace --all-targets --locked
+# Every test binary just built, a line each: its name (the unit tests' as unit-KIND-CRATE)
+# and its path; the outage phase and the lanes run them from here.
+test_binaries=$(mktemp "${TMPDIR:-/tmp}/gpucloud-test-binaries.XXXXXX")
+cargo test --workspace --lib --bins --tests --locked --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        t = m["target"]
+        kind = t["kind"][0]
+        print(t["name"] if kind == "test" else "unit-%s-%s" % (kind, t["name"]), m["executable"])' \
+    >"$test_binaries"
 
 phase "control plane: up"
 cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-cp.XXXXXX")
@@ -93,14 +105,9 @@ outage_pid=
 outage_log=$(mktemp "${TMPDIR:-/tmp}/gpucloud-outage-phase.XXXXXX")
 if [ ${#cargo_args[@]} -eq 0 ]; then
     mapfile -t outage_bins < <(
-        cargo test --locked --no-run --message-format=json \
-            --test e2e_apiserver_outage --test e2e_etcd_compaction 2>/dev/null |
-            python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        print(m["executable"])'
+        awk '$1 ~ /^e2e_(apiserver_outage|etcd_compaction)$/ { print $2 }' "$test_binaries"
     )
+    [ ${#outage_bins[@]} -eq 2 ] || { echo "error: the outage suites were not built" >&2; exit 1; }
     (
         s=$SECONDS
         pids=()
@@ -167,22 +174,13 @@ else
     # operator runs in-process with the caller's credentials. On none: the outage phase's
     # suites, which ran both backends beside.
     tests/install/sa-kubeconfig.sh "$cp_dir/operator-sa.kubeconfig"
-    cargo test --workspace --lib --bins --tests --locked --no-run --message-format=json 2>/dev/null |
-        python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        t = m["target"]
-        kind = t["kind"][0]
-        print(t["name"] if kind == "test" else "unit-%s-%s" % (kind, t["name"]), m["executable"])' \
-        >"$cp_dir/test-binaries"
     not_beside='^e2e_(apiserver_outage|etcd_compaction)$'
     lane_logs=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-lanes.XXXXXX")
     # The v2 lane records the operator's objects in each state it sees them in, for the
     # kstatus and Argo CD phases to judge (tests/common/recording.rs).
     recordings=$lane_logs/recordings
     python3 tests/run-lanes.py --jobs "${GPUCLOUD_TEST_JOBS:-10}" --logs "$lane_logs" \
-        --binaries "$cp_dir/test-binaries" \
+        --binaries "$test_binaries" \
         --times "${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/lane-times.json" \
         --lane "v2 GPUCLOUD_TEST_PLATFORM_API=v2 GPUCLOUD_TEST_RECORD_DIR=$recordings \
             --except=$not_beside --skip=seed_only_" \
