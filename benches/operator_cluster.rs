@@ -29,7 +29,7 @@ use gpucloud_emulator::EmulatorConfig;
 use kube::api::Api;
 
 use common::operator::{Env, OperatorProcess};
-use support::{apply_until_ready, by_operation, env_number, mib, resident_kib, steady_resync};
+use support::{apply_until_ready, by_operation, env_number, mib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 /// Every node takes a whole machine, as training clusters do.
@@ -131,9 +131,7 @@ async fn run(opts: Options) {
         steady.writes_per_interval(),
         steady.writes
     );
-    let (rss_steady, hwm) = resident_kib(pid);
-    support::report::figure("operator memory peak (VmHWM)", mib(hwm), "MiB");
-    support::report::figure("operator memory steady", mib(rss_steady), "MiB");
+    let (rss_steady, hwm) = support::resident_reported(pid);
     println!(
         "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Clusters (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
         mib(hwm),

@@ -29,9 +29,7 @@ use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
 use common::operator::{Env, OperatorProcess};
-use support::{
-    apply_until_ready, by_operation, env_number, mib, report, resident_kib, steady_resync,
-};
+use support::{apply_until_ready, by_operation, env_number, mib, report, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -153,9 +151,7 @@ async fn run(opts: Options) {
         steady.writes_per_interval(),
         steady.writes
     );
-    let (rss_steady, hwm) = resident_kib(pid);
-    report::figure("operator memory peak (VmHWM)", mib(hwm), "MiB");
-    report::figure("operator memory steady", mib(rss_steady), "MiB");
+    let (rss_steady, hwm) = support::resident_reported(pid);
     println!(
         "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Pods (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
         mib(hwm),

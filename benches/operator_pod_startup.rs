@@ -25,7 +25,7 @@ use gpucloud_crd::{Pod, PodSpec};
 use kube::api::{Api, PostParams};
 
 use common::operator::{Env, OperatorProcess, calls_since};
-use support::{by_operation, env_number, mib, resident_kib, steady_resync};
+use support::{by_operation, env_number, mib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -171,9 +171,7 @@ async fn run(opts: Options) {
         "  platform calls per resync once all run: {:?} (over {} intervals)",
         steady.calls_per_interval, steady.intervals
     );
-    let (rss, hwm) = resident_kib(operator.pid());
-    report("operator memory peak (VmHWM)", mib(hwm), "MiB");
-    report("operator memory steady", mib(rss), "MiB");
+    let (rss, hwm) = support::resident_reported(operator.pid());
     println!(
         "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB",
         mib(hwm),

@@ -296,6 +296,15 @@ pub fn report_converged(c: &Converged, n: usize, what: &str) {
     );
 }
 
+/// The operator's resident memory now and at its peak (KiB, as [`resident_kib`]), recorded
+/// in the run's report as its steady and peak figures.
+pub fn resident_reported(pid: u32) -> (u64, u64) {
+    let (rss, hwm) = resident_kib(pid);
+    report::figure("operator memory peak (VmHWM)", mib(hwm), "MiB");
+    report::figure("operator memory steady", mib(rss), "MiB");
+    (rss, hwm)
+}
+
 /// Fails the run when the platform holds `found` of the `n` objects it should.
 pub fn expect_on_platform(found: usize, n: usize, what: &str) {
     if found != n {
