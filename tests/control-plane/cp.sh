@@ -302,11 +302,15 @@ up() {
         "https://$api_host:$api_port/readyz" || { tail -30 "$d/kube-apiserver.log" >&2; down; die "kube-apiserver did not become ready"; }
     write_kubeconfig "$d" "$api_host" "$api_port" "$token"
 
+    # The namespace controller empties a namespace with two calls per namespaced resource
+    # type (about 80); at the default 20 requests a second the test lanes, which delete
+    # dozens of namespaces at once, wait minutes on its rate limiter.
     start_bg "$d" kube-controller-manager "$bin_dir/kube-controller-manager" \
         --kubeconfig "$d/kubeconfig" --authentication-kubeconfig "$d/kubeconfig" \
         --authorization-kubeconfig "$d/kubeconfig" \
         --bind-address 127.0.0.1 --secure-port 0 --leader-elect=false \
-        --root-ca-file "$d/ca.crt" --controllers "$controllers"
+        --root-ca-file "$d/ca.crt" --controllers "$controllers" \
+        --kube-api-qps 300 --kube-api-burst 600 --concurrent-namespace-syncs 25
     if [ "$with_node" = true ]; then
         node_up "$d"
     fi
