@@ -91,10 +91,8 @@ async fn apply_range(
     started.elapsed()
 }
 
-/// `kubectl apply` of the volumes numbered `range` into `namespace`, in one file: the way a
-/// user (or a GitOps tool) creates them, one object after another, and the same way with
-/// and without the operator running, so that the time with nothing watching is a baseline
-/// that does not depend on the operator.
+/// `kubectl apply` of the volumes numbered `range` into `namespace` ([`support::kubectl`]):
+/// the same way with and without the operator running.
 fn kubectl_apply(namespace: &str, range: std::ops::Range<usize>, policy: &str) -> Duration {
     let items: Vec<NetworkVolume> = range
         .map(|i| {
@@ -105,24 +103,7 @@ fn kubectl_apply(namespace: &str, range: std::ops::Range<usize>, policy: &str) -
             )
         })
         .collect();
-    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
-    let file = std::env::temp_dir().join(format!("bench-nv-{namespace}.json"));
-    std::fs::write(&file, list.to_string()).expect("write the objects' file");
-    let started = Instant::now();
-    let out = std::process::Command::new("kubectl")
-        .args(["apply", "--namespace", namespace, "--filename"])
-        .arg(&file)
-        .stdout(std::process::Stdio::null())
-        .output()
-        .expect("run kubectl (it must be on PATH)");
-    let took = started.elapsed();
-    let _ = std::fs::remove_file(&file);
-    assert!(
-        out.status.success(),
-        "kubectl apply failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    took
+    support::kubectl::apply(namespace, &items)
 }
 
 /// The operator's memory with `objects` volumes Ready and two resyncs done: every path
@@ -353,11 +334,7 @@ async fn run(opts: Options) {
         converge.saturating_sub(applied).as_secs_f64(),
         "s",
     );
-    report(
-        "first create to all Ready over kubectl apply with no operator",
-        converge.as_secs_f64() / bare.as_secs_f64(),
-        "x",
-    );
+    support::kubectl::report_ratio(converge, bare);
     if let Some(writes) = cost.total_writes() {
         report(
             "apiserver writes per volume",

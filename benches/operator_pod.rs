@@ -6,7 +6,8 @@
 //!   cargo bench --bench operator_pod              # 1,000 Pods
 //!   cargo bench --bench operator_pod -- 5000      # or BENCH_OBJECTS=5000
 //!
-//! Prints: the time from the first apply to all Ready, and the apiserver writes that took;
+//! Prints: the time from the first `kubectl apply` to all Ready, over the same apply with no
+//! operator running, and the apiserver writes that took;
 //! platform calls per resync interval once converged, by operation (batched observation
 //! means one pod listing per interval whatever N is, and no catalog read once nothing
 //! needs deploying), and the apiserver writes over the same intervals; the operator's
@@ -25,9 +26,8 @@ use std::time::{Duration, Instant};
 
 use gpucloud_crd::{Pod, PodSpec};
 use gpucloud_emulator::EmulatorConfig;
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 
-use common::TestNamespace;
 use common::operator::{Env, OperatorProcess};
 use support::{apply_until_ready, by_operation, env_number, mib, report, steady_resync};
 
@@ -80,22 +80,8 @@ async fn run(opts: Options) {
     );
     let env = Env::start_with("bench-pod", emulator_config(n, opts.boot_ms)).await;
 
-    // The yardstick: the same creates on one connection in a namespace nobody watches.
-    let bare_ns = TestNamespace::create(&env.client, "bench-pod-bare").await;
-    let bare_api: Api<Pod> = Api::namespaced(env.client.clone(), bare_ns.name());
-    let bare_started = Instant::now();
-    for i in 0..n {
-        bare_api
-            .create(&PostParams::default(), &pod(i))
-            .await
-            .expect("create a Pod");
-    }
-    let bare = bare_started.elapsed();
-    bare_ns.delete_and_wait(&env.client).await;
-    println!(
-        "  bare apiserver:               {n} creates on one connection in {:.2} s, nothing watching",
-        bare.as_secs_f64()
-    );
+    let objects: Vec<Pod> = (0..n).map(pod).collect();
+    let baseline = support::kubectl::baseline(&env.client, &format!("{n} Pods"), &objects).await;
 
     let poll = format!("--poll-interval={}s", opts.poll.as_secs());
     let progress = format!("--progress-interval={}s", opts.progress.as_secs());
@@ -105,25 +91,23 @@ async fn run(opts: Options) {
     let operator: OperatorProcess = env.operator_process_serving_metrics(&flags);
     let api: Api<Pod> = env.api();
     let timeout = Duration::from_secs(120 + n as u64 / 5);
-    let objects = (0..n).map(pod).collect();
     let Some(c) = apply_until_ready(&env, &operator, &api, objects, timeout, opts.progress).await
     else {
         return;
     };
     support::report_converged(&c, n, "Pods");
-    report::figure("bare creates on one connection", bare.as_secs_f64(), "s");
+    support::kubectl::report_ratio(c.converged, baseline);
     let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);
     let (writes, total_writes, rss_ready) = (c.writes, c.total_writes, c.rss_ready_kib);
     let converge_calls = by_operation(&env.calls().await);
     println!(
-        "  applies:                      {n} creates on one connection in {:.2} s",
+        "  kubectl apply, operator:      {n} creates in {:.2} s",
         applied.as_secs_f64()
     );
     println!(
-        "  first apply to all Ready:     {:.2} s ({:.2} s per 1,000 Pods; {:.2}x the bare creates)",
+        "  first apply to all Ready:     {:.2} s ({:.2} s per 1,000 Pods)",
         converged.as_secs_f64(),
         converged.as_secs_f64() * 1000.0 / n as f64,
-        converged.as_secs_f64() / bare.as_secs_f64()
     );
     println!(
         "  apiserver writes meanwhile:   {total_writes} ({:.1} per Pod): {writes:?}",

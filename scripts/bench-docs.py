@@ -131,13 +131,42 @@ wrote; not edited by hand. How to read and reproduce them: [Performance](../perf
 
 """
 
+LONG_PAGE_TITLE = """# The recorded long run
 
-def performance_block(all_reports):
-    lines = [f"From one run of `scripts/bench.sh`: {header(all_reports)}. Each benchmark's "
-             "report, with its command and environment, is in `docs/bench/`."]
+Written by `scripts/bench-docs.py` from the reports beside this page, which
+`scripts/bench.sh --long` wrote; not edited by hand. How to read and reproduce them:
+[Performance](../../performance.md).
+
+"""
+
+
+def write_page(path, text, check, stale):
+    """Writes `path` whole (unless checking); notes it as stale when it differed."""
+    current = open(path).read() if os.path.exists(path) else ""
+    if current != text:
+        stale.append(os.path.relpath(path, ROOT))
+        if not check:
+            with open(path, "w") as f:
+                f.write(text)
+
+
+def conditions(report):
+    """How long the benchmark ran and how busy the machine was, when its report says."""
+    load = report.get("load_average")
+    if not load or "seconds" not in report:
+        return []
+    def averages(values):
+        return ", ".join(f"{v:.2f}" for v in values)
+    return ["", f"Ran {report['seconds']} s; load average (1, 5, 15 minutes) "
+            f"{averages(load['at_begin'])} at its start, {averages(load['at_end'])} at its end."]
+
+
+def performance_block(all_reports, command_line="scripts/bench.sh", where="docs/bench/"):
+    lines = [f"From one run of `{command_line}`: {header(all_reports)}. Each benchmark's "
+             f"report, with its command and environment, is in `{where}`."]
     for bench, report in sorted(all_reports.items()):
-        lines += ["", f"**{bench}** (`{command(report)}`)", "",
-                  "| Figure | Value |", "|---|---|"]
+        lines += ["", f"**{bench}** (`{command(report)}`)"] + conditions(report)
+        lines += ["", "| Figure | Value |", "|---|---|"]
         for f in report["figures"]:
             lines.append(f"| {f['name']} | {reading(f['value'])} {f['unit']} |")
     return "\n".join(lines)
@@ -167,15 +196,19 @@ def main():
             problems.append(f"{bench}: its run failed ({'; '.join(report['failures'])})")
     pages = {"README.md": [("readme", readme_block(all_reports, problems))]}
     stale = []
-    # The run's page is written whole.
-    run_page = os.path.join(BENCH_DIR, "README.md")
-    run_text = RUN_PAGE_TITLE + performance_block(all_reports) + "\n"
-    current = open(run_page).read() if os.path.exists(run_page) else ""
-    if current != run_text:
-        stale.append("docs/bench/README.md")
-        if not check:
-            with open(run_page, "w") as f:
-                f.write(run_text)
+    # The runs' pages are written whole.
+    write_page(os.path.join(BENCH_DIR, "README.md"),
+               RUN_PAGE_TITLE + performance_block(all_reports) + "\n", check, stale)
+    long_dir = os.path.join(BENCH_DIR, "long")
+    long_reports = reports(long_dir)
+    if long_reports:
+        for bench, report in long_reports.items():
+            if report["failures"]:
+                problems.append(f"long/{bench}: its run failed ({'; '.join(report['failures'])})")
+        write_page(os.path.join(long_dir, "README.md"),
+                   LONG_PAGE_TITLE + performance_block(
+                       long_reports, "scripts/bench.sh --long", "docs/bench/long/") + "\n",
+                   check, stale)
     for page, blocks in pages.items():
         path = os.path.join(ROOT, page)
         with open(path) as f:

@@ -56,7 +56,7 @@ bench() { # NAME [ENV=VALUE...] [-- ARGS...]
 }
 
 if $long; then
-    bench operator_network_volume BENCH_DELETE=both BENCH_POLL_SECONDS=60 -- 100000
+    bench operator_network_volume BENCH_DELETE=orphan BENCH_POLL_SECONDS=60 -- 100000
 else
     bench client
     bench emulator

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod deletes;
+pub mod kubectl;
 pub mod report;
 
 use std::collections::{BTreeMap, HashSet};
@@ -387,7 +388,7 @@ pub struct Converged {
     /// Resident memory with the operator idle, before the first create (KiB; see
     /// [`IdleMemory`]).
     pub rss_idle_kib: u64,
-    /// The creates alone, on one connection.
+    /// The `kubectl apply` of the objects alone.
     pub applied: Duration,
     /// First create to all Ready.
     pub converged: Duration,
@@ -399,7 +400,8 @@ pub struct Converged {
 }
 
 /// Waits for the operator to be idle ([`idle_memory`], `settle` after its watches listed),
-/// creates `objects` through `api` at once and follows them until all are Ready within
+/// applies `objects` into `api`'s namespace at once ([`kubectl::apply`]) and follows them
+/// until all are Ready within
 /// `timeout`. `None`, with the operator's last log lines printed and the run's report
 /// failed, when they were not.
 pub async fn apply_until_ready<K: ManagedKind>(
@@ -418,12 +420,7 @@ pub async fn apply_until_ready<K: ManagedKind>(
         .await
         .unwrap_or_default();
     let started = Instant::now();
-    for object in &objects {
-        api.create(&kube::api::PostParams::default(), object)
-            .await
-            .expect("create an object");
-    }
-    let applied = started.elapsed();
+    let applied = kubectl::apply(env.ns.name(), &objects);
     let Some(ready_at) = watch.await.expect("the watch task") else {
         report::fail(format!(
             "NOT CONVERGED: {n} objects not all Ready within {timeout:?}"

@@ -20,6 +20,9 @@ struct Report {
     benchmark: String,
     figures: Vec<Value>,
     failures: Vec<String>,
+    /// `/proc/loadavg`'s three load averages when the benchmark began.
+    load_at_begin: Value,
+    began: std::time::Instant,
 }
 
 static REPORT: Mutex<Option<Report>> = Mutex::new(None);
@@ -36,6 +39,8 @@ pub fn begin(name: &str) {
         benchmark: name.to_string(),
         figures: Vec::new(),
         failures: Vec::new(),
+        load_at_begin: load_average(),
+        began: std::time::Instant::now(),
     });
 }
 
@@ -85,6 +90,18 @@ fn machine() -> Value {
     })
 }
 
+/// The machine's 1, 5 and 15-minute load averages: how busy it was with anything besides
+/// the benchmark shows in the figures, so the report says it.
+fn load_average() -> Value {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let averages: Vec<f64> = text
+        .split_whitespace()
+        .take(3)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    json!(averages)
+}
+
 /// The variables that change what a benchmark does (not where its report goes).
 fn environment() -> Value {
     let vars: serde_json::Map<String, Value> = std::env::vars()
@@ -124,6 +141,8 @@ pub fn finish() -> ! {
         "commit": commit(),
         "date": k8s_openapi::jiff::Timestamp::now().to_string(),
         "machine": machine(),
+        "load_average": {"at_begin": report.load_at_begin, "at_end": load_average()},
+        "seconds": report.began.elapsed().as_secs(),
         "command": std::env::args().collect::<Vec<_>>(),
         "environment": environment(),
         "figures": report.figures,
