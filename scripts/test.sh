@@ -54,6 +54,8 @@ cargo fmt --all -- --check
 # The benchmark figures README.md and docs/bench/README.md quote are those of the reports in
 # docs/bench/ (scripts/bench.sh), each naming a benchmark that exists.
 python3 scripts/bench-docs.py --check
+# The version in Cargo.toml, Cargo.lock, the chart and the manifests' image tags is one.
+scripts/release.sh --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 phase "build"
@@ -195,6 +197,12 @@ else
     GPUCLOUD_RECORDINGS=$recordings tests/argocd/run.sh
     phase "Prometheus rules and dashboard queries (rulefmt, PromQL)"
     tests/prometheus-rules/run.sh
+fi
+
+if [ ${#cargo_args[@]} -eq 0 ]; then
+    # On a copy of the repository, with no network and no build (--no-sbom).
+    phase "release script: every version set in one step, and checked"
+    python3 tests/release/test_release.py
 fi
 
 if [ -x tests/python/run.sh ] && [ ${#cargo_args[@]} -eq 0 ]; then
