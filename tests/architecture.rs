@@ -7,7 +7,9 @@
 //!
 //! An edge is a path a module names through `crate::`, `super::` or `self::` (in `use`
 //! items and in code), outside comments, strings and `#[cfg(test)]` items. A module's
-//! edges to its own descendants are not counted: a parent is made of its children.
+//! edges to its own descendants are not counted: a parent is made of its children. A path
+//! to a name a module only imported (`super::X` where the parent has `use b::X`) is an edge
+//! to where the name came from.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -282,6 +284,15 @@ struct Crate {
     files: BTreeMap<PathBuf, (Vec<String>, String)>,
 }
 
+/// The start of each `use` declaration in `code` (`use`, `pub use`, `pub(crate) use`...):
+/// the offset of the path that follows the keyword.
+fn use_paths(code: &str) -> Vec<usize> {
+    code.match_indices("use ")
+        .filter(|(at, _)| code[..*at].chars().next_back().is_none_or(|c| !is_ident(c)))
+        .map(|(at, _)| at + 4)
+        .collect()
+}
+
 impl Crate {
     fn read(src: &Path) -> Self {
         let mut files = BTreeMap::new();
@@ -310,8 +321,81 @@ impl Crate {
             .map(|(f, _)| f)
     }
 
+    /// The names each module brings in with `use` from a module of this crate, and the
+    /// full path each stands for: `super::X` in a child names what the parent imported, so
+    /// a path through a parent's `use decide::X` (or `pub use`) leads to `decide`.
+    fn imports(&self) -> BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> {
+        let mut out: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        for (module, code) in self.files.values() {
+            for at in use_paths(code) {
+                for mut path in paths_at(code, at) {
+                    if path.last().map(String::as_str) == Some("self") {
+                        path.pop();
+                    }
+                    let Some(first) = path.first().cloned() else {
+                        continue;
+                    };
+                    let mut full = match first.as_str() {
+                        "crate" => Vec::new(),
+                        "self" | "super" => module.clone(),
+                        _ => {
+                            let mut child = module.clone();
+                            child.push(first.clone());
+                            if self.file_of(&child).is_none() {
+                                continue; // another crate, std or a name in scope
+                            }
+                            module.clone()
+                        }
+                    };
+                    let mut rest = path.as_slice();
+                    if first == "crate" || first == "self" {
+                        rest = &rest[1..];
+                    }
+                    while rest.first().map(String::as_str) == Some("super") {
+                        full.pop();
+                        rest = &rest[1..];
+                    }
+                    full.extend(rest.iter().cloned());
+                    if let Some(name) = full.last().cloned() {
+                        out.entry(module.clone()).or_default().insert(name, full);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The file `full` names, following the imports of the modules it goes through: the
+    /// longest module prefix that is a file, then the item after it, if that module only
+    /// imported it, to where it came from. With the length of the module path found.
+    fn resolve(
+        &self,
+        imports: &BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>>,
+        mut full: Vec<String>,
+    ) -> Option<(Vec<String>, &PathBuf)> {
+        for _ in 0..8 {
+            let (n, file) = (0..=full.len())
+                .rev()
+                .find_map(|n| self.file_of(&full[..n]).map(|f| (n, f)))?;
+            let imported = full
+                .get(n)
+                .and_then(|name| imports.get(&full[..n])?.get(name))
+                .filter(|to| **to != full[..=n]);
+            match imported {
+                Some(to) => {
+                    let mut next = to.clone();
+                    next.extend(full[n + 1..].iter().cloned());
+                    full = next;
+                }
+                None => return Some((full[..n].to_vec(), file)),
+            }
+        }
+        None
+    }
+
     /// The files each file imports (not counting its own descendants).
     fn edges(&self) -> BTreeMap<PathBuf, BTreeSet<PathBuf>> {
+        let imports = self.imports();
         let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
         for (file, (module, code)) in &self.files {
             let mut targets = BTreeSet::new();
@@ -341,12 +425,9 @@ impl Crate {
                     }
                     let mut full = base.clone();
                     full.extend(path);
-                    let target = (0..=full.len())
-                        .rev()
-                        .find_map(|n| self.file_of(&full[..n]).map(|f| (n, f)));
-                    if let Some((n, target)) = target
+                    if let Some((found, target)) = self.resolve(&imports, full)
                         && target != file
-                        && !(full[..n].starts_with(module) && n > module.len())
+                        && !(found.starts_with(module) && found.len() > module.len())
                     {
                         targets.insert(target.clone());
                     }
@@ -614,4 +695,40 @@ fn the_checker_finds_a_circle_and_reads_use_groups() {
     );
     assert!(!code.contains("crate::x"), "{code}");
     assert_eq!(mods, vec!["more".to_string()]);
+}
+
+#[test]
+fn the_checker_follows_a_name_a_parent_imported() {
+    // `a` names `super::Y`, which the parent only imported from `b`; `b` names `a`: a
+    // circle between `a` and `b` that no path spells out.
+    let parent = PathBuf::from("k/mod.rs");
+    let a = PathBuf::from("k/a.rs");
+    let b = PathBuf::from("k/b.rs");
+    let crate_ = Crate {
+        files: BTreeMap::from([
+            (
+                parent.clone(),
+                (
+                    vec!["k".into()],
+                    "mod a;\nmod b;\npub use b::{Y, Z};".to_string(),
+                ),
+            ),
+            (
+                a.clone(),
+                (vec!["k".into(), "a".into()], "use super::Y;".to_string()),
+            ),
+            (
+                b.clone(),
+                (
+                    vec!["k".into(), "b".into()],
+                    "fn f() -> super::a::X { todo!() }".to_string(),
+                ),
+            ),
+        ]),
+    };
+    assert_eq!(circles(&crate_.edges()), vec![vec![a.clone(), b.clone()]]);
+    // Named through the parent's own item, there is no circle.
+    let mut no_import = crate_;
+    no_import.files.get_mut(&parent).unwrap().1 = "mod a;\nmod b;\npub struct Y;".into();
+    assert!(circles(&no_import.edges()).is_empty());
 }

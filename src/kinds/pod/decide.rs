@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use gpucloud_crd::Pod;
@@ -19,6 +20,8 @@ use gpucloud_engine::adapter::{Plan, Readiness};
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{TAG_ENV, is_mark_env};
+
+use super::BudgetSlot;
 
 /// The pod as the spec wants it, with Secrets and the network volume resolved: what a
 /// deploy sends (`request`, whose `Debug` hides env values) and what decides where and
@@ -76,8 +79,30 @@ pub enum PodChange {
     /// A stop of a pod not running at `startupTimeout`, with why.
     GiveUpStart(String),
     /// A pod whose resumes were refused too long moves to a new one (see `super::resume`).
-    Relocate(Box<super::resume::Relocation>),
+    Relocate(Box<Relocation>),
 }
+
+/// A relocation to make: everything `apply` needs, which sees no object.
+#[derive(Clone, Debug)]
+pub struct Relocation {
+    /// `namespace/name`.
+    pub key: String,
+    /// Whose Budget reservation the replacement moves.
+    pub budget: BudgetSlot,
+    /// The object's UID: the tag every pod it made carries.
+    pub uid: String,
+    pub old_id: String,
+    pub refused_since: Timestamp,
+    pub resolved: ResolvedPod,
+}
+
+impl PartialEq for Relocation {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && self.old_id == other.old_id
+    }
+}
+
+impl Eq for Relocation {}
 
 /// The remote name: namespace, name and the first 8 hex digits of the UID.
 pub fn remote_name(obj: &Pod) -> String {

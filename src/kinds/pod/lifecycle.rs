@@ -14,7 +14,8 @@ use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::failure::Failure;
 use gpucloud_platform::domain::Pod as RemotePod;
 
-use super::resume::{self, DEFAULT_RESUME_TIMEOUT, Relocation, ResumeAssessment};
+use super::decide::Relocation;
+use super::resume::{self, DEFAULT_RESUME_TIMEOUT, ResumeAssessment};
 use super::startup::{self, StartupAssessment, StartupFacts};
 use super::{PodAdapter, PodChange, ResolvedPod};
 

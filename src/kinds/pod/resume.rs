@@ -1,4 +1,4 @@
-//! Resumes the platform refuses (issue #24): a stopped pod is tied to its machine, and
+//! Resumes the platform refuses: a stopped pod is tied to its machine, and
 //! when that machine has no free GPU any more, the platform answers "There are not enough
 //! free GPUs on the host machine to start this pod" for as long as it stays so.
 //!
@@ -33,7 +33,8 @@ use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_platform::domain::{EXITED, Pod as RemotePod, RUNNING};
 use gpucloud_platform::{PlatformClient, PlatformError};
 
-use super::{BudgetSlot, PodAdapter, ResolvedPod};
+use super::PodAdapter;
+use super::decide::Relocation;
 
 /// `resumeTimeout` when the spec gives none.
 pub const DEFAULT_RESUME_TIMEOUT: Duration = Duration::from_secs(600);
@@ -116,28 +117,6 @@ pub fn assess(
         refused_since: Some(since),
     }
 }
-
-/// A relocation to make: everything `apply` needs, which sees no object.
-#[derive(Clone, Debug)]
-pub struct Relocation {
-    /// `namespace/name`.
-    pub key: String,
-    /// Whose Budget reservation the replacement moves.
-    pub budget: BudgetSlot,
-    /// The object's UID: the tag every pod it made carries.
-    pub uid: String,
-    pub old_id: String,
-    pub refused_since: Timestamp,
-    pub resolved: ResolvedPod,
-}
-
-impl PartialEq for Relocation {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key && self.old_id == other.old_id
-    }
-}
-
-impl Eq for Relocation {}
 
 /// This process's memory of refused resumes and relocations.
 #[derive(Default)]

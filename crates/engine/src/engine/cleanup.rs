@@ -291,8 +291,10 @@ impl<A: Adapter> Engine<A> {
         self.shared
             .event(obj, true, &told.reason, "Delete", failure.message.clone())
             .await;
-        let last_ready =
-            crate::conditions::last_ready(super::status::conditions_of(obj), obj.meta().generation);
+        let last_ready = crate::conditions::last_ready(
+            super::observe::conditions_of(obj),
+            obj.meta().generation,
+        );
         let verdicts = told.verdicts(last_ready);
         let status = self.status(obj, None, &verdicts, Seen::default(), false);
         if let Err(err) = self.write_status(api, obj, status).await {

@@ -13,6 +13,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
+use super::observe::CreateAttempt;
 use super::outcome::{Outcome, Requeue};
 use super::writes::legacy_id_removal;
 use super::{Engine, EngineError, Observed};
@@ -22,13 +23,6 @@ use crate::context::FINALIZER;
 use crate::credentials::AccountId;
 use crate::decide::{FailedCreate, UnsureCreate, after_failed_create};
 use crate::failure::Failure;
-
-/// What a create was tried with: a different generation or key may succeed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct CreateAttempt {
-    pub generation: Option<i64>,
-    pub account: AccountId,
-}
 
 /// A create the platform refused for good.
 #[derive(Debug)]

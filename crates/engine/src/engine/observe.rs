@@ -18,7 +18,6 @@ use gpucloud_crd::{ManagedKind, ManagementPolicy};
 use gpucloud_platform::PlatformClient;
 
 use super::Engine;
-use super::create::CreateAttempt;
 use crate::adapter::{Adapter, PassContext};
 use crate::annotations::Annotations;
 use crate::conditions::{self, Condition, Verdict};
@@ -49,7 +48,7 @@ pub(super) struct Observed<K> {
 impl<K: ManagedKind> Observed<K> {
     /// The conditions the object carries in status.
     pub fn conditions(&self) -> &[Condition] {
-        super::status::conditions_of(self.obj.as_ref())
+        conditions_of(self.obj.as_ref())
     }
 
     /// A create of this object with `account`'s key, as it is now.
@@ -134,7 +133,7 @@ impl<A: Adapter> Engine<A> {
         let obj = self.newest(obj);
         let key = obj.key();
         let (annotations, known) = annotations_and_id(obj.as_ref());
-        let previous = super::status::conditions_of(obj.as_ref());
+        let previous = conditions_of(obj.as_ref());
         Observed {
             last_ready: conditions::last_ready(previous, obj.meta().generation),
             progressing: conditions::is_true(previous, conditions::RECONCILING),
@@ -307,6 +306,20 @@ impl<A: Adapter> Engine<A> {
             .get(&credentials.account, need, || self.adapter.list(&client))
             .await
     }
+}
+
+/// What a create was tried with: a different generation or key may succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct CreateAttempt {
+    pub generation: Option<i64>,
+    pub account: AccountId,
+}
+
+/// The conditions `obj` carries in status.
+pub(super) fn conditions_of<K: ManagedKind>(obj: &K) -> &[Condition] {
+    obj.current_status()
+        .map(|s| K::common(s).conditions.as_slice())
+        .unwrap_or(&[])
 }
 
 #[cfg(test)]

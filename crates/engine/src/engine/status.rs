@@ -14,6 +14,7 @@ use kube::{Api, Resource};
 
 use gpucloud_crd::{CommonStatus, ManagedKind};
 
+use super::observe::conditions_of;
 use super::outcome::{Outcome, Requeue};
 use super::{Engine, EngineError, Observed};
 use crate::adapter::{Adapter, Seen};
@@ -233,13 +234,6 @@ impl<A: Adapter> Engine<A> {
         }
         self.apply_status(api, obj, status).await
     }
-}
-
-/// The conditions `obj` carries in status.
-pub(super) fn conditions_of<K: ManagedKind>(obj: &K) -> &[Condition] {
-    obj.current_status()
-        .map(|s| K::common(s).conditions.as_slice())
-        .unwrap_or(&[])
 }
 
 #[cfg(test)]

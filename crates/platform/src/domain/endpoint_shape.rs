@@ -1,7 +1,8 @@
 //! What kind of endpoint and workers a spec asks for beyond the queue-and-GPU-types one
 //! both backends know: a load balancer with its ports, GPUs by pool, CPU workers; and the
 //! workers an endpoint runs, by state. The REST v2 bodies and readings of them are here;
-//! the seed API has none of it, and [`seed_unsupported`] names what it cannot do. Also the
+//! the seed API has none of it (`seed_unsupported`, beside the endpoint's spec, names what
+//! it cannot do). Also the
 //! cached read of the CPU flavours' prices, for what CPU workers cost.
 
 use std::collections::BTreeMap;
@@ -193,20 +194,6 @@ pub(crate) async fn cpu_prices(client: &PlatformClient) -> Result<Arc<CpuPrices>
 pub struct LoadBalancerUrls {
     pub base: String,
     pub health: String,
-}
-
-/// Pure: the spec field of what the seed API cannot do (it has queue endpoints on GPU
-/// types only), `None` when it can do all of `spec`.
-pub fn seed_unsupported(spec: &super::EndpointSpec) -> Option<&'static str> {
-    if matches!(spec.routing, Routing::LoadBalancer(_)) {
-        Some("spec.type")
-    } else if spec.gpu_pools.is_some() {
-        Some("spec.gpu.pools")
-    } else if spec.cpu.is_some() {
-        Some("spec.cpu")
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@ use super::catalog::PoolMap;
 pub use super::catalog_cache::CpuPrices;
 pub use super::endpoint_shape::{
     CpuWorkers, GpuPools, LoadBalancerPorts, LoadBalancerUrls, Routing, WorkerStates,
-    seed_unsupported,
 };
 
 type Result<T> = std::result::Result<T, PlatformError>;
@@ -602,6 +601,20 @@ fn from_v2(r: v2::Endpoint, pools: &PoolMap) -> ServerlessEndpoint {
         flashboot: r.flashboot.map(|f| f != v2::FlashBoot::Off),
         network_volume_id: r.network_volumes.first().cloned(),
         job_api_url,
+    }
+}
+
+/// Pure: the spec field of what the seed API cannot do (it has queue endpoints on GPU
+/// types only), `None` when it can do all of `spec`.
+pub fn seed_unsupported(spec: &EndpointSpec) -> Option<&'static str> {
+    if matches!(spec.routing, Routing::LoadBalancer(_)) {
+        Some("spec.type")
+    } else if spec.gpu_pools.is_some() {
+        Some("spec.gpu.pools")
+    } else if spec.cpu.is_some() {
+        Some("spec.cpu")
+    } else {
+        None
     }
 }
 
