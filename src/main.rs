@@ -2,12 +2,10 @@ use clap::Parser;
 use gpucloud_operator::cli::{Cli, dispatch};
 use gpucloud_operator::plugin;
 
-// jemalloc rather than glibc's allocator. Reaching Ready for 10,000 objects allocates in
-// bursts (listings of 10,000 remote objects, thousands of passes at once) from several
-// threads; glibc kept what those bursts freed in its per-thread arenas (16 MiB free of
-// 72 MiB held at 10,000 volumes). jemalloc hands freed pages back to the system within
-// seconds, from a background thread, even when the operator is idle: 77.3 to 81.8 MiB
-// resident instead of 88.4 MiB at 10,000 volumes (see docs/performance.md, "Memory"). Its settings are
+// jemalloc rather than glibc's allocator. Reaching Ready for many objects allocates in
+// bursts (listings of every remote object, thousands of passes at once) from several
+// threads; glibc keeps what those bursts free in its per-thread arenas, where jemalloc
+// hands freed pages back to the system, even when the operator is idle. Its settings are
 // compiled into it, from `.cargo/config.toml` (see there why).
 #[cfg(all(not(feature = "heap-profile"), not(target_env = "msvc")))]
 #[global_allocator]

@@ -76,7 +76,7 @@ pub const KINDS: &[RegisteredKind] = &[
         controller: Some(start_budgets),
         rows: rows_of::<Budget>,
     },
-    // --- issue #15: Template and RegistryCredential ---
+    // --- Template and RegistryCredential ---
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<RegistryCredential>,
         controller: Some(start_registry_credentials),

@@ -1,4 +1,4 @@
-//! The cost guardrails of a `Pod` (issue #16): `spec.schedule`, `spec.maxRuntime`,
+//! The cost guardrails of a `Pod`: `spec.schedule`, `spec.maxRuntime`,
 //! `spec.idleStop`, and what status shows of them. The decisions are in
 //! `gpucloud_policy::guardrails`.
 

@@ -154,7 +154,7 @@ pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> 
 )]
 #[x_kube(
     validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both"),
-    // CPU pods (issue #24): exactly one of gpu and cpu, and none of the GPU-only fields.
+    // CPU pods: exactly one of gpu and cpu, and none of the GPU-only fields.
     validation = Rule::new("has(self.gpu) != has(self.cpu)").message("set exactly one of gpu and cpu: gpu for a GPU pod, cpu for a CPU pod"),
     validation = Rule::new("!has(self.cpu) || !has(self.idleStop)").message("idleStop watches GPU utilisation: a CPU pod (cpu) takes no idleStop").field_path(".idleStop"),
     validation = Rule::new("!has(self.cpu) || !has(self.volumeGb) || self.volumeGb == 0").message("volumeGb: a CPU pod (cpu) has no pod volume on its host; use a network volume (networkVolumeRef)").field_path(".volumeGb"),
@@ -237,7 +237,7 @@ pub struct PodSpec {
     /// Id of a network volume on the platform to attach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_id: Option<String>,
-    // --- issue #15: references to a Template and a RegistryCredential ---
+    // --- references to a Template and a RegistryCredential ---
     /// A `Template` in this namespace to deploy from (its image and settings, with `image`
     /// and the fields here on top); the pod waits until it is Ready. A change of its id (the
     /// Template replaced) is applied as `updateStrategy` says.
@@ -260,7 +260,7 @@ pub struct PodSpec {
     /// Secret holding the API key for this object, instead of the operator's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
-    // --- Cost guardrails (issue #16); types in `super::guardrails`. ---
+    // --- Cost guardrails; types in `super::guardrails`. ---
     /// Weekly windows in which the pod runs; outside them it is stopped.
     /// `desiredState: Stopped` always wins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -276,7 +276,7 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_stop: Option<IdleStop>,
     // --- End of cost guardrails. ---
-    // --- Start and resume failures (issue #24); types in `super::pod_startup`. ---
+    // --- Start and resume failures; types in `super::pod_startup`. ---
     /// What to do when the platform cannot resume the stopped pod because its host has no
     /// free GPU: `Wait` for it, or `Recreate` the pod elsewhere after `resumeTimeout`.
     #[serde(default)]

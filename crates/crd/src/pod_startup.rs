@@ -1,4 +1,4 @@
-//! A Pod's start and resume, when they go wrong (issue #24): what to do with a pod that
+//! A Pod's start and resume, when they go wrong: what to do with a pod that
 //! does not come up (`startupTimeout`, `onStartupFailure`) or cannot resume because its
 //! host has no free GPU any more (`resumePolicy`, `resumeTimeout`), and what status says
 //! about either.

@@ -535,5 +535,5 @@ fn cluster_schema_bounds_the_shape_and_names_the_types() {
     assert_eq!(spec["budgetStopPolicy"]["enum"], json!(["Keep", "Delete"]));
 }
 
-/// CPU pods and global networking (issue #24).
+/// CPU pods and global networking.
 mod pod_cpu;

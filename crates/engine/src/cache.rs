@@ -3,9 +3,8 @@
 //!
 //! Why: the cache holds every object for as long as it exists, so what one entry costs is
 //! the operator's memory slope. kube's store keys an object by an `ObjectRef` (four
-//! strings) and keeps it in an `Arc` beside its `ObjectMeta` (360 bytes, even with only the
-//! name and namespace set): about 550 bytes before the object itself. Here an entry is the
-//! key as one string and the packed body, about 150 bytes for a converged volume.
+//! strings) and keeps it in an `Arc` beside a whole `ObjectMeta`, even when only the name
+//! and namespace are set. Here an entry is the key as one string and the packed body.
 //!
 //! It follows the watch as kube's store does: a listing is gathered apart and replaces the
 //! objects when it ends, so that until then every reader sees the previous listing whole.

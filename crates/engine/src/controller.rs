@@ -2,13 +2,14 @@
 //! `concurrency` at once, each object's passes one after another ([`Scheduler`]'s rules).
 //! Once a second it also takes the objects due for their resync off the resync table
 //! ([`Resync`]) and starts them only as passes end, after any object asked for by a change:
-//! a resync of 10,000 objects handed over at once held a key and a scheduler entry for each
-//! (about 2.5 MB, every resync), and changes waited behind it. A resync waits while changes
+//! handed over at once, a resync would hold a key and a scheduler entry for every object,
+//! and changes would wait behind it. A resync waits while changes
 //! keep every slot busy: it looks for drift nobody reported, and it comes as soon as a slot
 //! is free of them.
 //!
 //! Why not kube's `Controller`: it reads objects from a kube reflector store, whose entry
-//! costs about 550 bytes before the object (see [`crate::cache`]); this loop reads the
+//! costs an `ObjectRef` and a whole `ObjectMeta` before the object (see [`crate::cache`]);
+//! this loop reads the
 //! engine's own cache. It knows no kind and no Kubernetes call: a request is a key, a pass
 //! is a future the caller makes from the unpacked object.
 

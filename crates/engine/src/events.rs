@@ -1,8 +1,8 @@
 //! Publishing `events.k8s.io/v1` Events as kube's `Recorder` does (a repeat within six
 //! minutes extends the first Event's series instead of making a new Event), while keeping
 //! far less per Event. kube's Recorder keeps a full copy of every Event it published for
-//! those six minutes, about 9 KiB each with its key: creating 10,000 objects holds 10,000
-//! of them. Here a published Event costs a hash, a count and two times: its namespace and
+//! those six minutes, with its key: creating N objects holds N of them. Here a published
+//! Event costs a hash, a count and two times: its namespace and
 //! name follow from the object it is about, which the repeat names again.
 
 use std::collections::HashMap;
@@ -27,7 +27,7 @@ pub struct EventSpec<'a> {
 
 /// What is remembered of a published Event: when it was made (its name says when, see
 /// [`event_name`]), how often it happened, and when last. The times are nanoseconds since
-/// the epoch (24 bytes in all, where two `Timestamp`s took 40).
+/// the epoch: 24 bytes in all, smaller than two `Timestamp`s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Published {
     first: i64,

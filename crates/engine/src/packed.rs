@@ -3,9 +3,9 @@
 //! works on; nothing else keeps it whole.
 //!
 //! Why: the cache holds every watched object for as long as it exists, so its per-object
-//! size is the operator's memory slope. A whole `NetworkVolume` as kube deserialises it
-//! costs about 2.4 KiB: an `ObjectMeta` of sixteen optional fields, a B-tree node for one
-//! or two annotations, the four conditions' words. The objects of one kind are alike (the
+//! size is the operator's memory slope. A whole object as kube deserialises it is an
+//! `ObjectMeta` of sixteen optional fields, a B-tree node for one or two annotations and
+//! the four conditions' words, many times its packed size. The objects of one kind are alike (the
 //! same keys, the same condition reasons and messages), so compressed against one of them
 //! an object is the little that differs: names, ids, times.
 //!
@@ -15,8 +15,8 @@
 //! plain JSON and packed again with their next change. Dictionaries are kept for the life
 //! of the process, so every packed object can always be read back.
 //!
-//! Unpacking costs a decompression and a JSON parse, about 10 µs for a volume: once per
-//! pass, and when a Secret changes or the orphan census runs, once per object they read.
+//! Unpacking costs a decompression and a JSON parse: once per pass, and when a Secret
+//! changes or the orphan census runs, once per object they read.
 
 use std::any::TypeId;
 use std::borrow::Cow;
@@ -109,8 +109,8 @@ pub struct Codec {
 
 /// Which object gives each of a kind's dictionaries. The first object packed with a status
 /// may be one still being created, whose status has little in common with a converged one
-/// (a volume packed against a creating one took 421 bytes, against a Ready one 88), so a
-/// second dictionary comes from the first object packed Ready, and is used from then on.
+/// (a converged object packs several times smaller against a Ready one), so a second
+/// dictionary comes from the first object packed Ready, and is used from then on.
 /// Bodies packed against the first stay readable: the tag byte says which was used.
 #[derive(Clone, Copy)]
 enum Dictionaries {

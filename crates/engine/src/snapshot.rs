@@ -10,23 +10,21 @@
 //!
 //! Refreshes are also spaced by their own cost. While objects are being created one after
 //! another, every pass after a create asks for a listing newer than its create, so without
-//! spacing the listing is refreshed back to back: 5,312 listings of up to 10,000 volumes
-//! while 10,000 were created. A refresh now starts no sooner than
-//! [`REST_PER_LISTING_TIME`] times the previous one's duration after it ended (at most
-//! [`MAX_REST`] per [`OBJECTS_PER_MAX_REST`] objects listed): listing takes at most a fifth
-//! of the time, and the callers that arrive meanwhile share the next refresh. A small
-//! listing (a few ms) is hardly delayed; a large one is batched. The cap grows with the
-//! listing because its cost does: with a one-second cap for every size, listings of
-//! 100,000 volumes (a second or more each) could follow one another after a second's rest
-//! while volumes were created, and the operator's CPU per volume was 3.6 times that at
-//! 10,000. Only a refresh that succeeded sets a rest: a failed one's time is mostly
-//! the client's retry waits, and what follows a failure is the engine's backoff.
+//! spacing the listing would be refreshed back to back, once per create. A refresh starts
+//! no sooner than [`REST_PER_LISTING_TIME`] times the previous one's duration after it
+//! ended (at most [`MAX_REST`] per [`OBJECTS_PER_MAX_REST`] objects listed): listing takes
+//! at most a fifth of the time, and the callers that arrive meanwhile share the next
+//! refresh. A small listing (a few ms) is hardly delayed; a large one is batched. The cap
+//! grows with the listing because its cost does: a listing of a second or more would
+//! otherwise follow the previous one after a second's rest for as long as creates go on.
+//! Only a refresh that succeeded sets a rest: a failed one's time is mostly the client's
+//! retry waits, and what follows a failure is the engine's backoff.
 //!
 //! A listing nobody has read for a while is let go ([`Snapshots::release_unread`]): once
 //! converged, the passes read it in bursts (a resync, a few changes), and between them it
-//! would stay in memory for nothing, about 230 bytes per remote object (2.3 MB at 10,000
-//! volumes). The next burst lists again, as it would have anyway once the listing was older
-//! than the poll interval; a change that comes in between costs one more list call.
+//! would hold memory in proportion to the account for nothing. The next burst lists again,
+//! as it would have anyway once the listing was older than the poll interval; a change that
+//! comes in between costs one more list call.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -205,17 +203,16 @@ impl<A: Eq + Hash + Clone, T, E: Clone> Snapshots<A, T, E> {
             tokio::time::sleep_until(at).await;
         }
         // The listing this refresh replaces is let go before the call, not after: the new
-        // one is then decoded into the memory it held. Kept until its successor was built,
-        // every refresh of 10,000 volumes left about 5 MiB of freed pages that the
-        // allocator holds on to for its decay time (the passes that still read it keep it
-        // alive until they end; callers that come meanwhile wait for this refresh).
+        // one is then decoded into the memory it held, rather than beside it, which would
+        // leave a listing's worth of freed pages to the allocator after every refresh (the
+        // passes that still read it keep it alive until they end; callers that come
+        // meanwhile wait for this refresh).
         drop(slot.current.lock().take());
         let started_at = Instant::now();
         match fetch().await {
             Ok(mut items) => {
                 // A decoded list grows by doubling, and a conversion that reuses its buffer
-                // keeps that room: up to 90 bytes per volume at 10,000, kept until the
-                // next refresh.
+                // keeps that room until the next refresh: give it back.
                 items.shrink_to_fit();
                 *slot.last_call.lock() = Some(LastCall {
                     finished_at: Instant::now(),

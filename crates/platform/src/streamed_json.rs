@@ -1,17 +1,16 @@
 //! Decoding a JSON answer while it arrives, for the listings of the account's objects: the
 //! one kind of answer that grows with them.
 //!
-//! Read whole before it was decoded, a listing's text (1.1 MB at 10,000 volumes, ten times
-//! that at 100,000) was held beside what it decodes to and freed right after, at every
-//! resync: a burst the allocator keeps resident until it decays. Here the text passes
-//! through one small buffer into the decoder. serde_json reads synchronously, so the decoder
-//! runs on a blocking thread, fed the response's chunks as they come.
+//! Read whole before it is decoded, a listing's text would be held beside what it decodes
+//! to and freed right after, at every resync: a burst the allocator keeps resident until it
+//! decays. Here the text passes through one small buffer into the decoder. serde_json reads
+//! synchronously, so the decoder runs on a blocking thread, fed the response's chunks as
+//! they come.
 //!
 //! A listing's items are also decoded straight into the vector the caller keeps, converted
 //! one by one, in room reserved from the previous listing's length ([`Listing`]). Decoded as
-//! a plain `Vec` and converted after, a listing of 10,000 volumes grew through a dozen
-//! doublings (2.6 MB of vectors in all) and was then moved into a second vector, at every
-//! resync.
+//! a plain `Vec` and converted after, a listing would grow through a dozen doublings and
+//! then be moved into a second vector, at every resync.
 
 use std::fmt;
 use std::io::{self, BufReader, Read};

@@ -11,7 +11,9 @@
 //!   the wake-up channels: a held Pod or Endpoint is reconciled again when room appears (a
 //!   release, a Pod stopping or going, a Budget raised), not on a timer.
 //! - [`wakes`]: those channels, read by one controller of a kind at a time.
-//! - [`controller`]: the Budget kind's controller.
+//!
+//! The Budget kind's controller is not here: it is a kind (`src/kinds/budget`), and this
+//! crate knows no kind.
 
 pub mod ledger;
 pub mod wakes;

@@ -1,4 +1,4 @@
-//! Unit tests of the Pod's CPU pods, global networking and price as billed (issue #24):
+//! Unit tests of the Pod's CPU pods, global networking and price as billed:
 //! the desired pod, the fields a live pod cannot take, status, and the billed price of a
 //! pod found again after a create, without a network.
 

@@ -22,7 +22,7 @@
 //!   [`TAG_ENV`]`=<uid>`; `claims` recognises either.
 //! - Secrets: `valueFrom.secretKeyRef` values are resolved into [`DesiredPod`] and sent to
 //!   the platform only; `Debug` of the desired pod redacts them and status never copies env.
-//! - CPU pods, global networking and the price as billed (issue #24): `deploy.rs` and
+//! - CPU pods, global networking and the price as billed: `deploy.rs` and
 //!   [`placing`]; REST v2 only, `UnsupportedByBackend` on the seed API.
 
 mod changes;

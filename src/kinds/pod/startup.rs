@@ -1,4 +1,4 @@
-//! Pods that do not start (issue #24): the platform reports such a pod as starting, and
+//! Pods that do not start: the platform reports such a pod as starting, and
 //! bills it, for as long as it fails; only its system log says why.
 //!
 //! - [`StartupWatches`] reads the system log of the operator's pods that are starting, and

@@ -1,4 +1,4 @@
-//! The Pod's CPU and global networking rules (issue #24): exactly one of `gpu` and `cpu`,
+//! The Pod's CPU and global networking rules: exactly one of `gpu` and `cpu`,
 //! a power-of-two size, and no GPU-only field on a CPU pod, each refusal naming its field.
 
 use serde_json::{Value, json};

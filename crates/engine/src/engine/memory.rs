@@ -59,8 +59,7 @@ fn key_ref<K: ManagedKind>(obj: &K) -> Option<SecretKeyRef> {
 
 /// Removes `key`'s entry from the table of statuses this process wrote, and gives back
 /// the room a burst of writes left once the table is mostly empty. Every path that removes
-/// an entry comes here: when only one of them shrank the table, a dhat profile of 10,000
-/// converged volumes found it still at 217 KiB.
+/// an entry comes here, so that none of them leaves the table at its burst size.
 fn let_go_of<V>(own: &mut HashMap<String, V>, key: &str) {
     own.remove(key);
     crate::shrink_after_burst(own);
@@ -99,9 +98,8 @@ impl<A: Adapter> Engine<A> {
     /// delivered: the versions of its metadata patches (see `OwnWrites::delivered`), and
     /// the status it last wrote once the cache holds that write or a later one (see
     /// [`crate::feed::Feed::on`]): from then on the cache has it. Kept until the object's
-    /// next pass otherwise, a copy of the whole status of every object written lately
-    /// stayed in memory for up to a poll interval (about 1.5 KiB per object: 15 MB at
-    /// 10,000).
+    /// next pass otherwise, a copy of the whole status of every object written lately would
+    /// stay in memory for up to a poll interval.
     pub fn caught_up(&self, obj: &A::Kind) {
         let key = obj.key();
         if let Some(version) = obj.resource_version() {

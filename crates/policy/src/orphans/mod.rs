@@ -125,10 +125,10 @@ pub fn template_candidate(template: &RemoteTemplate) -> Candidate {
 /// by annotation).
 ///
 /// Kept as 64-bit fingerprints, not strings: the census holds the cluster as it was at the
-/// previous census for the whole interval between two (see [`census`]), and three sets of
-/// strings held 1.7 MiB at 10,000 volumes (about 178 bytes per object), where three
-/// fingerprints per object take about 0.6 MiB. A fingerprint shared by chance (odds of
-/// about 3 in 10^9 per census at 100,000 objects) can only make a remote object look held:
+/// previous census for the whole interval between two (see [`census`]), and three 8-byte
+/// fingerprints per object are a fraction of three sets of strings. A fingerprint shared by
+/// chance (at 100,000 objects, odds of a few in a billion per census) can only make a
+/// remote object look held:
 /// that orphan would go uncounted, and nothing is ever taken for an orphan that is not one.
 #[derive(Clone, Debug, Default)]
 pub struct ClusterObjects {
