@@ -57,6 +57,9 @@ python3 scripts/bench-docs.py --check
 # The version in Cargo.toml, Cargo.lock, the chart and the manifests' image tags is one.
 scripts/release.sh --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# Every link of the API docs resolves, private items too (the crates' own docs only).
+RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" \
+    cargo doc --workspace --no-deps --document-private-items --locked --quiet
 
 phase "build"
 cargo build --workspace --all-targets --locked

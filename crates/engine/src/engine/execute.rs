@@ -9,7 +9,7 @@ use std::time::Duration;
 use kube::Api;
 use tracing::{info, warn};
 
-use super::create::CreateAttempt;
+use super::observe::CreateAttempt;
 use super::outcome::{Outcome, Requeue};
 use super::writes::legacy_id_removal;
 use super::{Engine, EngineError, Observed};
