@@ -221,17 +221,11 @@ impl TemplateBody {
         v.finish()
     }
 
-    /// Rules against the world; `id` is the template being changed (None on create).
-    fn rules(&self, world: &World, id: Option<&str>) -> V2Result<()> {
+    /// Rules against the world.
+    fn rules(&self, world: &World) -> V2Result<()> {
+        // No rule on the name: the document does not ask template names to be unique
+        // (v1's surface, rest.rs, refuses a taken one on its own).
         let mut r = Rules::new();
-        if let Some(name) = &self.name
-            && world
-                .templates
-                .values()
-                .any(|t| &t.name == name && Some(t.id.as_str()) != id)
-        {
-            r.fail("name", format!("a template named {name:?} already exists"));
-        }
         self.container().rules(world, &mut r);
         if let Some(p) = self.mounts.as_ref().and_then(|m| m.persistent.as_ref()) {
             r.check(
@@ -314,7 +308,7 @@ fn blank(id: String) -> Template {
 pub fn template_from_create(bytes: &[u8], world: &World) -> V2Result<Template> {
     let body: TemplateBody = parse_body(bytes)?;
     body.schema(true)?;
-    body.rules(world, None)?;
+    body.rules(world)?;
     let mut t = blank(ids::short(10));
     body.apply(&mut t);
     Ok(t)
@@ -324,7 +318,7 @@ pub fn template_from_create(bytes: &[u8], world: &World) -> V2Result<Template> {
 pub fn template_update(bytes: &[u8], current: &Template, world: &World) -> V2Result<Template> {
     let body: TemplateBody = parse_body(bytes)?;
     body.schema(false)?;
-    body.rules(world, Some(&current.id))?;
+    body.rules(world)?;
     let mut t = current.clone();
     body.apply(&mut t);
     Ok(t)
@@ -435,7 +429,6 @@ mod tests {
                 "allowedCudaVersions[0]",
             ),
             (r#"{"name":"t","image":"i","image2":null}"#, 422, "image2"),
-            (r#"{"name":"pytorch-2.4","image":"i"}"#, 400, "name"),
             (r#"{"name":"t","image":"i","ports":["x"]}"#, 400, "ports"),
             (
                 r#"{"name":"t","image":"i","registry":"nope"}"#,
@@ -462,10 +455,18 @@ mod tests {
         assert_eq!(t.image_name, "new:2");
         assert_eq!(t.volume_in_gb, current.volume_in_gb);
         assert_eq!(t.ports, current.ports);
-        // Its own name is not a clash.
-        assert!(template_update(br#"{"name":"pytorch-2.4"}"#, &current, &w).is_ok());
-        let p = template_update(br#"{"name":"serverless-worker-base"}"#, &current, &w).unwrap_err();
-        assert_eq!(p.status.as_u16(), 400);
+    }
+
+    /// The document does not ask template names to be unique: a create or a rename to a
+    /// name another template has is accepted (v1's surface still refuses it).
+    #[test]
+    fn a_name_another_template_has_is_accepted() {
+        let w = world();
+        let t = template_from_create(br#"{"name":"pytorch-2.4","image":"i"}"#, &w).unwrap();
+        assert_eq!(t.name, "pytorch-2.4");
+        let current = w.templates["tmpl-pytorch"].clone();
+        let t = template_update(br#"{"name":"serverless-worker-base"}"#, &current, &w).unwrap();
+        assert_eq!(t.name, "serverless-worker-base");
     }
 
     /// `mounts` and `mounts.persistent` are objects; an array (which serde would read as a
