@@ -240,11 +240,6 @@ pub(crate) fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<Deplo
             "mounts.persistent: CPU pods support network volumes only",
         ));
     }
-    if b.cpu.is_some() && b.cloud == Some(CloudTier::Community) {
-        return Err(Problem::bad_request(
-            "cloud: CPU pods run in the SECURE cloud only",
-        ));
-    }
     if let Some(g) = &b.gpu
         && g.allowed_cuda_versions
             .as_ref()

@@ -228,3 +228,32 @@ fn a_failing_start_stays_starting_and_repeats_its_line() {
     assert!(at_60s[0].line.contains("scheduled") && at_60s[1].line.contains("pulling"));
     assert!(!at_60s.iter().any(|l| l.line == "container started"));
 }
+
+/// The document does not restrict CPU pods to the SECURE cloud: a COMMUNITY CPU pod is a
+/// valid create, refused only as any pod is where the cloud has no room for it (the
+/// emulator's CPU machines are all in the secure cloud).
+#[test]
+fn a_community_cpu_pod_is_placed_or_refused_for_capacity() {
+    let world = World::from_fixtures(&Fixtures::built_in()).unwrap();
+    let body = |cloud: &str| -> CreatePodBody {
+        parse_body(
+            json!({"name": "c", "image": "i", "cpu": {"id": "cpu3c", "vcpuCount": 4}, "cloud": cloud})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap()
+    };
+    let community = deploy_request(&world, &body("COMMUNITY")).unwrap();
+    assert_eq!(community.cloud, CloudChoice::Community);
+    let mut c = cloud();
+    let refused = placement_problem(c.deploy(community, 100).unwrap_err());
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused
+            .detail
+            .starts_with("There are no longer any instances available"),
+        "{refused:?}"
+    );
+    let secure = deploy_request(&world, &body("SECURE")).unwrap();
+    assert!(c.deploy(secure, 100).is_ok());
+}
