@@ -477,7 +477,7 @@ impl Cloud {
     /// Deploys a pod on the first machine that fits: GPUs of the one requested type, or
     /// vCPUs of the requested CPU flavor. Never falls back to another type.
     pub fn deploy(&mut self, req: DeployRequest, now: Millis) -> Result<&Pod, PodError> {
-        let checked = self.check_deploy(&req)?;
+        let checked = self.check_deploy(&req, true)?;
         let placement = match &req.cpu {
             Some(cpu) => self.place_cpu(&req, cpu)?,
             None => self.place_gpu(&req)?,
@@ -486,14 +486,17 @@ impl Cloud {
         Ok(&*self.pods[&seq])
     }
 
-    /// The rules of a deploy that do not depend on stock, and what they settle.
-    fn check_deploy(&self, req: &DeployRequest) -> Result<Checked, PodError> {
+    /// The rules of a deploy that do not depend on stock, and what they settle. A pod needs
+    /// an image (or a template's) when `image_required`; a cluster's members do not (REST
+    /// v2 leaves a cluster's image optional) and then have none.
+    fn check_deploy(&self, req: &DeployRequest, image_required: bool) -> Result<Checked, PodError> {
         let template = req.template.clone().unwrap_or_default();
         let image_name = req
             .image_name
             .clone()
             .filter(|s| !s.is_empty())
             .or_else(|| (!template.image_name.is_empty()).then(|| template.image_name.clone()))
+            .or_else(|| (!image_required).then(String::new))
             .ok_or_else(|| invalid("imageName", "required unless templateId is given"))?;
         for (field, value) in [
             ("volumeInGb", req.volume_in_gb),
