@@ -134,7 +134,6 @@ async fn schema_violations_are_422_and_rule_violations_400() {
             ),
             "workers.idleTimeout",
         ),
-        (gpu_body(json!({"timeout": 10})), "timeout"),
         (
             gpu_body(json!({"dataCenterIds": ["MARS-1"]})),
             "dataCenterIds",

@@ -63,3 +63,23 @@ async fn the_listing_keeps_its_bytes_and_shows_every_write() {
     assert!(listed.iter().any(|e| e["name"] == "renamed"));
     assert!(!listed.iter().any(|e| e["id"] == "ep-many00008"));
 }
+
+/// The document gives an endpoint's `timeout` no bounds: below 5 s and above 7 days (the
+/// seed's job API's range) are kept as sent; a negative one, with no meaning given, as 0.
+#[test]
+fn any_timeout_is_accepted() {
+    let world = crate::state::World::from_fixtures(&crate::fixtures::Fixtures::built_in()).unwrap();
+    for (timeout, kept) in [(10_i64, 10_u64), (0, 0), (1 << 45, 1 << 45), (-1, 0)] {
+        let body: body::EndpointBody = crate::v2::request::parse_body(
+            serde_json::json!({
+                "name": "e", "type": "QUEUE", "image": "i", "gpu": {"pools": ["ADA_24"]},
+                "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4}, "timeout": timeout,
+            })
+            .to_string()
+            .as_bytes(),
+        )
+        .unwrap();
+        let created = plan::plan_create(body, &world, 0).unwrap();
+        assert_eq!(created.record.execution_timeout_ms, kept, "{timeout}");
+    }
+}
