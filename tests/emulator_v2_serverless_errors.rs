@@ -109,10 +109,6 @@ async fn schema_violations_are_422_and_rule_violations_400() {
             "gpu.allowedCudaVersions",
         ),
         (
-            gpu_body(json!({"gpu": {"pools": ["ADA_24"], "count": 9}})),
-            "gpu.count",
-        ),
-        (
             gpu_body(json!({"cpu": [{"id": "cpu5c", "vcpuCount": 4}]})),
             "gpu",
         ),

@@ -407,12 +407,12 @@ fn interval_amounts(it: &PodInterval, h: f64) -> PodAmounts {
         PodAmounts {
             gpu: if it.cpu { 0.0 } else { compute },
             cpu: if it.cpu { compute } else { 0.0 },
-            disk: h * f64::from(it.container_disk_gb + it.volume_gb) * POD_DISK_RUNNING_GB_MONTH
+            disk: h * (it.container_disk_gb as f64 + it.volume_gb as f64) * POD_DISK_RUNNING_GB_MONTH
                 / HOURS_PER_MONTH,
         }
     } else {
         PodAmounts {
-            disk: h * f64::from(it.volume_gb) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
+            disk: h * (it.volume_gb as f64) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
             ..PodAmounts::default()
         }
     }
@@ -518,7 +518,7 @@ pub fn serverless_records(
                     .and_then(|g| g.serverless_price.or(g.secure_price))
                     .unwrap_or(0.0);
                 ServerlessAmounts {
-                    gpu: h * price * f64::from(s.gpu_count),
+                    gpu: h * price * s.gpu_count as f64,
                     cpu: 0.0,
                 }
             }
