@@ -387,8 +387,13 @@ impl Serialize for PlannedPod<'_> {
             Field::GpuCount => map.serialize_entry(key, &(p.gpu_count as i32)),
             Field::VcpuCount => map.serialize_entry(key, &p.vcpu_count),
             Field::MemoryInGb => map.serialize_entry(key, &p.memory_in_gb),
-            Field::ContainerDiskInGb => map.serialize_entry(key, &(p.container_disk_in_gb as i32)),
-            Field::VolumeInGb => map.serialize_entry(key, &(p.volume_in_gb as i32)),
+            // GraphQL's Int is 32-bit: a larger size (REST v2 takes any) shows as its largest.
+            Field::ContainerDiskInGb => {
+                map.serialize_entry(key, &crate::graphql_pod::int32(p.container_disk_in_gb))
+            }
+            Field::VolumeInGb => {
+                map.serialize_entry(key, &crate::graphql_pod::int32(p.volume_in_gb))
+            }
             Field::VolumeMountPath => map.serialize_entry(key, &p.volume_mount_path),
             Field::DockerArgs => map.serialize_entry(key, &p.docker_args),
             Field::Ports => map.serialize_entry(key, &p.ports),

@@ -282,8 +282,8 @@ pub fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> P
         gpu_count: p.gpu_count as i32,
         vcpu_count: p.vcpu_count,
         memory_in_gb: p.memory_in_gb,
-        container_disk_in_gb: p.container_disk_in_gb as i32,
-        volume_in_gb: p.volume_in_gb as i32,
+        container_disk_in_gb: int32(p.container_disk_in_gb),
+        volume_in_gb: int32(p.volume_in_gb),
         volume_mount_path: p.volume_mount_path.clone(),
         docker_args: p.docker_args.clone(),
         docker_id: None,
@@ -300,6 +300,12 @@ pub fn pod_view(p: &pods::Pod, cloud: &pods::Cloud, now: Millis, app: &App) -> P
 
 /// On-demand pods are "RESERVED" on the platform.
 pub const POD_TYPE: &str = "RESERVED";
+
+/// A size as GraphQL's 32-bit Int: the records are 64-bit (REST v2 bounds sizes only from
+/// below), and a value beyond `i32::MAX` shows as `i32::MAX` rather than wrapping.
+pub fn int32(n: u64) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
 
 #[cfg(test)]
 mod tests {

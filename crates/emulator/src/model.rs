@@ -26,20 +26,23 @@ impl ScalerType {
 }
 
 pub const DEFAULT_IDLE_TIMEOUT_S: u32 = 5;
-pub const DEFAULT_SCALER_VALUE: u32 = 4;
+pub const DEFAULT_SCALER_VALUE: u64 = 4;
 pub const DEFAULT_EXECUTION_TIMEOUT_MS: u64 = 600_000;
-pub const DEFAULT_WORKERS_MAX: u32 = 3;
+pub const DEFAULT_WORKERS_MAX: u64 = 3;
 
 fn one() -> u32 {
     1
 }
-fn default_workers_max() -> u32 {
+fn one_u64() -> u64 {
+    1
+}
+fn default_workers_max() -> u64 {
     DEFAULT_WORKERS_MAX
 }
 fn default_idle_timeout() -> u32 {
     DEFAULT_IDLE_TIMEOUT_S
 }
-fn default_scaler_value() -> u32 {
+fn default_scaler_value() -> u64 {
     DEFAULT_SCALER_VALUE
 }
 fn default_execution_timeout() -> u64 {
@@ -54,19 +57,21 @@ pub struct EndpointRecord {
     pub name: String,
     pub template_id: String,
     pub gpu_type_ids: Vec<String>,
-    #[serde(default = "one")]
-    pub gpu_count: u32,
+    // The counts and the scaler value are 64-bit: REST v2 bounds them only from below, and
+    // its integers are read as i64 (v1 checks its own, narrower, ranges).
+    #[serde(default = "one_u64")]
+    pub gpu_count: u64,
     #[serde(default)]
-    pub workers_min: u32,
+    pub workers_min: u64,
     #[serde(default = "default_workers_max")]
-    pub workers_max: u32,
+    pub workers_max: u64,
     /// Seconds, 1..=3600.
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout: u32,
     #[serde(default)]
     pub scaler_type: ScalerType,
     #[serde(default = "default_scaler_value")]
-    pub scaler_value: u32,
+    pub scaler_value: u64,
     #[serde(default = "default_execution_timeout")]
     pub execution_timeout_ms: u64,
     #[serde(default)]
@@ -172,9 +177,9 @@ pub struct ContainerSettings {
     pub image: String,
     #[serde(default)]
     pub args: String,
-    /// Container disk in GB.
+    /// Container disk in GB (64-bit: REST v2 gives it no upper bound).
     #[serde(default)]
-    pub disk: u32,
+    pub disk: u64,
     #[serde(default)]
     pub ports: Vec<String>,
     #[serde(default)]
@@ -233,7 +238,7 @@ fn standard_tier() -> VolumeType {
     VolumeType::Standard
 }
 
-fn default_container_disk() -> u32 {
+fn default_container_disk() -> u64 {
     10
 }
 fn default_mount_path() -> String {
@@ -250,9 +255,9 @@ pub struct Template {
     #[serde(default)]
     pub is_serverless: bool,
     #[serde(default = "default_container_disk")]
-    pub container_disk_in_gb: u32,
+    pub container_disk_in_gb: u64,
     #[serde(default)]
-    pub volume_in_gb: u32,
+    pub volume_in_gb: u64,
     #[serde(default = "default_mount_path")]
     pub volume_mount_path: String,
     #[serde(default)]
@@ -533,9 +538,9 @@ pub struct PublicTemplate {
     #[serde(default)]
     pub is_serverless: bool,
     #[serde(default = "default_container_disk")]
-    pub container_disk_in_gb: u32,
+    pub container_disk_in_gb: u64,
     #[serde(default)]
-    pub volume_in_gb: u32,
+    pub volume_in_gb: u64,
     #[serde(default = "default_mount_path")]
     pub volume_mount_path: String,
     #[serde(default)]

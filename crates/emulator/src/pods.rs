@@ -104,8 +104,8 @@ pub struct PodInterval {
     /// CPU pod (compute billed as CPU rather than GPU).
     pub cpu: bool,
     pub cost_per_hr: f64,
-    pub container_disk_gb: u32,
-    pub volume_gb: u32,
+    pub container_disk_gb: u64,
+    pub volume_gb: u64,
     /// The cluster the pod was a member of: its time bills to the cluster, not as a pod.
     pub cluster_id: Option<String>,
     pub from: Millis,
@@ -148,8 +148,9 @@ pub struct Pod {
     pub desired: DesiredStatus,
     pub vcpu_count: f64,
     pub memory_in_gb: f64,
-    pub container_disk_in_gb: u32,
-    pub volume_in_gb: u32,
+    // 64-bit: REST v2 gives disks and persistent mounts no upper bound.
+    pub container_disk_in_gb: u64,
+    pub volume_in_gb: u64,
     pub volume_mount_path: Option<String>,
     pub docker_args: String,
     pub ports: String,
@@ -192,8 +193,9 @@ pub struct DeployRequest {
     pub gpu_count: Option<i32>,
     pub cloud: CloudChoice,
     pub data_center_id: Option<String>,
-    pub volume_in_gb: Option<i32>,
-    pub container_disk_in_gb: Option<i32>,
+    // 64-bit: REST v2 passes its sizes through unbounded (GraphQL's are 32-bit Ints).
+    pub volume_in_gb: Option<i64>,
+    pub container_disk_in_gb: Option<i64>,
     pub min_vcpu_count: Option<i32>,
     pub min_memory_in_gb: Option<i32>,
     pub docker_args: Option<String>,
@@ -219,8 +221,8 @@ pub struct DeployRequest {
 pub struct TemplateDefaults {
     pub id: String,
     pub image_name: String,
-    pub container_disk_in_gb: u32,
-    pub volume_in_gb: u32,
+    pub container_disk_in_gb: u64,
+    pub volume_in_gb: u64,
     pub volume_mount_path: String,
     pub ports: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -477,7 +479,7 @@ impl Cloud {
     /// Deploys a pod on the first machine that fits: GPUs of the one requested type, or
     /// vCPUs of the requested CPU flavor. Never falls back to another type.
     pub fn deploy(&mut self, req: DeployRequest, now: Millis) -> Result<&Pod, PodError> {
-        let checked = self.check_deploy(&req)?;
+        let checked = self.check_deploy(&req, true)?;
         let placement = match &req.cpu {
             Some(cpu) => self.place_cpu(&req, cpu)?,
             None => self.place_gpu(&req)?,
@@ -486,20 +488,23 @@ impl Cloud {
         Ok(&*self.pods[&seq])
     }
 
-    /// The rules of a deploy that do not depend on stock, and what they settle.
-    fn check_deploy(&self, req: &DeployRequest) -> Result<Checked, PodError> {
+    /// The rules of a deploy that do not depend on stock, and what they settle. A pod needs
+    /// an image (or a template's) when `image_required`; a cluster's members do not (REST
+    /// v2 leaves a cluster's image optional) and then have none.
+    fn check_deploy(&self, req: &DeployRequest, image_required: bool) -> Result<Checked, PodError> {
         let template = req.template.clone().unwrap_or_default();
         let image_name = req
             .image_name
             .clone()
             .filter(|s| !s.is_empty())
             .or_else(|| (!template.image_name.is_empty()).then(|| template.image_name.clone()))
+            .or_else(|| (!image_required).then(String::new))
             .ok_or_else(|| invalid("imageName", "required unless templateId is given"))?;
         for (field, value) in [
             ("volumeInGb", req.volume_in_gb),
             ("containerDiskInGb", req.container_disk_in_gb),
-            ("minVcpuCount", req.min_vcpu_count),
-            ("minMemoryInGb", req.min_memory_in_gb),
+            ("minVcpuCount", req.min_vcpu_count.map(i64::from)),
+            ("minMemoryInGb", req.min_memory_in_gb.map(i64::from)),
         ] {
             if value.is_some_and(|v| v < 0) {
                 return Err(invalid(field, "must not be negative"));
@@ -594,7 +599,7 @@ impl Cloud {
                     .unwrap_or(0)
                     .max(placement.memory_gb as i32),
             ),
-            container_disk_in_gb: req.container_disk_in_gb.map(|v| v as u32).unwrap_or(
+            container_disk_in_gb: req.container_disk_in_gb.map(|v| v as u64).unwrap_or(
                 if template.id.is_empty() {
                     10
                 } else {
@@ -603,7 +608,7 @@ impl Cloud {
             ),
             volume_in_gb: req
                 .volume_in_gb
-                .map(|v| v as u32)
+                .map(|v| v as u64)
                 .unwrap_or(template.volume_in_gb),
             volume_mount_path: req.volume_mount_path.clone().or_else(|| {
                 (!template.volume_mount_path.is_empty()).then(|| template.volume_mount_path.clone())

@@ -40,12 +40,12 @@ pub struct V1Endpoint<'a> {
     name: &'a str,
     template_id: &'a str,
     gpu_type_ids: &'a [String],
-    gpu_count: u32,
-    workers_min: u32,
-    workers_max: u32,
+    gpu_count: u64,
+    workers_min: u64,
+    workers_max: u64,
     idle_timeout: u32,
     scaler_type: ScalerType,
-    scaler_value: u32,
+    scaler_value: u64,
     execution_timeout_ms: u64,
     flashboot: bool,
     network_volume_id: &'a Option<String>,
@@ -100,8 +100,8 @@ pub struct V1Template<'a> {
     name: &'a str,
     image_name: &'a str,
     is_serverless: bool,
-    container_disk_in_gb: u32,
-    volume_in_gb: u32,
+    container_disk_in_gb: u64,
+    volume_in_gb: u64,
     volume_mount_path: &'a str,
     ports: &'a [String],
     env: &'a std::collections::BTreeMap<String, String>,
@@ -300,12 +300,12 @@ pub fn endpoint_from_body(
         name: name.unwrap_or(base.name),
         template_id: template_id.unwrap_or(base.template_id),
         gpu_type_ids: gpu_type_ids.unwrap_or(base.gpu_type_ids),
-        gpu_count: gpu_count.map_or(base.gpu_count, |v| v as u32),
-        workers_min: workers_min.map_or(base.workers_min, |v| v as u32),
-        workers_max: workers_max.map_or(base.workers_max, |v| v as u32),
+        gpu_count: gpu_count.map_or(base.gpu_count, |v| v as u64),
+        workers_min: workers_min.map_or(base.workers_min, |v| v as u64),
+        workers_max: workers_max.map_or(base.workers_max, |v| v as u64),
         idle_timeout: idle_timeout.map_or(base.idle_timeout, |v| v as u32),
         scaler_type: scaler_type.unwrap_or(base.scaler_type),
-        scaler_value: scaler_value.map_or(base.scaler_value, |v| v as u32),
+        scaler_value: scaler_value.map_or(base.scaler_value, |v| v as u64),
         execution_timeout_ms: execution_timeout_ms.map_or(base.execution_timeout_ms, |v| v as u64),
         flashboot: flashboot.unwrap_or(base.flashboot),
         network_volume_id: if map.contains_key("networkVolumeId") {
@@ -495,8 +495,8 @@ pub fn template_from_create(map: &Map<String, Value>, world: &World) -> Result<T
         name: name.unwrap_or_default(),
         image_name: image_name.unwrap_or_default(),
         is_serverless: is_serverless.unwrap_or(false),
-        container_disk_in_gb: container_disk.map_or(10, |v| v as u32),
-        volume_in_gb: volume.map_or(0, |v| v as u32),
+        container_disk_in_gb: container_disk.map_or(10, |v| v as u64),
+        volume_in_gb: volume.map_or(0, |v| v as u64),
         volume_mount_path: mount.unwrap_or_else(|| "/workspace".into()),
         ports: ports.unwrap_or_default(),
         env,
@@ -598,10 +598,10 @@ pub fn template_update(
         t.image_name = v;
     }
     if let Some(v) = container_disk {
-        t.container_disk_in_gb = v as u32;
+        t.container_disk_in_gb = v as u64;
     }
     if let Some(v) = volume {
-        t.volume_in_gb = v as u32;
+        t.volume_in_gb = v as u64;
     }
     if let Some(v) = mount {
         t.volume_mount_path = v;

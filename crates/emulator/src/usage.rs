@@ -23,7 +23,7 @@ pub struct WorkerSpan {
     pub endpoint_id: String,
     /// GPU type of the worker; `None` for a CPU worker.
     pub gpu_type_id: Option<String>,
-    pub gpu_count: u32,
+    pub gpu_count: u64,
     /// vCPUs of a CPU worker.
     pub vcpus: u32,
     /// CPU flavor of a CPU worker (its price per vCPU).

@@ -36,7 +36,7 @@ impl Cloud {
         members: Vec<Membership>,
         now: Millis,
     ) -> Result<Vec<String>, PodError> {
-        let checked = self.check_deploy(req)?;
+        let checked = self.check_deploy(req, false)?;
         let ask = self.gpu_ask(req)?;
         let order = Self::allowed_data_centers(req).unwrap_or_else(|| self.data_centers.clone());
         let placements: Vec<Placement> =

@@ -10,8 +10,10 @@ use axum::Router;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use std::collections::BTreeMap;
+
 use jiff::tz::TimeZone;
-use jiff::{SignedDuration, Timestamp, ToSpan, civil};
+use jiff::{SignedDuration, Span, Timestamp, ToSpan, civil};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -49,8 +51,13 @@ pub const POD_DISK_STOPPED_GB_MONTH: f64 = 0.20;
 /// Network volume storage, USD per GB-month.
 pub const VOLUME_STANDARD_GB_MONTH: f64 = 0.07;
 pub const VOLUME_HIGH_PERFORMANCE_GB_MONTH: f64 = 0.14;
-/// The most buckets one answer may span.
-pub const MAX_BUCKETS: usize = 1000;
+/// The earliest instant an RFC 3339 timestamp writes (0001-01-01T00:00:00Z, a Monday, so
+/// the start of a bucket of every size): no window starts before it.
+pub const RFC3339_MIN: Timestamp = Timestamp::constant(-62_135_596_800, 0);
+/// The latest second both RFC 3339 and the date library hold (jiff's `Timestamp::MAX` is
+/// 9999-12-30T22:00:00.999999999Z, short of RFC 3339's 9999-12-31T23:59:59Z): no window
+/// ends after it.
+pub const RFC3339_MAX: Timestamp = Timestamp::constant(253_402_207_200, 0);
 /// Default window when no start is given.
 const DEFAULT_DAYS: i64 = 30;
 
@@ -98,20 +105,18 @@ impl BucketSize {
         self.step(start, 1).unwrap_or(Timestamp::MAX)
     }
 
-    fn previous(self, start: Timestamp) -> Timestamp {
-        self.step(start, -1).unwrap_or(Timestamp::MIN)
-    }
-
     /// `start` moved by `n` buckets, on the UTC calendar (months and years are not a fixed
-    /// number of hours).
+    /// number of hours); `None` past what the date library holds (a span or a date out of
+    /// its range), never a panic.
     fn step(self, start: Timestamp, n: i64) -> Option<Timestamp> {
         let span = match self {
-            Self::Hour => n.hours(),
-            Self::Day => n.days(),
-            Self::Week => n.weeks(),
-            Self::Month => n.months(),
-            Self::Year => n.years(),
-        };
+            Self::Hour => Span::new().try_hours(n),
+            Self::Day => Span::new().try_days(n),
+            Self::Week => Span::new().try_weeks(n),
+            Self::Month => Span::new().try_months(n),
+            Self::Year => Span::new().try_years(n),
+        }
+        .ok()?;
         utc(TimeZone::UTC.to_datetime(start).checked_add(span).ok()?)
     }
 }
@@ -142,21 +147,28 @@ struct BillingQuery {
     cluster_id: Option<String>,
 }
 
-/// The resolved, bucket-aligned window.
+/// The resolved, bucket-aligned window, within what RFC 3339 writes. Its buckets are never
+/// enumerated: each usage stretch names the few it falls in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Window {
     pub bucket: BucketSize,
-    /// Bucket boundaries: `buckets[i]..buckets[i + 1]`.
-    pub bounds: Vec<Timestamp>,
+    start: Timestamp,
+    end: Timestamp,
 }
 
 impl Window {
     pub fn start(&self) -> Timestamp {
-        self.bounds[0]
+        self.start
     }
 
     pub fn end(&self) -> Timestamp {
-        *self.bounds.last().expect("at least one bucket")
+        self.end
+    }
+
+    /// End of the bucket that starts at `start`, cut at the window's end (only the last
+    /// bucket of a window clamped to year 9999 is cut).
+    pub fn bucket_end(&self, start: Timestamp) -> Timestamp {
+        self.bucket.next(start).min(self.end)
     }
 
     fn query_json(&self) -> Value {
@@ -177,13 +189,15 @@ fn parse_time(field: &str, value: &str) -> V2Result<Timestamp> {
 }
 
 /// Resolves the document's window rules: `lastN` or `startTime`/`endTime` (not both),
-/// defaults of 30 days ago and now, start snapped down and end snapped up to buckets.
+/// defaults of 30 days ago and now, start snapped down and end snapped up to buckets. The
+/// document bounds neither `lastN` nor the window's length: a window reaching past what RFC
+/// 3339 writes (years 0001..9999) is clamped to it.
 pub fn resolve_window(
     now: Timestamp,
     bucket: BucketSize,
     start: Option<Timestamp>,
     end: Option<Timestamp>,
-    last_n: Option<u32>,
+    last_n: Option<u64>,
 ) -> V2Result<Window> {
     let (start, end) = match last_n {
         Some(_) if start.is_some() || end.is_some() => {
@@ -192,16 +206,13 @@ pub fn resolve_window(
             ));
         }
         Some(n) => {
-            if n as usize > MAX_BUCKETS {
-                return Err(Problem::bad_request(format!(
-                    "lastN: at most {MAX_BUCKETS} buckets per request"
-                )));
-            }
             let current = bucket.floor(now);
-            let mut first = current;
-            for _ in 1..n {
-                first = bucket.previous(first);
-            }
+            // n - 1 buckets before the current one in one step; beyond the date library's
+            // range (or i64) the window starts as early as it can.
+            let first = i64::try_from(n.saturating_sub(1))
+                .ok()
+                .and_then(|back| bucket.step(current, -back))
+                .unwrap_or(RFC3339_MIN);
             (first, bucket.next(current))
         }
         None => {
@@ -217,21 +228,11 @@ pub fn resolve_window(
             (start, end)
         }
     };
+    let (start, end) = (start.max(RFC3339_MIN), end.min(RFC3339_MAX));
     if start >= end {
         return Err(Problem::bad_request("startTime: must be before endTime"));
     }
-    let mut bounds = vec![start];
-    while *bounds.last().expect("non-empty") < end {
-        if bounds.len() > MAX_BUCKETS {
-            return Err(Problem::bad_request(format!(
-                "startTime, endTime: the window spans more than {MAX_BUCKETS} {} buckets; use a larger bucketSize",
-                bucket.as_str()
-            )));
-        }
-        let next = bucket.next(*bounds.last().expect("non-empty"));
-        bounds.push(next);
-    }
-    Ok(Window { bucket, bounds })
+    Ok(Window { bucket, start, end })
 }
 
 fn window_of(clock: &Clock, q: &BillingQuery) -> V2Result<Window> {
@@ -248,7 +249,7 @@ fn window_of(clock: &Clock, q: &BillingQuery) -> V2Result<Window> {
         .as_deref()
         .map(|s| parse_time("endTime", s))
         .transpose()?;
-    let last_n = q.last_n.map(|n| n.as_u32().max(1));
+    let last_n = q.last_n.map(|n| n.as_u64().max(1));
     resolve_window(
         clock.wall(),
         q.bucket_size.unwrap_or_default(),
@@ -279,8 +280,8 @@ fn money(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// (resource id, bucket index, amounts) rows of one kind of resource.
-pub type Rows<A> = Vec<(String, usize, A)>;
+/// (resource id, bucket start, amounts) rows of one kind of resource, by bucket.
+pub type Rows<A> = Vec<(String, Timestamp, A)>;
 
 /// One resource's amounts in one bucket, as a per-resource history prints and totals them.
 pub trait Amounts: Default + Copy {
@@ -365,38 +366,49 @@ impl Amounts for VolumeAmounts {
     }
 }
 
-/// (resource id, bucket index, amounts) for every resource with usage in a bucket, in the
-/// order the resources first show there; `only` keeps one resource. `stretch` says whose
-/// usage an item is and when it ran, `price` what its hours inside a bucket cost; the
-/// amounts of one resource in one bucket are summed.
+/// (resource id, bucket start, amounts) for every resource with usage in a bucket, by
+/// bucket and in the order the resources first show there; `only` keeps one resource.
+/// `stretch` says whose usage an item is and when it ran, `price` what its hours inside a
+/// bucket cost; the amounts of one resource in one bucket are summed. Buckets without usage
+/// have no rows: each stretch walks only the buckets it overlaps inside the window, so the
+/// work follows the usage, not the window's length.
 fn bucket_records<'i, T: 'i, A: Amounts>(
     clock: &Clock,
     w: &Window,
     only: Option<&str>,
-    items: impl Iterator<Item = &'i T> + Clone,
+    items: impl Iterator<Item = &'i T>,
     stretch: impl Fn(&T) -> (&str, Millis, Millis),
     price: impl Fn(&'i T, f64) -> A,
 ) -> Rows<A> {
-    let mut out: Rows<A> = Vec::new();
-    for i in 0..w.bounds.len() - 1 {
-        let (a, b) = (
-            clock.emulated_at(w.bounds[i]),
-            clock.emulated_at(w.bounds[i + 1]),
-        );
-        let start = out.len();
-        for it in items.clone() {
-            let (id, from, to) = stretch(it);
-            if only.is_some_and(|o| o != id) || !touches(from, to, a, b) {
-                continue;
+    let mut buckets: BTreeMap<Timestamp, Vec<(String, A)>> = BTreeMap::new();
+    let (lo, hi) = (clock.emulated_at(w.start()), clock.emulated_at(w.end()));
+    for it in items {
+        let (id, from, to) = stretch(it);
+        if only.is_some_and(|o| o != id) || !touches(from, to, lo, hi) {
+            continue;
+        }
+        // The bucket the stretch starts in, or the window's first: a window's start is a
+        // bucket boundary, so the floor never falls before it.
+        let mut start = w.bucket.floor(clock.wall_at(from).max(w.start()));
+        while start < w.end() {
+            let end = w.bucket_end(start);
+            let (a, b) = (clock.emulated_at(start), clock.emulated_at(end));
+            if !touches(from, to, a, b) {
+                break;
             }
             let amounts = price(it, overlap_hours(from, to, a, b));
-            match out[start..].iter_mut().find(|(r, ..)| r == id) {
-                Some((_, _, sum)) => sum.add(&amounts),
-                None => out.push((id.to_owned(), i, amounts)),
+            let rows = buckets.entry(start).or_default();
+            match rows.iter_mut().find(|(r, _)| r == id) {
+                Some((_, sum)) => sum.add(&amounts),
+                None => rows.push((id.to_owned(), amounts)),
             }
+            start = end;
         }
     }
-    out
+    buckets
+        .into_iter()
+        .flat_map(|(start, rows)| rows.into_iter().map(move |(id, a)| (id, start, a)))
+        .collect()
 }
 
 /// What one stretch of a pod's life costs over `h` hours: compute and disk while it runs,
@@ -407,18 +419,20 @@ fn interval_amounts(it: &PodInterval, h: f64) -> PodAmounts {
         PodAmounts {
             gpu: if it.cpu { 0.0 } else { compute },
             cpu: if it.cpu { compute } else { 0.0 },
-            disk: h * f64::from(it.container_disk_gb + it.volume_gb) * POD_DISK_RUNNING_GB_MONTH
+            disk: h
+                * (it.container_disk_gb as f64 + it.volume_gb as f64)
+                * POD_DISK_RUNNING_GB_MONTH
                 / HOURS_PER_MONTH,
         }
     } else {
         PodAmounts {
-            disk: h * f64::from(it.volume_gb) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
+            disk: h * (it.volume_gb as f64) * POD_DISK_STOPPED_GB_MONTH / HOURS_PER_MONTH,
             ..PodAmounts::default()
         }
     }
 }
 
-/// (pod id, bucket index, amounts) for every standalone pod that existed in a bucket
+/// (pod id, bucket start, amounts) for every standalone pod that existed in a bucket
 /// (cluster members bill to their cluster).
 pub fn pod_records(
     world: &World,
@@ -442,7 +456,7 @@ pub fn pod_records(
     )
 }
 
-/// (volume id, bucket index, amounts) for every network volume that existed in a bucket.
+/// (volume id, bucket start, amounts) for every network volume that existed in a bucket.
 pub fn volume_records(
     world: &World,
     clock: &Clock,
@@ -495,7 +509,7 @@ pub fn live_worker_spans(app: &App, world: &World) -> Vec<WorkerSpan> {
     spans
 }
 
-/// (endpoint id, bucket index, amounts) of recorded worker time: the ledger's and `live`.
+/// (endpoint id, bucket start, amounts) of recorded worker time: the ledger's and `live`.
 pub fn serverless_records(
     world: &World,
     clock: &Clock,
@@ -518,7 +532,7 @@ pub fn serverless_records(
                     .and_then(|g| g.serverless_price.or(g.secure_price))
                     .unwrap_or(0.0);
                 ServerlessAmounts {
-                    gpu: h * price * f64::from(s.gpu_count),
+                    gpu: h * price * s.gpu_count as f64,
                     cpu: 0.0,
                 }
             }
@@ -537,10 +551,10 @@ pub fn serverless_records(
     )
 }
 
-fn bucket_json(w: &Window, i: usize) -> serde_json::Map<String, Value> {
+fn bucket_json(w: &Window, start: Timestamp) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
-    m.insert("startTime".into(), json!(rfc3339_secs(w.bounds[i])));
-    m.insert("endTime".into(), json!(rfc3339_secs(w.bounds[i + 1])));
+    m.insert("startTime".into(), json!(rfc3339_secs(start)));
+    m.insert("endTime".into(), json!(rfc3339_secs(w.bucket_end(start))));
     m
 }
 
@@ -601,27 +615,27 @@ async fn aggregate(
 ) -> V2Result<Response> {
     let w = window_of(&app.clock, &q)?;
     let world = app.world.lock();
-    let mut buckets = vec![Aggregate::default(); w.bounds.len() - 1];
-    for (_, i, a) in pod_records(&world, &app.clock, &w, None) {
-        buckets[i].pod.add(&a);
+    // Only the buckets some resource has a row in, as the per-resource histories list them.
+    let mut buckets: BTreeMap<Timestamp, Aggregate> = BTreeMap::new();
+    for (_, start, a) in pod_records(&world, &app.clock, &w, None) {
+        buckets.entry(start).or_default().pod.add(&a);
     }
-    for (_, i, a) in volume_records(&world, &app.clock, &w, None) {
-        buckets[i].storage.add(&a);
+    for (_, start, a) in volume_records(&world, &app.clock, &w, None) {
+        buckets.entry(start).or_default().storage.add(&a);
     }
-    for (_, i, a) in cluster_records(&world, &app.clock, &w, None) {
-        buckets[i].cluster.add(&a);
+    for (_, start, a) in cluster_records(&world, &app.clock, &w, None) {
+        buckets.entry(start).or_default().cluster.add(&a);
     }
     let live = live_worker_spans(&app, &world);
-    for (_, i, a) in serverless_records(&world, &app.clock, &w, None, &live) {
-        buckets[i].serverless.add(&a);
+    for (_, start, a) in serverless_records(&world, &app.clock, &w, None, &live) {
+        buckets.entry(start).or_default().serverless.add(&a);
     }
     let mut totals = Aggregate::default();
     let records: Vec<Value> = buckets
         .iter()
-        .enumerate()
-        .map(|(i, b)| {
+        .map(|(start, b)| {
             totals.add(b);
-            merge(bucket_json(&w, i), b.json())
+            merge(bucket_json(&w, *start), b.json())
         })
         .collect();
     Ok(axum::Json(json!({
@@ -721,9 +735,9 @@ async fn history<H: History>(
     let mut totals = H::Amounts::default();
     let records: Vec<Value> = rows
         .iter()
-        .map(|(id, i, a)| {
+        .map(|(id, start, a)| {
             totals.add(a);
-            let mut r = merge(bucket_json(&w, *i), a.json());
+            let mut r = merge(bucket_json(&w, *start), a.json());
             r[H::ID_FIELD] = json!(id);
             r
         })
@@ -736,19 +750,17 @@ async fn history<H: History>(
     Ok(axum::Json(json!({"records": records, "metadata": metadata})).into_response())
 }
 
-/// Public endpoints: the emulated account never calls any, so every bucket is zero.
+/// Public endpoints: the emulated account never calls any, so no bucket has billing and
+/// there are no records.
 async fn endpoints(
     State(app): State<App>,
     _caller: Caller,
     V2Query(q): V2Query<BillingQuery>,
 ) -> V2Result<Response> {
     let w = window_of(&app.clock, &q)?;
-    let records: Vec<Value> = (0..w.bounds.len() - 1)
-        .map(|i| merge(bucket_json(&w, i), json!({"totalAmount": 0.0})))
-        .collect();
     Ok(axum::Json(json!({
-        "records": records,
-        "metadata": {"query": w.query_json(), "recordCount": records.len(), "totals": {"totalAmount": 0.0}},
+        "records": [],
+        "metadata": {"query": w.query_json(), "recordCount": 0, "totals": {"totalAmount": 0.0}},
     }))
     .into_response())
 }

@@ -10,9 +10,6 @@ use crate::model::ContainerSettings;
 use crate::pods::parse_ports;
 use crate::state::World;
 
-/// Largest container disk, GB (the v1 surface's rule).
-pub const MAX_DISK_GB: i64 = 1000;
-
 /// The container fields of a request body; `None` = absent. `registry` is nullable:
 /// `Some(None)` clears it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,18 +46,11 @@ impl ContainerPatch {
         v.range(self.disk, "disk", Some(1), None);
     }
 
-    /// Rules: a non-empty image, a disk the platform offers, ports as `port/protocol`, a
-    /// registry credential that exists.
+    /// Rules: a non-empty image, ports as `port/protocol`, a registry credential that
+    /// exists. The disk has no upper bound (the document gives only `minimum: 1`).
     pub fn rules(&self, world: &World, r: &mut Rules) {
         if let Some(image) = &self.image {
             r.check(!image.trim().is_empty(), "image", "must not be empty");
-        }
-        if let Some(disk) = self.disk {
-            r.check(
-                disk <= MAX_DISK_GB,
-                "disk",
-                format!("must be at most {MAX_DISK_GB} GB (got {disk})"),
-            );
         }
         if let Some(ports) = &self.ports
             && let Err(e) = parse_ports(&ports.join(","))
@@ -88,7 +78,7 @@ impl ContainerPatch {
             c.args = args;
         }
         if let Some(disk) = self.disk {
-            c.disk = disk as u32;
+            c.disk = disk.max(0) as u64;
         }
         if let Some(env) = self.env {
             c.env = env;
@@ -109,7 +99,7 @@ impl ContainerPatch {
         Self {
             image: Some(self.image.unwrap_or_else(|| template.image.clone())),
             args: Some(self.args.unwrap_or_else(|| template.args.clone())),
-            disk: Some(self.disk.unwrap_or(i64::from(template.disk))),
+            disk: Some(self.disk.unwrap_or(template.disk as i64)),
             env: Some(env),
             ports: Some(self.ports.unwrap_or_else(|| template.ports.clone())),
             registry: Some(self.registry.unwrap_or_else(|| template.registry.clone())),
@@ -156,7 +146,8 @@ mod tests {
         let w = world();
         let patch = ContainerPatch {
             image: Some(" ".into()),
-            disk: Some(5000),
+            // No rule of the document bounds the disk from above.
+            disk: Some(i64::MAX),
             ports: Some(vec!["eighty".into()]),
             registry: Some(Some("nope".into())),
             ..ContainerPatch::default()
@@ -164,12 +155,13 @@ mod tests {
         let mut r = Rules::new();
         patch.rules(&w, &mut r);
         let errors = r.finish().unwrap_err().errors;
-        for field in ["image:", "disk:", "ports:", "registry:"] {
+        for field in ["image:", "ports:", "registry:"] {
             assert!(
                 errors.iter().any(|e| e.starts_with(field)),
                 "{field} {errors:?}"
             );
         }
+        assert!(!errors.iter().any(|e| e.starts_with("disk")), "{errors:?}");
         let mut v = Violations::new();
         ContainerPatch {
             disk: Some(0),

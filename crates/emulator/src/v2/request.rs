@@ -282,6 +282,12 @@ macro_rules! integer_helpers {
             pub fn as_u32(self) -> u32 {
                 self.0.clamp(0, i64::from(u32::MAX)) as u32
             }
+
+            /// The value as a 64-bit count (negative values, which a `minimum` refuses
+            /// first, are 0): sizes the document bounds only from below keep every value.
+            pub fn as_u64(self) -> u64 {
+                self.0.max(0) as u64
+            }
         }
     };
 }

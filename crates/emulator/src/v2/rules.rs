@@ -1,6 +1,6 @@
 //! Rule checks of the REST v2 routes this module family serves (serverless, templates,
 //! network volumes, registries): a request that matches the document but breaks a rule of
-//! the world (unknown pool, size that shrinks, name taken) is a 400 listing every broken
+//! the world (unknown pool, size that shrinks) is a 400 listing every broken
 //! rule as `field: rule`. Also the small pattern checks the document states as regular
 //! expressions, without a regex engine.
 

@@ -24,7 +24,6 @@ use super::rules::{self, Rules};
 use crate::collection::TEMPLATES;
 use crate::ids;
 use crate::model::{PublicTemplate, Template, TemplateCategory};
-use crate::rest::MAX_VOLUME_GB;
 use crate::state::{App, World};
 use crate::world::endpoints;
 
@@ -52,7 +51,7 @@ pub struct TemplateView {
     pub name: String,
     pub image: String,
     pub args: String,
-    pub disk: u32,
+    pub disk: u64,
     pub mounts: MountsView,
     pub ports: Vec<String>,
     pub env: BTreeMap<String, String>,
@@ -73,11 +72,11 @@ pub struct MountsView {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PersistentView {
-    pub size: u32,
+    pub size: u64,
     pub path: String,
 }
 
-fn mounts(volume_in_gb: u32, path: &str) -> MountsView {
+fn mounts(volume_in_gb: u64, path: &str) -> MountsView {
     MountsView {
         persistent: (volume_in_gb > 0).then(|| PersistentView {
             size: volume_in_gb,
@@ -221,24 +220,14 @@ impl TemplateBody {
         v.finish()
     }
 
-    /// Rules against the world; `id` is the template being changed (None on create).
-    fn rules(&self, world: &World, id: Option<&str>) -> V2Result<()> {
+    /// Rules against the world.
+    fn rules(&self, world: &World) -> V2Result<()> {
+        // No rule on the name: the document does not ask template names to be unique
+        // (v1's surface, rest.rs, refuses a taken one on its own).
         let mut r = Rules::new();
-        if let Some(name) = &self.name
-            && world
-                .templates
-                .values()
-                .any(|t| &t.name == name && Some(t.id.as_str()) != id)
-        {
-            r.fail("name", format!("a template named {name:?} already exists"));
-        }
         self.container().rules(world, &mut r);
+        // The persistent size has no upper bound (the document gives only `minimum: 10`).
         if let Some(p) = self.mounts.as_ref().and_then(|m| m.persistent.as_ref()) {
-            r.check(
-                p.size <= MAX_VOLUME_GB,
-                "mounts.persistent.size",
-                format!("must be at most {MAX_VOLUME_GB} GB (got {})", p.size),
-            );
             r.check(
                 p.path.starts_with('/'),
                 "mounts.persistent.path",
@@ -262,7 +251,7 @@ impl TemplateBody {
             t.name = name;
         }
         if let Some(p) = self.mounts.and_then(|m| m.persistent) {
-            t.volume_in_gb = p.size as u32;
+            t.volume_in_gb = p.size as u64;
             t.volume_mount_path = p.path;
         }
         if let Some(v) = self.allowed_cuda_versions {
@@ -314,7 +303,7 @@ fn blank(id: String) -> Template {
 pub fn template_from_create(bytes: &[u8], world: &World) -> V2Result<Template> {
     let body: TemplateBody = parse_body(bytes)?;
     body.schema(true)?;
-    body.rules(world, None)?;
+    body.rules(world)?;
     let mut t = blank(ids::short(10));
     body.apply(&mut t);
     Ok(t)
@@ -324,7 +313,7 @@ pub fn template_from_create(bytes: &[u8], world: &World) -> V2Result<Template> {
 pub fn template_update(bytes: &[u8], current: &Template, world: &World) -> V2Result<Template> {
     let body: TemplateBody = parse_body(bytes)?;
     body.schema(false)?;
-    body.rules(world, Some(&current.id))?;
+    body.rules(world)?;
     let mut t = current.clone();
     body.apply(&mut t);
     Ok(t)
@@ -435,14 +424,12 @@ mod tests {
                 "allowedCudaVersions[0]",
             ),
             (r#"{"name":"t","image":"i","image2":null}"#, 422, "image2"),
-            (r#"{"name":"pytorch-2.4","image":"i"}"#, 400, "name"),
             (r#"{"name":"t","image":"i","ports":["x"]}"#, 400, "ports"),
             (
                 r#"{"name":"t","image":"i","registry":"nope"}"#,
                 400,
                 "registry",
             ),
-            (r#"{"name":"t","image":"i","disk":1001}"#, 400, "disk"),
         ] {
             let p = template_from_create(body.as_bytes(), &w).unwrap_err();
             assert_eq!(p.status.as_u16(), status, "{body}: {p:?}");
@@ -462,10 +449,40 @@ mod tests {
         assert_eq!(t.image_name, "new:2");
         assert_eq!(t.volume_in_gb, current.volume_in_gb);
         assert_eq!(t.ports, current.ports);
-        // Its own name is not a clash.
-        assert!(template_update(br#"{"name":"pytorch-2.4"}"#, &current, &w).is_ok());
-        let p = template_update(br#"{"name":"serverless-worker-base"}"#, &current, &w).unwrap_err();
-        assert_eq!(p.status.as_u16(), 400);
+    }
+
+    /// The document does not ask template names to be unique: a create or a rename to a
+    /// name another template has is accepted (v1's surface still refuses it).
+    #[test]
+    fn a_name_another_template_has_is_accepted() {
+        let w = world();
+        let t = template_from_create(br#"{"name":"pytorch-2.4","image":"i"}"#, &w).unwrap();
+        assert_eq!(t.name, "pytorch-2.4");
+        let current = w.templates["tmpl-pytorch"].clone();
+        let t = template_update(br#"{"name":"serverless-worker-base"}"#, &current, &w).unwrap();
+        assert_eq!(t.name, "serverless-worker-base");
+    }
+
+    /// The document bounds `disk` and `mounts.persistent.size` only from below: values far
+    /// above v1's limits (1000 GB disk, 4000 GB volume) are kept as sent, on create and update.
+    #[test]
+    fn sizes_have_no_upper_bound() {
+        let w = world();
+        let t = template_from_create(
+            br#"{"name":"t","image":"i","disk":1099511627776,
+                "mounts":{"persistent":{"size":9223372036854775807,"path":"/d"}}}"#,
+            &w,
+        )
+        .unwrap();
+        assert_eq!(
+            (t.container_disk_in_gb, t.volume_in_gb),
+            (1 << 40, i64::MAX as u64)
+        );
+        let u = template_update(br#"{"disk":1001}"#, &t, &w).unwrap();
+        assert_eq!(u.container_disk_in_gb, 1001);
+        let shown = serde_json::to_value(TemplateView::from(&u)).unwrap();
+        assert_eq!(shown["disk"], 1001);
+        assert_eq!(shown["mounts"]["persistent"]["size"], i64::MAX);
     }
 
     /// `mounts` and `mounts.persistent` are objects; an array (which serde would read as a

@@ -348,15 +348,23 @@ pub fn volume_in_use(world: &World, volume_id: &str) -> Option<String> {
         })
 }
 
-/// Worker settings of an endpoint record, in emulated milliseconds.
+/// Most workers the job runtime runs for one endpoint at once: each is a task of this
+/// process. The record keeps the counts as sent (REST v2 bounds them only from below); a
+/// fleet beyond this is more than the emulator has room for, as 1000 is v1's own bound.
+pub const RUNTIME_WORKERS_MAX: u64 = 1000;
+
+/// Worker settings of an endpoint record, in emulated milliseconds. The worker counts are
+/// capped at [`RUNTIME_WORKERS_MAX`] and the scaler value at `u32::MAX` (the runtime counts
+/// jobs in 32 bits, so a larger value scales exactly alike).
 pub fn worker_settings(e: &EndpointRecord) -> WorkerSettings {
+    let fleet = |n: u64| n.min(RUNTIME_WORKERS_MAX) as u32;
     WorkerSettings {
-        min: e.workers_min,
-        max: e.workers_max,
+        min: fleet(e.workers_min),
+        max: fleet(e.workers_max),
         idle_timeout_ms: u64::from(e.idle_timeout) * 1000,
         execution_timeout_ms: e.execution_timeout_ms,
         scaler_type: e.scaler_type,
-        scaler_value: e.scaler_value,
+        scaler_value: u32::try_from(e.scaler_value).unwrap_or(u32::MAX),
     }
 }
 

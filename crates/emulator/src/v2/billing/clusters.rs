@@ -36,7 +36,7 @@ impl Amounts for ClusterAmounts {
     }
 }
 
-/// (cluster id, bucket index, amounts) for every cluster whose members ran in a bucket,
+/// (cluster id, bucket start, amounts) for every cluster whose members ran in a bucket,
 /// deleted clusters included.
 pub fn cluster_records(
     world: &World,

@@ -127,10 +127,10 @@ pub fn cluster_spec(world: &World, b: CreateClusterBody) -> V2Result<ClusterSpec
             gpu.max_gpu_count, gpu.id
         )));
     }
-    if b.image.as_deref().is_none_or(|i| i.trim().is_empty()) {
-        return Err(Problem::bad_request(
-            "image: required; every member pod runs it",
-        ));
+    // No image is valid (the document leaves it optional; the members then have none),
+    // but one given must be an image reference, which a blank string is not.
+    if b.image.as_deref().is_some_and(|i| i.trim().is_empty()) {
+        return Err(Problem::bad_request("image: must not be empty"));
     }
     let mut env = b.env.unwrap_or_default();
     if b.start_jupyter == Some(true) && !env.contains_key("JUPYTER_PASSWORD") {

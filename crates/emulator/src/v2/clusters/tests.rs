@@ -105,6 +105,22 @@ fn the_catalogs_rules_are_refused_with_400() {
     }
 }
 
+/// The document leaves a cluster's image optional and names no default: a create without
+/// one is placed, and its members have no image.
+#[test]
+fn a_create_without_an_image_is_placed_with_members_that_have_none() {
+    let mut w = world();
+    let mut b = body(json!({}));
+    b.as_object_mut().unwrap().remove("image");
+    let spec = spec_of(&w, &b).unwrap();
+    assert_eq!(spec.member.image_name, None);
+    let members: Vec<String> = w.create_cluster(spec, 0).unwrap().member_ids.clone();
+    assert_eq!(members.len(), 2);
+    for id in &members {
+        assert_eq!(w.cloud.pod(id).unwrap().image_name, "");
+    }
+}
+
 #[test]
 fn an_update_is_a_rename_and_nothing_else() {
     let rename = |b: &str| parse_body::<UpdateClusterBody>(b.as_bytes()).and_then(check_update);

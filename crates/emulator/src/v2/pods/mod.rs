@@ -165,10 +165,10 @@ pub(crate) fn add_jupyter_password(pod: &mut Pod) {
 struct TemplateSettings {
     image: String,
     args: String,
-    disk: u32,
+    disk: u64,
     ports: Vec<String>,
     env: BTreeMap<String, String>,
-    persistent: Option<(u32, String)>,
+    persistent: Option<(u64, String)>,
     start_jupyter: bool,
     allowed_cuda_versions: Vec<String>,
 }
@@ -238,11 +238,6 @@ pub(crate) fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<Deplo
     if b.cpu.is_some() && persistent.is_some() {
         return Err(Problem::bad_request(
             "mounts.persistent: CPU pods support network volumes only",
-        ));
-    }
-    if b.cpu.is_some() && b.cloud == Some(CloudTier::Community) {
-        return Err(Problem::bad_request(
-            "cloud: CPU pods run in the SECURE cloud only",
         ));
     }
     if let Some(g) = &b.gpu
@@ -332,13 +327,14 @@ pub(crate) fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<Deplo
     env.extend(b.env.clone().unwrap_or_default());
     let (volume_in_gb, volume_mount_path) = match (persistent, &network_path) {
         (Some(p), _) => (
-            Some(p.size.as_u32().min(i32::MAX as u32) as i32),
+            // Kept as sent: the document bounds the size only from below.
+            Some(p.size.0),
             Some(p.path.clone()),
         ),
         (None, Some(path)) => (Some(0), Some(path.clone())),
         (None, None) if b.cpu.is_none() && mounts.is_none() => {
             match template.as_ref().and_then(|t| t.persistent.clone()) {
-                Some((size, path)) => (Some(size as i32), Some(path)),
+                Some((size, path)) => (Some(size as i64), Some(path)),
                 None => (Some(0), None),
             }
         }
@@ -377,8 +373,8 @@ pub(crate) fn deploy_request(world: &World, b: &CreatePodBody) -> V2Result<Deplo
         volume_in_gb,
         container_disk_in_gb: b
             .disk
-            .map(|d| d.as_u32().min(i32::MAX as u32) as i32)
-            .or_else(|| template.as_ref().map(|t| t.disk as i32)),
+            .map(|d| d.0)
+            .or_else(|| template.as_ref().map(|t| t.disk as i64)),
         min_vcpu_count: None,
         min_memory_in_gb: None,
         docker_args: b
@@ -451,7 +447,7 @@ async fn update(
         .or_else(|| template.as_ref().map(|t| t.args.clone()));
     let disk = b
         .disk
-        .map(Int::as_u32)
+        .map(Int::as_u64)
         .or_else(|| template.as_ref().map(|t| t.disk));
     let container_changed =
         image.is_some() || args.is_some() || disk.is_some() || ports.is_some() || env.is_some();
@@ -519,7 +515,7 @@ async fn update(
 fn check_mount_change(
     pod: &Pod,
     mounts: Option<&Mounts>,
-) -> V2Result<Option<(Option<u32>, String)>> {
+) -> V2Result<Option<(Option<u64>, String)>> {
     let Some(m) = mounts else { return Ok(None) };
     let has_network = pod.network_volume_id.is_some();
     let has_persistent = !has_network && pod.volume_in_gb > 0;
@@ -551,7 +547,7 @@ fn check_mount_change(
                     "mounts.persistent: the pod was created without a persistent mount; the mount kind is fixed at create",
                 ));
             }
-            Ok(Some((Some(p.size.as_u32()), p.path.clone())))
+            Ok(Some((Some(p.size.as_u64()), p.path.clone())))
         }
     }
 }

@@ -228,3 +228,59 @@ fn a_failing_start_stays_starting_and_repeats_its_line() {
     assert!(at_60s[0].line.contains("scheduled") && at_60s[1].line.contains("pulling"));
     assert!(!at_60s.iter().any(|l| l.line == "container started"));
 }
+
+/// The document does not restrict CPU pods to the SECURE cloud: a COMMUNITY CPU pod is a
+/// valid create, refused only as any pod is where the cloud has no room for it (the
+/// emulator's CPU machines are all in the secure cloud).
+#[test]
+fn a_community_cpu_pod_is_placed_or_refused_for_capacity() {
+    let world = World::from_fixtures(&Fixtures::built_in()).unwrap();
+    let body = |cloud: &str| -> CreatePodBody {
+        parse_body(
+            json!({"name": "c", "image": "i", "cpu": {"id": "cpu3c", "vcpuCount": 4}, "cloud": cloud})
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap()
+    };
+    let community = deploy_request(&world, &body("COMMUNITY")).unwrap();
+    assert_eq!(community.cloud, CloudChoice::Community);
+    let mut c = cloud();
+    let refused = placement_problem(c.deploy(community, 100).unwrap_err());
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused
+            .detail
+            .starts_with("There are no longer any instances available"),
+        "{refused:?}"
+    );
+    let secure = deploy_request(&world, &body("SECURE")).unwrap();
+    assert!(c.deploy(secure, 100).is_ok());
+}
+
+/// The document bounds `disk` and `mounts.persistent.size` only from below: a pod asking for
+/// more than v1's limits (and more than 32 bits hold) is placed and keeps both as sent.
+#[test]
+fn sizes_above_v1s_limits_are_kept_as_sent() {
+    let world = World::from_fixtures(&Fixtures::built_in()).unwrap();
+    let big = i64::MAX;
+    let body: CreatePodBody = parse_body(
+        json!({"name": "p", "image": "i", "gpu": {"id": "NVIDIA GeForce RTX 4090"}, "disk": big,
+            "mounts": {"persistent": {"size": 1_i64 << 40, "path": "/d"}}})
+        .to_string()
+        .as_bytes(),
+    )
+    .unwrap();
+    let req = deploy_request(&world, &body).unwrap();
+    assert_eq!(
+        (req.container_disk_in_gb, req.volume_in_gb),
+        (Some(big), Some(1 << 40))
+    );
+    let mut c = cloud();
+    let id = c.deploy(req, 100).unwrap().id.clone();
+    let p = c.pod(&id).unwrap();
+    assert_eq!(
+        (p.container_disk_in_gb, p.volume_in_gb),
+        (big as u64, 1 << 40)
+    );
+}

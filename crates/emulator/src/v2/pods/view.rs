@@ -155,7 +155,7 @@ struct PodFields<'a> {
     created_at: String,
     cuda_version: Option<&'a str>,
     data_center_id: Option<&'a str>,
-    disk: u32,
+    disk: u64,
     env: EnvView<'a>,
     global_networking: GlobalNetworkingView,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,7 +249,7 @@ struct NetworkMountView<'a> {
 #[derive(Serialize)]
 struct PersistentMountView<'a> {
     path: &'a str,
-    size: u32,
+    size: u64,
 }
 
 #[derive(Serialize)]

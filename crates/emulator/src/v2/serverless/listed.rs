@@ -23,7 +23,7 @@ pub struct ListedEndpoint<'a> {
     cpu: Option<Cpus<'a>>,
     created_at: String,
     data_center_ids: &'a [String],
-    disk: u32,
+    disk: u64,
     env: &'a BTreeMap<String, String>,
     flashboot: FlashBoot,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,7 +116,7 @@ impl<'a> From<RequestUrls<'a>> for Urls<'a> {
 #[serde(rename_all = "camelCase")]
 struct Gpu<'a> {
     allowed_cuda_versions: &'a [String],
-    count: u32,
+    count: u64,
     excluded_types: &'a [String],
     min_cuda_version: Option<&'a str>,
     pools: &'a [String],
@@ -165,7 +165,7 @@ enum Scaling {
     },
     RequestCount {
         #[serde(rename = "requestCount")]
-        request_count: u32,
+        request_count: u64,
         #[serde(rename = "type")]
         kind: &'static str,
     },
@@ -191,8 +191,8 @@ impl From<ScalingView> for Scaling {
 struct Workers {
     #[serde(skip_serializing_if = "Option::is_none")]
     idle_timeout: Option<u32>,
-    max: u32,
-    min: u32,
+    max: u64,
+    min: u64,
 }
 
 impl From<WorkersView> for Workers {

@@ -9,27 +9,18 @@ use crate::model::{
     ContainerSettings, CpuSelection, EndpointRecord, EndpointType, PublicTemplate, ScalerType,
     Template,
 };
-use crate::rest::MAX_WORKERS;
 use crate::state::World;
 use crate::v2::container::ContainerPatch;
 use crate::v2::problem::{Problem, V2Result};
 use crate::v2::rules::{self, Rules};
 use crate::world::endpoints::{self, pool_exists, pool_of, types_in_pools};
 
-/// Most GPUs one worker may take.
-pub const MAX_GPUS_PER_WORKER: u32 = 8;
-/// Per-request execution timeout bounds, ms (the job API's `executionTimeout` range).
-pub const TIMEOUT_MS: (i64, i64) = (5_000, 7 * 86_400_000);
 /// Default execution timeout of a v2 create, ms.
 pub const DEFAULT_TIMEOUT_MS: u64 = 300_000;
 /// Default idle timeout of a v2 create, s.
 pub const DEFAULT_IDLE_TIMEOUT_S: u32 = 10;
-/// Scaler values beyond this are refused (the v1 surface's range).
-pub const MAX_SCALER_VALUE: f64 = 3600.0;
 /// Container disk of an endpoint created without a template and without `disk`, GB.
-pub const DEFAULT_DISK_GB: u32 = 10;
-/// Longest endpoint name (the v1 surface's rule).
-pub const MAX_NAME_CHARS: usize = 191;
+pub const DEFAULT_DISK_GB: u64 = 10;
 
 /// The outcome of a create: the record, and the template to store for it when it was not
 /// created from one of the account's own templates.
@@ -237,13 +228,10 @@ fn apply_gpu(e: &mut EndpointRecord, gpu: &GpuBody, world: &World, r: &mut Rules
         e.gpu_pools = pools.clone();
         e.excluded_gpu_types = excluded;
     }
+    // GPUs per worker, kept as sent: the document bounds the count only from below (a
+    // worker asking for more than a machine has waits on capacity, it is no 400).
     if let Some(count) = gpu.count {
-        r.check(
-            count <= i64::from(MAX_GPUS_PER_WORKER),
-            "gpu.count",
-            format!("must be at most {MAX_GPUS_PER_WORKER} (got {count})"),
-        );
-        e.gpu_count = count.clamp(1, i64::from(MAX_GPUS_PER_WORKER)) as u32;
+        e.gpu_count = count.max(1) as u64;
     }
     if let Some(v) = &gpu.allowed_cuda_versions {
         e.allowed_cuda_versions = v.clone();
@@ -302,25 +290,17 @@ fn apply_cpu(e: &mut EndpointRecord, cpu: &[super::body::CpuBody], world: &World
 
 /// Name, workers, scaling, placement, volumes, timeout, flashboot.
 fn apply_common(e: &mut EndpointRecord, body: &EndpointBody, world: &World, r: &mut Rules) {
+    // The name, worker counts and scaler values are kept as sent: the document bounds
+    // them only from below (v1's 191 characters, 1000 workers and 3600 are v1's rules).
     if let Some(name) = &body.name {
-        r.check(
-            name.chars().count() <= MAX_NAME_CHARS,
-            "name",
-            format!("must be at most {MAX_NAME_CHARS} characters"),
-        );
         e.name = name.clone();
     }
     if let Some(w) = &body.workers {
         if let Some(min) = w.min {
-            e.workers_min = min.clamp(0, MAX_WORKERS) as u32;
+            e.workers_min = min.max(0) as u64;
         }
         if let Some(max) = w.max {
-            r.check(
-                max <= MAX_WORKERS,
-                "workers.max",
-                format!("must be at most {MAX_WORKERS} (got {max})"),
-            );
-            e.workers_max = max.clamp(0, MAX_WORKERS) as u32;
+            e.workers_max = max.max(0) as u64;
         }
         if let Some(t) = w.idle_timeout {
             e.idle_timeout = t.clamp(1, 3600) as u32;
@@ -330,23 +310,11 @@ fn apply_common(e: &mut EndpointRecord, body: &EndpointBody, world: &World, r: &
         e.scaler_type = s.kind;
         match s.kind {
             ScalerType::QueueDelay => {
-                let d = s.queue_delay.unwrap_or(1.0);
-                r.check(
-                    d <= MAX_SCALER_VALUE,
-                    "scaling.queueDelay",
-                    format!("must be at most {MAX_SCALER_VALUE} seconds"),
-                );
-                e.queue_delay = Some(d);
+                e.queue_delay = Some(s.queue_delay.unwrap_or(1.0));
             }
             ScalerType::RequestCount => {
-                let n = s.request_count.unwrap_or(1);
-                r.check(
-                    n as f64 <= MAX_SCALER_VALUE,
-                    "scaling.requestCount",
-                    format!("must be at most {MAX_SCALER_VALUE}"),
-                );
                 e.queue_delay = None;
-                e.scaler_value = n.clamp(1, MAX_SCALER_VALUE as i64) as u32;
+                e.scaler_value = s.request_count.unwrap_or(1).max(1) as u64;
             }
         }
     }
@@ -375,16 +343,11 @@ fn apply_common(e: &mut EndpointRecord, body: &EndpointBody, world: &World, r: &
         );
         e.network_volume_ids = volumes.clone();
     }
+    // The document gives `timeout` no bounds (the seed's job API bounds a job's own
+    // executionTimeout, not the endpoint's). A negative one, which it gives no meaning,
+    // is kept as 0: every job times out at once.
     if let Some(t) = body.timeout {
-        r.check(
-            (TIMEOUT_MS.0..=TIMEOUT_MS.1).contains(&t),
-            "timeout",
-            format!(
-                "must be between {} and {} ms (got {t})",
-                TIMEOUT_MS.0, TIMEOUT_MS.1
-            ),
-        );
-        e.execution_timeout_ms = t.clamp(TIMEOUT_MS.0, TIMEOUT_MS.1) as u64;
+        e.execution_timeout_ms = t.max(0) as u64;
     }
     if let Some(f) = body.flashboot {
         e.flashboot = f != FlashBoot::Off;
@@ -467,6 +430,7 @@ fn derive_v1(e: &mut EndpointRecord, world: &World) {
     if e.scaler_type == ScalerType::QueueDelay
         && let Some(d) = e.queue_delay
     {
-        e.scaler_value = (d.round() as u32).max(1);
+        // `as` saturates: a delay beyond 64 bits of seconds is u64::MAX.
+        e.scaler_value = (d.round() as u64).max(1);
     }
 }

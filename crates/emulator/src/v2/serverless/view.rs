@@ -162,7 +162,7 @@ pub fn health_path(var: Option<&str>) -> Cow<'_, str> {
 pub struct GpuView<'a> {
     pub pools: &'a [String],
     pub excluded_types: &'a [String],
-    pub count: u32,
+    pub count: u64,
     pub allowed_cuda_versions: &'a [String],
     pub min_cuda_version: Option<&'a str>,
 }
@@ -170,8 +170,8 @@ pub struct GpuView<'a> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkersView {
-    pub min: u32,
-    pub max: u32,
+    pub min: u64,
+    pub max: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<u32>,
 }
@@ -182,7 +182,7 @@ pub enum ScalingView {
     #[serde(rename_all = "camelCase")]
     QueueDelay { queue_delay: f64 },
     #[serde(rename_all = "camelCase")]
-    RequestCount { request_count: u32 },
+    RequestCount { request_count: u64 },
 }
 
 /// The document's `Endpoint`, borrowed from the record (a listing writes thousands).
@@ -196,7 +196,7 @@ pub struct EndpointView<'a> {
     pub request_urls: RequestUrls<'a>,
     pub image: &'a str,
     pub args: &'a str,
-    pub disk: u32,
+    pub disk: u64,
     pub ports: &'a [String],
     pub env: &'a BTreeMap<String, String>,
     pub registry: Option<&'a str>,
@@ -246,7 +246,7 @@ pub fn endpoint<'a>(e: &'a EndpointRecord, origin: &'a str, clock: &Clock) -> En
         },
         scaling: match e.scaler_type {
             ScalerType::QueueDelay => ScalingView::QueueDelay {
-                queue_delay: e.queue_delay.unwrap_or(f64::from(e.scaler_value)),
+                queue_delay: e.queue_delay.unwrap_or(e.scaler_value as f64),
             },
             ScalerType::RequestCount => ScalingView::RequestCount {
                 request_count: e.scaler_value,
@@ -322,7 +322,7 @@ pub struct WorkerView {
     pub status: WorkerStatus,
     pub is_stale: bool,
     pub version: u64,
-    pub gpu_count: u32,
+    pub gpu_count: u64,
     pub image: Option<String>,
     /// Null until the worker runs (the document).
     pub uptime_seconds: Option<u64>,
