@@ -58,7 +58,7 @@ python3 scripts/bench-docs.py --check
 scripts/release.sh --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 # Every link of the API docs resolves, private items too (the crates' own docs only).
-RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" \
+RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links -A rustdoc::private_intra_doc_links" \
     cargo doc --workspace --no-deps --document-private-items --locked --quiet
 
 phase "build"

@@ -45,7 +45,7 @@ pub struct Pod {
     pub volume_mount_path: Option<String>,
     pub docker_args: String,
     pub docker_id: Option<String>,
-    /// Requested ports, comma separated, each <port>/<type>.
+    /// Requested ports, comma separated, each `<port>/<type>`.
     pub ports: String,
     pub port: Option<i32>,
     pub cost_per_hr: f64,

@@ -130,8 +130,9 @@ impl Pods {
         self.client.api() == PlatformApi::V2
     }
 
-    /// Deploys on exactly `placement`. A capacity refusal is [`ErrorClass::Capacity`]
-    /// (`crate::ErrorClass`); the caller tries its next placement.
+    /// Deploys on exactly `placement`. A capacity refusal is
+    /// [`ErrorClass::Capacity`](crate::ErrorClass::Capacity); the caller tries its next
+    /// placement.
     pub async fn deploy(&self, req: &PodRequest, placement: &Placement) -> Result<Pod> {
         match self.client.api() {
             PlatformApi::Seed => {
