@@ -10,6 +10,16 @@ use serde_json::{Value, json};
 
 const HOUR: u64 = 3_600_000;
 
+/// The billing routes whose refusals this suite checks (the clusters' route, with the
+/// clusters: `emulator_v2_clusters.rs`).
+const ROUTES: [&str; 5] = [
+    "/billing",
+    "/billing/pods",
+    "/billing/serverless",
+    "/billing/endpoints",
+    "/billing/network-volumes",
+];
+
 fn close(a: &Value, b: f64) -> bool {
     (a.as_f64().unwrap_or(f64::NAN) - b).abs() < 1e-4
 }
@@ -265,14 +275,7 @@ async fn windows_snap_to_buckets_and_bad_queries_are_refused() {
         "?bucketSize=hour&lastN=100000000",
         "?lastN=9223372036854775807",
     ] {
-        for route in [
-            "/billing",
-            "/billing/pods",
-            "/billing/serverless",
-            "/billing/endpoints",
-            "/billing/network-volumes",
-            "/billing/clusters",
-        ] {
+        for route in ROUTES.iter().chain(&["/billing/clusters"]) {
             let r = bill(&e, &format!("{route}{q}")).await;
             assert!(
                 r["metadata"]["recordCount"].as_u64().unwrap() <= 2,
@@ -298,13 +301,7 @@ async fn windows_snap_to_buckets_and_bad_queries_are_refused() {
         ("?bucketSize=fortnight", 422, "bucketSize"),
         ("?startTime=yesterday", 422, "startTime"),
     ] {
-        for route in [
-            "/billing",
-            "/billing/pods",
-            "/billing/serverless",
-            "/billing/endpoints",
-            "/billing/network-volumes",
-        ] {
+        for route in ROUTES {
             let r = e.v2(Method::GET, &format!("{route}{q}"), None).await;
             assert_problem(&r, status, needle);
         }

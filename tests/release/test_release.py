@@ -102,12 +102,25 @@ class Copy:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-class ReleaseScript(unittest.TestCase):
+class OnACopy(unittest.TestCase):
+    """A test class whose tests share one copy of the repository."""
+
     @classmethod
     def setUpClass(cls):
         cls.copy = Copy()
         cls.root = cls.copy.root
-        cls.old = workspace_version(cls.root)
+        cls.version = workspace_version(cls.root)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.copy.remove()
+
+
+class ReleaseScript(OnACopy):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.old = cls.version
         write(cls.root, OVERLAY, OVERLAY_TEXT.format(image=IMAGE, version=cls.old))
         cls.checked_before = cls.copy.release("--check")
         cls.before = snapshot(cls.root)
@@ -115,10 +128,6 @@ class ReleaseScript(unittest.TestCase):
         cls.result = cls.copy.release(NEW, "--no-sbom")
         cls.after = snapshot(cls.root)
         cls.checked_after = cls.copy.release("--check")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.copy.remove()
 
     def test_the_versions_agree_before(self):
         self.assertEqual(self.checked_before.returncode, 0, self.checked_before.stderr)
@@ -230,18 +239,8 @@ class Disagreements(unittest.TestCase):
         self.assert_check_names("Cargo.lock", CHART, "deploy/base/deployment.yaml")
 
 
-class Refusals(unittest.TestCase):
+class Refusals(OnACopy):
     """What the script must not set is refused, and nothing is changed."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.copy = Copy()
-        cls.root = cls.copy.root
-        cls.version = workspace_version(cls.root)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.copy.remove()
 
     def assert_refused(self, *args, says):
         before = snapshot(self.root)
