@@ -22,6 +22,9 @@ struct Report {
     failures: Vec<String>,
     /// `/proc/loadavg`'s three load averages when the benchmark began.
     load_at_begin: Value,
+    /// The commit checked out when the benchmark began, not when it ended: a commit made
+    /// while it runs does not change what it measured.
+    commit: String,
     began: std::time::Instant,
 }
 
@@ -40,6 +43,7 @@ pub fn begin(name: &str) {
         figures: Vec::new(),
         failures: Vec::new(),
         load_at_begin: load_average(),
+        commit: commit(),
         began: std::time::Instant::now(),
     });
 }
@@ -138,7 +142,7 @@ pub fn finish() -> ! {
     }
     let body = json!({
         "benchmark": report.benchmark,
-        "commit": commit(),
+        "commit": report.commit,
         "date": k8s_openapi::jiff::Timestamp::now().to_string(),
         "machine": machine(),
         "load_average": {"at_begin": report.load_at_begin, "at_end": load_average()},
