@@ -11,3 +11,20 @@ pub struct Note {
     pub action: &'static str,
     pub message: String,
 }
+
+impl Note {
+    /// The Event of a change made in place, with the reason `Updated`.
+    pub fn updated(message: impl Into<String>) -> Self {
+        Self::update("Updated", message)
+    }
+
+    /// The Event of a change made in place, with its own reason (`Stopped`, `Resumed`).
+    pub fn update(reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            reason: reason.to_string(),
+            warning: false,
+            action: "Update",
+            message: message.into(),
+        }
+    }
+}

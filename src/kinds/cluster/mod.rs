@@ -34,13 +34,15 @@ use gpucloud_crd::guardrails::GuardrailHold;
 use gpucloud_crd::pod::UpdateStrategy;
 use gpucloud_crd::{Cluster, ManagedKind, NetworkVolume, Template};
 use gpucloud_engine::adapter::{
-    Adapter, Created, Note, PassContext, Plan, Readiness, Seen, WhenGone,
+    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Policy, Readiness, Report, Seen,
+    WhenGone,
 };
 use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::{TAG_ENV, is_named_for, kept_name, with_install_tag};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
+use gpucloud_platform::domain::Identified;
 use gpucloud_platform::domain::{
     Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
 };
@@ -303,11 +305,15 @@ fn refusal_notes(refused: &[PlacementRefusal]) -> Vec<Note> {
         .collect()
 }
 
-impl Adapter for ClusterAdapter {
+impl Identified for ClusterView {
+    fn id(&self) -> &str {
+        &self.cluster.id
+    }
+}
+
+impl Inventory for ClusterAdapter {
     type Kind = Cluster;
     type Remote = ClusterView;
-    type Desired = DesiredCluster;
-    type Change = ClusterChange;
 
     const KIND: &'static str = "Cluster";
     const NOUN: &'static str = "cluster";
@@ -316,10 +322,6 @@ impl Adapter for ClusterAdapter {
 
     fn orphan_candidate(remote: &ClusterView) -> Option<gpucloud_policy::orphans::Candidate> {
         Some(gpucloud_policy::orphans::cluster_candidate(&remote.cluster))
-    }
-
-    fn id(remote: &ClusterView) -> &str {
-        &remote.cluster.id
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<ClusterView>, Failure> {
@@ -337,6 +339,11 @@ impl Adapter for ClusterAdapter {
             None => is_named_for(obj, obj.spec.name.as_deref(), &remote.cluster.name),
         }
     }
+}
+
+impl Actuator for ClusterAdapter {
+    type Desired = DesiredCluster;
+    type Change = ClusterChange;
 
     async fn desired(
         &self,
@@ -448,69 +455,12 @@ impl Adapter for ClusterAdapter {
         created
     }
 
-    fn plan(
-        &self,
-        obj: &Cluster,
-        desired: &DesiredCluster,
-        remote: &ClusterView,
-    ) -> Plan<ClusterChange> {
-        let runtime = self.runtime(obj, Some(&remote.cluster));
-        match kept_name(obj, obj.spec.name.as_deref(), &remote.cluster.name) {
-            Some(name) if name != desired.request.name => {
-                let mut kept = desired.clone();
-                kept.request.name = name.to_string();
-                plan_cluster(&kept, &remote.cluster, runtime.hold.as_ref())
-            }
-            _ => plan_cluster(desired, &remote.cluster, runtime.hold.as_ref()),
-        }
-    }
-
-    async fn apply(
-        &self,
-        client: &PlatformClient,
-        remote: &mut ClusterView,
-        change: &ClusterChange,
-    ) -> Result<(), Failure> {
-        match change {
-            ClusterChange::Rename(name) => {
-                client
-                    .clusters()
-                    .rename(&remote.cluster.id, name)
-                    .await
-                    .map_err(|e| Failure::from_platform("rename the cluster", &e))?;
-                remote.cluster.name = name.clone();
-                Ok(())
-            }
-        }
-    }
-
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
         client
             .clusters()
             .delete(id)
             .await
             .map_err(|e| Failure::from_platform("delete the cluster", &e))
-    }
-
-    fn readiness(&self, _obj: &Cluster, remote: &ClusterView) -> Readiness {
-        readiness_of(&remote.cluster)
-    }
-
-    fn status(&self, obj: &Cluster, remote: Option<&ClusterView>, seen: Seen) -> ClusterStatus {
-        let cluster = remote.map(|r| &r.cluster);
-        let hold: Option<GuardrailHold> = self.runtime(obj, cluster).hold;
-        let remembered = self.refused.lock().get(&obj.key()).cloned();
-        let refused = match remote {
-            Some(r) => r.refused.clone(),
-            None => remembered.unwrap_or_default(),
-        };
-        status_of(obj, cluster, &refused, seen, hold.as_ref())
-    }
-
-    fn describe(&self, change: &ClusterChange) -> String {
-        match change {
-            ClusterChange::Rename(name) => format!("renamed the cluster to {name:?}"),
-        }
     }
 
     async fn after_sync(
@@ -551,19 +501,112 @@ impl Adapter for ClusterAdapter {
         )
     }
 
-    fn when_gone(&self, obj: &Cluster) -> WhenGone {
+    async fn update(
+        &self,
+        client: &PlatformClient,
+        remote: &mut ClusterView,
+        change: &ClusterChange,
+    ) -> Result<Note, Failure> {
+        self.apply_change(client, remote, change).await?;
+        Ok(Note::updated(self.describe_change(change)))
+    }
+}
+
+impl Decide for ClusterAdapter {
+    fn plan(
+        &self,
+        obj: &Cluster,
+        desired: &DesiredCluster,
+        remote: &ClusterView,
+    ) -> Plan<ClusterChange> {
+        let runtime = self.runtime(obj, Some(&remote.cluster));
+        match kept_name(obj, obj.spec.name.as_deref(), &remote.cluster.name) {
+            Some(name) if name != desired.request.name => {
+                let mut kept = desired.clone();
+                kept.request.name = name.to_string();
+                plan_cluster(&kept, &remote.cluster, runtime.hold.as_ref())
+            }
+            _ => plan_cluster(desired, &remote.cluster, runtime.hold.as_ref()),
+        }
+    }
+
+    fn report(
+        &self,
+        obj: &Cluster,
+        remote: Option<&ClusterView>,
+        seen: Seen,
+    ) -> Report<ClusterStatus> {
+        Report {
+            status: self.status_of(obj, remote, seen),
+            readiness: remote.map(|r| self.readiness_of(obj, r)),
+            conditions: Vec::new(),
+        }
+    }
+
+    fn policy(&self, obj: &Cluster, remote: Option<&ClusterView>) -> Policy {
+        Policy {
+            hold_create: self.hold_create_of(obj),
+            when_gone: self.when_gone_of(obj),
+            look_again_in: self.due_in_of(obj, remote),
+        }
+    }
+}
+
+/// The parts of the report, the policy and the update, each from what the pass has.
+impl ClusterAdapter {
+    async fn apply_change(
+        &self,
+        client: &PlatformClient,
+        remote: &mut ClusterView,
+        change: &ClusterChange,
+    ) -> Result<(), Failure> {
+        match change {
+            ClusterChange::Rename(name) => {
+                client
+                    .clusters()
+                    .rename(&remote.cluster.id, name)
+                    .await
+                    .map_err(|e| Failure::from_platform("rename the cluster", &e))?;
+                remote.cluster.name = name.clone();
+                Ok(())
+            }
+        }
+    }
+
+    fn readiness_of(&self, _obj: &Cluster, remote: &ClusterView) -> Readiness {
+        readiness_of(&remote.cluster)
+    }
+
+    fn status_of(&self, obj: &Cluster, remote: Option<&ClusterView>, seen: Seen) -> ClusterStatus {
+        let cluster = remote.map(|r| &r.cluster);
+        let hold: Option<GuardrailHold> = self.runtime(obj, cluster).hold;
+        let remembered = self.refused.lock().get(&obj.key()).cloned();
+        let refused = match remote {
+            Some(r) => r.refused.clone(),
+            None => remembered.unwrap_or_default(),
+        };
+        status_of(obj, cluster, &refused, seen, hold.as_ref())
+    }
+
+    fn describe_change(&self, change: &ClusterChange) -> String {
+        match change {
+            ClusterChange::Rename(name) => format!("renamed the cluster to {name:?}"),
+        }
+    }
+
+    fn when_gone_of(&self, obj: &Cluster) -> WhenGone {
         match obj.spec.update_strategy {
             UpdateStrategy::Recreate => WhenGone::Recreate,
             UpdateStrategy::Never => WhenGone::Report,
         }
     }
 
-    fn hold_create(&self, obj: &Cluster, _desired: &DesiredCluster) -> Option<String> {
+    fn hold_create_of(&self, obj: &Cluster) -> Option<String> {
         let hold = self.runtime(obj, None).hold?;
         Some(format!("not created: {}", hold.message))
     }
 
-    fn due_in(&self, obj: &Cluster, remote: Option<&ClusterView>) -> Option<Duration> {
+    fn due_in_of(&self, obj: &Cluster, remote: Option<&ClusterView>) -> Option<Duration> {
         let due = self.runtime(obj, remote.map(|r| &r.cluster)).due_in?;
         Some(self.clock.real(due) + Duration::from_millis(250))
     }

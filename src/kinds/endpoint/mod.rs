@@ -35,10 +35,13 @@ use gpucloud_platform::{Health, PlatformApi, PlatformClient};
 
 use crate::kinds::shared::owned_config_map::{self, kube_failure};
 use crate::kinds::shared::{budget_hold, dependency};
-use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::adapter::{
+    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Readiness, Report, Seen,
+};
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::{is_named_for, kept_name};
+use gpucloud_platform::domain::Identified;
 use gpucloud_policy::budget::BudgetLedger;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
@@ -162,11 +165,15 @@ impl EndpointAdapter {
     }
 }
 
-impl Adapter for EndpointAdapter {
+impl Identified for RemoteEndpoint {
+    fn id(&self) -> &str {
+        &self.record.id
+    }
+}
+
+impl Inventory for EndpointAdapter {
     type Kind = Endpoint;
     type Remote = RemoteEndpoint;
-    type Desired = DesiredEndpoint;
-    type Change = EndpointChange;
 
     const KIND: &'static str = "Endpoint";
     const NOUN: &'static str = "endpoint";
@@ -178,10 +185,6 @@ impl Adapter for EndpointAdapter {
             &remote.record,
             remote.min_workers_cost,
         ))
-    }
-
-    fn id(remote: &RemoteEndpoint) -> &str {
-        &remote.record.id
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<RemoteEndpoint>, Failure> {
@@ -217,6 +220,11 @@ impl Adapter for EndpointAdapter {
     fn claims(&self, obj: &Endpoint, remote: &RemoteEndpoint) -> bool {
         is_named_for(obj, obj.spec.name.as_deref(), &remote.record.name)
     }
+}
+
+impl Actuator for EndpointAdapter {
+    type Desired = DesiredEndpoint;
+    type Change = EndpointChange;
 
     async fn desired(
         &self,
@@ -364,62 +372,6 @@ impl Adapter for EndpointAdapter {
         Ok(Created::quietly(remote))
     }
 
-    fn plan(
-        &self,
-        obj: &Endpoint,
-        desired: &DesiredEndpoint,
-        remote: &RemoteEndpoint,
-    ) -> Plan<EndpointChange> {
-        // REST v2 does not echo an endpoint's template: the one this operator last applied
-        // (kept in status) stands for it.
-        let mut record = remote.record.clone();
-        if record.template_id.is_none() {
-            record.template_id = obj.status.as_ref().and_then(|s| s.template_id.clone());
-        }
-        match kept_name(obj, obj.spec.name.as_deref(), &record.name) {
-            Some(name) if name != desired.name => {
-                let kept = DesiredEndpoint {
-                    name: name.to_string(),
-                    ..desired.clone()
-                };
-                plan_endpoint(&kept, &record)
-            }
-            _ => plan_endpoint(desired, &record),
-        }
-    }
-
-    async fn apply(
-        &self,
-        client: &PlatformClient,
-        remote: &mut RemoteEndpoint,
-        change: &EndpointChange,
-    ) -> Result<(), Failure> {
-        client
-            .endpoints()
-            .update(&remote.record.id, change)
-            .await
-            .map_err(|e| Failure::from_platform("update the endpoint", &e))?;
-        if change.rolls_workers() {
-            // Reported in status, so that the following passes follow the rollout.
-            remote.rollout = Some(Rollout {
-                in_progress: true,
-                workers_on_latest: 0,
-                workers_total: 0,
-            });
-        }
-        if let Some(t) = &change.template_id {
-            remote.record.template_id = Some(t.clone());
-        }
-        // Status says the new cost at once: the Budget's reservation for a raise goes
-        // when status reaches it.
-        if moves_cost(change) {
-            let shape = CostShape::after(&remote.record, change);
-            remote.min_workers_cost = cost_or_none(client, &shape, &remote.record.id).await;
-            remote.worker_cost = cost_or_none(client, &shape.one_worker(), &remote.record.id).await;
-        }
-        Ok(())
-    }
-
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
         client
             .endpoints()
@@ -433,10 +385,6 @@ impl Adapter for EndpointAdapter {
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget_endpoint(ns, name);
         }
-    }
-
-    fn readiness(&self, _obj: &Endpoint, remote: &RemoteEndpoint) -> Readiness {
-        readiness_of(remote)
     }
 
     async fn after_sync(
@@ -482,7 +430,95 @@ impl Adapter for EndpointAdapter {
             .await
     }
 
-    fn status(
+    async fn update(
+        &self,
+        client: &PlatformClient,
+        remote: &mut RemoteEndpoint,
+        change: &EndpointChange,
+    ) -> Result<Note, Failure> {
+        self.apply_change(client, remote, change).await?;
+        Ok(Note::updated(self.describe_change(change)))
+    }
+}
+
+impl Decide for EndpointAdapter {
+    fn plan(
+        &self,
+        obj: &Endpoint,
+        desired: &DesiredEndpoint,
+        remote: &RemoteEndpoint,
+    ) -> Plan<EndpointChange> {
+        // REST v2 does not echo an endpoint's template: the one this operator last applied
+        // (kept in status) stands for it.
+        let mut record = remote.record.clone();
+        if record.template_id.is_none() {
+            record.template_id = obj.status.as_ref().and_then(|s| s.template_id.clone());
+        }
+        match kept_name(obj, obj.spec.name.as_deref(), &record.name) {
+            Some(name) if name != desired.name => {
+                let kept = DesiredEndpoint {
+                    name: name.to_string(),
+                    ..desired.clone()
+                };
+                plan_endpoint(&kept, &record)
+            }
+            _ => plan_endpoint(desired, &record),
+        }
+    }
+
+    fn report(
+        &self,
+        obj: &Endpoint,
+        remote: Option<&RemoteEndpoint>,
+        seen: Seen,
+    ) -> Report<EndpointStatus> {
+        Report {
+            status: self.status_of(obj, remote, seen),
+            readiness: remote.map(|r| self.readiness_of(obj, r)),
+            conditions: Vec::new(),
+        }
+    }
+}
+
+/// The parts of the report, the policy and the update, each from what the pass has.
+impl EndpointAdapter {
+    async fn apply_change(
+        &self,
+        client: &PlatformClient,
+        remote: &mut RemoteEndpoint,
+        change: &EndpointChange,
+    ) -> Result<(), Failure> {
+        client
+            .endpoints()
+            .update(&remote.record.id, change)
+            .await
+            .map_err(|e| Failure::from_platform("update the endpoint", &e))?;
+        if change.rolls_workers() {
+            // Reported in status, so that the following passes follow the rollout.
+            remote.rollout = Some(Rollout {
+                in_progress: true,
+                workers_on_latest: 0,
+                workers_total: 0,
+            });
+        }
+        if let Some(t) = &change.template_id {
+            remote.record.template_id = Some(t.clone());
+        }
+        // Status says the new cost at once: the Budget's reservation for a raise goes
+        // when status reaches it.
+        if moves_cost(change) {
+            let shape = CostShape::after(&remote.record, change);
+            remote.min_workers_cost = cost_or_none(client, &shape, &remote.record.id).await;
+            remote.worker_cost = cost_or_none(client, &shape.one_worker(), &remote.record.id).await;
+        }
+        Ok(())
+    }
+
+    fn readiness_of(&self, _obj: &Endpoint, remote: &RemoteEndpoint) -> Readiness {
+        readiness_of(remote)
+    }
+
+    fn status_of(
         &self,
         obj: &Endpoint,
         remote: Option<&RemoteEndpoint>,
@@ -569,7 +605,7 @@ impl Adapter for EndpointAdapter {
         status
     }
 
-    fn describe(&self, change: &EndpointChange) -> String {
+    fn describe_change(&self, change: &EndpointChange) -> String {
         format!("updated the endpoint: {}", change.fields().join(", "))
     }
 }

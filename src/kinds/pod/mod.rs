@@ -54,7 +54,10 @@ use gpucloud_platform::domain::{
 };
 
 use crate::kinds::shared::{budget_hold, dependency, secret_env};
-use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen, WhenGone};
+use gpucloud_engine::adapter::{
+    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Policy, Readiness, Report, Seen,
+    WhenGone,
+};
 use gpucloud_engine::conditions::Verdict;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::credentials::AccountId;
@@ -308,11 +311,9 @@ impl PodAdapter {
     }
 }
 
-impl Adapter for PodAdapter {
+impl Inventory for PodAdapter {
     type Kind = Pod;
     type Remote = RemotePod;
-    type Desired = ResolvedPod;
-    type Change = PodChange;
 
     const KIND: &'static str = "Pod";
     const NOUN: &'static str = "pod";
@@ -321,10 +322,6 @@ impl Adapter for PodAdapter {
 
     fn orphan_candidate(remote: &RemotePod) -> Option<gpucloud_policy::orphans::Candidate> {
         gpucloud_policy::orphans::pod_candidate(remote)
-    }
-
-    fn id(remote: &RemotePod) -> &str {
-        &remote.id
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<RemotePod>, Failure> {
@@ -344,6 +341,11 @@ impl Adapter for PodAdapter {
             None => remote.name == remote_name(obj),
         }
     }
+}
+
+impl Actuator for PodAdapter {
+    type Desired = ResolvedPod;
+    type Change = PodChange;
 
     async fn desired(&self, pass: &PassContext<'_>, obj: &Pod) -> Result<ResolvedPod, Failure> {
         let shared = pass.shared;
@@ -450,6 +452,44 @@ impl Adapter for PodAdapter {
         created
     }
 
+    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+        client
+            .pods()
+            .terminate(id)
+            .await
+            .map_err(|e| Failure::from_platform("terminate the pod", &e))
+    }
+
+    fn secrets(&self, obj: &Pod) -> Vec<String> {
+        gpucloud_engine::adapter::secrets_with_credentials(
+            obj,
+            secret_env::secret_names(&obj.spec.env),
+        )
+    }
+
+    fn forget(&self, key: &str) {
+        self.resumes.forget(key);
+        self.startups.forget(key);
+        if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
+            budgets.forget(ns, name);
+        }
+    }
+
+    async fn update(
+        &self,
+        client: &PlatformClient,
+        remote: &mut RemotePod,
+        change: &PodChange,
+    ) -> Result<Note, Failure> {
+        self.apply_change(client, remote, change).await?;
+        Ok(Note::update(
+            self.change_reason_of(change),
+            self.describe_change(change),
+        ))
+    }
+}
+
+impl Decide for PodAdapter {
     fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
         if let Some(replace) = decide::billed_after_create(obj, &desired.pod, remote) {
             return replace;
@@ -458,23 +498,26 @@ impl Adapter for PodAdapter {
         self.plan_lifecycle(obj, desired, remote, base)
     }
 
-    async fn apply(
-        &self,
-        client: &PlatformClient,
-        remote: &mut RemotePod,
-        change: &PodChange,
-    ) -> Result<(), Failure> {
-        self.apply_change(client, remote, change).await
+    fn report(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> Report<PodStatus> {
+        Report {
+            status: self.status_of(obj, remote, seen),
+            readiness: remote.map(|r| self.readiness_of(obj, r)),
+            conditions: self.extra_conditions_of(obj, remote),
+        }
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
-        client
-            .pods()
-            .terminate(id)
-            .await
-            .map_err(|e| Failure::from_platform("terminate the pod", &e))
+    fn policy(&self, obj: &Pod, remote: Option<&RemotePod>) -> Policy {
+        Policy {
+            hold_create: self.hold_create_of(obj),
+            when_gone: self.when_gone_of(obj),
+            look_again_in: self.due_in_of(obj, remote),
+        }
     }
-    fn readiness(&self, obj: &Pod, remote: &RemotePod) -> Readiness {
+}
+
+/// The parts of the report, the policy and the update, each from what the pass has.
+impl PodAdapter {
+    fn readiness_of(&self, obj: &Pod, remote: &RemotePod) -> Readiness {
         let decision = self.guardrails(obj, Some(remote));
         match (readiness_of(decision.state, remote), decision.stop) {
             (Readiness::Ready { message }, Some(stop)) => Readiness::Ready {
@@ -484,7 +527,7 @@ impl Adapter for PodAdapter {
         }
     }
 
-    fn status(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> PodStatus {
+    fn status_of(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> PodStatus {
         let current = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else {
             if current.common.id.is_some() && !seen.creating {
@@ -527,20 +570,20 @@ impl Adapter for PodAdapter {
         settle_live_figures(&current, status, written_ago, LIVE_FIGURES_REFRESH)
     }
 
-    fn describe(&self, change: &PodChange) -> String {
+    fn describe_change(&self, change: &PodChange) -> String {
         changes::describe(change)
     }
 
-    fn change_reason(&self, change: &PodChange) -> &'static str {
+    fn change_reason_of(&self, change: &PodChange) -> &'static str {
         changes::reason(change)
     }
 
-    fn hold_create(&self, obj: &Pod, _desired: &ResolvedPod) -> Option<String> {
+    fn hold_create_of(&self, obj: &Pod) -> Option<String> {
         let stop = self.guardrails(obj, None).stop?;
         Some(format!("not deployed: {}", stop.message))
     }
 
-    fn due_in(&self, obj: &Pod, remote: Option<&RemotePod>) -> Option<Duration> {
+    fn due_in_of(&self, obj: &Pod, remote: Option<&RemotePod>) -> Option<Duration> {
         // A little past the boundary, so that the pass lands on the new side of it.
         let guardrail = self
             .guardrails(obj, remote)
@@ -554,7 +597,7 @@ impl Adapter for PodAdapter {
         Some(due + Duration::from_millis(250))
     }
 
-    fn extra_conditions(
+    fn extra_conditions_of(
         &self,
         obj: &Pod,
         remote: Option<&RemotePod>,
@@ -570,22 +613,7 @@ impl Adapter for PodAdapter {
         vec![(GUARDRAIL_CONDITION, verdict)]
     }
 
-    fn secrets(&self, obj: &Pod) -> Vec<String> {
-        gpucloud_engine::adapter::secrets_with_credentials(
-            obj,
-            secret_env::secret_names(&obj.spec.env),
-        )
-    }
-
-    fn forget(&self, key: &str) {
-        self.resumes.forget(key);
-        self.startups.forget(key);
-        if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
-            budgets.forget(ns, name);
-        }
-    }
-
-    fn when_gone(&self, obj: &Pod) -> WhenGone {
+    fn when_gone_of(&self, obj: &Pod) -> WhenGone {
         match obj.spec.update_strategy {
             UpdateStrategy::Recreate => WhenGone::Recreate,
             UpdateStrategy::Never => WhenGone::Report,

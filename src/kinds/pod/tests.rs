@@ -326,9 +326,9 @@ fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
         },
         other => panic!("{other:?}"),
     };
-    assert_eq!(a.change_reason(&stop), "StoppedBySchedule");
+    assert_eq!(a.change_reason_of(&stop), "StoppedBySchedule");
     assert!(
-        a.describe(&stop)
+        a.describe_change(&stop)
             .starts_with("stopped the pod: outside its schedule")
     );
     // Stopped where the schedule wants it: Ready, phase Stopped, the window in status.
@@ -339,20 +339,20 @@ fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
         "no resume outside the window"
     );
     assert!(
-        matches!(a.readiness(&o, &exited), Readiness::Ready { message } if message.contains("outside its schedule"))
+        matches!(a.report(&o, Some(&exited), Seen::default()).readiness.unwrap(), Readiness::Ready { message } if message.contains("outside its schedule"))
     );
-    let status = a.status(&o, Some(&exited), Seen::default());
+    let status = a.report(&o, Some(&exited), Seen::default()).status;
     assert_eq!(status.phase, Some(PodPhase::Stopped));
     let window = status.guardrails.unwrap().schedule.unwrap();
     assert_eq!(window.window, gpucloud_crd::guardrails::WindowPhase::Closed);
-    let conditions = a.extra_conditions(&o, Some(&exited));
+    let conditions = a.report(&o, Some(&exited), Seen::default()).conditions;
     assert_eq!(conditions.len(), 1);
     assert_eq!(conditions[0].0, GUARDRAIL_CONDITION);
     assert_eq!(conditions[0].1.reason, "StoppedBySchedule");
     // Not deployed before the window, and looked at again when it opens.
-    assert!(a.hold_create(&o, &resolved).is_some());
+    assert!(a.policy(&o, None).hold_create.is_some());
     assert_eq!(
-        a.due_in(&o, Some(&exited)),
+        a.policy(&o, Some(&exited)).look_again_in,
         Some(Duration::from_secs(12 * 3600) + Duration::from_millis(250))
     );
     // Inside the window the same spec runs, and a pod without guardrails is untouched.
@@ -361,10 +361,14 @@ fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
         open.plan(&o, &resolved, &exited),
         Plan::Update(vec![PodChange::Resume])
     );
-    assert!(open.hold_create(&o, &resolved).is_none());
+    assert!(open.policy(&o, None).hold_create.is_none());
     let plain = obj(json!({}));
-    assert!(a.extra_conditions(&plain, Some(&exited)).is_empty());
-    assert_eq!(a.due_in(&plain, Some(&exited)), None);
+    assert!(
+        a.report(&plain, Some(&exited), Seen::default())
+            .conditions
+            .is_empty()
+    );
+    assert_eq!(a.policy(&plain, Some(&exited)).look_again_in, None);
 }
 
 #[test]

@@ -20,9 +20,12 @@ use gpucloud_platform::PlatformClient;
 use gpucloud_platform::domain::{NewRegistryCredential, RegistryCredential as Credential};
 
 use docker_config::{RegistryLogin, login_for, login_hash};
-use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::adapter::{
+    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Readiness, Report, Seen,
+};
 use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{Marker, default_remote_name, name_marker};
+use gpucloud_platform::domain::Identified;
 
 /// Hex digits of the login hash that end a credential's name.
 const NAME_HASH_LEN: usize = 8;
@@ -184,18 +187,18 @@ impl RegistryCredentialAdapter {
     }
 }
 
-impl Adapter for RegistryCredentialAdapter {
+impl Identified for RemoteCredential {
+    fn id(&self) -> &str {
+        &self.credential.id
+    }
+}
+
+impl Inventory for RegistryCredentialAdapter {
     type Kind = RegistryCredential;
     type Remote = RemoteCredential;
-    type Desired = DesiredCredential;
-    type Change = Rotation;
 
     const KIND: &'static str = "RegistryCredential";
     const NOUN: &'static str = "registry credential";
-
-    fn id(remote: &Self::Remote) -> &str {
-        &remote.credential.id
-    }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<Self::Remote>, Failure> {
         client
@@ -215,6 +218,11 @@ impl Adapter for RegistryCredentialAdapter {
         is_named_for(&name_prefix(obj), &remote.credential.name)
             && !retiring_of(obj).contains(&remote.credential.id)
     }
+}
+
+impl Actuator for RegistryCredentialAdapter {
+    type Desired = DesiredCredential;
+    type Change = Rotation;
 
     async fn desired(
         &self,
@@ -258,50 +266,6 @@ impl Adapter for RegistryCredentialAdapter {
         }))
     }
 
-    fn plan(
-        &self,
-        obj: &RegistryCredential,
-        desired: &DesiredCredential,
-        remote: &Self::Remote,
-    ) -> Plan<Rotation> {
-        plan_credential(obj, desired, remote)
-    }
-
-    async fn apply(
-        &self,
-        client: &PlatformClient,
-        remote: &mut Self::Remote,
-        change: &Rotation,
-    ) -> Result<(), Failure> {
-        // A rotation cut short after its create left the new credential behind: use it.
-        let existing = client
-            .registries()
-            .list()
-            .await
-            .map_err(|e| Failure::from_platform("list registry credentials", &e))?
-            .into_iter()
-            .find(|c| c.name == change.name);
-        let credential = match existing {
-            Some(c) => c,
-            None => {
-                let new = NewRegistryCredential {
-                    name: change.name.clone(),
-                    username: change.login.username.clone(),
-                    password: change.login.password.clone(),
-                };
-                client.registries().create(&new).await.map_err(|e| {
-                    Failure::from_platform("register the replacing registry credential", &e)
-                })?
-            }
-        };
-        *remote = RemoteCredential {
-            credential,
-            hash: Some(change.hash.clone()),
-            retiring: Some(change.retiring.clone()),
-        };
-        Ok(())
-    }
-
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
         // Credentials this one replaced and that were not deleted yet share its name up to
         // the hash suffix; they go first, so that none is left behind.
@@ -333,47 +297,6 @@ impl Adapter for RegistryCredentialAdapter {
             Failure::from_platform("delete the registry credential", &e)
                 .in_use_on_delete("RegistryCredentialInUse")
         })
-    }
-
-    fn readiness(&self, obj: &RegistryCredential, remote: &Self::Remote) -> Readiness {
-        let retiring = remote.retiring.clone().unwrap_or_else(|| retiring_of(obj));
-        let mut message = format!(
-            "credential {} registered for {}",
-            remote.credential.id, obj.spec.registry
-        );
-        if !retiring.is_empty() {
-            message.push_str(&format!(
-                "; replaced credentials {} are deleted once no Template uses them",
-                retiring.join(", ")
-            ));
-        }
-        Readiness::Ready { message }
-    }
-
-    fn status(
-        &self,
-        obj: &RegistryCredential,
-        remote: Option<&Self::Remote>,
-        _seen: Seen,
-    ) -> RegistryCredentialStatus {
-        let mut status = obj.status.clone().unwrap_or_default();
-        if let Some(r) = remote {
-            status.name = Some(r.credential.name.clone());
-            if let Some(h) = &r.hash {
-                status.secret_hash = Some(h.clone());
-            }
-            if let Some(retiring) = &r.retiring {
-                status.retiring_ids = retiring.clone();
-            }
-        }
-        status
-    }
-
-    fn describe(&self, change: &Rotation) -> String {
-        format!(
-            "registered {:?} to replace the registry credential (the Secret or the name changed); the old one is deleted once no Template uses it",
-            change.name
-        )
     }
 
     /// Deletes the replaced credentials no Template of the namespace uses any more.
@@ -414,6 +337,119 @@ impl Adapter for RegistryCredentialAdapter {
 
     fn secrets(&self, obj: &RegistryCredential) -> Vec<String> {
         gpucloud_engine::adapter::secrets_with_credentials(obj, [obj.spec.secret_ref.name.clone()])
+    }
+
+    async fn update(
+        &self,
+        client: &PlatformClient,
+        remote: &mut RemoteCredential,
+        change: &Rotation,
+    ) -> Result<Note, Failure> {
+        self.apply_change(client, remote, change).await?;
+        Ok(Note::updated(self.describe_change(change)))
+    }
+}
+
+impl Decide for RegistryCredentialAdapter {
+    fn plan(
+        &self,
+        obj: &RegistryCredential,
+        desired: &DesiredCredential,
+        remote: &Self::Remote,
+    ) -> Plan<Rotation> {
+        plan_credential(obj, desired, remote)
+    }
+
+    fn report(
+        &self,
+        obj: &RegistryCredential,
+        remote: Option<&RemoteCredential>,
+        seen: Seen,
+    ) -> Report<RegistryCredentialStatus> {
+        Report {
+            status: self.status_of(obj, remote, seen),
+            readiness: remote.map(|r| self.readiness_of(obj, r)),
+            conditions: Vec::new(),
+        }
+    }
+}
+
+/// The parts of the report, the policy and the update, each from what the pass has.
+impl RegistryCredentialAdapter {
+    async fn apply_change(
+        &self,
+        client: &PlatformClient,
+        remote: &mut RemoteCredential,
+        change: &Rotation,
+    ) -> Result<(), Failure> {
+        // A rotation cut short after its create left the new credential behind: use it.
+        let existing = client
+            .registries()
+            .list()
+            .await
+            .map_err(|e| Failure::from_platform("list registry credentials", &e))?
+            .into_iter()
+            .find(|c| c.name == change.name);
+        let credential = match existing {
+            Some(c) => c,
+            None => {
+                let new = NewRegistryCredential {
+                    name: change.name.clone(),
+                    username: change.login.username.clone(),
+                    password: change.login.password.clone(),
+                };
+                client.registries().create(&new).await.map_err(|e| {
+                    Failure::from_platform("register the replacing registry credential", &e)
+                })?
+            }
+        };
+        *remote = RemoteCredential {
+            credential,
+            hash: Some(change.hash.clone()),
+            retiring: Some(change.retiring.clone()),
+        };
+        Ok(())
+    }
+
+    fn readiness_of(&self, obj: &RegistryCredential, remote: &RemoteCredential) -> Readiness {
+        let retiring = remote.retiring.clone().unwrap_or_else(|| retiring_of(obj));
+        let mut message = format!(
+            "credential {} registered for {}",
+            remote.credential.id, obj.spec.registry
+        );
+        if !retiring.is_empty() {
+            message.push_str(&format!(
+                "; replaced credentials {} are deleted once no Template uses them",
+                retiring.join(", ")
+            ));
+        }
+        Readiness::Ready { message }
+    }
+
+    fn status_of(
+        &self,
+        obj: &RegistryCredential,
+        remote: Option<&RemoteCredential>,
+        _seen: Seen,
+    ) -> RegistryCredentialStatus {
+        let mut status = obj.status.clone().unwrap_or_default();
+        if let Some(r) = remote {
+            status.name = Some(r.credential.name.clone());
+            if let Some(h) = &r.hash {
+                status.secret_hash = Some(h.clone());
+            }
+            if let Some(retiring) = &r.retiring {
+                status.retiring_ids = retiring.clone();
+            }
+        }
+        status
+    }
+
+    fn describe_change(&self, change: &Rotation) -> String {
+        format!(
+            "registered {:?} to replace the registry credential (the Secret or the name changed); the old one is deleted once no Template uses it",
+            change.name
+        )
     }
 }
 
@@ -495,7 +531,7 @@ mod tests {
         let text = format!(
             "{:?} {}",
             changes[0],
-            RegistryCredentialAdapter.describe(&changes[0])
+            RegistryCredentialAdapter.describe_change(&changes[0])
         );
         assert!(
             !text.contains("pw-secret") && !text.contains("bot"),
@@ -529,11 +565,15 @@ mod tests {
     fn status_keeps_no_login_and_follows_the_retiring_list() {
         let o = obj(&["r0"]);
         let mut r = remote("r1", "team-a-pull-1b4e28ba-01234567");
-        let kept = RegistryCredentialAdapter.status(&o, Some(&r), Seen::default());
+        let kept = RegistryCredentialAdapter
+            .report(&o, Some(&r), Seen::default())
+            .status;
         assert_eq!(kept.retiring_ids, vec!["r0".to_string()]);
         r.retiring = Some(vec![]);
         r.hash = Some("0123456789abcdef".into());
-        let s = RegistryCredentialAdapter.status(&o, Some(&r), Seen::default());
+        let s = RegistryCredentialAdapter
+            .report(&o, Some(&r), Seen::default())
+            .status;
         assert!(s.retiring_ids.is_empty());
         assert_eq!(s.secret_hash.as_deref(), Some("0123456789abcdef"));
         assert_eq!(s.name.as_deref(), Some("team-a-pull-1b4e28ba-01234567"));

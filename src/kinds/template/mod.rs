@@ -18,7 +18,9 @@ use gpucloud_platform::domain::{NewTemplate, Template as Remote, TemplateChange}
 
 use crate::kinds::shared::dependency;
 use crate::kinds::shared::secret_env;
-use gpucloud_engine::adapter::{Adapter, Created, PassContext, Plan, Readiness, Seen};
+use gpucloud_engine::adapter::{
+    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Readiness, Report, Seen,
+};
 use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{InstallTag, is_named_for, kept_name, remote_name_of};
 
@@ -311,11 +313,9 @@ impl TemplateAdapter {
     }
 }
 
-impl Adapter for TemplateAdapter {
+impl Inventory for TemplateAdapter {
     type Kind = Template;
     type Remote = Remote;
-    type Desired = NewTemplate;
-    type Change = TemplateChange;
 
     const KIND: &'static str = "Template";
     const NOUN: &'static str = "template";
@@ -324,10 +324,6 @@ impl Adapter for TemplateAdapter {
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<gpucloud_policy::orphans::Candidate> {
         Some(gpucloud_policy::orphans::template_candidate(remote))
-    }
-
-    fn id(remote: &Self::Remote) -> &str {
-        &remote.id
     }
 
     async fn list(&self, client: &PlatformClient) -> Result<Vec<Self::Remote>, Failure> {
@@ -341,6 +337,11 @@ impl Adapter for TemplateAdapter {
     fn claims(&self, obj: &Template, remote: &Self::Remote) -> bool {
         is_named_for(obj, obj.spec.name.as_deref(), &remote.name)
     }
+}
+
+impl Actuator for TemplateAdapter {
+    type Desired = NewTemplate;
+    type Change = TemplateChange;
 
     async fn desired(
         &self,
@@ -364,39 +365,6 @@ impl Adapter for TemplateAdapter {
             .map_err(|e| Failure::from_platform("create the template", &e))
     }
 
-    fn plan(
-        &self,
-        obj: &Template,
-        desired: &NewTemplate,
-        remote: &Self::Remote,
-    ) -> Plan<TemplateChange> {
-        match kept_name(obj, obj.spec.name.as_deref(), &remote.name) {
-            Some(name) if name != desired.name => {
-                let kept = NewTemplate {
-                    name: name.to_string(),
-                    ..desired.clone()
-                };
-                plan_template(&kept, remote)
-            }
-            _ => plan_template(desired, remote),
-        }
-    }
-
-    async fn apply(
-        &self,
-        client: &PlatformClient,
-        remote: &mut Self::Remote,
-        change: &TemplateChange,
-    ) -> Result<(), Failure> {
-        client
-            .templates()
-            .update(&remote.id, change)
-            .await
-            .map_err(|e| Failure::from_platform("update the template", &e))?;
-        applied(remote, change);
-        Ok(())
-    }
-
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
         // The cluster's users are named in the condition; the platform refuses too, but by
         // its own ids, and not for a REST v2 pod (resolved at create time).
@@ -414,26 +382,6 @@ impl Adapter for TemplateAdapter {
         client.templates().delete(id).await.map_err(|e| {
             Failure::from_platform("delete the template", &e).in_use_on_delete("TemplateInUse")
         })
-    }
-
-    fn readiness(&self, _obj: &Template, remote: &Self::Remote) -> Readiness {
-        Readiness::Ready {
-            message: format!("template {} runs {}", remote.id, remote.image),
-        }
-    }
-
-    fn status(&self, obj: &Template, remote: Option<&Self::Remote>, _seen: Seen) -> TemplateStatus {
-        let mut status = obj.status.clone().unwrap_or_default();
-        if let Some(r) = remote {
-            status.name = Some(r.name.clone());
-            status.image = Some(r.image.clone());
-            status.registry_id = r.registry_id.clone();
-        }
-        status
-    }
-
-    fn describe(&self, change: &TemplateChange) -> String {
-        describe_change(change)
     }
 
     async fn after_sync(
@@ -461,6 +409,87 @@ impl Adapter for TemplateAdapter {
             obj,
             secret_env::secret_names(&obj.spec.env),
         )
+    }
+
+    async fn update(
+        &self,
+        client: &PlatformClient,
+        remote: &mut Remote,
+        change: &TemplateChange,
+    ) -> Result<Note, Failure> {
+        self.apply_change(client, remote, change).await?;
+        Ok(Note::updated(self.describe_change(change)))
+    }
+}
+
+impl Decide for TemplateAdapter {
+    fn plan(
+        &self,
+        obj: &Template,
+        desired: &NewTemplate,
+        remote: &Self::Remote,
+    ) -> Plan<TemplateChange> {
+        match kept_name(obj, obj.spec.name.as_deref(), &remote.name) {
+            Some(name) if name != desired.name => {
+                let kept = NewTemplate {
+                    name: name.to_string(),
+                    ..desired.clone()
+                };
+                plan_template(&kept, remote)
+            }
+            _ => plan_template(desired, remote),
+        }
+    }
+
+    fn report(
+        &self,
+        obj: &Template,
+        remote: Option<&Remote>,
+        seen: Seen,
+    ) -> Report<TemplateStatus> {
+        Report {
+            status: self.status_of(obj, remote, seen),
+            readiness: remote.map(|r| self.readiness_of(obj, r)),
+            conditions: Vec::new(),
+        }
+    }
+}
+
+/// The parts of the report, the policy and the update, each from what the pass has.
+impl TemplateAdapter {
+    async fn apply_change(
+        &self,
+        client: &PlatformClient,
+        remote: &mut Remote,
+        change: &TemplateChange,
+    ) -> Result<(), Failure> {
+        client
+            .templates()
+            .update(&remote.id, change)
+            .await
+            .map_err(|e| Failure::from_platform("update the template", &e))?;
+        applied(remote, change);
+        Ok(())
+    }
+
+    fn readiness_of(&self, _obj: &Template, remote: &Remote) -> Readiness {
+        Readiness::Ready {
+            message: format!("template {} runs {}", remote.id, remote.image),
+        }
+    }
+
+    fn status_of(&self, obj: &Template, remote: Option<&Remote>, _seen: Seen) -> TemplateStatus {
+        let mut status = obj.status.clone().unwrap_or_default();
+        if let Some(r) = remote {
+            status.name = Some(r.name.clone());
+            status.image = Some(r.image.clone());
+            status.registry_id = r.registry_id.clone();
+        }
+        status
+    }
+
+    fn describe_change(&self, change: &TemplateChange) -> String {
+        describe_change(change)
     }
 }
 

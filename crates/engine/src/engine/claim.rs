@@ -11,6 +11,7 @@
 //! Which annotation and finalizer a write must add is decided by pure functions, tested
 //! below; [`crate::ownership`] tells whether a holder still runs.
 
+use gpucloud_platform::domain::Identified;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -140,7 +141,7 @@ impl<A: Adapter> Engine<A> {
         };
         let fresh = Freshness::MaxAge(self.shared.config.poll_interval);
         let listing = self.listing(&pass, fresh).await.ok()?;
-        Some(super::observe::by_id(&listing.items, id, A::id).is_some())
+        Some(super::observe::by_id(&listing.items, id, Identified::id).is_some())
     }
 
     /// Rewrites the claim with the account of this install's (rotated) key.

@@ -9,6 +9,7 @@
 //! cannot finish keeps the finalizer, says why in an Event and in the conditions, and
 //! retries.
 
+use gpucloud_platform::domain::Identified;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -219,7 +220,7 @@ impl<A: Adapter> Engine<A> {
             .items
             .iter()
             .filter(|r| self.adapter.claims(obj, r))
-            .map(|r| A::id(r))
+            .map(Identified::id)
             .collect()
     }
 

@@ -6,6 +6,7 @@
 //!
 //! What a failed create leaves behind is decided by [`after_failed_create`] (pure).
 
+use gpucloud_platform::domain::Identified;
 use k8s_openapi::jiff::Timestamp;
 use kube::Api;
 use std::time::Duration;
@@ -88,7 +89,7 @@ impl<A: Adapter> Engine<A> {
             }
         };
         // Nothing to create yet (a Pod outside its schedule): no marker, no call.
-        if let Some(message) = self.adapter.hold_create(obj, &desired) {
+        if let Some(message) = self.adapter.policy(obj, None).hold_create {
             let converged = crate::conditions::Verdicts::converged(message);
             return Prepared::Hold(Box::new(Outcome::new(None, converged, Requeue::Poll)));
         }
@@ -133,7 +134,7 @@ impl<A: Adapter> Engine<A> {
         let obj = seen.obj.as_ref();
         self.wrote(obj);
         let mut remote = created.remote;
-        let id = A::id(&remote).to_string();
+        let id = Identified::id(&remote).to_string();
         info!(kind = A::KIND, object = %seen.key, id = %id, "created");
         for note in created.notes {
             self.shared

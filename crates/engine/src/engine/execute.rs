@@ -4,6 +4,7 @@
 //! Every branch ends in an [`Outcome`] for the status stage; the apiserver writes it needs
 //! (the claim and the finalizer of an adopted object) go through [`super::writes`].
 
+use gpucloud_platform::domain::Identified;
 use std::time::Duration;
 
 use kube::Api;
@@ -13,7 +14,7 @@ use super::observe::CreateAttempt;
 use super::outcome::{Outcome, Requeue};
 use super::writes::legacy_id_removal;
 use super::{Engine, EngineError, Observed};
-use crate::adapter::{Adapter, PassContext, Plan, Readiness};
+use crate::adapter::{Adapter, PassContext, Plan, Readiness, Seen};
 use crate::conditions::{Verdict, Verdicts};
 use crate::decide::{Adoption, Step};
 use crate::failure::Failure;
@@ -76,7 +77,7 @@ impl<A: Adapter> Engine<A> {
         how: Adoption,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
-        let id = A::id(&remote).to_string();
+        let id = Identified::id(&remote).to_string();
         self.ensure_owned(api, obj, pass.credentials.account, !seen.observe_only)
             .await?;
         self.unsure_creates.lock().remove(&seen.key);
@@ -146,17 +147,20 @@ impl<A: Adapter> Engine<A> {
     ) -> Outcome<A::Remote> {
         let obj = seen.obj.as_ref();
         for change in changes {
-            if let Err(f) = self.adapter.apply(pass.client, &mut remote, change).await {
-                // The remote object is known not to match the spec (a pod stopped out of
-                // band that cannot resume): not Ready, as a change that went through would
-                // not be either until the next listing.
-                let not_ready = Verdict::no(f.reason.clone(), f.message.clone());
-                return Outcome::failed(f, Some(remote), not_ready);
-            }
-            let note = self.adapter.describe(change);
-            info!(kind = A::KIND, object = %seen.key, id = A::id(&remote), change = %note, "updated");
-            let reason = self.adapter.change_reason(change);
-            self.shared.event(obj, false, reason, "Update", note).await;
+            let note = match self.adapter.update(pass.client, &mut remote, change).await {
+                Ok(note) => note,
+                Err(f) => {
+                    // The remote object is known not to match the spec (a pod stopped out
+                    // of band that cannot resume): not Ready, as a change that went through
+                    // would not be either until the next listing.
+                    let not_ready = Verdict::no(f.reason.clone(), f.message.clone());
+                    return Outcome::failed(f, Some(remote), not_ready);
+                }
+            };
+            info!(kind = A::KIND, object = %seen.key, id = Identified::id(&remote), change = %note.message, "updated");
+            self.shared
+                .event(obj, note.warning, &note.reason, note.action, note.message)
+                .await;
         }
         self.wrote(obj);
         // The listing predates the change: show the change as under way and read a fresh
@@ -178,7 +182,7 @@ impl<A: Adapter> Engine<A> {
         why: String,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
-        let id = A::id(&remote).to_string();
+        let id = Identified::id(&remote).to_string();
         if let Err(f) = self.adapter.delete(pass.client, &id).await
             && !f.is_not_found()
         {
@@ -209,7 +213,7 @@ impl<A: Adapter> Engine<A> {
         obj: &A::Kind,
         remote: &mut A::Remote,
     ) -> Result<(), Failure> {
-        match self.adapter.readiness(obj, remote) {
+        match self.readiness(obj, remote) {
             Readiness::Ready { .. } => self.adapter.after_sync(pass, obj, remote).await,
             Readiness::Progressing { .. } => Ok(()),
         }
@@ -217,7 +221,7 @@ impl<A: Adapter> Engine<A> {
 
     /// An up-to-date remote object: Ready, or still coming up.
     pub(super) fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
-        match self.adapter.readiness(obj, &remote) {
+        match self.readiness(obj, &remote) {
             Readiness::Ready { message } => {
                 Outcome::new(Some(remote), Verdicts::converged(message), Requeue::Poll)
             }
@@ -225,6 +229,17 @@ impl<A: Adapter> Engine<A> {
                 Outcome::progressing(Some(remote), reason, message, Requeue::Progress)
             }
         }
+    }
+}
+
+impl<A: Adapter> Engine<A> {
+    /// Whether an up-to-date remote object is usable yet, as the kind reports it; a kind
+    /// that says nothing of it has a usable object as soon as it is up to date.
+    fn readiness(&self, obj: &A::Kind, remote: &A::Remote) -> Readiness {
+        let report = self.adapter.report(obj, Some(remote), Seen::default());
+        report.readiness.unwrap_or_else(|| Readiness::Ready {
+            message: format!("{} {} is up to date", A::NOUN, Identified::id(remote)),
+        })
     }
 }
 

@@ -9,6 +9,7 @@
 //! for a marker not found there, the released record; an owner once proven gone is
 //! remembered for good (a UID never comes back).
 
+use gpucloud_platform::domain::Identified;
 use std::collections::{HashMap, HashSet};
 
 use kube::ResourceExt;
@@ -53,7 +54,7 @@ impl<A: Adapter> Engine<A> {
         seen: &Observed<A::Kind>,
         remote: &A::Remote,
     ) -> Option<Outcome<A::Remote>> {
-        let id = A::id(remote);
+        let id = Identified::id(remote);
         match self.holder(seen.obj.as_ref(), remote, true).await {
             Ok(holder) if holder.allows() => None,
             Ok(holder) => {
@@ -77,7 +78,7 @@ impl<A: Adapter> Engine<A> {
         claim: bool,
     ) -> Result<Holder, Failure> {
         let uid = obj.uid().unwrap_or_default();
-        let id = A::id(remote);
+        let id = Identified::id(remote);
         let marker = A::owner_marker(remote);
         let marked_owner = match &marker {
             Some(m) if !names_uid(m, &uid) => self.marked_owner(m, id).await?,
@@ -201,7 +202,7 @@ impl<A: Adapter> Engine<A> {
             .map_err(|f| f.with_credentials(&creds.source))?;
         let mut deletable = Vec::with_capacity(ids.len());
         for id in ids {
-            let holder = match super::observe::by_id(&listing.items, &id, A::id) {
+            let holder = match super::observe::by_id(&listing.items, &id, Identified::id) {
                 Some(remote) => self.holder(obj, remote, false).await?,
                 // Gone already, or not listed yet: the delete finds out.
                 None => Holder::Mine,

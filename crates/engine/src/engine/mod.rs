@@ -44,7 +44,7 @@ use crate::cache::Cache;
 use crate::snapshot::Snapshots;
 use gpucloud_crd::ManagedKind;
 
-use super::adapter::{Adapter, PassContext};
+use super::adapter::{Adapter, Inventory, PassContext};
 use super::backoff::Backoffs;
 use super::context::{FINALIZER, Shared};
 use super::credentials::{AccountId, Credentials};
@@ -118,7 +118,7 @@ pub struct Engine<A: Adapter> {
     holders: parking_lot::Mutex<holders::Holders>,
 }
 
-type OwnStatus<A> = (String, <<A as Adapter>::Kind as ManagedKind>::Status);
+type OwnStatus<A> = (String, <<A as Inventory>::Kind as ManagedKind>::Status);
 
 impl<A: Adapter> Engine<A> {
     pub fn new(shared: Arc<Shared>, adapter: A) -> Self {

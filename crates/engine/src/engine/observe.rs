@@ -6,6 +6,7 @@
 //! Which listing a pass needs and which id an object is managed by are pure functions,
 //! tested below.
 
+use gpucloud_platform::domain::Identified;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -196,7 +197,7 @@ impl<A: Adapter> Engine<A> {
             let by_id = seen
                 .known
                 .as_ref()
-                .and_then(|(id, _)| by_id(&listing.items, id, A::id));
+                .and_then(|(id, _)| by_id(&listing.items, id, Identified::id));
             // Looking for the object by name or tag costs a pass over the whole listing:
             // only when its id is not known or not found (on every pass it would make a
             // resync of N objects cost N x N comparisons).
@@ -218,7 +219,7 @@ impl<A: Adapter> Engine<A> {
                 claimed: &claimed,
                 second_look,
                 refused_before: refused.as_ref(),
-                when_gone: self.adapter.when_gone(&seen.obj),
+                when_gone: self.adapter.policy(&seen.obj, None).when_gone,
             };
             match decide(&facts, A::NOUN) {
                 Step::Relist(newer) => {
@@ -247,7 +248,7 @@ impl<A: Adapter> Engine<A> {
                 let mut items = self.adapter.list(pass.client).await?;
                 // Sorted by id once per refresh, so that every pass finds its object by
                 // a binary search (see `by_id`).
-                items.sort_unstable_by(|a, b| A::id(a).cmp(A::id(b)));
+                items.sort_unstable_by(|a, b| Identified::id(a).cmp(Identified::id(b)));
                 Ok(items)
             })
             .await

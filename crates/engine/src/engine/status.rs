@@ -5,6 +5,7 @@
 //!
 //! Each of those is a pure function, tested below; [`Engine::report`] runs them in order.
 
+use gpucloud_platform::domain::Identified;
 use std::time::Duration;
 
 use crate::action::Action;
@@ -160,7 +161,11 @@ impl<A: Adapter> Engine<A> {
             stalled_recheck: self.shared.config.stalled_recheck,
             backoff: self.shared.config.backoff,
         };
-        let due = || self.adapter.due_in(obj, outcome.remote.as_ref());
+        let due = || {
+            self.adapter
+                .policy(obj, outcome.remote.as_ref())
+                .look_again_in
+        };
         let delay = match next_pass(outcome.requeue, timing, due) {
             // The regular next pass of a pass that worked waits in the resync table, not
             // in the controller's scheduler (see `crate::resync`).
@@ -207,14 +212,15 @@ impl<A: Adapter> Engine<A> {
         seen: Seen,
         forget_id: bool,
     ) -> <A::Kind as ManagedKind>::Status {
-        let mut status = self.adapter.status(obj, remote, seen);
+        let report = self.adapter.report(obj, remote, seen);
+        let mut status = report.status;
         let previous = conditions_of(obj).to_vec();
         let common = Common {
             previous: &previous,
             verdicts,
-            extra: self.adapter.extra_conditions(obj, remote),
+            extra: report.conditions,
             generation: obj.meta().generation,
-            remote_id: remote.map(A::id),
+            remote_id: remote.map(Identified::id),
             forget_id,
         };
         let now = Time(Timestamp::now());

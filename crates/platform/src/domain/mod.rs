@@ -14,6 +14,32 @@ use std::future::Future;
 use super::config::PlatformApi;
 use super::error::PlatformError;
 
+/// A platform record that the platform names by an id: what the operator keeps in status
+/// and looks a remote object up by.
+pub trait Identified {
+    fn id(&self) -> &str;
+}
+
+/// Implements [`Identified`] for records whose id is their `id` field.
+macro_rules! identified_by_id_field {
+    ($($record:ty),* $(,)?) => {
+        $(impl Identified for $record {
+            fn id(&self) -> &str {
+                &self.id
+            }
+        })*
+    };
+}
+
+identified_by_id_field!(
+    Cluster,
+    Pod,
+    RegistryCredential,
+    ServerlessEndpoint,
+    Template,
+    Volume,
+);
+
 /// Lists from the configured backend, each record in the domain's type: what every
 /// facade's `list` does (REST v2 converts them while it decodes). Both listings are passed
 /// in, but a future does nothing until awaited, so only the configured backend is called.
