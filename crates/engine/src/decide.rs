@@ -114,11 +114,18 @@ pub struct Facts<'a, R> {
     pub when_gone: WhenGone,
 }
 
+/// What one listing tells a pass.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Look<R> {
+    /// Read a listing that meets this, then decide again.
+    Relist(Freshness),
+    /// Take this step.
+    Take(Step<R>),
+}
+
 /// What the pass does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step<R> {
-    /// Read a listing that meets this, then decide again.
-    Relist(Freshness),
     /// Bring this remote object in line with the spec.
     Manage(R),
     /// ObserveOnly: report this remote object, change nothing.
@@ -139,7 +146,6 @@ impl<R> Step<R> {
     /// A short name of the step, for logs.
     pub fn name(&self) -> &'static str {
         match self {
-            Step::Relist(_) => "relist",
             Step::Manage(_) => "manage",
             Step::Observe(_) => "observe",
             Step::Adopt(..) => "adopt",
@@ -172,22 +178,23 @@ impl Adoption {
     }
 }
 
-/// Pure: the step of one pass (paused and deleted objects are decided elsewhere).
-pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Step<R> {
+/// Pure: the step of one pass (paused and deleted objects are decided elsewhere), or the
+/// newer listing it must read first.
+pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Look<R> {
     if let Some((id, chosen_by)) = f.id {
         if let Some(remote) = f.by_id {
-            return match f.observe_only {
+            return Look::Take(match f.observe_only {
                 true => Step::Observe(remote.clone()),
                 false => Step::Manage(remote.clone()),
-            };
+            });
         }
         if !f.second_look {
             // One listing can miss an object made just before it: ask a newer one.
-            return Step::Relist(Freshness::StartedAfter(f.listing_started));
+            return Look::Relist(Freshness::StartedAfter(f.listing_started));
         }
         let report =
             f.observe_only || chosen_by == IdChosenBy::Person || f.when_gone == WhenGone::Report;
-        return match (report, f.claimed) {
+        return Look::Take(match (report, f.claimed) {
             (true, _) => Step::Fail(gone(noun, id)),
             (false, []) => Step::Recreate,
             // The known object is gone but another one carries this object's tag (an
@@ -195,12 +202,12 @@ pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Step<R> {
             // that one is the object's now, rather than a third.
             (false, [one]) => Step::Adopt((*one).clone(), Adoption::Successor),
             (false, many) => Step::Fail(ambiguous(many.len(), noun)),
-        };
+        });
     }
     if let Some(marker) = f.marker {
         return recover(f, marker, noun);
     }
-    match f.claimed {
+    Look::Take(match f.claimed {
         [] if f.observe_only => Step::Fail(Failure::permanent(
             "ExternalNotFound",
             format!(
@@ -214,12 +221,12 @@ pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Step<R> {
         },
         [one] => Step::Adopt((*one).clone(), Adoption::Existing),
         many => Step::Fail(ambiguous(many.len(), noun)),
-    }
+    })
 }
 
 /// After an interrupted create: adopt what it made, wait while it may still land, or
 /// create once a listing newer than anything it can have done shows nothing.
-fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Step<R> {
+fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Look<R> {
     let settled = marker.settles_at <= f.now;
     // Anything the create made is in a listing newer than the marker; only its absence
     // must wait until the create can no longer land.
@@ -229,9 +236,9 @@ fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Step<R> {
         marker.at
     };
     if f.listing_started <= need_after {
-        return Step::Relist(Freshness::StartedAfter(need_after));
+        return Look::Relist(Freshness::StartedAfter(need_after));
     }
-    match f.claimed {
+    Look::Take(match f.claimed {
         [] if !settled => Step::WaitForPendingCreate(marker.settles_at - f.now),
         [] if f.observe_only => Step::Fail(gone(noun, "made by the interrupted create")),
         [] => match f.refused_before {
@@ -240,7 +247,7 @@ fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Step<R> {
         },
         [one] => Step::Adopt((*one).clone(), Adoption::AfterInterruptedCreate),
         many => Step::Fail(ambiguous(many.len(), noun)),
-    }
+    })
 }
 
 fn gone(noun: &str, id: &str) -> Failure {

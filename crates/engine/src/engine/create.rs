@@ -73,30 +73,20 @@ impl<A: Adapter> Engine<A> {
         }
     }
 
-    /// The spec resolved and admitted, unless the create must wait. A hold is decided
-    /// before the marker: it costs no write at all.
+    /// The spec resolved and admitted, unless the create must wait (see [`super::admit`]).
     async fn prepare(
         &self,
         seen: &Observed<A::Kind>,
         pass: &PassContext<'_>,
     ) -> Prepared<A::Desired, A::Remote> {
-        let obj = seen.obj.as_ref();
-        let last_ready = || seen.last_ready.clone();
-        let desired = match self.adapter.desired(pass, obj).await {
+        let desired = match self.resolve(pass, seen, None).await {
             Ok(d) => d,
-            Err(f) => {
-                return Prepared::Hold(Box::new(Outcome::failed_forgetting_id(f, last_ready())));
-            }
+            Err(outcome) => return Prepared::Hold(outcome),
         };
-        // Nothing to create yet (a Pod outside its schedule): no marker, no call.
-        if let Some(message) = self.adapter.policy(obj, None).hold_create {
-            let converged = crate::conditions::Verdicts::converged(message);
-            return Prepared::Hold(Box::new(Outcome::new(None, converged, Requeue::Poll)));
+        match self.held(pass, seen, &desired, None, &[]).await {
+            Some(held) => Prepared::Hold(Box::new(held)),
+            None => Prepared::Create(desired),
         }
-        if let Err(f) = self.adapter.admit(pass, obj, &desired, None, &[]).await {
-            return Prepared::Hold(Box::new(Outcome::failed_forgetting_id(f, last_ready())));
-        }
-        Prepared::Create(desired)
     }
 
     /// Writes the pending marker with the finalizer and the claim, conflict-checked, and
@@ -150,10 +140,8 @@ impl<A: Adapter> Engine<A> {
         if let Err(f) = self.after_sync_if_ready(pass, obj, &mut remote).await {
             return Outcome::failed(f, Some(remote), seen.last_ready.clone());
         }
-        Outcome {
-            requeue: Requeue::Progress,
-            ..self.observed(obj, remote)
-        }
+        // A fresh object's listing comes soon, Ready or not.
+        self.observed_then(obj, remote, Requeue::Progress)
     }
 
     /// The platform did not confirm the create: keep the marker while the create may still
@@ -173,7 +161,7 @@ impl<A: Adapter> Engine<A> {
                 .event(&*seen.obj, note.warning, &note.reason, note.action, message)
                 .await;
         }
-        let mut outcome = Outcome::failed_forgetting_id(failure.clone(), seen.last_ready.clone());
+        let outcome = Outcome::failed_forgetting_id(failure.clone(), seen.last_ready.clone());
         match after_failed_create(&failure, self.shared.config.create_timeout) {
             FailedCreate::MaybeMade { settles_in } => {
                 let settled_at = Instant::now() + settles_in;
@@ -181,7 +169,7 @@ impl<A: Adapter> Engine<A> {
                     .lock()
                     .insert(key.clone(), UnsureCreate { marker, settled_at });
                 warn!(kind = A::KIND, object = %key, error = %failure, "create may have happened; will look it up");
-                outcome.seen.creating = true;
+                Ok(Outcome::still_creating(outcome))
             }
             FailedCreate::NotMade { refused_for_good } => {
                 self.patch_metadata(api, &seen.obj, &[(ann::CREATE_PENDING, None)], None, false)
@@ -194,9 +182,9 @@ impl<A: Adapter> Engine<A> {
                     };
                     self.refused_creates.lock().insert(key, refused);
                 }
+                Ok(outcome)
             }
         }
-        Ok(outcome)
     }
 
     /// The failure of a create the platform refused for good for this same generation and

@@ -37,7 +37,6 @@ impl<A: Adapter> Engine<A> {
             return Ok(refused);
         }
         match step {
-            Step::Relist(_) => unreachable!("observe reads the listing decide asks for"),
             Step::Fail(f) => Ok(Outcome::failed(f, None, seen.last_ready.clone())),
             Step::WaitForPendingCreate(wait) => Ok(wait_for_pending_create(A::NOUN, wait)),
             Step::Observe(remote) => {
@@ -102,28 +101,23 @@ impl<A: Adapter> Engine<A> {
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
         let last_ready = seen.last_ready.clone();
-        let desired = match self.adapter.desired(pass, obj).await {
+        let desired = match self.resolve(pass, seen, Some(&remote)).await {
             Ok(d) => d,
-            Err(f) => return Ok(Outcome::failed(f, Some(remote), last_ready)),
+            Err(outcome) => return Ok(*outcome),
         };
         match self.adapter.plan(obj, &desired, &remote) {
             Plan::UpToDate => match self.after_sync_if_ready(pass, obj, &mut remote).await {
                 Ok(()) => Ok(self.observed(obj, remote)),
                 Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
             },
-            Plan::Blocked(failure) => {
-                let mut outcome = Outcome::failed(failure, Some(remote), last_ready);
-                outcome.seen.blocked = true;
-                Ok(outcome)
-            }
+            Plan::Blocked(failure) => Ok(Outcome::blocked(failure, remote, last_ready)),
             Plan::Update(changes) => {
-                let admitted = self
-                    .adapter
-                    .admit(pass, obj, &desired, Some(&remote), &changes)
-                    .await;
-                match admitted {
-                    Ok(()) => Ok(self.update(seen, pass, remote, &changes).await),
-                    Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
+                match self
+                    .held(pass, seen, &desired, Some(&remote), &changes)
+                    .await
+                {
+                    Some(held) => Ok(held),
+                    None => Ok(self.update(seen, pass, remote, &changes).await),
                 }
             }
             Plan::Replace { reason } => {
@@ -199,11 +193,7 @@ impl<A: Adapter> Engine<A> {
             self.patch_metadata(api, obj, &legacy_id_removal(), None, false)
                 .await?;
         }
-        let outcome = Outcome::progressing(None, reason, why, Requeue::Now);
-        Ok(Outcome {
-            forget_id: true,
-            ..outcome
-        })
+        Ok(Outcome::deleted(reason, why))
     }
 
     /// Extra I/O of the kind once its remote object is Ready (see `Adapter::after_sync`).
@@ -221,9 +211,19 @@ impl<A: Adapter> Engine<A> {
 
     /// An up-to-date remote object: Ready, or still coming up.
     pub(super) fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
+        self.observed_then(obj, remote, Requeue::Poll)
+    }
+
+    /// An up-to-date remote object, looked at again after `when_ready` once it is Ready.
+    pub(super) fn observed_then(
+        &self,
+        obj: &A::Kind,
+        remote: A::Remote,
+        when_ready: Requeue,
+    ) -> Outcome<A::Remote> {
         match self.readiness(obj, &remote) {
             Readiness::Ready { message } => {
-                Outcome::new(Some(remote), Verdicts::converged(message), Requeue::Poll)
+                Outcome::new(Some(remote), Verdicts::converged(message), when_ready)
             }
             Readiness::Progressing { reason, message } => {
                 Outcome::progressing(Some(remote), reason, message, Requeue::Progress)
@@ -251,9 +251,12 @@ fn wait_for_pending_create<R>(noun: &str, wait: Duration) -> Outcome<R> {
         wait.as_secs().max(1)
     );
     let requeue = Requeue::After(wait + Duration::from_millis(100));
-    let mut outcome = Outcome::progressing(None, "CreatePending", message, requeue);
-    outcome.seen.creating = true;
-    outcome
+    Outcome::still_creating(Outcome::progressing(
+        None,
+        "CreatePending",
+        message,
+        requeue,
+    ))
 }
 
 #[cfg(test)]

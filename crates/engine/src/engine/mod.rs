@@ -7,6 +7,8 @@
 //!   step for it;
 //! - [`holders`]: the tenancy gate before a pass acts on a remote object it did not make:
 //!   one that another object holds is refused, in any namespace;
+//! - [`admit`]: before any write, the spec resolved and the writes admitted (one place for
+//!   a create and a change);
 //! - [`execute`]: the step carried out: adopt, update or replace through the adapter,
 //!   or [`create`] (the crash-safe create); each ends in an [`outcome::Outcome`];
 //! - [`status`]: the outcome reported: status computed as data and written only when it
@@ -20,6 +22,7 @@
 //! Writes per object, apply to Ready: the marker with the finalizer (one conflict-checked
 //! patch), the platform create, status with the id, and the `Created` Event.
 
+mod admit;
 mod claim;
 mod cleanup;
 mod crd_guard;

@@ -23,7 +23,7 @@ use crate::adapter::{Adapter, PassContext};
 use crate::annotations::Annotations;
 use crate::conditions::{self, Condition, Verdict};
 use crate::credentials::{AccountId, Credentials, SECRET_NOT_FOUND};
-use crate::decide::{Facts, IdChosenBy, Marker, Step, decide, pending_settles_at};
+use crate::decide::{Facts, IdChosenBy, Look, Marker, Step, decide, pending_settles_at};
 use crate::failure::Failure;
 use crate::snapshot::{Freshness, Listing};
 
@@ -222,11 +222,11 @@ impl<A: Adapter> Engine<A> {
                 when_gone: self.adapter.policy(&seen.obj, None).when_gone,
             };
             match decide(&facts, A::NOUN) {
-                Step::Relist(newer) => {
+                Look::Relist(newer) => {
                     second_look = seen.known.is_some();
                     need = newer;
                 }
-                step => {
+                Look::Take(step) => {
                     debug!(kind = A::KIND, object = %seen.key, step = step.name(), "decided");
                     return Ok(step);
                 }

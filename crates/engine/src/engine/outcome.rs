@@ -95,6 +95,39 @@ impl<R> Outcome<R> {
         }
     }
 
+    /// The spec asks for a change the platform cannot make: `failure` says which, and
+    /// status says the object is blocked.
+    pub fn blocked(failure: Failure, remote: R, last_ready: Verdict) -> Self {
+        Self {
+            seen: Seen {
+                blocked: true,
+                ..Seen::default()
+            },
+            ..Self::failed(failure, Some(remote), last_ready)
+        }
+    }
+
+    /// A create whose outcome is not known yet: no remote object to report, and status
+    /// says one is being created. `outcome` is what the pass tells meanwhile.
+    pub fn still_creating(outcome: Self) -> Self {
+        Self {
+            seen: Seen {
+                creating: true,
+                ..outcome.seen
+            },
+            ..outcome
+        }
+    }
+
+    /// The remote object was deleted on purpose (to replace it, or for good): status stops
+    /// naming it, and the next pass goes the create way at once.
+    pub fn deleted(reason: &'static str, why: String) -> Self {
+        Self {
+            forget_id: true,
+            ..Self::progressing(None, reason, why, Requeue::Now)
+        }
+    }
+
     /// When the platform refused the key, says which key that was, so that the message
     /// names the Secret to fix.
     pub fn naming_credentials(self, creds: &Credentials) -> Self {
@@ -180,8 +213,8 @@ mod tests {
     #[test]
     fn a_refused_key_is_named_and_the_rest_of_the_outcome_kept() {
         let refused = Failure::permanent("Unauthorized", "could not list: 401");
-        let mut outcome = Outcome::<()>::failed_forgetting_id(refused, ready());
-        outcome.seen.creating = true;
+        let outcome =
+            Outcome::still_creating(Outcome::<()>::failed_forgetting_id(refused, ready()));
         let named = outcome.naming_credentials(&credentials());
         let (failure, _) = named.failure.expect("still a failure");
         assert!(failure.message.contains("Secret team-a/key"), "{failure:?}");
