@@ -114,13 +114,13 @@ pub struct Facts<'a, R> {
     pub when_gone: WhenGone,
 }
 
-/// What one listing tells a pass.
+/// What one listing tells a pass: a step `S`, or that it must read a newer listing first.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Look<R> {
+pub enum Look<S> {
     /// Read a listing that meets this, then decide again.
     Relist(Freshness),
     /// Take this step.
-    Take(Step<R>),
+    Take(S),
 }
 
 /// What the pass does.
@@ -180,7 +180,7 @@ impl Adoption {
 
 /// Pure: the step of one pass (paused and deleted objects are decided elsewhere), or the
 /// newer listing it must read first.
-pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Look<R> {
+pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Look<Step<R>> {
     if let Some((id, chosen_by)) = f.id {
         if let Some(remote) = f.by_id {
             return Look::Take(match f.observe_only {
@@ -226,7 +226,7 @@ pub fn decide<R: Clone>(f: &Facts<'_, R>, noun: &str) -> Look<R> {
 
 /// After an interrupted create: adopt what it made, wait while it may still land, or
 /// create once a listing newer than anything it can have done shows nothing.
-fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Look<R> {
+fn recover<R: Clone>(f: &Facts<'_, R>, marker: Marker, noun: &str) -> Look<Step<R>> {
     let settled = marker.settles_at <= f.now;
     // Anything the create made is in a listing newer than the marker; only its absence
     // must wait until the create can no longer land.
@@ -277,8 +277,6 @@ pub enum Cleanup {
     Release,
     /// A create may still land: deleting now would leave what it makes behind.
     WaitForPendingCreate(Duration),
-    /// Read a listing that meets this to find what an interrupted create made.
-    Relist(Freshness),
     /// Delete these remote objects (none: nothing was ever made).
     Delete(Vec<String>),
 }
@@ -302,26 +300,26 @@ pub fn keeps_remote(deletion: DeletionPolicy, management: ManagementPolicy, paus
 }
 
 /// Pure: what deleting the object does.
-pub fn decide_cleanup(f: &CleanupFacts<'_>) -> Cleanup {
+pub fn decide_cleanup(f: &CleanupFacts<'_>) -> Look<Cleanup> {
     if f.keeps_remote {
-        return Cleanup::Release;
+        return Look::Take(Cleanup::Release);
     }
     let mut ids: Vec<String> = f.id.iter().map(|id| id.to_string()).collect();
     // Without a known id, a marker means a create may have made something: find it.
     if let (None, Some(marker)) = (f.id, f.marker) {
         if marker.settles_at > f.now {
-            return Cleanup::WaitForPendingCreate(marker.settles_at - f.now);
+            return Look::Take(Cleanup::WaitForPendingCreate(marker.settles_at - f.now));
         }
         match &f.listing {
             Some((started, claimed)) if *started > marker.settles_at => {
                 ids.extend(claimed.iter().map(|id| id.to_string()));
             }
-            _ => return Cleanup::Relist(Freshness::StartedAfter(marker.settles_at)),
+            _ => return Look::Relist(Freshness::StartedAfter(marker.settles_at)),
         }
     }
     ids.sort();
     ids.dedup();
-    Cleanup::Delete(ids)
+    Look::Take(Cleanup::Delete(ids))
 }
 
 /// The Event reason of a remote object kept because its kind's CRD is going.

@@ -24,7 +24,7 @@ use super::{Engine, EngineError};
 use crate::adapter::{Adapter, Seen};
 use crate::credentials::Credentials;
 use crate::decide::{
-    Cleanup, CleanupFacts, DeleteGuard, IdChosenBy, RELEASED_CRD_DELETING, decide_cleanup,
+    Cleanup, CleanupFacts, DeleteGuard, IdChosenBy, Look, RELEASED_CRD_DELETING, decide_cleanup,
     guard_delete, keeps_remote, kept_for_crd,
 };
 use crate::failure::Failure;
@@ -61,108 +61,176 @@ fn not_recorded(err: &kube::Error, noun: &str, id: &str) -> Failure {
     )
 }
 
+/// What the pass of an object being deleted knows of it before it asks the platform.
+struct Leaving<K> {
+    obj: Arc<K>,
+    key: String,
+    /// The id the object is managed by.
+    known: Option<String>,
+    /// An id a person named and the object never recorded: not deleted unless it holds it.
+    by_person: Option<String>,
+    /// deletionPolicy Orphan, ObserveOnly or paused.
+    keeps_remote: bool,
+    marker: Option<crate::decide::Marker>,
+}
+
+/// What the pass did with the remote objects, for its report.
+#[derive(Default)]
+struct Done {
+    /// The remote object left on the platform by the deletion policy.
+    released: Option<String>,
+    /// Remote objects kept because the kind's CRD is going.
+    kept: Option<KeptForCrd>,
+}
+
 impl<A: Adapter> Engine<A> {
-    /// Deletes (or releases) the remote object, then lets the Kubernetes object go.
+    /// The pass of an object being deleted: the same stages as a live one, towards "gone".
+    /// Observe the object, decide (reading listings while an interrupted create must be
+    /// looked for), act (release or delete), report (the Events, then the finalizer).
     pub(super) async fn cleanup(
         &self,
         api: &Api<A::Kind>,
         obj: Arc<A::Kind>,
     ) -> Result<Action, EngineError> {
-        // The newest this process knows, as a live pass reads it (see `Engine::observe`).
+        let leaving = self.observe_leaving(obj);
+        // Resolved only when the platform must be asked, and then once.
+        let mut creds: Option<Credentials> = None;
+        let step = match self.decide_leaving(&leaving, &mut creds).await {
+            Ok(step) => step,
+            Err(f) => return self.cleanup_failed(api, &leaving.obj, f).await,
+        };
+        let done = match step {
+            Cleanup::WaitForPendingCreate(wait) => {
+                // A create that may still land would be left behind by a delete now.
+                return Ok(Action::requeue(wait + Duration::from_millis(100)));
+            }
+            Cleanup::Release => self.release(&leaving).await,
+            Cleanup::Delete(ids) => self.delete_held(&leaving, &mut creds, ids).await,
+        };
+        match done {
+            Ok(done) => self.report_gone(api, &leaving, done).await,
+            Err(f) => self.cleanup_failed(api, &leaving.obj, f).await,
+        }
+    }
+
+    /// The facts of an object being deleted, from the newest copy this process knows (as a
+    /// live pass reads it, see `Engine::observe`).
+    fn observe_leaving(&self, obj: Arc<A::Kind>) -> Leaving<A::Kind> {
         let obj = self.newest(obj);
         let key = obj.key();
         let (annotations, known) = super::observe::annotations_and_id(obj.as_ref());
-        // An id a person named and the object never recorded: not deleted unless it holds it.
         let by_person = match &known {
             Some((id, IdChosenBy::Person)) => Some(id.clone()),
             _ => None,
         };
-        let known = known.map(|(id, _)| id);
-        let keeps_remote = keeps_remote(
-            obj.deletion_policy(),
-            obj.management_policy(),
-            annotations.paused,
-        );
-        let marker = annotations.create_pending.map(|m| self.marker(&key, m));
-        // Resolved only when the platform must be asked, and then once.
-        let mut creds: Option<Credentials> = None;
-        let mut listing: Option<std::sync::Arc<crate::snapshot::Listing<A::Remote>>> = None;
-        let (ids, released) = loop {
-            let claimed: Option<(Instant, Vec<&str>)> = listing.as_ref().map(|l| {
-                let ids = self.claimed_ids(&obj, l);
-                (l.started_at, ids)
-            });
+        Leaving {
+            keeps_remote: keeps_remote(
+                obj.deletion_policy(),
+                obj.management_policy(),
+                annotations.paused,
+            ),
+            marker: annotations.create_pending.map(|m| self.marker(&key, m)),
+            known: known.map(|(id, _)| id),
+            by_person,
+            obj,
+            key,
+        }
+    }
+
+    /// Reads listings until [`decide_cleanup`] has a step.
+    async fn decide_leaving(
+        &self,
+        leaving: &Leaving<A::Kind>,
+        creds: &mut Option<Credentials>,
+    ) -> Result<Cleanup, Failure> {
+        let mut listing: Option<Arc<crate::snapshot::Listing<A::Remote>>> = None;
+        loop {
+            let claimed: Option<(Instant, Vec<&str>)> = listing
+                .as_ref()
+                .map(|l| (l.started_at, self.claimed_ids(&leaving.obj, l)));
             let facts = CleanupFacts {
                 now: Instant::now(),
-                keeps_remote,
-                id: known.as_deref(),
-                marker,
+                keeps_remote: leaving.keeps_remote,
+                id: leaving.known.as_deref(),
+                marker: leaving.marker,
                 listing: claimed,
             };
-            match decide_cleanup(&facts) {
-                Cleanup::Release => {
-                    // Only what the object held is released: the record proves a remote
-                    // object free for others (see `crate::tenancy`), and an id it never
-                    // recorded may be another object's.
-                    let held = known
-                        .as_deref()
-                        .filter(|id| by_person.as_deref() != Some(*id));
-                    if let Some(id) = held
-                        && let Err(f) = self.record_release(&obj, id).await
-                    {
-                        return self.cleanup_failed(api, &obj, f).await;
-                    }
-                    break (Vec::new(), held);
-                }
-                Cleanup::WaitForPendingCreate(wait) => {
-                    // A create that may still land would be left behind by a delete now.
-                    return Ok(Action::requeue(wait + Duration::from_millis(100)));
-                }
-                Cleanup::Relist(need) => {
-                    let creds = match self.credentials_once(&obj, &mut creds).await {
-                        Ok(c) => c,
-                        Err(f) => return self.cleanup_failed(api, &obj, f).await,
-                    };
-                    match self.shared_listing(&creds, need).await {
-                        Ok(l) => listing = Some(l),
-                        Err(f) => {
-                            let f = f.with_credentials(&creds.source);
-                            return self.cleanup_failed(api, &obj, f).await;
-                        }
-                    }
-                }
-                Cleanup::Delete(ids) => break (ids, None),
-            }
-        };
-        let mut kept = None;
-        if !ids.is_empty() {
-            match self
-                .delete_or_keep(&obj, &mut creds, ids, by_person.as_deref())
-                .await
-            {
-                Ok(k) => kept = k,
-                Err(f) => return self.cleanup_failed(api, &obj, f).await,
+            let need = match decide_cleanup(&facts) {
+                Look::Take(step) => return Ok(step),
+                Look::Relist(need) => need,
+            };
+            let creds = self.credentials_once(&leaving.obj, creds).await?;
+            match self.shared_listing(&creds, need).await {
+                Ok(l) => listing = Some(l),
+                Err(f) => return Err(f.with_credentials(&creds.source)),
             }
         }
-        // The Events of a release and the finalizer at once: one round trip less per object
-        // when many are deleted together, and neither needs the other.
+    }
+
+    /// Leaves the remote object on the platform. Only what the object held is released:
+    /// the record proves a remote object free for others (see `crate::tenancy`), and an
+    /// id it never recorded may be another object's.
+    async fn release(&self, leaving: &Leaving<A::Kind>) -> Result<Done, Failure> {
+        let held = leaving
+            .known
+            .as_deref()
+            .filter(|id| leaving.by_person.as_deref() != Some(*id));
+        if let Some(id) = held {
+            self.record_release(&leaving.obj, id).await?;
+        }
+        Ok(Done {
+            released: held.map(str::to_string),
+            kept: None,
+        })
+    }
+
+    /// Deletes the remote objects `ids` the object holds (see [`Engine::delete_or_keep`]).
+    async fn delete_held(
+        &self,
+        leaving: &Leaving<A::Kind>,
+        creds: &mut Option<Credentials>,
+        ids: Vec<String>,
+    ) -> Result<Done, Failure> {
+        if ids.is_empty() {
+            return Ok(Done::default());
+        }
+        let by_person = leaving.by_person.as_deref();
+        let kept = self
+            .delete_or_keep(&leaving.obj, creds, ids, by_person)
+            .await?;
+        Ok(Done {
+            released: None,
+            kept,
+        })
+    }
+
+    /// Tells what was done, and lets the object go. The Events and the finalizer go at once:
+    /// one round trip less per object when many are deleted together, and neither needs
+    /// the other.
+    async fn report_gone(
+        &self,
+        api: &Api<A::Kind>,
+        leaving: &Leaving<A::Kind>,
+        done: Done,
+    ) -> Result<Action, EngineError> {
+        let obj = leaving.obj.as_ref();
         let told = async {
-            if let Some(id) = released {
+            if let Some(id) = done.released {
                 let message = format!("left {} {id} on the platform", A::NOUN);
                 self.shared
-                    .event(obj.as_ref(), false, "Orphaned", "Delete", message)
+                    .event(obj, false, "Orphaned", "Delete", message)
                     .await;
             }
-            if let Some(kept) = kept {
-                self.tell_kept(&obj, kept).await;
+            if let Some(kept) = done.kept {
+                self.tell_kept(obj, kept).await;
             }
         };
-        let (finalizer, ()) = tokio::join!(self.release_finalizer(api, &obj), told);
+        let (finalizer, ()) = tokio::join!(self.release_finalizer(api, obj), told);
         if !finalizer? {
-            debug!(kind = A::KIND, object = %key, "changed while deleting; looking again");
+            debug!(kind = A::KIND, object = %leaving.key, "changed while deleting; looking again");
             return Ok(Action::requeue(Duration::from_millis(200)));
         }
-        self.forget(&key);
+        self.forget(&leaving.key);
         Ok(Action::await_change())
     }
 
