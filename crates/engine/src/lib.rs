@@ -1,5 +1,5 @@
 //! The managed-resource engine: everything a kind of the operator shares, and nothing of
-//! any one kind. A kind plugs in by implementing [`adapter::Adapter`] for its custom
+//! any one kind. A kind plugs in by implementing the three traits of [`adapter`] for its custom
 //! resource (a [`gpucloud_crd::ManagedKind`]); the engine does the rest.
 //!
 //! One object's pass, from the watch to the platform:

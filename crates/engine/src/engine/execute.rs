@@ -196,7 +196,7 @@ impl<A: Adapter> Engine<A> {
         Ok(Outcome::deleted(reason, why))
     }
 
-    /// Extra I/O of the kind once its remote object is Ready (see `Adapter::after_sync`).
+    /// Extra I/O of the kind once its remote object is Ready (see `Actuator::after_sync`).
     pub(super) async fn after_sync_if_ready(
         &self,
         pass: &PassContext<'_>,

@@ -6,8 +6,8 @@
 //!   [`clock`]: the injectable "now" schedules are evaluated at.
 //! - [`evaluate`] puts them together, purely: from the spec's rules, what status kept, the
 //!   pod's runtime and `now`, the state the pod should be in, why, the status block to
-//!   keep, and when to look again. The Pod adapter calls it in `plan` (what to do),
-//!   `readiness`/`status` (what to show) and `due_in` (when the next pass must come).
+//!   keep, and when to look again. The Pod kind calls it in `plan` (what to do), `report`
+//!   (what to show) and `policy` (what to hold, when the next pass must come).
 //! - Precedence: `desiredState: Stopped` always wins (and drops any hold); then a closed
 //!   schedule window; then a hold left by `maxRuntime`/`idleStop`; then those two checks.
 //! - "Resuming is the user's move": a `maxRuntime`/`idleStop` stop is recorded in
