@@ -2,6 +2,7 @@
 //!
 //! - [`placement`]: which GPU type, data center and cloud to try, in order, under a
 //!   price cap; [`cpu_placement`]: the same for a CPU pod's flavors and data centers;
+//! - [`fallback`]: the one loop that tries those placements in order;
 //! - [`guardrails`]: a Pod's cost guardrails (run windows, maximum runtime, idle stop);
 //! - [`budget`]: a namespace's hourly Budget, the ledger that admits or holds what would
 //!   exceed it;
@@ -13,6 +14,7 @@
 
 pub mod budget;
 pub mod cpu_placement;
+pub mod fallback;
 pub mod guardrails;
 pub mod orphans;
 pub mod placement;

@@ -42,12 +42,13 @@ use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::{TAG_ENV, is_named_for, kept_name, with_install_tag};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
+use gpucloud_platform::PlatformClient;
 use gpucloud_platform::domain::Identified;
 use gpucloud_platform::domain::{
     Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
 };
-use gpucloud_platform::{ErrorClass, PlatformClient};
 use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::fallback::Fallback;
 use gpucloud_policy::guardrails::clock::Clock;
 
 use crate::kinds::shared::{budget_hold, dependency, owned_config_map, secret_env};
@@ -221,12 +222,9 @@ impl ClusterAdapter {
         candidates: &[Candidate],
         mut refused: Vec<PlacementRefusal>,
     ) -> Result<Created<ClusterView>, Failure> {
-        let mut admitted = candidates.first().map_or(0.0, |c| c.price_per_hour);
-        for candidate in candidates {
-            if candidate.price_per_hour > admitted + 1e-9 {
-                self.reserve(obj, candidate.price_per_hour)?;
-                admitted = candidate.price_per_hour;
-            }
+        let mut fallback = Fallback::new(candidates, |c| c.price_per_hour);
+        let mut made = None;
+        while let Some((i, candidate)) = fallback.next(|price| self.reserve(obj, price))? {
             let request = ClusterRequest {
                 gpu_type_id: candidate.gpu_type_id.clone(),
                 data_center_id: Some(candidate.data_center_id.clone()),
@@ -234,30 +232,30 @@ impl ClusterAdapter {
             };
             match client.clusters().create(&request).await {
                 Ok(cluster) => {
-                    let notes = refusal_notes(&refused);
-                    self.remember_refusals(obj, Vec::new());
-                    return Ok(Created {
-                        remote: ClusterView { cluster, refused },
-                        notes,
-                    });
-                }
-                Err(e) if e.class() == ErrorClass::Capacity => {
-                    refused.push(PlacementRefusal {
-                        candidate: candidate.describe(),
-                        reason: format!("no room for every node: {}", e),
-                    });
+                    made = Some(cluster);
+                    break;
                 }
                 Err(e) => {
-                    return Err(Failure::from_platform(
-                        &format!("create the cluster on {}", candidate.describe()),
-                        &e,
-                    ));
+                    let doing = format!("create the cluster on {}", candidate.describe());
+                    fallback.refused(i, e, &doing)?;
                 }
             }
         }
-        let failure = nothing_fits(&refused).with_notes(refusal_notes(&refused));
-        self.remember_refusals(obj, refused);
-        Err(failure)
+        refused.extend(fallback.no_room().iter().map(|(i, e)| PlacementRefusal {
+            candidate: candidates[*i].describe(),
+            reason: format!("no room for every node: {e}"),
+        }));
+        let Some(cluster) = made else {
+            let failure = nothing_fits(&refused).with_notes(refusal_notes(&refused));
+            self.remember_refusals(obj, refused);
+            return Err(failure);
+        };
+        let notes = refusal_notes(&refused);
+        self.remember_refusals(obj, Vec::new());
+        Ok(Created {
+            remote: ClusterView { cluster, refused },
+            notes,
+        })
     }
 
     /// A cluster replaced, or deleted by `maxRuntime` or a Budget, leaves the ConfigMap of

@@ -16,8 +16,9 @@ use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::snapshot::Freshness;
 use gpucloud_platform::domain::Pod as RemotePod;
-use gpucloud_platform::{ErrorClass, PlatformClient, PlatformError};
+use gpucloud_platform::{PlatformClient, PlatformError};
 use gpucloud_policy::cpu_placement::{self, CpuRules};
+use gpucloud_policy::fallback::Fallback;
 use gpucloud_policy::placement;
 use tokio::time::Instant;
 
@@ -121,22 +122,15 @@ impl PodAdapter {
         let count = d.cpu.as_ref().map_or(request.gpu_count, |c| {
             i32::try_from(c.vcpu_count).unwrap_or(i32::MAX)
         });
-        let mut admitted_price = candidates.first().map_or(0.0, |c| c.price_per_hour);
-        // Placements refused for capacity in this pass, and the last refusal.
-        let mut refused_at: Vec<String> = Vec::new();
-        let mut refused: Option<PlatformError> = None;
+        let mut fallback = Fallback::new(candidates, |c| c.price_per_hour);
         // Pods created above the cap and terminated in this pass: one Event each.
         let mut billed_notes: Vec<Note> = Vec::new();
         let mut overbilled: Option<String> = None;
-        for (i, candidate) in candidates.iter().enumerate() {
+        while let Some((i, candidate)) = fallback.next(|price| self.reserve(budget, price))? {
             let Offer {
                 target: at,
                 price_per_hour,
             } = candidate;
-            if *price_per_hour > admitted_price {
-                self.reserve(budget, *price_per_hour)?;
-                admitted_price = *price_per_hour;
-            }
             let answer = match at {
                 Target::Gpu(p) => client.pods().deploy(request, p).await,
                 Target::Cpu(p) => client.pods().deploy_cpu(request, p).await,
@@ -203,7 +197,8 @@ impl PodAdapter {
                         Target::Gpu(_) => "GpuTypeNoCapacity",
                         Target::Cpu(_) => "CpuFlavorNoCapacity",
                     };
-                    notes.extend(refused.iter().map(|e| Note {
+                    let (refused_at, last) = refusals(candidates, fallback.no_room());
+                    notes.extend(last.map(|e| Note {
                         reason: reason.into(),
                         warning: true,
                         action: "Create",
@@ -211,17 +206,13 @@ impl PodAdapter {
                     }));
                     return Ok(Created { remote: pod, notes });
                 }
-                Err(e) if e.class() == ErrorClass::Capacity => {
-                    self.mark_exhausted(at, count);
-                    refused_at.push(at.describe());
-                    refused = Some(e);
-                }
                 Err(e) => {
-                    return Err(Failure::from_platform(
-                        &format!("deploy the pod on {}", at.describe()),
-                        &e,
-                    )
-                    .with_notes(billed_notes));
+                    let doing = format!("deploy the pod on {}", at.describe());
+                    if let Err(f) = fallback.refused(i, e, &doing) {
+                        return Err(f.with_notes(billed_notes));
+                    }
+                    // No room there: skipped for a cool-down, and the next one tried.
+                    self.mark_exhausted(at, count);
                 }
             }
         }
@@ -229,6 +220,7 @@ impl PodAdapter {
             // The last overbilled pod is the failure's own Event.
             billed_notes.pop();
         }
+        let refused = fallback.no_room().last().map(|(_, e)| e.clone());
         let failure = match (refused, overbilled, &d.cpu) {
             // A pod billed above the cap says PriceAboveCap even if later candidates had
             // no stock: the cap is what the user can act on.
@@ -254,4 +246,17 @@ impl PodAdapter {
         };
         Err(failure.with_notes(billed_notes))
     }
+}
+
+/// Pure: where the pod was refused for capacity in this pass, in order, and the last
+/// refusal (what the fallback's Event quotes).
+fn refusals<'f>(
+    candidates: &[Offer],
+    no_room: &'f [(usize, PlatformError)],
+) -> (Vec<String>, Option<&'f PlatformError>) {
+    let at = no_room
+        .iter()
+        .map(|(i, _)| candidates[*i].target.describe())
+        .collect();
+    (at, no_room.last().map(|(_, e)| e))
 }
