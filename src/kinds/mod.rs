@@ -18,10 +18,12 @@ pub mod template;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
+use gpucloud_policy::budget::ledger::MemberKind;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames,
 };
 use kube::CustomResourceExt;
+use kube::runtime::reflector::ObjectRef;
 use tokio::task::JoinHandle;
 
 use crate::app::controllers::{Controllers, stopped};
@@ -107,12 +109,7 @@ fn start_endpoints(controllers: &Controllers) -> JoinHandle<()> {
         controllers.shared.config.poll_interval,
     );
     // Held endpoints are reconciled again when the Budgets' ledger finds room for them.
-    let wakes = controllers
-        .budgets
-        .take_endpoint_wakes()
-        .map(tokio_stream_of)
-        .unwrap_or_else(|| futures::stream::empty().boxed());
-    controllers.spawn_with_wakes(adapter, wakes)
+    controllers.spawn_with_wakes(adapter, budget_wakes(controllers, MemberKind::Endpoint))
 }
 
 fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
@@ -121,12 +118,7 @@ fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
         .with_guardrails(shared.config.clock.clone(), shared.metrics.clone())
         .with_budgets(controllers.budgets.clone());
     // Held pods are reconciled again when the Budgets' ledger finds room for them.
-    let wakes = controllers
-        .budgets
-        .take_wakes()
-        .map(tokio_stream_of)
-        .unwrap_or_else(|| futures::stream::empty().boxed());
-    controllers.spawn_with_wakes(adapter, wakes)
+    controllers.spawn_with_wakes(adapter, budget_wakes(controllers, MemberKind::Pod))
 }
 
 fn start_clusters(controllers: &Controllers) -> JoinHandle<()> {
@@ -134,20 +126,25 @@ fn start_clusters(controllers: &Controllers) -> JoinHandle<()> {
     let adapter = ClusterAdapter::new(shared.config.poll_interval, shared.config.clock.clone())
         .with_budgets(controllers.budgets.clone());
     // Held clusters are reconciled again when the Budgets' ledger finds room for them.
-    let wakes = controllers
-        .budgets
-        .take_cluster_wakes()
-        .map(tokio_stream_of)
-        .unwrap_or_else(|| futures::stream::empty().boxed());
-    controllers.spawn_with_wakes(adapter, wakes)
+    controllers.spawn_with_wakes(adapter, budget_wakes(controllers, MemberKind::Cluster))
 }
 
-/// The ledger's wake-ups as a stream; dropped with the controller, which hands them back to
-/// the ledger for the kind's next controller (the next term of leadership).
-fn tokio_stream_of<T: Send + 'static>(
-    mut wakes: gpucloud_policy::budget::wakes::Wakes<T>,
-) -> futures::stream::BoxStream<'static, T> {
-    futures::stream::poll_fn(move |cx| wakes.poll_recv(cx)).boxed()
+/// The objects of `kind` the Budgets' ledger found room for, to reconcile again, as a
+/// stream; dropped with the controller, which hands them back to the ledger for the kind's
+/// next controller (the next term of leadership).
+fn budget_wakes<K>(
+    controllers: &Controllers,
+    kind: MemberKind,
+) -> futures::stream::BoxStream<'static, ObjectRef<K>>
+where
+    K: kube::Resource<DynamicType = ()> + 'static,
+{
+    let Some(mut wakes) = controllers.budgets.take_wakes(kind) else {
+        return futures::stream::empty().boxed();
+    };
+    futures::stream::poll_fn(move |cx| wakes.poll_recv(cx))
+        .map(|woken| ObjectRef::new(&woken.name).within(&woken.namespace))
+        .boxed()
 }
 
 /// The Budget kind has no engine (it is no platform object): its own controller feeds

@@ -16,6 +16,7 @@
 //! crate knows no kind.
 
 pub mod ledger;
+pub mod members;
 pub mod wakes;
 
 use std::collections::{BTreeMap, HashMap};
@@ -23,7 +24,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kube::ResourceExt;
-use kube::runtime::reflector::ObjectRef;
 use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -31,17 +31,14 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterPhase};
-use gpucloud_crd::pod::{DesiredState, PodPhase};
-use gpucloud_crd::{Cluster, Endpoint, Pod};
 use gpucloud_engine::metrics::Metrics;
-use gpucloud_platform::domain::RUNNING;
 use gpucloud_platform::metrics::Described;
 
-use self::wakes::{WakeSlot, Wakes};
+use self::members::BudgetMember;
+use self::wakes::{WakeSlot, Wakes, Woken};
 
 use self::ledger::{
-    BudgetRule, Exceeded, Facts, Figures, Member, MemberKind, MonthSpend, NamespaceLedger,
+    BudgetRule, Exceeded, Figures, Member, MemberKind, MonthSpend, NamespaceLedger,
 };
 
 /// How long a reservation stands without its Pod being seen running: longer than a
@@ -68,9 +65,8 @@ type FloatGauge = Gauge<f64, std::sync::atomic::AtomicU64>;
 /// The ledgers of every watched namespace.
 pub struct BudgetLedger {
     namespaces: Mutex<HashMap<String, NamespaceLedger>>,
-    wakes: WakeSlot<ObjectRef<Pod>>,
-    endpoint_wakes: WakeSlot<ObjectRef<Endpoint>>,
-    cluster_wakes: WakeSlot<ObjectRef<Cluster>>,
+    /// The wake-ups of each member kind (see [`MemberKind::index`]).
+    wakes: [WakeSlot<Woken>; MemberKind::ALL.len()],
     /// Turns true once the Budget controller has listed every Budget, Pod and Endpoint:
     /// before that, an admission could miss a Budget.
     synced: watch::Sender<bool>,
@@ -121,9 +117,7 @@ impl BudgetLedger {
     fn unregistered() -> Self {
         Self {
             namespaces: Mutex::new(HashMap::new()),
-            wakes: WakeSlot::new(),
-            endpoint_wakes: WakeSlot::new(),
-            cluster_wakes: WakeSlot::new(),
+            wakes: std::array::from_fn(|_| WakeSlot::new()),
             synced: watch::Sender::new(false),
             held_pods: Family::default(),
             held_endpoints: Family::default(),
@@ -134,22 +128,10 @@ impl BudgetLedger {
         }
     }
 
-    /// The Pods to reconcile again, for the Pod controller; `None` while another holds
-    /// them (they come back when it drops them).
-    pub fn take_wakes(&self) -> Option<Wakes<ObjectRef<Pod>>> {
-        self.wakes.take()
-    }
-
-    /// The Endpoints to reconcile again, for the Endpoint controller; `None` while another
-    /// holds them.
-    pub fn take_endpoint_wakes(&self) -> Option<Wakes<ObjectRef<Endpoint>>> {
-        self.endpoint_wakes.take()
-    }
-
-    /// The Clusters to reconcile again, for the Cluster controller; `None` while another
-    /// holds them.
-    pub fn take_cluster_wakes(&self) -> Option<Wakes<ObjectRef<Cluster>>> {
-        self.cluster_wakes.take()
+    /// The objects of `kind` to reconcile again, for that kind's controller; `None` while
+    /// another holds them (they come back when it drops them).
+    pub fn take_wakes(&self, kind: MemberKind) -> Option<Wakes<Woken>> {
+        self.wakes[kind.index()].take()
     }
 
     pub fn mark_synced(&self) {
@@ -201,41 +183,14 @@ impl BudgetLedger {
     /// Reconciles `member` again, now or, while the kind's controller is stopped, when
     /// it starts again.
     fn wake(&self, namespace: &str, member: &Member) {
-        let name = member.name.as_str();
-        match member.kind {
-            MemberKind::Pod => self.wakes.send(ObjectRef::new(name).within(namespace)),
-            MemberKind::Endpoint => self
-                .endpoint_wakes
-                .send(ObjectRef::new(name).within(namespace)),
-            MemberKind::Cluster => self
-                .cluster_wakes
-                .send(ObjectRef::new(name).within(namespace)),
-        }
+        self.wakes[member.kind.index()].send(Woken {
+            namespace: namespace.to_string(),
+            name: member.name.clone(),
+        });
     }
 
-    /// Admits Pod `pod` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
+    /// Admits `member` at `cost` per hour, or holds it (see [`NamespaceLedger::reserve`]).
     pub fn reserve(
-        &self,
-        namespace: &str,
-        pod: &str,
-        labels: &BTreeMap<String, String>,
-        cost: f64,
-    ) -> Result<(), Exceeded> {
-        self.reserve_member(namespace, &Member::pod(pod), labels, cost)
-    }
-
-    /// Admits Endpoint `endpoint` whose minimum workers cost `cost` per hour, or holds it.
-    pub fn reserve_endpoint(
-        &self,
-        namespace: &str,
-        endpoint: &str,
-        labels: &BTreeMap<String, String>,
-        cost: f64,
-    ) -> Result<(), Exceeded> {
-        self.reserve_member(namespace, &Member::endpoint(endpoint), labels, cost)
-    }
-
-    fn reserve_member(
         &self,
         namespace: &str,
         member: &Member,
@@ -247,75 +202,32 @@ impl BudgetLedger {
         })
     }
 
-    /// Admits Cluster `cluster` at `cost` per hour, or holds it.
-    pub fn reserve_cluster(
-        &self,
-        namespace: &str,
-        cluster: &str,
-        labels: &BTreeMap<String, String>,
-        cost: f64,
-    ) -> Result<(), Exceeded> {
-        self.reserve_member(namespace, &Member::cluster(cluster), labels, cost)
+    /// Lets go of what `member` reserved: its create was refused.
+    pub fn release(&self, namespace: &str, member: &Member) {
+        self.with(namespace, |l| l.release(member));
     }
 
-    pub fn release_cluster(&self, namespace: &str, cluster: &str) {
-        self.with(namespace, |l| l.release(&Member::cluster(cluster)));
-    }
-
-    /// `StopNewest` chose the cluster: it is to be deleted.
-    pub fn must_stop_cluster(&self, namespace: &str, cluster: &str) -> bool {
+    /// `StopNewest` chose `member`: it is to be stopped (a Pod) or deleted (a Cluster).
+    pub fn must_stop(&self, namespace: &str, member: &Member) -> bool {
         self.namespaces
             .lock()
             .get(namespace)
-            .is_some_and(|l| l.must_stop(&Member::cluster(cluster)))
+            .is_some_and(|l| l.must_stop(member))
     }
 
-    pub fn observe_cluster(&self, cluster: &Cluster) {
-        let namespace = cluster.namespace().unwrap_or_default();
-        let facts = cluster_facts_of(cluster);
-        let member = Member::cluster(cluster.name_any());
-        self.with(&namespace, |l| l.observe(&member, facts));
-    }
-
-    pub fn forget_cluster(&self, namespace: &str, cluster: &str) {
-        self.with(namespace, |l| l.forget(&Member::cluster(cluster)));
-    }
-
-    /// The cluster asks for no room (it runs as admitted): not held any more.
-    pub fn unhold_cluster(&self, namespace: &str, cluster: &str) {
-        self.unhold(namespace, Member::cluster(cluster));
-    }
-
-    pub fn release(&self, namespace: &str, pod: &str) {
-        self.with(namespace, |l| l.release(&Member::pod(pod)));
-    }
-
-    pub fn release_endpoint(&self, namespace: &str, endpoint: &str) {
-        self.with(namespace, |l| l.release(&Member::endpoint(endpoint)));
-    }
-
-    pub fn last_price(&self, namespace: &str, pod: &str) -> Option<f64> {
+    /// The price `member` was last admitted at.
+    pub fn last_price(&self, namespace: &str, member: &Member) -> Option<f64> {
         self.namespaces
             .lock()
             .get(namespace)
-            .and_then(|l| l.last_price(&Member::pod(pod)))
+            .and_then(|l| l.last_price(member))
     }
 
-    pub fn must_stop(&self, namespace: &str, pod: &str) -> bool {
-        self.namespaces
-            .lock()
-            .get(namespace)
-            .is_some_and(|l| l.must_stop(&Member::pod(pod)))
-    }
-
-    /// Records what the cluster says of `pod`. A Pod whose spec says Stopped asks for no
-    /// room: a deploy or resume held and then called off is not held any more (no pass of
-    /// its own would say so: nothing is admitted for a pod that is to stay stopped).
-    pub fn observe(&self, pod: &Pod) {
-        let namespace = pod.namespace().unwrap_or_default();
-        let facts = facts_of(pod);
-        let member = Member::pod(pod.name_any());
-        let called_off = pod.spec.desired_state == DesiredState::Stopped;
+    /// Records what the cluster says of `obj`. One that asks for no room is not held any
+    /// more (see [`BudgetMember::asks_no_room`]).
+    pub fn observe<M: BudgetMember>(&self, obj: &M) {
+        let namespace = obj.namespace().unwrap_or_default();
+        let (member, facts, called_off) = (obj.member(), obj.facts(), obj.asks_no_room());
         self.with(&namespace, |l| {
             l.observe(&member, facts);
             if called_off {
@@ -324,36 +236,22 @@ impl BudgetLedger {
         });
     }
 
-    pub fn observe_endpoint(&self, endpoint: &Endpoint) {
-        let namespace = endpoint.namespace().unwrap_or_default();
-        let facts = endpoint_facts_of(endpoint);
-        let member = Member::endpoint(endpoint.name_any());
-        self.with(&namespace, |l| l.observe(&member, facts));
+    /// `member` is gone from the cluster.
+    pub fn forget(&self, namespace: &str, member: &Member) {
+        self.with(namespace, |l| l.forget(member));
     }
 
-    pub fn forget(&self, namespace: &str, pod: &str) {
-        self.with(namespace, |l| l.forget(&Member::pod(pod)));
-    }
-
-    /// The endpoint asks for no room (its spec costs nothing more than it did): not
-    /// held any more. Cheap when it was not held, as for nearly every pass.
-    pub fn unhold_endpoint(&self, namespace: &str, endpoint: &str) {
-        self.unhold(namespace, Member::endpoint(endpoint));
-    }
-
-    fn unhold(&self, namespace: &str, member: Member) {
+    /// `member` asks for no room (it runs as admitted, or costs nothing more): not held
+    /// any more. Cheap when it was not held, as for nearly every pass.
+    pub fn unhold(&self, namespace: &str, member: &Member) {
         let held = self
             .namespaces
             .lock()
             .get(namespace)
-            .is_some_and(|l| l.is_held(&member));
+            .is_some_and(|l| l.is_held(member));
         if held {
-            self.with(namespace, |l| l.unhold(&member));
+            self.with(namespace, |l| l.unhold(member));
         }
-    }
-
-    pub fn forget_endpoint(&self, namespace: &str, endpoint: &str) {
-        self.with(namespace, |l| l.forget(&Member::endpoint(endpoint)));
     }
 
     pub fn set_budget(&self, namespace: &str, name: &str, rule: BudgetRule) {
@@ -431,85 +329,20 @@ fn budget_labels(namespace: &str, budget: &str) -> BudgetLabels {
     }
 }
 
-/// Pure: what the ledger needs of a Pod object. A Pod being deployed, or one the platform
-/// reports running (deploying, starting, running or stopping before it knows), is billed; its start is when it last started (its uptime before its last
-/// status write), else when the object was made.
-pub fn facts_of(pod: &Pod) -> Facts {
-    let status = pod.status.as_ref();
-    // The platform's own state decides when it is known: the phase follows the spec's
-    // desired state, which says `Starting` for a pod a Budget stopped.
-    let phase = status.and_then(|s| s.phase);
-    let running = match (phase, status.and_then(|s| s.desired_status.as_deref())) {
-        (Some(PodPhase::Deploying), _) => true,
-        (_, Some(platform_state)) => platform_state == RUNNING,
-        (phase, None) => matches!(
-            phase,
-            Some(PodPhase::Starting | PodPhase::Running | PodPhase::Stopping)
-        ),
-    };
-    let started = status
-        .and_then(|s| {
-            let synced = s.common.last_sync_time.as_ref()?.0;
-            let uptime = s.uptime_seconds?;
-            synced
-                .checked_sub(k8s_openapi::jiff::SignedDuration::from_secs(uptime))
-                .ok()
-        })
-        .or_else(|| pod.metadata.creation_timestamp.as_ref().map(|t| t.0));
-    Facts {
-        labels: pod.labels().clone(),
-        running,
-        cost_per_hour: status.and_then(|s| s.cost_per_hour),
-        started,
-        platform_id: status.and_then(|s| s.common.id.clone()),
-        stoppable: true,
-    }
-}
-
-/// Pure: what the ledger needs of an Endpoint object. An endpoint the operator has made
-/// (its status has the platform's id) is billed at the workers it runs (at least its
-/// minimum workers), at the catalog price its status reports; until the workers have
-/// been counted, at its minimum workers. One being deleted still is, until it goes.
-pub fn endpoint_facts_of(endpoint: &Endpoint) -> Facts {
-    let status = endpoint.status.as_ref();
-    Facts {
-        labels: endpoint.labels().clone(),
-        running: status.is_some_and(|s| s.common.id.is_some()),
-        cost_per_hour: status.and_then(|s| s.workers_cost_per_hour.or(s.min_workers_cost_per_hour)),
-        started: endpoint.metadata.creation_timestamp.as_ref().map(|t| t.0),
-        platform_id: status.and_then(|s| s.common.id.clone()),
-        stoppable: false,
-    }
-}
-
-/// Pure: what the ledger needs of a Cluster object. A cluster the operator has made (its
-/// status has the platform's id) is billed at what its nodes cost (its status says it);
-/// it started when the platform created it. `StopNewest` may delete it only when its
-/// `budgetStopPolicy` is `Delete`.
-pub fn cluster_facts_of(cluster: &Cluster) -> Facts {
-    let status = cluster.status.as_ref();
-    let phase = status.and_then(|s| s.phase);
-    let running = status.is_some_and(|s| s.common.id.is_some())
-        && !matches!(phase, Some(ClusterPhase::Held | ClusterPhase::Pending));
-    Facts {
-        labels: cluster.labels().clone(),
-        running,
-        cost_per_hour: status.and_then(|s| s.cost_per_hour),
-        started: status
-            .and_then(|s| s.started_at.as_ref().map(|t| t.0))
-            .or_else(|| cluster.metadata.creation_timestamp.as_ref().map(|t| t.0)),
-        platform_id: status.and_then(|s| s.common.id.clone()),
-        stoppable: cluster.spec.budget_stop_policy == BudgetStopPolicy::Delete,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpucloud_crd::PodSpec;
-    use gpucloud_crd::pod::PodStatus;
+    use gpucloud_crd::pod::{DesiredState, PodPhase, PodStatus};
+    use gpucloud_crd::{Pod, PodSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
+
+    fn woken(namespace: &str, name: &str) -> Woken {
+        Woken {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
 
     /// A Deny Budget of `max` per hour over every member.
     fn deny(max: f64) -> BudgetRule {
@@ -540,79 +373,28 @@ mod tests {
         p
     }
 
-    #[test]
-    fn facts_say_whether_a_pod_is_billed_and_when_it_started() {
-        let f = facts_of(&pod(Some(PodPhase::Running), Some(0.3)));
-        assert!(f.running);
-        assert_eq!(f.cost_per_hour, Some(0.3));
-        assert_eq!(f.started, Some(Timestamp::from_second(940).unwrap()));
-        for billed in [PodPhase::Deploying, PodPhase::Starting, PodPhase::Stopping] {
-            assert!(facts_of(&pod(Some(billed), None)).running, "{billed:?}");
-        }
-        for idle in [PodPhase::Pending, PodPhase::Stopped, PodPhase::Failed] {
-            assert!(!facts_of(&pod(Some(idle), None)).running, "{idle:?}");
-        }
-        // The platform's state wins over the phase: a pod a Budget stopped reads
-        // `Starting` (its spec wants it running) but is EXITED.
-        let mut stopped = pod(Some(PodPhase::Starting), Some(0.3));
-        stopped.status.as_mut().unwrap().desired_status = Some("EXITED".into());
-        assert!(!facts_of(&stopped).running);
-        stopped.status.as_mut().unwrap().desired_status = Some("RUNNING".into());
-        assert!(facts_of(&stopped).running);
-        assert!(!facts_of(&pod(None, None)).running);
-    }
-
-    #[test]
-    fn an_endpoint_made_on_the_platform_is_billed_at_its_status_cost() {
-        let spec: gpucloud_crd::endpoint::EndpointSpec = serde_json::from_value(
-            serde_json::json!({"templateId": "t", "gpuTypeIds": ["A"], "workersMin": 2}),
-        )
-        .unwrap();
-        let mut e = Endpoint::new("api", spec);
-        e.metadata.labels = Some([("team".to_string(), "ml".to_string())].into());
-        // Held before its create: not on the platform, nothing billed.
-        let f = endpoint_facts_of(&e);
-        assert!(!f.running);
-        assert_eq!(f.labels.get("team").map(String::as_str), Some("ml"));
-        e.status = Some(gpucloud_crd::EndpointStatus {
-            common: gpucloud_crd::CommonStatus {
-                id: Some("ep-1".into()),
-                ..Default::default()
-            },
-            min_workers_cost_per_hour: Some(0.96),
-            ..Default::default()
-        });
-        let f = endpoint_facts_of(&e);
-        assert!(f.running);
-        assert_eq!(f.cost_per_hour, Some(0.96));
-        // Once its workers are counted, it is billed at every one that runs, not only at
-        // the minimum.
-        e.status.as_mut().unwrap().workers_cost_per_hour = Some(2.4);
-        assert_eq!(endpoint_facts_of(&e).cost_per_hour, Some(2.4));
-    }
-
     #[tokio::test]
     async fn room_appearing_wakes_the_held_endpoints_that_fit() {
         let ledger = BudgetLedger::unregistered();
-        let mut pod_wakes = ledger.take_wakes().unwrap();
-        let mut wakes = ledger.take_endpoint_wakes().unwrap();
-        assert!(ledger.take_endpoint_wakes().is_none());
+        let mut pod_wakes = ledger.take_wakes(MemberKind::Pod).unwrap();
+        let mut wakes = ledger.take_wakes(MemberKind::Endpoint).unwrap();
+        assert!(ledger.take_wakes(MemberKind::Endpoint).is_none());
         ledger.set_budget("team", "b", deny(1.0));
         let none = BTreeMap::new();
-        ledger.reserve("team", "api", &none, 0.6).unwrap();
+        ledger
+            .reserve("team", &Member::pod("api"), &none, 0.6)
+            .unwrap();
         // An Endpoint of the same name as the Pod is another member.
-        assert!(ledger.reserve_endpoint("team", "api", &none, 0.6).is_err());
+        let endpoint = Member::endpoint("api");
+        assert!(ledger.reserve("team", &endpoint, &none, 0.6).is_err());
         assert!(wakes.try_recv().is_err());
-        ledger.release("team", "api");
-        assert_eq!(
-            wakes.try_recv().unwrap(),
-            ObjectRef::<Endpoint>::new("api").within("team")
-        );
+        ledger.release("team", &Member::pod("api"));
+        assert_eq!(wakes.try_recv().unwrap(), woken("team", "api"));
         assert!(pod_wakes.try_recv().is_err(), "no pod is held");
         let metrics = Metrics::new();
         let registered = BudgetLedger::new(&metrics);
         registered.set_budget("ns", "b", deny(0.0));
-        let _ = registered.reserve_endpoint("ns", "e", &none, 0.1);
+        let _ = registered.reserve("ns", &Member::endpoint("e"), &none, 0.1);
         let text = metrics.encode();
         assert!(
             text.contains("gpucloud_budget_held_endpoints{namespace=\"ns\"} 1"),
@@ -631,7 +413,9 @@ mod tests {
         let none = BTreeMap::new();
         ledger.set_budget("team", "gpus", deny(2.0));
         ledger.set_budget("team", "other", deny(4.0));
-        ledger.reserve("team", "p", &none, 0.5).unwrap();
+        ledger
+            .reserve("team", &Member::pod("p"), &none, 0.5)
+            .unwrap();
         let mut running = pod(Some(PodPhase::Running), Some(1.5));
         running.metadata.name = Some("p".into());
         ledger.observe(&running);
@@ -657,7 +441,12 @@ mod tests {
         let ledger = BudgetLedger::unregistered();
         ledger.set_budget("team", "b", deny(0.5));
         let none = BTreeMap::new();
-        assert!(ledger.reserve("team", "p", &none, 0.6).is_err(), "held");
+        assert!(
+            ledger
+                .reserve("team", &Member::pod("p"), &none, 0.6)
+                .is_err(),
+            "held"
+        );
         let held = |l: &BudgetLedger| l.figures("team", "b").unwrap().held.len();
         assert_eq!(held(&ledger), 1);
         let mut asking = pod(Some(PodPhase::Stopped), None);
@@ -671,21 +460,26 @@ mod tests {
     #[tokio::test]
     async fn room_appearing_wakes_the_held_pods_that_fit() {
         let ledger = BudgetLedger::unregistered();
-        let mut wakes = ledger.take_wakes().unwrap();
-        assert!(ledger.take_wakes().is_none());
+        let mut wakes = ledger.take_wakes(MemberKind::Pod).unwrap();
+        assert!(ledger.take_wakes(MemberKind::Pod).is_none());
         ledger.set_budget("team", "b", deny(0.5));
         let none = BTreeMap::new();
-        ledger.reserve("team", "a", &none, 0.5).unwrap();
-        assert!(ledger.reserve("team", "b", &none, 0.5).is_err());
+        ledger
+            .reserve("team", &Member::pod("a"), &none, 0.5)
+            .unwrap();
+        assert!(
+            ledger
+                .reserve("team", &Member::pod("b"), &none, 0.5)
+                .is_err()
+        );
         assert!(wakes.try_recv().is_err(), "no room yet: nobody is woken");
-        ledger.release("team", "a");
-        let woken = wakes.try_recv().unwrap();
-        assert_eq!(woken, ObjectRef::<Pod>::new("b").within("team"));
+        ledger.release("team", &Member::pod("a"));
+        assert_eq!(wakes.try_recv().unwrap(), woken("team", "b"));
         let text = {
             let metrics = Metrics::new();
             let registered = BudgetLedger::new(&metrics);
             registered.set_budget("ns", "b", deny(0.0));
-            let _ = registered.reserve("ns", "p", &none, 0.1);
+            let _ = registered.reserve("ns", &Member::pod("p"), &none, 0.1);
             metrics.encode()
         };
         assert!(

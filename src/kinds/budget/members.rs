@@ -17,6 +17,8 @@ use gpucloud_engine::namespace_streams::{WatchReport, watch_each_namespace};
 use gpucloud_engine::runner::Namespaces;
 use gpucloud_engine::vanished::Vanished;
 use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::budget::ledger::{Member, MemberKind};
+use gpucloud_policy::budget::members::BudgetMember;
 
 /// The namespaces whose watches make the first listing (`""`: one watch of every
 /// namespace): the set known at start.
@@ -39,7 +41,8 @@ struct MemberWatch<L: Fn()> {
     namespace: String,
     ledger: Arc<BudgetLedger>,
     held: Vanished,
-    forget: fn(&BudgetLedger, &str, &str),
+    /// The kind of the members it watches.
+    kind: MemberKind,
     /// The namespaces whose first listing is still awaited; `listed` is called as each ends.
     awaited: Arc<Mutex<BTreeSet<String>>>,
     listed: L,
@@ -56,17 +59,16 @@ impl<L: Fn()> MemberWatch<L> {
 impl<L: Fn()> Drop for MemberWatch<L> {
     fn drop(&mut self) {
         for (ns, name) in self.held.take_all() {
-            (self.forget)(&self.ledger, &ns, &name);
+            self.ledger.forget(&ns, &Member::new(self.kind, name));
         }
         self.first_listing_done();
     }
 }
 
-/// The members of kind `K` fed into the ledger with `observe` and `forget`, one watch per
+/// The members of kind `K` fed into the ledger (observed, and forgotten when gone), one watch per
 /// namespace, as the objects they touch. `awaited` holds the namespaces of the first
 /// listing (see [`first_watches`]); `listed` is called once for each, when its first listing
 /// ends.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn ledger_watches<K, L>(
     client: &Client,
     namespaces: &Namespaces,
@@ -75,11 +77,10 @@ pub(super) fn ledger_watches<K, L>(
     ledger: &Arc<BudgetLedger>,
     awaited: BTreeSet<String>,
     listed: &L,
-    observe: fn(&BudgetLedger, &K),
-    forget: fn(&BudgetLedger, &str, &str),
 ) -> BoxStream<'static, Result<K, watcher::Error>>
 where
     K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + BudgetMember
         + Clone
         + std::fmt::Debug
         + serde::de::DeserializeOwned
@@ -100,24 +101,22 @@ where
                 namespace: namespace.to_string(),
                 ledger: ledger.clone(),
                 held: Vanished::default(),
-                forget,
+                kind: K::KIND,
                 awaited: awaited.clone(),
                 listed: listed.clone(),
             };
             events
-                .inspect_ok(move |event| {
+                .inspect_ok(move |event: &watcher::Event<K>| {
                     for (ns, name) in watch.held.on(event) {
-                        forget(&watch.ledger, &ns, &name);
+                        watch.ledger.forget(&ns, &Member::new(K::KIND, name));
                     }
                     match event {
                         watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
-                            observe(&watch.ledger, o)
+                            watch.ledger.observe(o)
                         }
-                        watcher::Event::Delete(o) => forget(
-                            &watch.ledger,
-                            &o.namespace().unwrap_or_default(),
-                            &o.name_any(),
-                        ),
+                        watcher::Event::Delete(o) => watch
+                            .ledger
+                            .forget(&o.namespace().unwrap_or_default(), &o.member()),
                         watcher::Event::InitDone => watch.first_listing_done(),
                         watcher::Event::Init => {}
                     }

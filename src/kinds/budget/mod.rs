@@ -420,8 +420,6 @@ pub async fn run(
         &ledger,
         first.clone(),
         &listed,
-        BudgetLedger::observe,
-        BudgetLedger::forget,
     );
     let endpoints = members::ledger_watches::<Endpoint, _>(
         &client,
@@ -431,8 +429,6 @@ pub async fn run(
         &ledger,
         first.clone(),
         &listed,
-        BudgetLedger::observe_endpoint,
-        BudgetLedger::forget_endpoint,
     );
     let clusters = members::ledger_watches::<Cluster, _>(
         &client,
@@ -442,8 +438,6 @@ pub async fn run(
         &ledger,
         first.clone(),
         &listed,
-        BudgetLedger::observe_cluster,
-        BudgetLedger::forget_cluster,
     );
     Controller::for_stream(budgets, reader.clone())
         // Every Budget of a member's namespace: its figures may have moved.

@@ -48,6 +48,8 @@ use gpucloud_platform::domain::{
     Cluster as RemoteCluster, ClusterOffer, ClusterRequest, NodeContainer,
 };
 use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::budget::ledger::{Member, MemberKind};
+use gpucloud_policy::budget::members::BudgetMember;
 use gpucloud_policy::fallback::Fallback;
 use gpucloud_policy::guardrails::clock::Clock;
 
@@ -137,7 +139,7 @@ impl ClusterAdapter {
         };
         let ns = obj.namespace().unwrap_or_default();
         budgets
-            .reserve_cluster(&ns, &obj.name_any(), obj.labels(), price)
+            .reserve(&ns, &obj.member(), obj.labels(), price)
             .map_err(|e| budget_hold::exceeded(&e, self.held_recheck))
     }
 
@@ -378,7 +380,7 @@ impl Actuator for ClusterAdapter {
         let budget_stop = self
             .budgets
             .as_ref()
-            .filter(|b| b.must_stop_cluster(&ns, &obj.name_any()))
+            .filter(|b| b.must_stop(&ns, &obj.member()))
             .filter(|_| s.budget_stop_policy == BudgetStopPolicy::Delete)
             .map(|_| {
                 "a Budget's StopNewest chose this cluster, the newest over its cap (budgetStopPolicy Delete): deleting it".to_string()
@@ -448,7 +450,7 @@ impl Actuator for ClusterAdapter {
         if let (Err(f), Some(budgets)) = (&created, &self.budgets)
             && f.applied == Applied::No
         {
-            budgets.release_cluster(&obj.namespace().unwrap_or_default(), &obj.name_any());
+            budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
         }
         created
     }
@@ -469,7 +471,7 @@ impl Actuator for ClusterAdapter {
     ) -> Result<(), Failure> {
         let ns = obj.namespace().unwrap_or_default();
         if let Some(budgets) = &self.budgets {
-            budgets.unhold_cluster(&ns, &obj.name_any());
+            budgets.unhold(&ns, &obj.member());
         }
         let Some(data) = config_map::data_of(&remote.cluster) else {
             return Ok(());
@@ -488,7 +490,7 @@ impl Actuator for ClusterAdapter {
         self.written.lock().remove(key);
         self.refused.lock().remove(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
-            budgets.forget_cluster(ns, name);
+            budgets.forget(ns, &Member::new(MemberKind::Cluster, name));
         }
     }
 

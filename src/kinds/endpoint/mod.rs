@@ -43,6 +43,8 @@ use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::{is_named_for, kept_name};
 use gpucloud_platform::domain::Identified;
 use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::budget::ledger::{Member, MemberKind};
+use gpucloud_policy::budget::members::BudgetMember;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
@@ -287,12 +289,12 @@ impl Actuator for EndpointAdapter {
         // Only a create with minimum workers, or a change that may raise their cost, asks
         // for room: anything else costs no wait and no catalog read.
         if after.is_free() || remote.is_some() && !changes.iter().any(moves_cost) {
-            budgets.unhold_endpoint(&ns, &obj.name_any());
+            budgets.unhold(&ns, &obj.member());
             return Ok(());
         }
         budget_hold::listed(budgets, self.held_recheck, "the endpoint").await?;
         if !budgets.has_budgets(&ns) {
-            budgets.unhold_endpoint(&ns, &obj.name_any());
+            budgets.unhold(&ns, &obj.member());
             return Ok(());
         }
         let before = remote.map(|r| CostShape::of_record(&r.record));
@@ -330,11 +332,11 @@ impl Actuator for EndpointAdapter {
             .or_else(|| remote.and_then(|r| r.min_workers_cost));
         match cost_admission(before_cost, after_cost) {
             CostAdmission::Proceed => {
-                budgets.unhold_endpoint(&ns, &obj.name_any());
+                budgets.unhold(&ns, &obj.member());
                 Ok(())
             }
             CostAdmission::Reserve(cost) => budgets
-                .reserve_endpoint(&ns, &obj.name_any(), obj.labels(), cost)
+                .reserve(&ns, &obj.member(), obj.labels(), cost)
                 .map_err(|e| budget_hold::exceeded(&e, self.held_recheck)),
         }
     }
@@ -358,7 +360,7 @@ impl Actuator for EndpointAdapter {
                 if let Some(budgets) = &self.budgets
                     && f.applied == Applied::No
                 {
-                    budgets.release_endpoint(&obj.namespace().unwrap_or_default(), &obj.name_any());
+                    budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
                 }
                 return Err(f);
             }
@@ -383,7 +385,7 @@ impl Actuator for EndpointAdapter {
     fn forget(&self, key: &str) {
         self.written.lock().remove(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
-            budgets.forget_endpoint(ns, name);
+            budgets.forget(ns, &Member::new(MemberKind::Endpoint, name));
         }
     }
 
@@ -396,7 +398,7 @@ impl Actuator for EndpointAdapter {
         // Up to date with its spec, it asks for no room: a raise held and then taken back
         // (the spec reverted) is no longer held.
         if let Some(budgets) = &self.budgets {
-            budgets.unhold_endpoint(&obj.namespace().unwrap_or_default(), &obj.name_any());
+            budgets.unhold(&obj.namespace().unwrap_or_default(), &obj.member());
         }
         let id = remote.record.id.clone();
         let client = pass.client;

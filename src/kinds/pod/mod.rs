@@ -64,6 +64,8 @@ use gpucloud_engine::credentials::AccountId;
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_policy::budget::BudgetLedger;
+use gpucloud_policy::budget::ledger::{Member, MemberKind};
+use gpucloud_policy::budget::members::BudgetMember;
 use gpucloud_policy::guardrails::{self, Decision, clock::Clock};
 use gpucloud_policy::placement::{self, PlacementRules};
 
@@ -221,7 +223,12 @@ impl PodAdapter {
             return Ok(());
         };
         budgets
-            .reserve(&slot.namespace, &slot.name, &slot.labels, price)
+            .reserve(
+                &slot.namespace,
+                &Member::new(MemberKind::Pod, &slot.name),
+                &slot.labels,
+                price,
+            )
             .map_err(|e| budget_hold::exceeded(&e, self.held_recheck))
     }
 
@@ -375,7 +382,7 @@ impl Actuator for PodAdapter {
         // Budget (StopNewest): the pod is stopped while the running total is over.
         let ns = obj.namespace().unwrap_or_default();
         if let Some(budgets) = &self.budgets
-            && budgets.must_stop(&ns, &obj.name_any())
+            && budgets.must_stop(&ns, &obj.member())
         {
             pod.desired_state = DesiredState::Stopped;
         }
@@ -416,7 +423,7 @@ impl Actuator for PodAdapter {
                 let known = remote
                     .cost_per_hr
                     .filter(|c| *c > 0.0)
-                    .or_else(|| budgets.last_price(&ns, &obj.name_any()));
+                    .or_else(|| budgets.last_price(&ns, &obj.member()));
                 match known {
                     Some(price) => price,
                     None => match self.candidates(pass.client, resolved).await {
@@ -447,7 +454,7 @@ impl Actuator for PodAdapter {
         if let (Err(f), Some(budgets)) = (&created, &self.budgets)
             && f.applied == Applied::No
         {
-            budgets.release(&obj.namespace().unwrap_or_default(), &obj.name_any());
+            budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
         }
         created
     }
@@ -471,7 +478,7 @@ impl Actuator for PodAdapter {
         self.resumes.forget(key);
         self.startups.forget(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
-            budgets.forget(ns, name);
+            budgets.forget(ns, &Member::new(MemberKind::Pod, name));
         }
     }
 

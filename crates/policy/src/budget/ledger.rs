@@ -53,26 +53,33 @@ pub struct Member {
     pub name: String,
 }
 
+impl MemberKind {
+    pub const ALL: [MemberKind; 3] = [MemberKind::Pod, MemberKind::Endpoint, MemberKind::Cluster];
+
+    /// The kind's place in [`MemberKind::ALL`], for tables of one entry per kind.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 impl Member {
-    pub fn pod(name: impl Into<String>) -> Self {
+    pub fn new(kind: MemberKind, name: impl Into<String>) -> Self {
         Self {
-            kind: MemberKind::Pod,
+            kind,
             name: name.into(),
         }
+    }
+
+    pub fn pod(name: impl Into<String>) -> Self {
+        Self::new(MemberKind::Pod, name)
     }
 
     pub fn endpoint(name: impl Into<String>) -> Self {
-        Self {
-            kind: MemberKind::Endpoint,
-            name: name.into(),
-        }
+        Self::new(MemberKind::Endpoint, name)
     }
 
     pub fn cluster(name: impl Into<String>) -> Self {
-        Self {
-            kind: MemberKind::Cluster,
-            name: name.into(),
-        }
+        Self::new(MemberKind::Cluster, name)
     }
 }
 

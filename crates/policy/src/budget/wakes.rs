@@ -92,3 +92,10 @@ mod tests {
         assert_eq!(next.try_recv(), Err(TryRecvError::Empty));
     }
 }
+
+/// An object to reconcile again: a held member that room was found for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Woken {
+    pub namespace: String,
+    pub name: String,
+}
