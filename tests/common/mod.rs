@@ -13,7 +13,6 @@ pub mod clusters;
 pub mod control_plane;
 pub mod http;
 pub mod lease;
-pub mod log_capture;
 pub mod operator;
 pub mod passes;
 pub mod pods;
@@ -24,6 +23,8 @@ pub mod shutdown;
 pub mod sweep;
 pub mod templates;
 pub mod volumes;
+/// A capture of every log line of the process (the platform crate's, shared with its tests).
+pub use gpucloud_platform::log_capture;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 /// A client signed in with the kubeconfig file at `path`.
