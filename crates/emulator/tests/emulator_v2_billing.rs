@@ -318,20 +318,15 @@ async fn windows_snap_to_buckets_and_bad_queries_are_refused() {
 #[tokio::test]
 async fn serverless_bills_the_worker_time_an_endpoint_ran() {
     let e = start_default().await;
-    let r = e
-        .v2(
-            Method::POST,
-            "/serverless",
-            Some(
-                json!({"name": "billed", "type": "QUEUE", "templateId": "tmpl-worker-base",
-                "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4},
-                "gpu": {"pools": ["AMPERE_48"], "count": 1},
-                "workers": {"min": 1, "max": 1}}),
-            ),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.body);
-    let id = r.body["id"].as_str().unwrap().to_string();
+    let created = serverless::create(
+        &e,
+        json!({"name": "billed", "type": "QUEUE", "templateId": "tmpl-worker-base",
+        "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4},
+        "gpu": {"pools": ["AMPERE_48"], "count": 1},
+        "workers": {"min": 1, "max": 1}}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_string();
     e.emu.admin().advance_clock(2 * HOUR).await.unwrap();
     // Hourly buckets, so that the two hours never straddle a bucket the query leaves out.
     let s = bill(&e, "/billing/serverless?bucketSize=hour&lastN=4").await;
@@ -368,20 +363,15 @@ async fn serverless_bills_the_worker_time_an_endpoint_ran() {
 #[tokio::test]
 async fn cpu_endpoints_bill_their_workers_vcpus_at_the_flavors_serverless_price() {
     let e = start_default().await;
-    let r = e
-        .v2(
-            Method::POST,
-            "/serverless",
-            Some(
-                json!({"name": "cpu", "type": "QUEUE", "image": "python:3.12",
-                        "cpu": [{"id": "cpu5c", "vcpuCount": 4}],
-                        "workers": {"min": 1, "max": 1},
-                        "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4}}),
-            ),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.body);
-    let id = r.body["id"].as_str().unwrap().to_string();
+    let created = serverless::create(
+        &e,
+        json!({"name": "cpu", "type": "QUEUE", "image": "python:3.12",
+                "cpu": [{"id": "cpu5c", "vcpuCount": 4}],
+                "workers": {"min": 1, "max": 1},
+                "scaling": {"type": "QUEUE_DELAY", "queueDelay": 4}}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_string();
     // The worker comes up; then an hour passes.
     let workers = e
         .v2(Method::GET, &format!("/serverless/{id}/workers"), None)

@@ -148,11 +148,8 @@ async fn failure_shows_live(e: &Emu, id: &str, wanted: &str) {
 #[tokio::test]
 async fn an_image_that_is_not_found_keeps_the_pod_starting_and_says_so_in_its_log() {
     let e = start_default().await;
-    let admin = e.emu.admin();
-    admin
-        .fail_image("acme/missing:v1", StartFailure::ImageNotFound)
-        .await
-        .unwrap();
+    e.fail_image("acme/missing:v1", StartFailure::ImageNotFound)
+        .await;
     let other = create(&e, pod("acme/missing:v2")).await;
     let id = create(&e, pod("acme/missing:v1")).await["id"]
         .as_str()
@@ -196,11 +193,8 @@ async fn a_refused_registry_login_fails_the_pull_of_every_pod_using_it() {
 #[tokio::test]
 async fn a_host_driver_too_old_for_the_image_names_a_cuda_above_the_host() {
     let e = start_default().await;
-    e.emu
-        .admin()
-        .fail_image("acme/cuda13:1", StartFailure::CudaTooOld)
-        .await
-        .unwrap();
+    e.fail_image("acme/cuda13:1", StartFailure::CudaTooOld)
+        .await;
     let p = create(&e, pod("acme/cuda13:1")).await;
     let id = p["id"].as_str().unwrap().to_string();
     let host: Vec<u32> = p["cudaVersion"]
@@ -227,11 +221,8 @@ async fn a_host_driver_too_old_for_the_image_names_a_cuda_above_the_host() {
 #[tokio::test]
 async fn a_failing_pod_bills_while_it_tries() {
     let e = start_default().await;
-    e.emu
-        .admin()
-        .fail_image("acme/missing:v1", StartFailure::ImageNotFound)
-        .await
-        .unwrap();
+    e.fail_image("acme/missing:v1", StartFailure::ImageNotFound)
+        .await;
     create(&e, pod("acme/missing:v1")).await;
     e.advance(3_600_000).await;
     let r = e

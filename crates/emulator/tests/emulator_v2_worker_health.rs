@@ -39,11 +39,8 @@ async fn workers(e: &Emu, id: &str) -> Value {
 #[tokio::test]
 async fn a_load_balancer_whose_image_is_missing_has_its_workers_initializing() {
     let e = start_default().await;
-    e.emu
-        .admin()
-        .fail_image("acme/server:404", StartFailure::ImageNotFound)
-        .await
-        .unwrap();
+    e.fail_image("acme/server:404", StartFailure::ImageNotFound)
+        .await;
     let lb = |image: &str| {
         gpu_body(
             json!({"type": "LOAD_BALANCER", "image": image, "env": {"PORT": "8000", "PORT_HEALTH": "8001"},
@@ -172,11 +169,8 @@ fn cuda(v: &str) -> (u32, u32) {
 #[tokio::test]
 async fn a_worker_on_a_driver_too_old_names_a_cuda_above_every_host_of_its_type() {
     let e = start_default().await;
-    e.emu
-        .admin()
-        .fail_image("acme/cuda13:1", StartFailure::CudaTooOld)
-        .await
-        .unwrap();
+    e.fail_image("acme/cuda13:1", StartFailure::CudaTooOld)
+        .await;
     let ep = create(
         &e,
         gpu_body(

@@ -12,7 +12,7 @@ pub mod v2;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use gpucloud_emulator::{self as emulator, ApiKey, EmulatorConfig, RunningEmulator};
+use gpucloud_emulator::{self as emulator, ApiKey, EmulatorConfig, RunningEmulator, StartFailure};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -269,6 +269,11 @@ impl Emu {
 
     pub async fn advance(&self, ms: u64) {
         self.emu.admin().advance_clock(ms).await.unwrap();
+    }
+
+    /// Containers of `image` fail to start with `failure` from now on.
+    pub async fn fail_image(&self, image: &str, failure: StartFailure) {
+        self.emu.admin().fail_image(image, failure).await.unwrap();
     }
 }
 
