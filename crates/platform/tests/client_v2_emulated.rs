@@ -13,10 +13,11 @@ use gpucloud_emulator::v2::limits::Quota as EmuQuota;
 use gpucloud_platform::v2::{
     AvailabilityLevel, BillingBucketSize, BillingWindow, CpuQuery, CreateContainerConfig,
     CreateCpuConfig, CreateEndpoint, CreateEndpointGpuConfig, CreateGpuConfig, CreateNetworkVolume,
-    CreatePod, CreateRegistry, CreateTemplate, DataCenterQuery, DataCenterRegion, EndpointScaling,
-    EndpointType, EndpointWorkers, FlashBoot, GpuQuery, LogQuery, Mounts, PersistentMount,
-    PodAction, PodListQuery, PodStatus, Product, PublicTemplateSource, UpdateContainerConfig,
-    UpdateEndpoint, UpdateNetworkVolume, UpdatePod, UpdateTemplate,
+    CreatePod, CreateRegistry, CreateTemplate, DataCenterQuery, DataCenterRegion,
+    EndpointGpuOptions, EndpointScaling, EndpointSettings, EndpointType, EndpointWorkers,
+    FlashBoot, GpuQuery, LogQuery, Mounts, PersistentMount, PodAction, PodListQuery, PodStatus,
+    Product, PublicTemplateSource, UpdateContainerConfig, UpdateEndpoint, UpdateNetworkVolume,
+    UpdatePod, UpdateTemplate,
 };
 use gpucloud_platform::{ErrorClass, PlatformClient};
 
@@ -149,8 +150,10 @@ async fn serverless_round_trip() {
         scaling: EndpointScaling::QueueDelay { queue_delay: 4.0 },
         gpu: Some(CreateEndpointGpuConfig {
             pools: vec!["ADA_24".into()],
-            count: Some(1),
-            ..Default::default()
+            options: EndpointGpuOptions {
+                count: Some(1),
+                ..Default::default()
+            },
         }),
         cpu: None,
         workers: Some(EndpointWorkers {
@@ -158,11 +161,11 @@ async fn serverless_round_trip() {
             max: Some(3),
             idle_timeout: Some(5),
         }),
-        data_center_ids: None,
-        network_volumes: None,
-        timeout: Some(120_000),
-        flashboot: Some(FlashBoot::Flashboot),
-        template_id: None,
+        settings: EndpointSettings {
+            timeout: Some(120_000),
+            flashboot: Some(FlashBoot::Flashboot),
+            ..Default::default()
+        },
         container: CreateContainerConfig {
             image: Some("me/worker:1".into()),
             args: None,
