@@ -29,7 +29,7 @@ use gpucloud_emulator::EmulatorConfig;
 use kube::api::Api;
 
 use common::operator::{Env, OperatorProcess};
-use support::{apply_until_ready, by_operation, env_number, mib, report, steady_resync};
+use support::{apply_until_ready, by_operation, env_number, report};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";
 const GPUS_PER_MACHINE: u32 = 8;
@@ -97,22 +97,22 @@ async fn run(opts: Options) {
     };
     support::report_converged(&c, n, "Pods");
     support::kubectl::report_ratio(c.converged, baseline);
-    let (pid, rss_idle, applied, converged) = (c.pid, c.rss_idle_kib, c.applied, c.converged);
-    let (writes, total_writes, rss_ready) = (c.writes, c.total_writes, c.rss_ready_kib);
-    let converge_calls = by_operation(&env.calls().await);
     println!(
         "  kubectl apply, operator:      {n} creates in {:.2} s",
-        applied.as_secs_f64()
+        c.applied.as_secs_f64()
     );
     println!(
         "  first apply to all Ready:     {:.2} s ({:.2} s per 1,000 Pods)",
-        converged.as_secs_f64(),
-        converged.as_secs_f64() * 1000.0 / n as f64,
+        c.converged.as_secs_f64(),
+        c.converged.as_secs_f64() * 1000.0 / n as f64,
     );
     println!(
-        "  apiserver writes meanwhile:   {total_writes} ({:.1} per Pod): {writes:?}",
-        total_writes as f64 / n as f64
+        "  apiserver writes meanwhile:   {} ({:.1} per Pod): {:?}",
+        c.total_writes,
+        c.total_writes as f64 / n as f64,
+        c.writes
     );
+    let converge_calls = by_operation(&env.calls().await);
     println!("  platform calls to converge:   {converge_calls:?}");
     let remote = env
         .platform
@@ -124,25 +124,8 @@ async fn run(opts: Options) {
     println!("  pods on the platform:         {remote}");
     support::expect_on_platform(remote, n, "pods");
 
-    let steady = steady_resync(&env, opts.poll).await;
-    steady.report();
-    println!(
-        "  platform calls per resync:    {:?} (over {} intervals of {:?})",
-        steady.calls_per_interval, steady.intervals, opts.poll
-    );
-    println!(
-        "  apiserver writes per resync:  {:.1} (over the same intervals: {:?})",
-        steady.writes_per_interval(),
-        steady.writes
-    );
-    let (rss_steady, hwm) = support::resident_reported(pid);
-    println!(
-        "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} Pods (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
-        mib(hwm),
-        mib(rss_steady),
-        mib(rss_idle),
-        mib(rss_ready)
-    );
+    support::resync_costs(&env, opts.poll).await;
+    support::report_memory(&c, n, "Pods");
 
     // Deleting the namespace makes the operator terminate every pod before the finalizers
     // let go.

@@ -184,14 +184,27 @@ fn check_binary(root: clap::Command, args: &[String]) -> Vec<String> {
     problems
 }
 
-/// `--test NAME`, `--bench NAME` and `-p CRATE` name targets that exist.
+/// `--test NAME`, `--bench NAME` and `-p CRATE` name targets that exist: a test of the crate
+/// `-p` names is in its `tests/`, any other in the root package's.
 fn check_cargo(command: &[String]) -> Vec<String> {
     let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let package = command
+        .windows(2)
+        .find(|pair| pair[0] == "-p" || pair[0] == "--package")
+        .map(|pair| pair[1].as_str())
+        .filter(|package| *package != "gpucloud-operator");
+    let tests = match package {
+        Some(package) => repo()
+            .join("crates")
+            .join(package.trim_start_matches("gpucloud-"))
+            .join("tests"),
+        None => repo().join("tests"),
+    };
     let mut problems = Vec::new();
     for pair in command.windows(2) {
         let (flag, value) = (pair[0].as_str(), pair[1].as_str());
         let exists = match flag {
-            "--test" => repo().join(format!("tests/{value}.rs")).exists(),
+            "--test" => tests.join(format!("{value}.rs")).exists(),
             "--bench" => manifest.contains(&format!("name = \"{value}\"")),
             "-p" | "--package" => {
                 value == "gpucloud-operator"

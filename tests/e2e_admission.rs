@@ -11,7 +11,7 @@ use kube::api::PostParams;
 use serde_json::json;
 
 use common::operator::install_crds;
-use common::{TestNamespace, kube_client};
+use common::{TestNamespace, kube_client, merged};
 
 fn pod(name: &str, ports: &[&str]) -> Pod {
     serde_json::from_value(json!({
@@ -77,10 +77,10 @@ async fn pod_guardrail_fields_are_checked_at_admission() {
     let resource = ApiResource::erase::<Pod>(&());
     let pods: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
     let object = |name: &str, extra: serde_json::Value| -> DynamicObject {
-        let mut spec = json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"]}});
-        spec.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
+        let spec = merged(
+            json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"]}}),
+            extra,
+        );
         serde_json::from_value(json!({
             "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
             "metadata": {"name": name}, "spec": spec,
@@ -171,13 +171,8 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
         .unwrap()
     };
     let cpu = json!({"flavors": ["cpu3c"], "vcpuCount": 4});
-    let cpu_pod = |extra: serde_json::Value| {
-        let mut spec = json!({"image": "ubuntu:24.04", "cpu": cpu});
-        spec.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        spec
-    };
+    let cpu_pod =
+        |extra: serde_json::Value| merged(json!({"image": "ubuntu:24.04", "cpu": cpu}), extra);
     pods.create(&PostParams::default(), &object("fine", cpu_pod(json!({}))))
         .await
         .expect("a CPU pod is admitted");
@@ -271,10 +266,7 @@ async fn endpoint_shapes_are_checked_at_admission() {
     let resource = ApiResource::erase::<Endpoint>(&());
     let endpoints: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
     let object = |name: &str, spec: serde_json::Value| -> DynamicObject {
-        let mut base = json!({"templateId": "tmpl-worker-base"});
-        base.as_object_mut()
-            .unwrap()
-            .extend(spec.as_object().unwrap().clone());
+        let base = merged(json!({"templateId": "tmpl-worker-base"}), spec);
         serde_json::from_value(json!({
             "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
             "metadata": {"name": name}, "spec": base,
@@ -299,13 +291,7 @@ async fn endpoint_shapes_are_checked_at_admission() {
             .await
             .unwrap_or_else(|e| panic!("{name} is admitted: {e}"));
     }
-    let with = |extra: serde_json::Value| {
-        let mut spec = lb.clone();
-        spec.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        spec
-    };
+    let with = |extra: serde_json::Value| merged(lb.clone(), extra);
     for (name, spec, field, rule) in [
         ("none", json!({}), "spec", "set exactly one of gpuTypeIds"),
         (

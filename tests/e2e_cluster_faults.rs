@@ -24,6 +24,7 @@ use common::clusters::{
     CREATE, DELETE, RENAME, RTX4090_PRICE, cluster, cond, hand_made, id_of, is_running,
     member_pods, members, message, phase, remote_cluster, remote_clusters,
 };
+use common::merged;
 use common::operator::{Env, calls_since};
 use common::pods::{RTX4090, config, patch_spec};
 use common::sweep::{delete_behind_its_back, orphans};
@@ -38,10 +39,10 @@ const PRICE: f64 = 2.0 * 2.0 * RTX4090_PRICE;
 
 /// A Cluster that can only go on 4090s, so that it costs [`PRICE`].
 fn priced(name: &str, extra: serde_json::Value) -> Cluster {
-    let mut spec = json!({"compute": {"gpuTypes": [RTX4090], "gpuCountPerPod": 2, "podCount": 2}});
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
+    let spec = merged(
+        json!({"compute": {"gpuTypes": [RTX4090], "gpuCountPerPod": 2, "podCount": 2}}),
+        extra,
+    );
     cluster(name, spec)
 }
 

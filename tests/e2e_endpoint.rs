@@ -5,30 +5,24 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_crd::{Endpoint, EndpointSpec};
-use gpucloud_platform::{ErrorClass, JobRequest};
+use gpucloud_crd::Endpoint;
+use gpucloud_platform::ErrorClass;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use common::endpoints;
+use common::merged;
 use common::operator::{Env, condition, ready_now, volume};
 use common::volumes::volume_id;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// An Endpoint on an A40 or else an L40S, `extra` on top.
 fn endpoint(name: &str, extra: serde_json::Value) -> Endpoint {
-    let mut spec = json!({
-        "templateId": "tmpl-worker-base",
-        "gpuTypeIds": ["NVIDIA A40", "NVIDIA L40S"],
-        "workersMin": 0,
-        "workersMax": 2,
-    });
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    let spec: EndpointSpec = serde_json::from_value(spec).unwrap();
-    Endpoint::new(name, spec)
+    let gpus = json!({"gpuTypeIds": ["NVIDIA A40", "NVIDIA L40S"]});
+    endpoints::endpoint(name, merged(gpus, extra))
 }
 
 fn is_ready(ep: &Endpoint) -> bool {
@@ -84,13 +78,7 @@ async fn create_update_health_connection_and_delete() {
     assert_eq!((remote.workers_min, remote.workers_max), (Some(1), Some(4)));
 
     // Jobs submitted through the job API show in status.health.
-    for _ in 0..3 {
-        env.platform
-            .jobs()
-            .run(&id, &JobRequest::new(json!({"sleep_ms": 60_000})))
-            .await
-            .unwrap();
-    }
+    endpoints::run_minute_jobs(&env, &id, 3).await;
     env.wait_for::<Endpoint, _>("infer", TIMEOUT, "health shows the jobs", |ep| {
         ep.status
             .as_ref()

@@ -8,27 +8,19 @@ mod common;
 
 use std::time::Duration;
 
-use gpucloud_crd::{Endpoint, EndpointSpec, EndpointType};
+use gpucloud_crd::{Endpoint, EndpointType};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::backend::{is_v2, routes};
+use common::endpoints::{endpoint, run_minute_jobs};
 use common::operator::{Env, calls_since, ready_now, stalled_now};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 const WORKERS: &str = "GET /v2/serverless/{id}/workers";
-
-fn endpoint(name: &str, spec: serde_json::Value) -> Endpoint {
-    let mut base = json!({"templateId": "tmpl-worker-base", "workersMin": 0, "workersMax": 2});
-    base.as_object_mut()
-        .unwrap()
-        .extend(spec.as_object().unwrap().clone());
-    let spec: EndpointSpec = serde_json::from_value(base).unwrap();
-    Endpoint::new(name, spec)
-}
 
 fn load_balancer(name: &str) -> Endpoint {
     endpoint(
@@ -37,6 +29,12 @@ fn load_balancer(name: &str) -> Endpoint {
             "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/healthz"}},
             "writeConnectionTo": format!("{name}-conn")}),
     )
+}
+
+/// The GPUs of endpoint `id` on the platform, as REST v2 answers them.
+async fn remote_gpu(env: &Env, id: &str) -> gpucloud_platform::v2::EndpointGpuConfig {
+    let remote = env.platform.v2().get_endpoint(id).await.unwrap();
+    remote.gpu.expect("a GPU endpoint")
 }
 
 /// On the seed API: `name` stalls with `UnsupportedByBackend` naming `field`, and no
@@ -223,14 +221,7 @@ async fn gpu_pools_go_to_the_platform_and_status_shows_their_types() {
     assert_eq!(status.pools, vec!["AMPERE_48"]);
     assert_eq!(status.gpu_type_ids, vec!["NVIDIA A40"]);
     let id = status.common.id.unwrap();
-    let gpu = env
-        .platform
-        .v2()
-        .get_endpoint(&id)
-        .await
-        .unwrap()
-        .gpu
-        .unwrap();
+    let gpu = remote_gpu(&env, &id).await;
     assert_eq!(
         (gpu.pools, gpu.excluded_types, gpu.count),
         (
@@ -255,14 +246,7 @@ async fn gpu_pools_go_to_the_platform_and_status_shows_their_types() {
             .is_some_and(|s| s.gpu_type_ids == ["NVIDIA A40", "NVIDIA RTX A6000"])
     })
     .await;
-    let gpu = env
-        .platform
-        .v2()
-        .get_endpoint(&id)
-        .await
-        .unwrap()
-        .gpu
-        .unwrap();
+    let gpu = remote_gpu(&env, &id).await;
     assert!(gpu.excluded_types.is_empty(), "{gpu:?}");
     env.finish(op).await;
 }
@@ -318,7 +302,6 @@ async fn a_cpu_endpoint_is_ready_on_its_flavours() {
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_budget_counts_the_running_workers_not_only_the_minimum() {
     use gpucloud_crd::{Budget, BudgetSpec};
-    use gpucloud_platform::JobRequest;
     let env = Env::start("ep-budget-workers").await;
     let op = env.operator(&[]);
     let spec: BudgetSpec = serde_json::from_value(json!({"maxCostPerHour": 10.0})).unwrap();
@@ -329,13 +312,7 @@ async fn a_budget_counts_the_running_workers_not_only_the_minimum() {
         .wait_for::<Endpoint, _>("busy", TIMEOUT, "Ready", ready_now)
         .await;
     let id = ready.status.unwrap().common.id.unwrap();
-    for _ in 0..3 {
-        env.platform
-            .jobs()
-            .run(&id, &JobRequest::new(json!({"sleep_ms": 60_000})))
-            .await
-            .unwrap();
-    }
+    run_minute_jobs(&env, &id, 3).await;
     // Workers start for the jobs, up to workersMax (2): each costs one A40 at the
     // catalog's price (REST v2: the serverless one; the seed API: the secure-cloud one).
     let a40 = if is_v2() { 0.48 } else { 0.40 };

@@ -141,18 +141,6 @@ fn remote_id(nv: &NetworkVolume) -> String {
         .expect("a Ready volume has its remote id")
 }
 
-/// The ids of every network volume on the platform.
-async fn volume_ids(env: &Env) -> Vec<String> {
-    let mut ids: Vec<String> = env
-        .platform_volumes()
-        .await
-        .into_iter()
-        .map(|v| v.id)
-        .collect();
-    ids.sort();
-    ids
-}
-
 async fn grow(client: &kube::Client, namespace: &str, name: &str, size: i32) {
     let api: Api<NetworkVolume> = Api::namespaced(client.clone(), namespace);
     api.patch(
@@ -172,7 +160,7 @@ async fn namespaces_come_and_go_without_relisting_the_others() {
     let a = env.ns.name().to_string();
     // The emulator starts with volumes of its own (a demo account's): what is left at the
     // end must be exactly those.
-    let seeded = volume_ids(&env).await;
+    let seeded = env.platform_volume_ids().await;
     // Unique per test: concurrent suites label their own namespaces with their own key.
     let key = format!("gpucloud-test/{a}");
     set_label(&client, &a, &key, Some("yes")).await;
@@ -338,7 +326,7 @@ async fn namespaces_come_and_go_without_relisting_the_others() {
         }
     }
     assert_eq!(
-        volume_ids(&env).await,
+        env.platform_volume_ids().await,
         seeded,
         "volumes of the test left on the platform"
     );

@@ -225,12 +225,7 @@ async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
         position("deleted template") < position("deleted network volume"),
         "{deleted}"
     );
-    let volumes: Vec<String> = env
-        .platform_volumes()
-        .await
-        .into_iter()
-        .map(|v| v.id)
-        .collect();
+    let volumes = env.platform_volume_ids().await;
     assert!(
         !volumes.contains(&volume_id) && volumes.contains(&hand_made.id),
         "the orphan volume goes, the hand-made one stays: {volumes:?}"
@@ -315,12 +310,7 @@ async fn another_installs_remote_objects_on_the_same_key_are_never_orphans() {
 
     let (deleted, ok) = orphans(&env, &["--kind=network-volume", "--delete", "--yes"]);
     assert!(ok, "{deleted}");
-    let left: Vec<String> = env
-        .platform_volumes()
-        .await
-        .into_iter()
-        .map(|v| v.id)
-        .collect();
+    let left = env.platform_volume_ids().await;
     assert!(
         !left.contains(&lost_id) && left.contains(&theirs.id),
         "the orphan goes, the other install's volume stays: {left:?}"

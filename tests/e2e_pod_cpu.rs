@@ -12,6 +12,7 @@ use gpucloud_crd::{Pod, PodSpec};
 use gpucloud_platform::v2;
 use serde_json::json;
 
+use common::merged;
 use common::operator::{Env, condition};
 use common::pods::{A40, RTX4090, config, deploy, is_ready, pod};
 
@@ -19,13 +20,13 @@ const TIMEOUT: Duration = Duration::from_secs(40);
 
 /// A CPU Pod of 4 vCPUs on `flavors`, in priority order, with `extra` merged into its spec.
 fn cpu_pod(name: &str, flavors: &[&str], extra: serde_json::Value) -> Pod {
-    let mut spec = json!({
-        "image": "ubuntu:24.04",
-        "cpu": {"flavors": flavors, "vcpuCount": 4},
-    });
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
+    let spec = merged(
+        json!({
+            "image": "ubuntu:24.04",
+            "cpu": {"flavors": flavors, "vcpuCount": 4},
+        }),
+        extra,
+    );
     let spec: PodSpec = serde_json::from_value(spec).unwrap();
     Pod::new(name, spec)
 }

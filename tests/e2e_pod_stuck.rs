@@ -18,6 +18,7 @@ use gpucloud_platform as platform;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use common::merged;
 use common::operator::{Env, Operator, condition, volume};
 use common::pods::{config, id_of, is_ready, patch_spec, pod, pod_events, remote_pods};
 use common::volumes::volume_id;
@@ -225,10 +226,10 @@ async fn a_refused_registry_login_is_told_and_terminate_leaves_nothing_billing()
 async fn stop_and_fill_the_host(env: &Env, name: &str, extra: serde_json::Value) -> String {
     let api: Api<Pod> = env.api();
     env.create(&volume("ckpt", 10, json!({}))).await;
-    let mut spec = json!({"networkVolumeRef": {"name": "ckpt"}, "volumeMountPath": "/workspace"});
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
+    let spec = merged(
+        json!({"networkVolumeRef": {"name": "ckpt"}, "volumeMountPath": "/workspace"}),
+        extra,
+    );
     env.create(&pod(name, spec)).await;
     let ready = env.wait_for(name, TIMEOUT, "Ready", is_ready).await;
     let old = id_of(&ready);

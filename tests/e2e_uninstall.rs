@@ -120,12 +120,7 @@ async fn deleting_the_crds_releases_every_remote_object_and_deletes_none() {
         BTreeMap::new(),
         "the platform was asked to delete: {calls:?}"
     );
-    let on_platform: Vec<String> = env
-        .platform_volumes()
-        .await
-        .into_iter()
-        .map(|v| v.id)
-        .collect();
+    let on_platform = env.platform_volume_ids().await;
     for name in volumes {
         let id = &ids[&("NetworkVolume", name)];
         assert!(

@@ -306,11 +306,41 @@ pub fn resident_reported(pid: u32) -> (u64, u64) {
     (rss, hwm)
 }
 
+/// Prints and records the operator's memory once converged with `n` objects of `what`
+/// ("Pods"...): its peak and steady resident set, and what it held idle before the first
+/// create and right after all were Ready.
+pub fn report_memory(c: &Converged, n: usize, what: &str) {
+    let (rss_steady, hwm) = resident_reported(c.pid);
+    println!(
+        "  operator memory:              peak VmHWM {:.1} MiB; steady VmRSS {:.1} MiB with {n} {what} (idle before: {:.1} MiB, right after all Ready: {:.1} MiB)",
+        mib(hwm),
+        mib(rss_steady),
+        mib(c.rss_idle_kib),
+        mib(c.rss_ready_kib)
+    );
+}
+
 /// Fails the run when the platform holds `found` of the `n` objects it should.
 pub fn expect_on_platform(found: usize, n: usize, what: &str) {
     if found != n {
         report::fail(format!("{found} {what} on the platform, not {n}"));
     }
+}
+
+/// [`steady_resync`], recorded ([`Steady::report`]) and printed.
+pub async fn resync_costs(env: &Env, poll: Duration) -> Steady {
+    let steady = steady_resync(env, poll).await;
+    steady.report();
+    println!(
+        "  platform calls per resync:    {:?} (over {} intervals of {:?})",
+        steady.calls_per_interval, steady.intervals, poll
+    );
+    println!(
+        "  apiserver writes per resync:  {:.1} (over the same intervals: {:?})",
+        steady.writes_per_interval(),
+        steady.writes
+    );
+    steady
 }
 
 /// Once converged: lets the passes that Ready triggered settle (one interval), then counts

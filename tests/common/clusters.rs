@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use super::merged;
 use super::operator::{Env, condition, ready_now};
 use super::pods::{A40, RTX4090};
 
@@ -27,15 +28,15 @@ pub const IMAGE: &str = "ghcr.io/acme/train:1";
 /// A TRAINING Cluster of two nodes of two GPUs, an RTX 4090 or else an A40, with `extra`
 /// merged into its spec.
 pub fn cluster(name: &str, extra: serde_json::Value) -> Cluster {
-    let mut spec = json!({
-        "type": "TRAINING",
-        "image": IMAGE,
-        "ports": ["22/tcp"],
-        "compute": {"gpuTypes": [RTX4090, A40], "gpuCountPerPod": 2, "podCount": 2},
-    });
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
+    let spec = merged(
+        json!({
+            "type": "TRAINING",
+            "image": IMAGE,
+            "ports": ["22/tcp"],
+            "compute": {"gpuTypes": [RTX4090, A40], "gpuCountPerPod": 2, "podCount": 2},
+        }),
+        extra,
+    );
     let spec: ClusterSpec = serde_json::from_value(spec).expect("a Cluster spec");
     Cluster::new(name, spec)
 }

@@ -11,9 +11,9 @@ use kube::Client;
 pub mod backend;
 pub mod clusters;
 pub mod control_plane;
+pub mod endpoints;
 pub mod http;
 pub mod lease;
-pub mod log_capture;
 pub mod operator;
 pub mod passes;
 pub mod pods;
@@ -24,6 +24,8 @@ pub mod shutdown;
 pub mod sweep;
 pub mod templates;
 pub mod volumes;
+/// A capture of every log line of the process (the platform crate's, shared with its tests).
+pub use gpucloud_platform::log_capture;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 
 /// A client signed in with the kubeconfig file at `path`.
@@ -46,6 +48,16 @@ pub async fn kube_client() -> Client {
     Client::try_default()
         .await
         .expect("a client from KUBECONFIG")
+}
+
+/// `base` with the keys of `extra` set on top (a shallow merge of two JSON objects): a
+/// test's object is a suite's base with its own fields.
+pub fn merged(mut base: serde_json::Value, extra: serde_json::Value) -> serde_json::Value {
+    let extra = extra.as_object().expect("extra is a JSON object");
+    base.as_object_mut()
+        .expect("base is a JSON object")
+        .extend(extra.clone());
+    base
 }
 
 /// Polls `check` every 100 ms until it returns true or `timeout` passes.

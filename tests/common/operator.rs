@@ -562,6 +562,18 @@ impl Env {
         through_faults("list network volumes", || volumes.list()).await
     }
 
+    /// The ids of [`Self::platform_volumes`], sorted.
+    pub async fn platform_volume_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .platform_volumes()
+            .await
+            .into_iter()
+            .map(|v| v.id)
+            .collect();
+        ids.sort();
+        ids
+    }
+
     /// Every network volume on the platform whose name is `name`.
     pub async fn remote_volumes(&self, name: &str) -> Vec<gpucloud_platform::NetworkVolume> {
         self.remote_volumes_where(|n| n == name).await
@@ -668,10 +680,10 @@ pub fn condition<'a>(
 
 /// A NetworkVolume in data center EU-RO-1 with `extra` merged into its spec.
 pub fn volume(name: &str, size: i32, extra: serde_json::Value) -> NetworkVolume {
-    let mut spec = serde_json::json!({"sizeGb": size, "dataCenterId": "EU-RO-1"});
-    if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
-        spec.extend(extra.clone());
-    }
+    let spec = super::merged(
+        serde_json::json!({"sizeGb": size, "dataCenterId": "EU-RO-1"}),
+        extra,
+    );
     let spec: NetworkVolumeSpec = serde_json::from_value(spec).expect("a NetworkVolume spec");
     NetworkVolume::new(name, spec)
 }

@@ -8,6 +8,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
+use super::merged;
 use super::operator::{Env, ready_now};
 
 pub const RTX4090: &str = "NVIDIA GeForce RTX 4090";
@@ -27,14 +28,14 @@ pub fn config() -> EmulatorConfig {
 
 /// A Pod asking for one RTX 4090 or else an A40, with `extra` merged into its spec.
 pub fn pod(name: &str, extra: serde_json::Value) -> Pod {
-    let mut spec = json!({
-        "image": "ghcr.io/acme/train:1",
-        "ports": ["8888/http", "22/tcp"],
-        "gpu": {"types": [RTX4090, A40], "count": 1},
-    });
-    spec.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
+    let spec = merged(
+        json!({
+            "image": "ghcr.io/acme/train:1",
+            "ports": ["8888/http", "22/tcp"],
+            "gpu": {"types": [RTX4090, A40], "count": 1},
+        }),
+        extra,
+    );
     let spec: PodSpec = serde_json::from_value(spec).unwrap();
     Pod::new(name, spec)
 }

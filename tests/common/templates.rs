@@ -11,6 +11,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
+use super::merged;
 use super::operator::Env;
 
 pub const TIMEOUT: Duration = Duration::from_secs(60);
@@ -96,10 +97,10 @@ pub fn registry_credential(name: &str, secret: &str, registry: &str) -> Value {
 }
 
 pub fn template(name: &str, spec: Value) -> Value {
-    let mut base = json!({"image": "registry.example.com/acme/worker:1", "serverless": true});
-    base.as_object_mut()
-        .unwrap()
-        .extend(spec.as_object().unwrap().clone());
+    let base = merged(
+        json!({"image": "registry.example.com/acme/worker:1", "serverless": true}),
+        spec,
+    );
     json!({
         "apiVersion": "gpucloud.io/v1alpha1", "kind": "Template",
         "metadata": {"name": name},
@@ -108,10 +109,10 @@ pub fn template(name: &str, spec: Value) -> Value {
 }
 
 pub fn endpoint(name: &str, spec: Value) -> Value {
-    let mut base = json!({"gpuTypeIds": ["NVIDIA A40"], "workersMin": 0, "workersMax": 1, "idleTimeoutSeconds": 5});
-    base.as_object_mut()
-        .unwrap()
-        .extend(spec.as_object().unwrap().clone());
+    let base = merged(
+        json!({"gpuTypeIds": ["NVIDIA A40"], "workersMin": 0, "workersMax": 1, "idleTimeoutSeconds": 5}),
+        spec,
+    );
     json!({
         "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
         "metadata": {"name": name},

@@ -20,9 +20,11 @@ use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use parking_lot::MutexGuard;
 use serde_json::json;
 
 use super::auth::Caller;
+use super::clock::Millis;
 use super::graphql_fast::{Plan, PodList, pods_value};
 use super::graphql_my_pods::MyPods;
 use super::graphql_pod::{Pod, pod_view};
@@ -386,13 +388,9 @@ impl MutationRoot {
         input: PodResumeInput,
     ) -> Result<Option<Pod>, Error> {
         let app = app(ctx);
-        let now = app.clock.now();
-        let mut world = app.world.lock();
-        known_to_seed(&world, &input.pod_id)?;
-        world
-            .cloud
-            .resume(&input.pod_id, input.gpu_count, now)
-            .map_err(|e| Error::new(e.to_string()))?;
+        let (world, now) = change_seed_pod(app, &input.pod_id, |cloud, now| {
+            cloud.resume(&input.pod_id, input.gpu_count, now).map(drop)
+        })?;
         let pod = world.cloud.pod(&input.pod_id).expect("resumed");
         Ok(Some(pod_view(pod, &world.cloud, now, app)))
     }
@@ -400,13 +398,9 @@ impl MutationRoot {
     /// Stops a running pod; its GPUs go back to stock and its volume data is kept.
     async fn pod_stop(&self, ctx: &Context<'_>, input: PodStopInput) -> Result<Option<Pod>, Error> {
         let app = app(ctx);
-        let now = app.clock.now();
-        let mut world = app.world.lock();
-        known_to_seed(&world, &input.pod_id)?;
-        world
-            .cloud
-            .stop(&input.pod_id, now)
-            .map_err(|e| Error::new(e.to_string()))?;
+        let (world, now) = change_seed_pod(app, &input.pod_id, |cloud, now| {
+            cloud.stop(&input.pod_id, now).map(drop)
+        })?;
         let pod = world.cloud.pod(&input.pod_id).expect("stopped");
         Ok(Some(pod_view(pod, &world.cloud, now, app)))
     }
@@ -417,14 +411,9 @@ impl MutationRoot {
         ctx: &Context<'_>,
         input: PodTerminateInput,
     ) -> Result<Option<bool>, Error> {
-        let app = app(ctx);
-        let now = app.clock.now();
-        let mut world = app.world.lock();
-        known_to_seed(&world, &input.pod_id)?;
-        world
-            .cloud
-            .terminate(&input.pod_id, now)
-            .map_err(|e| Error::new(e.to_string()))?;
+        let (_world, _) = change_seed_pod(app(ctx), &input.pod_id, |cloud, now| {
+            cloud.terminate(&input.pod_id, now)
+        })?;
         Ok(Some(true))
     }
 }
@@ -436,6 +425,21 @@ fn seed_not_found(id: &str) -> Error {
 
 /// The seed surface has no clusters: a cluster member is a pod it does not know, so it can
 /// neither show nor change one (only `/v2/clusters` may).
+/// Applies `change` to the seed's pod `id` at the emulator's time, under the world's lock
+/// (a pod of a cluster is unknown to the seed); the world, still locked, and the time, for
+/// the answer.
+fn change_seed_pod<'a>(
+    app: &'a App,
+    id: &str,
+    change: impl FnOnce(&mut pods::Cloud, Millis) -> Result<(), pods::PodError>,
+) -> Result<(MutexGuard<'a, crate::state::World>, Millis), Error> {
+    let now = app.clock.now();
+    let mut world = app.world.lock();
+    known_to_seed(&world, id)?;
+    change(&mut world.cloud, now).map_err(|e| Error::new(e.to_string()))?;
+    Ok((world, now))
+}
+
 fn known_to_seed(world: &crate::state::World, id: &str) -> Result<(), Error> {
     match world.cloud.pod(id) {
         Some(p) if p.cluster.is_some() => Err(seed_not_found(id)),

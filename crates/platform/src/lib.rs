@@ -15,6 +15,8 @@
 //!   seed surfaces; [`v2`]: the REST v2 API that replaces REST v1 and GraphQL.
 //! - [`PlatformClient`] (in `client`): the value every call starts from.
 //! - `transport`: auth per surface, limits, timeouts, retries, metrics, logs.
+//! - `log_capture` (feature `test-support`, for tests only): every log line of the process,
+//!   for suites that assert no API key or Secret value was ever written.
 
 mod client;
 pub mod config;
@@ -22,6 +24,8 @@ pub mod domain;
 pub mod error;
 pub mod graphql;
 pub mod jobs;
+#[cfg(feature = "test-support")]
+pub mod log_capture;
 pub mod metrics;
 pub mod operation;
 pub mod ratelimit;

@@ -321,16 +321,9 @@ pub struct EndpointCreate {
     pub workers_max: i64,
     /// Seconds (the public platform: 1..=3600).
     pub idle_timeout: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_count: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network_volume_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub execution_timeout_ms: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scaler_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scaler_value: Option<i64>,
+    /// `gpuCount`, `networkVolumeId`, `executionTimeoutMs`, `scalerType`, `scalerValue`.
+    #[serde(flatten)]
+    pub options: EndpointOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_center_ids: Option<Vec<String>>,
     /// Start workers from a cached snapshot (not in the spec; as the public platform has it).
@@ -354,18 +347,27 @@ pub struct EndpointUpdate {
     pub workers_max: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_count: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub network_volume_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub execution_timeout_ms: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scaler_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scaler_value: Option<i64>,
+    /// `gpuCount`, `networkVolumeId`, `executionTimeoutMs`, `scalerType`, `scalerValue`.
+    #[serde(flatten)]
+    pub options: EndpointOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flashboot: Option<bool>,
+}
+
+/// The optional fields an endpoint's create and update both take, each sent only when set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointOptions {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_count: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_volume_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_timeout_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaler_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaler_value: Option<i64>,
 }
 
 /// An endpoint record. The spec does not show it; these are the public platform's fields.

@@ -205,10 +205,10 @@ pub fn endpoint_create(c: &EndpointCreate) -> Result {
     gpu_type_ids(&c.gpu_type_ids)?;
     workers(Some(c.workers_min), Some(c.workers_max))?;
     idle_timeout(c.idle_timeout)?;
-    if let Some(v) = &c.network_volume_id {
+    if let Some(v) = &c.options.network_volume_id {
         id("networkVolumeId", v)?;
     }
-    if let Some(g) = c.gpu_count
+    if let Some(g) = c.options.gpu_count
         && g < 1
     {
         return Err(bad("gpuCount", "must be at least 1"));

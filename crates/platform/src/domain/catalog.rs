@@ -257,13 +257,13 @@ mod tests {
             .selection_for(&["NVIDIA L40S".into(), "NVIDIA A100 80GB PCIe".into()], 2)
             .unwrap();
         assert_eq!(sel.pools, vec!["ADA_48_PRO", "AMPERE_80"]);
-        let mut excluded = sel.excluded_types.unwrap();
+        let mut excluded = sel.options.excluded_types.unwrap();
         excluded.sort();
         assert_eq!(
             excluded,
             vec!["NVIDIA A100-SXM4-80GB", "NVIDIA RTX 6000 Ada"]
         );
-        assert_eq!(sel.count, Some(2));
+        assert_eq!(sel.options.count, Some(2));
     }
 
     #[test]
@@ -271,7 +271,7 @@ mod tests {
         let m = map();
         let types = vec!["NVIDIA L40S".to_string()];
         let sel = m.selection_for(&types, 1).unwrap();
-        let back = m.types_of(&sel.pools, &sel.excluded_types.unwrap_or_default());
+        let back = m.types_of(&sel.pools, &sel.options.excluded_types.unwrap_or_default());
         assert_eq!(back, types.into_iter().collect());
     }
 

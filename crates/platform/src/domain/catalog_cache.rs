@@ -72,9 +72,11 @@ impl PoolMap {
         let (pools, excluded) = self.pools_and_exclusions(types)?;
         Ok(v2::CreateEndpointGpuConfig {
             pools,
-            excluded_types: (!excluded.is_empty()).then_some(excluded),
-            count: Some(count),
-            ..Default::default()
+            options: v2::EndpointGpuOptions {
+                excluded_types: (!excluded.is_empty()).then_some(excluded),
+                count: Some(count),
+                ..Default::default()
+            },
         })
     }
 
@@ -88,9 +90,11 @@ impl PoolMap {
         let (pools, excluded) = self.pools_and_exclusions(types)?;
         Ok(v2::UpdateEndpointGpuConfig {
             pools: Some(pools),
-            excluded_types: Some(excluded),
-            count: changed_count,
-            ..Default::default()
+            options: v2::EndpointGpuOptions {
+                excluded_types: Some(excluded),
+                count: changed_count,
+                ..Default::default()
+            },
         })
     }
 }

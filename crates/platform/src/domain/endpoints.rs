@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use super::super::config::PlatformApi;
 use super::super::error::PlatformError;
-use super::super::{EndpointCreate, EndpointUpdate, PlatformClient, v2};
+use super::super::{EndpointCreate, EndpointOptions, EndpointUpdate, PlatformClient, v2};
 use super::catalog::PoolMap;
 pub use super::catalog_cache::CpuPrices;
 pub use super::endpoint_shape::{
@@ -242,11 +242,13 @@ impl Endpoints {
                     workers_min: spec.workers_min,
                     workers_max: spec.workers_max,
                     idle_timeout: spec.idle_timeout_s,
-                    gpu_count: Some(spec.gpu_count),
-                    network_volume_id: spec.network_volume_id.clone(),
-                    execution_timeout_ms: spec.execution_timeout_ms,
-                    scaler_type: Some(scaler_type.to_string()),
-                    scaler_value: Some(scaler_value),
+                    options: EndpointOptions {
+                        gpu_count: Some(spec.gpu_count),
+                        network_volume_id: spec.network_volume_id.clone(),
+                        execution_timeout_ms: spec.execution_timeout_ms,
+                        scaler_type: Some(scaler_type.to_string()),
+                        scaler_value: Some(scaler_value),
+                    },
                     data_center_ids: None,
                     flashboot: Some(spec.flashboot),
                 };
@@ -267,10 +269,12 @@ impl Endpoints {
                     (None, Some(p)) => (
                         Some(v2::CreateEndpointGpuConfig {
                             pools: p.pools.clone(),
-                            excluded_types: (!p.excluded_types.is_empty())
-                                .then(|| p.excluded_types.clone()),
-                            count: Some(gpu_count),
-                            ..Default::default()
+                            options: v2::EndpointGpuOptions {
+                                excluded_types: (!p.excluded_types.is_empty())
+                                    .then(|| p.excluded_types.clone()),
+                                count: Some(gpu_count),
+                                ..Default::default()
+                            },
                         }),
                         None,
                     ),
@@ -296,14 +300,16 @@ impl Endpoints {
                         max: Some(count("workersMax", spec.workers_max)?),
                         idle_timeout: Some(count("idleTimeoutSeconds", spec.idle_timeout_s)?),
                     }),
-                    data_center_ids: None,
-                    network_volumes: spec.network_volume_id.clone().map(|v| vec![v]),
-                    timeout: spec
-                        .execution_timeout_ms
-                        .map(|ms| count("executionTimeoutMs", ms).map(u64::from))
-                        .transpose()?,
-                    flashboot: Some(v2_flashboot(spec.flashboot)),
-                    template_id: Some(spec.template_id.clone()),
+                    settings: v2::EndpointSettings {
+                        data_center_ids: None,
+                        network_volumes: spec.network_volume_id.clone().map(|v| vec![v]),
+                        timeout: spec
+                            .execution_timeout_ms
+                            .map(|ms| count("executionTimeoutMs", ms).map(u64::from))
+                            .transpose()?,
+                        flashboot: Some(v2_flashboot(spec.flashboot)),
+                        template_id: Some(spec.template_id.clone()),
+                    },
                     container: v2::CreateContainerConfig {
                         env,
                         ..Default::default()
@@ -350,11 +356,13 @@ impl Endpoints {
                     workers_min: change.workers_min,
                     workers_max: change.workers_max,
                     idle_timeout: change.idle_timeout_s,
-                    gpu_count: change.gpu_count,
-                    network_volume_id: change.network_volume_id.clone(),
-                    execution_timeout_ms: change.execution_timeout_ms,
-                    scaler_type,
-                    scaler_value,
+                    options: EndpointOptions {
+                        gpu_count: change.gpu_count,
+                        network_volume_id: change.network_volume_id.clone(),
+                        execution_timeout_ms: change.execution_timeout_ms,
+                        scaler_type,
+                        scaler_value,
+                    },
                     flashboot: change.flashboot,
                 };
                 self.client
@@ -369,17 +377,22 @@ impl Endpoints {
                     // Exclusions are sent with the pools every time: pools alone clear them.
                     (Some(p), _) => Some(v2::UpdateEndpointGpuConfig {
                         pools: Some(p.pools.clone()),
-                        excluded_types: Some(p.excluded_types.clone()),
-                        count: gpu_count,
-                        ..Default::default()
+                        options: v2::EndpointGpuOptions {
+                            excluded_types: Some(p.excluded_types.clone()),
+                            count: gpu_count,
+                            ..Default::default()
+                        },
                     }),
                     (None, Some(types)) => {
                         let pools = self.client.catalog().pools().await?;
                         Some(pools.update_selection_for(types, gpu_count)?)
                     }
                     (None, None) => gpu_count.map(|n| v2::UpdateEndpointGpuConfig {
-                        count: Some(n),
-                        ..Default::default()
+                        pools: None,
+                        options: v2::EndpointGpuOptions {
+                            count: Some(n),
+                            ..Default::default()
+                        },
                     }),
                 };
                 let opt = |field: &str, v: Option<i64>| v.map(|n| count(field, n)).transpose();
@@ -396,13 +409,17 @@ impl Endpoints {
                 .transpose()?;
                 let input = v2::UpdateEndpoint {
                     name: change.name.clone(),
-                    template_id: change.template_id.clone(),
                     gpu,
                     workers,
                     scaling: change.scaler.map(v2_scaler).transpose()?,
-                    timeout: opt("executionTimeoutMs", change.execution_timeout_ms)?.map(u64::from),
-                    flashboot: change.flashboot.map(v2_flashboot),
-                    network_volumes: change.network_volume_id.clone().map(|v| vec![v]),
+                    settings: v2::EndpointSettings {
+                        template_id: change.template_id.clone(),
+                        timeout: opt("executionTimeoutMs", change.execution_timeout_ms)?
+                            .map(u64::from),
+                        flashboot: change.flashboot.map(v2_flashboot),
+                        network_volumes: change.network_volume_id.clone().map(|v| vec![v]),
+                        data_center_ids: None,
+                    },
                     cpu: change
                         .cpu
                         .as_ref()
@@ -412,7 +429,6 @@ impl Endpoints {
                         env: change.load_balancer.as_ref().map(LoadBalancerPorts::env),
                         ..Default::default()
                     },
-                    ..Default::default()
                 };
                 self.client.v2().update_endpoint(id, &input).await.map(drop)
             }

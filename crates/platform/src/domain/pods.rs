@@ -295,9 +295,11 @@ fn v2_create_request(req: &PodRequest, placement: &Placement) -> v2::CreatePod {
         gpu: Some(v2::CreateGpuConfig {
             id: placement.gpu_type_id.clone(),
             count: u32::try_from(req.gpu_count).ok(),
-            allowed_cuda_versions: (!req.allowed_cuda_versions.is_empty())
-                .then(|| req.allowed_cuda_versions.clone()),
-            ..Default::default()
+            cuda: v2::CudaVersions {
+                allowed_cuda_versions: (!req.allowed_cuda_versions.is_empty())
+                    .then(|| req.allowed_cuda_versions.clone()),
+                ..Default::default()
+            },
         }),
         ..v2_create_body(req, placement.data_center_id.as_deref())
     }

@@ -24,6 +24,19 @@ fn gpu_req() -> DeployRequest {
     }
 }
 
+/// A CPU pod of 4 vCPUs of `cpu3c` in the secure cloud.
+fn cpu_req() -> DeployRequest {
+    DeployRequest {
+        gpu_type_id: None,
+        cpu: Some(CpuRequest {
+            flavor_id: "cpu3c".into(),
+            vcpus: 4,
+        }),
+        cloud: CloudChoice::Secure,
+        ..gpu_req()
+    }
+}
+
 #[test]
 fn status_moves_through_the_boot() {
     let mut c = cloud();
@@ -62,15 +75,7 @@ fn actions_follow_the_document() {
 #[test]
 fn cpu_pods_take_vcpus_and_give_them_back() {
     let mut c = cloud();
-    let req = DeployRequest {
-        gpu_type_id: None,
-        cpu: Some(CpuRequest {
-            flavor_id: "cpu3c".into(),
-            vcpus: 4,
-        }),
-        cloud: CloudChoice::Secure,
-        ..gpu_req()
-    };
+    let req = cpu_req();
     let free = |c: &Cloud| -> u32 {
         c.machines()
             .iter()
@@ -131,15 +136,7 @@ fn a_pod_view_writes_its_keys_in_sorted_order_in_every_state() {
                 env: vec![("B".into(), "x=y".into()), ("A".into(), "1".into())],
                 ..gpu_req()
             },
-            DeployRequest {
-                gpu_type_id: None,
-                cpu: Some(CpuRequest {
-                    flavor_id: "cpu3c".into(),
-                    vcpus: 4,
-                }),
-                cloud: CloudChoice::Secure,
-                ..gpu_req()
-            },
+            cpu_req(),
             DeployRequest {
                 volume_in_gb: Some(20),
                 volume_mount_path: Some("/data".into()),

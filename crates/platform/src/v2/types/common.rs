@@ -142,6 +142,16 @@ pub struct CreateGpuConfig {
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// `allowedCudaVersions` and `minCudaVersion`.
+    #[serde(flatten)]
+    pub cuda: CudaVersions,
+}
+
+/// The CUDA versions a host may run, asked for with GPUs (a pod's or an endpoint's
+/// workers'); each sent only when set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CudaVersions {
     /// `major.minor` versions the host may run; unset accepts any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_cuda_versions: Option<Vec<String>>,

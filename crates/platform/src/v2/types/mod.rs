@@ -19,8 +19,8 @@ pub use billing::*;
 pub use catalog::*;
 pub use clusters::*;
 pub use common::{
-    Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, Env, GpuConfig, Mounts, NetworkMount,
-    PersistentMount, TemplateMounts, VolumeType,
+    Cloud, CpuConfig, CreateCpuConfig, CreateGpuConfig, CudaVersions, Env, GpuConfig, Mounts,
+    NetworkMount, PersistentMount, TemplateMounts, VolumeType,
 };
 pub use container::{
     ContainerConfig, ContainerRequest, CreateContainerConfig, ImageField, RegistryField,

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::common::{CpuConfig, CreateCpuConfig, open_enum};
+use super::common::{CpuConfig, CreateCpuConfig, CudaVersions, open_enum};
 use super::container::{ContainerConfig, CreateContainerConfig, UpdateContainerConfig};
 
 open_enum! {
@@ -124,14 +124,8 @@ pub struct EndpointGpuConfig {
 #[serde(rename_all = "camelCase")]
 pub struct CreateEndpointGpuConfig {
     pub pools: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub excluded_types: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_cuda_versions: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_cuda_version: Option<String>,
+    #[serde(flatten)]
+    pub options: EndpointGpuOptions,
 }
 
 /// GPU changes of an update; what is unset stays. `excluded_types` needs `pools`; an empty
@@ -141,14 +135,22 @@ pub struct CreateEndpointGpuConfig {
 pub struct UpdateEndpointGpuConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pools: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub options: EndpointGpuOptions,
+}
+
+/// What a create and an update say of an endpoint's GPUs besides the pools, each only
+/// when set: the types left out of the pools, the GPUs per worker and the hosts' CUDA.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointGpuOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excluded_types: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_cuda_versions: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_cuda_version: Option<String>,
+    /// `allowedCudaVersions` and `minCudaVersion`.
+    #[serde(flatten)]
+    pub cuda: CudaVersions,
 }
 
 /// Worker bounds of an endpoint.
@@ -196,6 +198,19 @@ pub struct CreateEndpoint {
     pub cpu: Option<Vec<CreateCpuConfig>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<EndpointWorkers>,
+    /// `dataCenterIds`, `networkVolumes`, `timeout`, `flashboot` and `templateId`.
+    #[serde(flatten)]
+    pub settings: EndpointSettings,
+    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
+    #[serde(flatten)]
+    pub container: CreateContainerConfig,
+}
+
+/// What a create sets and an update changes alike, each only when set: the data centers,
+/// the network volumes, a job's time limit, FlashBoot and the template.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_ids: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,9 +221,6 @@ pub struct CreateEndpoint {
     pub flashboot: Option<FlashBoot>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_id: Option<String>,
-    /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
-    #[serde(flatten)]
-    pub container: CreateContainerConfig,
 }
 
 /// Body of `PATCH /v2/serverless/{id}`: only what is set changes.
@@ -226,16 +238,9 @@ pub struct UpdateEndpoint {
     pub workers: Option<EndpointWorkers>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<EndpointScaling>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_center_ids: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network_volumes: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flashboot: Option<FlashBoot>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template_id: Option<String>,
+    /// `dataCenterIds`, `networkVolumes`, `timeout`, `flashboot` and `templateId`.
+    #[serde(flatten)]
+    pub settings: EndpointSettings,
     /// `image`, `args`, `disk`, `ports`, `env` and `registry`.
     #[serde(flatten)]
     pub container: UpdateContainerConfig,

@@ -103,8 +103,10 @@ fn pod_requests_send_only_what_is_set() {
         gpu: Some(CreateGpuConfig {
             id: "NVIDIA A40".into(),
             count: Some(1),
-            allowed_cuda_versions: Some(vec!["12.8".into()]),
-            ..Default::default()
+            cuda: CudaVersions {
+                allowed_cuda_versions: Some(vec!["12.8".into()]),
+                ..Default::default()
+            },
         }),
         mounts: Some(Mounts {
             network: Some(vec![NetworkMount {
@@ -255,11 +257,7 @@ fn endpoints_decode_and_encode() {
             max: Some(2),
             idle_timeout: None,
         }),
-        data_center_ids: None,
-        network_volumes: None,
-        timeout: None,
-        flashboot: None,
-        template_id: None,
+        settings: EndpointSettings::default(),
         container: CreateContainerConfig {
             image: Some("me/worker:1".into()),
             args: None,
@@ -286,8 +284,14 @@ fn endpoints_decode_and_encode() {
             ..Default::default()
         }),
         gpu: Some(UpdateEndpointGpuConfig {
-            min_cuda_version: Some(String::new()),
-            ..Default::default()
+            pools: None,
+            options: EndpointGpuOptions {
+                cuda: CudaVersions {
+                    min_cuda_version: Some(String::new()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
         }),
         container: UpdateContainerConfig {
             registry: Some(None),
