@@ -13,68 +13,48 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use kube::Api;
-use kube::api::ListParams;
 
 use crate::app::lease::read_install_tag;
 use crate::cli::table::render;
-use gpucloud_crd::ManagedKind;
-use gpucloud_crd::{Cluster, Endpoint, NetworkVolume, Pod, Template};
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
-use gpucloud_platform::domain::ServerlessEndpoint;
 
 use gpucloud_engine::marker::InstallTag;
 use gpucloud_engine::released;
-use gpucloud_policy::orphans::{
-    Candidate, ClusterObjects, Orphan, Scope, cluster_candidate, endpoint_candidate, orphans,
-    pod_candidate, template_candidate, volume_candidate,
-};
+use gpucloud_policy::orphans::{Orphan, Scope, orphans};
 
-/// A kind the sweep looks at, in the order `--delete` removes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
-pub enum SweptKind {
-    Pod,
-    Cluster,
-    Endpoint,
-    Template,
-    NetworkVolume,
+use crate::kinds::KINDS;
+use crate::kinds::shared::sweep::OrphanSweep;
+
+/// The kinds the sweep covers, in the order `--delete` removes them.
+fn swept() -> Vec<OrphanSweep> {
+    let mut all: Vec<OrphanSweep> = KINDS.iter().filter_map(|k| k.sweep).collect();
+    all.sort_by_key(|s| s.delete_order);
+    all
 }
 
-impl SweptKind {
-    const ALL: [SweptKind; 5] = [
-        SweptKind::Pod,
-        SweptKind::Cluster,
-        SweptKind::Endpoint,
-        SweptKind::Template,
-        SweptKind::NetworkVolume,
-    ];
-
-    /// The kind's name, as `Candidate::kind` and the released record spell it.
-    fn name(self) -> &'static str {
-        match self {
-            SweptKind::Pod => "Pod",
-            SweptKind::Cluster => "Cluster",
-            SweptKind::Endpoint => "Endpoint",
-            SweptKind::Template => "Template",
-            SweptKind::NetworkVolume => "NetworkVolume",
+/// A kind's name as `--kind` takes it: `network-volume` for `NetworkVolume`.
+fn flag_name(kind: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in kind.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('-');
         }
+        out.push(c.to_ascii_lowercase());
     }
+    out
+}
 
-    /// What a deletion does, for what the command prints.
-    fn verb(self) -> &'static str {
-        match self {
-            SweptKind::Pod => "terminated pod",
-            SweptKind::Cluster => "deleted cluster",
-            SweptKind::Endpoint => "deleted endpoint",
-            SweptKind::Template => "deleted template",
-            SweptKind::NetworkVolume => "deleted network volume",
-        }
-    }
-
-    fn of(kind: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == kind)
-    }
+/// The kind `--kind` names (`pod`, `network-volume`; the kind's own spelling works too).
+fn swept_kind(value: &str) -> Result<&'static str, String> {
+    let all = swept();
+    all.iter()
+        .find(|s| flag_name(s.kind) == value || s.kind == value)
+        .map(|s| s.kind)
+        .ok_or_else(|| {
+            let names: Vec<String> = all.iter().map(|s| flag_name(s.kind)).collect();
+            format!("the sweep covers {}", names.join(", "))
+        })
 }
 
 /// What to look for and whether to delete it: `orphans`' options, and those of
@@ -88,8 +68,8 @@ pub struct Sweep {
     #[arg(long, requires = "delete")]
     pub yes: bool,
     /// Only these kinds (repeat the flag, or separate with commas); every kind by default.
-    #[arg(long = "kind", value_enum, value_delimiter = ',')]
-    pub kinds: Vec<SweptKind>,
+    #[arg(long = "kind", value_parser = swept_kind, value_delimiter = ',')]
+    pub kinds: Vec<&'static str>,
     /// The operator's namespace, where it records what it released on purpose (the
     /// namespace of its leader-election Lease).
     #[arg(
@@ -175,109 +155,21 @@ pub fn table(orphans: &[Orphan]) -> String {
     )
 }
 
-/// What the cluster holds of kind `K`, in every namespace. A kind whose CRD is not
-/// installed (a 404: deleted, and every object of the kind with it) holds nothing, so that
-/// after an uninstall that took the CRDs along the remote objects are judged by the
-/// released record and their tags alone.
-async fn cluster_objects<K: ManagedKind>(kube: &kube::Client) -> anyhow::Result<ClusterObjects> {
-    let api: Api<K> = Api::all(kube.clone());
-    match api.list(&ListParams::default()).await {
-        Ok(list) => Ok(ClusterObjects::of(list.items.iter())),
-        Err(kube::Error::Api(status)) if status.code == 404 => {
-            Ok(ClusterObjects::of(std::iter::empty::<&K>()))
-        }
-        Err(err) => {
-            Err(err).with_context(|| format!("could not list gpucloud.io {}s", K::kind(&())))
-        }
-    }
-}
-
-/// The platform's objects of `kind`, as candidates.
-async fn candidates(platform: &PlatformClient, kind: SweptKind) -> anyhow::Result<Vec<Candidate>> {
-    let listed = match kind {
-        SweptKind::Pod => platform
-            .pods()
-            .list()
-            .await
-            .map(|l| l.iter().filter_map(pod_candidate).collect()),
-        SweptKind::Cluster => platform
-            .clusters()
-            .list()
-            .await
-            .map(|l| l.iter().map(cluster_candidate).collect()),
-        SweptKind::Endpoint => match platform.endpoints().list().await {
-            Ok(listed) => Ok(endpoint_candidates(platform, &listed).await),
-            Err(e) => Err(e),
-        },
-        SweptKind::Template => platform
-            .templates()
-            .list()
-            .await
-            .map(|l| l.iter().map(template_candidate).collect()),
-        SweptKind::NetworkVolume => platform
-            .volumes()
-            .list()
-            .await
-            .map(|l| l.iter().map(volume_candidate).collect()),
-    };
-    listed.with_context(|| format!("could not list the platform's {}s", kind.name()))
-}
-
-/// Endpoints as candidates, each with what its minimum workers cost at the catalog's
-/// price (the catalog is read only when one keeps workers; unknown when it cannot be).
-async fn endpoint_candidates(
-    platform: &PlatformClient,
-    listed: &[ServerlessEndpoint],
-) -> Vec<Candidate> {
-    let keeps_workers = listed.iter().any(|e| e.workers_min.unwrap_or(0) > 0);
-    let prices = match keeps_workers {
-        true => platform.catalog().serverless_prices().await.ok(),
-        false => None,
-    };
-    listed
-        .iter()
-        .map(|e| {
-            let cost = match (e.workers_min.unwrap_or(0), &prices) {
-                (min, _) if min <= 0 => Some(0.0),
-                (min, Some(prices)) => prices
-                    .min_workers_cost(min, e.gpu_count.unwrap_or(1), &e.gpus.types())
-                    .ok(),
-                (_, None) => None,
-            };
-            endpoint_candidate(e, cost)
-        })
-        .collect()
-}
-
-/// Removes one orphan from the platform.
-async fn delete(platform: &PlatformClient, kind: SweptKind, id: &str) -> anyhow::Result<()> {
-    match kind {
-        SweptKind::Pod => platform.pods().terminate(id).await?,
-        SweptKind::Cluster => platform.clusters().delete(id).await?,
-        SweptKind::Endpoint => platform.endpoints().delete(id).await?,
-        SweptKind::Template => platform.templates().delete(id).await?,
-        SweptKind::NetworkVolume => platform.volumes().delete(id).await?,
-    }
-    Ok(())
-}
-
-/// The orphans of `kind`.
+/// The orphans of the kind `sweep` reaches.
 async fn find(
     kube: &kube::Client,
     platform: &PlatformClient,
-    kind: SweptKind,
+    sweep: &OrphanSweep,
     record: &released::Record,
     mine: Option<&InstallTag>,
 ) -> anyhow::Result<Vec<Orphan>> {
-    let cluster = match kind {
-        SweptKind::Pod => cluster_objects::<Pod>(kube).await?,
-        SweptKind::Cluster => cluster_objects::<Cluster>(kube).await?,
-        SweptKind::Endpoint => cluster_objects::<Endpoint>(kube).await?,
-        SweptKind::Template => cluster_objects::<Template>(kube).await?,
-        SweptKind::NetworkVolume => cluster_objects::<NetworkVolume>(kube).await?,
-    };
-    let released: HashSet<String> = record.ids_of(kind.name());
-    let remote = candidates(platform, kind).await?;
+    let cluster = (sweep.objects)(kube.clone())
+        .await
+        .with_context(|| format!("could not list gpucloud.io {}s", sweep.kind))?;
+    let released: HashSet<String> = record.ids_of(sweep.kind);
+    let remote = (sweep.candidates)(kube.clone(), platform.clone())
+        .await
+        .with_context(|| format!("could not list the platform's {}s", sweep.noun))?;
     let mine = mine.map(InstallTag::as_str);
     Ok(orphans(&remote, &cluster, &released, &Scope::Cluster, mine))
 }
@@ -329,18 +221,14 @@ pub async fn sweep(
                 released::LEGACY
             )
         })?;
-    let kinds: Vec<SweptKind> = if args.kinds.is_empty() {
-        SweptKind::ALL.to_vec()
-    } else {
-        let mut kinds = args.kinds.clone();
-        kinds.sort();
-        kinds.dedup();
-        kinds
-    };
+    let kinds: Vec<OrphanSweep> = swept()
+        .into_iter()
+        .filter(|s| args.kinds.is_empty() || args.kinds.contains(&s.kind))
+        .collect();
     let mine = install_tag(kube, args).await;
     let mut found: Vec<Orphan> = Vec::new();
-    for kind in kinds {
-        found.extend(find(kube, platform, kind, &record, mine.as_ref()).await?);
+    for sweep in &kinds {
+        found.extend(find(kube, platform, sweep, &record, mine.as_ref()).await?);
     }
     print!("{}", table(&found));
     if !args.delete || found.is_empty() {
@@ -359,13 +247,15 @@ pub async fn sweep(
             return Ok(());
         }
     }
-    // Pods before endpoints before templates before volumes: what uses goes first.
-    found.sort_by_key(|o| SweptKind::of(o.kind));
+    // Pods before endpoints before templates before volumes: what uses goes first (the
+    // orphans are found kind by kind, in that order).
     let mut failed = 0;
     for o in &found {
-        let kind = SweptKind::of(o.kind).expect("a swept kind");
-        match delete(platform, kind, &o.id).await {
-            Ok(()) => println!("{} {} ({})", kind.verb(), o.id, o.name),
+        let Some(sweep) = kinds.iter().find(|s| s.kind == o.kind) else {
+            continue;
+        };
+        match (sweep.delete)(kube.clone(), platform.clone(), o.id.clone()).await {
+            Ok(()) => println!("{} {} {} ({})", sweep.removal, sweep.noun, o.id, o.name),
             Err(e) => {
                 failed += 1;
                 eprintln!("could not delete {} {} ({}): {e:#}", o.kind, o.id, o.name);
@@ -402,17 +292,19 @@ mod tests {
 
     #[test]
     fn what_uses_is_deleted_before_what_it_uses() {
-        let mut kinds = ["NetworkVolume", "Template", "Pod", "Endpoint"].map(SweptKind::of);
-        kinds.sort();
+        let order: Vec<&str> = swept().iter().map(|s| s.kind).collect();
         assert_eq!(
-            kinds,
-            [
-                Some(SweptKind::Pod),
-                Some(SweptKind::Endpoint),
-                Some(SweptKind::Template),
-                Some(SweptKind::NetworkVolume)
-            ]
+            order,
+            ["Pod", "Cluster", "Endpoint", "Template", "NetworkVolume"]
         );
-        assert_eq!(SweptKind::of("RegistryCredential"), None);
+    }
+
+    #[test]
+    fn a_kind_is_named_in_kebab_case_or_as_it_spells_itself() {
+        assert_eq!(swept_kind("network-volume"), Ok("NetworkVolume"));
+        assert_eq!(swept_kind("pod"), Ok("Pod"));
+        assert_eq!(swept_kind("Cluster"), Ok("Cluster"));
+        let refused = swept_kind("registry-credential").expect_err("not swept");
+        assert!(refused.contains("network-volume"), "{refused}");
     }
 }

@@ -34,6 +34,7 @@ use gpucloud_crd::{Budget, Cluster, Endpoint, NetworkVolume, Pod, RegistryCreden
 use network_volume::NetworkVolumeAdapter;
 use pod::PodAdapter;
 use registry_credential::RegistryCredentialAdapter;
+use shared::sweep::OrphanSweep;
 use summary::{Row, rows_of};
 use template::TemplateAdapter;
 
@@ -54,6 +55,9 @@ pub struct RegisteredKind {
     /// writes, see [`rbac::needs`], and Argo CD no health check: nothing writes its status).
     pub controller: Option<StartController>,
     pub rows: ListRows,
+    /// How `orphans` lists and removes the kind's remote objects; `None` for a kind the
+    /// sweep does not cover.
+    pub sweep: Option<OrphanSweep>,
 }
 
 /// Every kind, in the order of the CRD stream (`crds`, `crds/gpucloud.io.yaml`).
@@ -62,37 +66,44 @@ pub const KINDS: &[RegisteredKind] = &[
         crd: gpucloud_crd::managed_crd::<NetworkVolume>,
         controller: Some(start_network_volumes),
         rows: rows_of::<NetworkVolume>,
+        sweep: Some(OrphanSweep::of::<NetworkVolumeAdapter>()),
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Endpoint>,
         controller: Some(start_endpoints),
         rows: rows_of::<Endpoint>,
+        sweep: Some(OrphanSweep::of::<EndpointAdapter>()),
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Pod>,
         controller: Some(start_pods),
         rows: rows_of::<Pod>,
+        sweep: Some(OrphanSweep::of::<PodAdapter>()),
     },
     RegisteredKind {
         crd: Budget::crd,
         controller: Some(start_budgets),
         rows: rows_of::<Budget>,
+        sweep: None,
     },
     // --- Template and RegistryCredential ---
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<RegistryCredential>,
         controller: Some(start_registry_credentials),
         rows: rows_of::<RegistryCredential>,
+        sweep: None,
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Template>,
         controller: Some(start_templates),
         rows: rows_of::<Template>,
+        sweep: Some(OrphanSweep::of::<TemplateAdapter>()),
     },
     RegisteredKind {
         crd: gpucloud_crd::managed_crd::<Cluster>,
         controller: Some(start_clusters),
         rows: rows_of::<Cluster>,
+        sweep: Some(OrphanSweep::of::<ClusterAdapter>()),
     },
 ];
 

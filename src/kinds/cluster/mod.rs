@@ -612,5 +612,13 @@ impl ClusterAdapter {
     }
 }
 
+impl crate::kinds::shared::sweep::Swept for ClusterAdapter {
+    const DELETE_ORDER: u8 = 1;
+
+    fn for_sweep(_: &kube::Client) -> Self {
+        ClusterAdapter::new(Duration::from_secs(30), Clock::default())
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -612,5 +612,13 @@ impl EndpointAdapter {
     }
 }
 
+impl crate::kinds::shared::sweep::Swept for EndpointAdapter {
+    const DELETE_ORDER: u8 = 2;
+
+    fn for_sweep(_: &kube::Client) -> Self {
+        EndpointAdapter::default()
+    }
+}
+
 #[cfg(test)]
 mod tests;

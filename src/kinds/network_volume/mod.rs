@@ -128,6 +128,14 @@ impl Decide for NetworkVolumeAdapter {
     }
 }
 
+impl crate::kinds::shared::sweep::Swept for NetworkVolumeAdapter {
+    const DELETE_ORDER: u8 = 4;
+
+    fn for_sweep(_: &kube::Client) -> Self {
+        NetworkVolumeAdapter
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

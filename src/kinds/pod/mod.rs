@@ -628,6 +628,15 @@ impl PodAdapter {
     }
 }
 
+impl crate::kinds::shared::sweep::Swept for PodAdapter {
+    const DELETE_ORDER: u8 = 0;
+    const REMOVAL: &'static str = "terminated";
+
+    fn for_sweep(_: &kube::Client) -> Self {
+        PodAdapter::new(Duration::from_secs(30))
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

@@ -2,7 +2,7 @@
 //! references to the operator's other objects
 //! ([`dependency`]: wait until the object is Ready, then use its id) and environment
 //! variables whose values come from Secrets ([`secret_env`]); the ConfigMaps kinds keep
-//! beside their objects ([`owned_config_map`]); and the unit tests' objects (`fixtures`). A kind reaches another kind's objects only through these, by their CRD
+//! beside their objects ([`owned_config_map`]); what `orphans` reads of a kind ([`sweep`]); and the unit tests' objects (`fixtures`). A kind reaches another kind's objects only through these, by their CRD
 //! types, never through that kind's adapter.
 
 pub mod budget_hold;
@@ -11,3 +11,4 @@ pub mod dependency;
 pub mod fixtures;
 pub mod owned_config_map;
 pub mod secret_env;
+pub mod sweep;

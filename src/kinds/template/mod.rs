@@ -283,3 +283,11 @@ impl TemplateAdapter {
         describe_change(change)
     }
 }
+
+impl crate::kinds::shared::sweep::Swept for TemplateAdapter {
+    const DELETE_ORDER: u8 = 3;
+
+    fn for_sweep(kube: &kube::Client) -> Self {
+        TemplateAdapter::new(kube.clone())
+    }
+}
