@@ -1,10 +1,7 @@
-//! Per-object exponential backoff with jitter that resets on success.
-//!
-//! kube-runtime's `error_policy` never hears of successes, so the attempt counts live
-//! here, keyed by object, and the reconcile clears an object's count when a pass works.
+//! Exponential backoff with jitter. How many passes of an object failed in a row is kept in
+//! its record (`engine::records`), which a pass that works clears; this is the delay that
+//! count gives.
 
-use std::collections::HashMap;
-use std::hash::Hash;
 use std::time::Duration;
 
 use rand::Rng;
@@ -44,6 +41,13 @@ impl BackoffPolicy {
         let spread = rand::rng().random_range(-self.jitter..=self.jitter);
         delay.mul_f64(1.0 + spread)
     }
+
+    /// How long to wait after the `failures`-th failure in a row: the base delay, jittered;
+    /// a longer wait the platform asked for (Retry-After) wins.
+    pub fn delay_after(&self, failures: u32, at_least: Option<Duration>) -> Duration {
+        let delay = self.jittered(self.base_delay(failures));
+        at_least.map_or(delay, |min| delay.max(min))
+    }
 }
 
 /// `d` moved by up to `fraction` either way: a periodic requeue of many objects spread out.
@@ -54,43 +58,6 @@ pub fn jitter(d: Duration, fraction: f64) -> Duration {
         jitter: fraction,
     }
     .jittered(d)
-}
-
-/// Failure counts by object.
-pub struct Backoffs<K> {
-    policy: BackoffPolicy,
-    failures: parking_lot::Mutex<HashMap<K, u32>>,
-}
-
-impl<K: Eq + Hash + Clone> Backoffs<K> {
-    pub fn new(policy: BackoffPolicy) -> Self {
-        Self {
-            policy,
-            failures: parking_lot::Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Records a failure of `key` and returns how long to wait before the next try. A
-    /// longer wait the platform asked for (Retry-After) wins.
-    pub fn fail(&self, key: &K, at_least: Option<Duration>) -> Duration {
-        let failures = {
-            let mut map = self.failures.lock();
-            let n = map.entry(key.clone()).or_insert(0);
-            *n = n.saturating_add(1);
-            *n
-        };
-        let delay = self.policy.jittered(self.policy.base_delay(failures));
-        at_least.map_or(delay, |min| delay.max(min))
-    }
-
-    /// Forgets the failures of `key` after a pass that worked.
-    pub fn succeed(&self, key: &K) {
-        self.failures.lock().remove(key);
-    }
-
-    pub fn failures(&self, key: &K) -> u32 {
-        self.failures.lock().get(key).copied().unwrap_or(0)
-    }
 }
 
 #[cfg(test)]
@@ -106,24 +73,19 @@ mod tests {
     }
 
     #[test]
-    fn doubles_up_to_the_cap_and_resets() {
-        let b = Backoffs::new(exact());
-        let delays: Vec<u64> = (0..8).map(|_| b.fail(&"a", None).as_secs()).collect();
+    fn doubles_up_to_the_cap() {
+        let b = exact();
+        let delays: Vec<u64> = (1..=8).map(|n| b.delay_after(n, None).as_secs()).collect();
         assert_eq!(delays, [1, 2, 4, 8, 16, 32, 60, 60]);
-        assert_eq!(
-            b.fail(&"other", None).as_secs(),
-            1,
-            "objects back off independently"
-        );
-        b.succeed(&"a");
-        assert_eq!(b.failures(&"a"), 0);
-        assert_eq!(b.fail(&"a", None).as_secs(), 1);
     }
 
     #[test]
     fn retry_after_is_honoured() {
-        let b = Backoffs::new(exact());
-        assert_eq!(b.fail(&"a", Some(Duration::from_secs(30))).as_secs(), 30);
+        let b = exact();
+        assert_eq!(
+            b.delay_after(1, Some(Duration::from_secs(30))).as_secs(),
+            30
+        );
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //!   [`secret_versions`]: never listed nor watched);
 //! - [`engine`] runs the pass as a pipeline, one module per stage: observe the facts
 //!   ([`snapshot`]: the one shared listing per kind and account; [`annotations`],
-//!   [`credentials`], [`recent_writes`]), ask [`decide`] (pure) for the step, execute it
+//!   [`credentials`]), ask [`decide`] (pure) for the step, execute it
 //!   through the adapter, and report it in status ([`conditions`], [`failure`],
 //!   [`events`], [`backoff`], [`metrics`]);
 //! - [`progress`] records each kind's controller and passes under way, for the liveness
@@ -53,7 +53,6 @@ pub mod note;
 pub mod ownership;
 pub mod packed;
 pub mod progress;
-pub mod recent_writes;
 pub mod released;
 pub mod resync;
 pub mod runner;

@@ -113,6 +113,45 @@ fn duration_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 16))
 }
 
+/// The gauges of what the engine keeps per object, registered in `registry`.
+fn register_remembered(
+    registry: &mut Registry,
+) -> (Family<KindLabels, Gauge>, Family<KindLabels, Gauge>) {
+    let engine_records = Family::<KindLabels, Gauge>::default();
+    registry.register(
+        "engine_records",
+        "Objects the engine keeps a record of between passes (its own writes not yet seen back, failures in a row, a create whose outcome is unknown), by kind; 0 once every object has converged or gone",
+        Described(engine_records.clone()),
+    );
+    let resync_scheduled = Family::<KindLabels, Gauge>::default();
+    registry.register(
+        "resync_scheduled",
+        "Converged objects waiting for their next drift check, by kind",
+        Described(resync_scheduled.clone()),
+    );
+    (engine_records, resync_scheduled)
+}
+
+/// A gauge of a figure with a fraction, by kind.
+type FloatFamily = Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>;
+
+/// The orphan census's gauges, registered in `registry`.
+fn register_orphans(registry: &mut Registry) -> (Family<KindLabels, Gauge>, FloatFamily) {
+    let orphans = Family::<KindLabels, Gauge>::default();
+    registry.register(
+        "orphans",
+        "Remote objects that carry the operator's marker but have no object in the cluster, by kind",
+        Described(orphans.clone()),
+    );
+    let orphan_cost = Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    registry.register(
+        "orphan_cost_per_hour",
+        "What the orphans of a kind cost per hour, where the platform reports it (pods)",
+        Described(orphan_cost.clone()),
+    );
+    (orphans, orphan_cost)
+}
+
 /// Everything the operator measures.
 pub struct Metrics {
     pub registry: parking_lot::Mutex<Registry>,
@@ -128,7 +167,7 @@ pub struct Metrics {
     guardrail_stops: Family<GuardrailLabels, Counter>,
     /// Remote objects with the operator's marker and no object, by kind.
     orphans: Family<KindLabels, Gauge>,
-    orphan_cost: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    orphan_cost: FloatFamily,
     /// Log streams held open to the platform (a starting pod's system log), by kind.
     log_streams: Family<KindLabels, Gauge>,
     /// Listings each watch made: its first, and one per relisting after it fell behind.
@@ -142,6 +181,8 @@ pub struct Metrics {
     pub apiserver: Arc<ApiserverReach>,
     /// Ready and Stalled by kind and object, to keep the managed and stalled gauges exact.
     ready_by_object: parking_lot::Mutex<ReadyTally>,
+    engine_records: Family<KindLabels, Gauge>,
+    resync_scheduled: Family<KindLabels, Gauge>,
     pub platform: ClientMetrics,
 }
 
@@ -207,18 +248,7 @@ impl Metrics {
             "Pods stopped by a cost guardrail, by guardrail (schedule, maxRuntime, idleStop)",
             Described(guardrail_stops.clone()),
         );
-        let orphans = Family::<KindLabels, Gauge>::default();
-        registry.register(
-            "orphans",
-            "Remote objects that carry the operator's marker but have no object in the cluster, by kind",
-            Described(orphans.clone()),
-        );
-        let orphan_cost = Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
-        registry.register(
-            "orphan_cost_per_hour",
-            "What the orphans of a kind cost per hour, where the platform reports it (pods)",
-            Described(orphan_cost.clone()),
-        );
+        let (orphans, orphan_cost) = register_orphans(&mut registry);
         let log_streams = Family::<KindLabels, Gauge>::default();
         registry.register(
             "log_streams_open",
@@ -243,6 +273,7 @@ impl Metrics {
             "Watches of the Kubernetes API not connected right now (the apiserver does not answer them), by the kind whose controller runs them",
             Described(watches_disconnected.clone()),
         );
+        let (engine_records, resync_scheduled) = register_remembered(&mut registry);
         let unreachable = Gauge::default();
         registry.register(
             "apiserver_unreachable",
@@ -268,6 +299,8 @@ impl Metrics {
             claimed_elsewhere,
             guardrail_stops,
             ready_by_object: parking_lot::Mutex::new(ReadyTally::default()),
+            engine_records,
+            resync_scheduled,
             platform,
         }
     }
@@ -324,6 +357,18 @@ impl Metrics {
         self.stalled
             .get_or_create(&KindLabels { kind })
             .set(counts.stalled);
+    }
+
+    /// How many objects of `kind` the engine keeps a record of, and how many wait for a
+    /// resync.
+    pub fn set_remembered(&self, kind: &'static str, records: usize, scheduled: usize) {
+        let count = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.engine_records
+            .get_or_create(&KindLabels { kind })
+            .set(count(records));
+        self.resync_scheduled
+            .get_or_create(&KindLabels { kind })
+            .set(count(scheduled));
     }
 
     /// `delta` more (or, negative, fewer) watches of `kind` not connected.

@@ -179,11 +179,18 @@ impl<A: Adapter> Engine<A> {
         }
     }
 
+    /// Whether this process has yet to say that another install holds the object `key`;
+    /// from now on it has.
+    fn tell_claimed_once(&self, key: &str) -> bool {
+        self.records
+            .update(key, |r| !std::mem::replace(&mut r.told_claimed, true))
+    }
+
     /// Says once that an install of this install's name, with another account, holds the
     /// object.
     async fn same_name_other_account(&self, obj: &A::Kind, theirs: &str, mine: AccountId) {
         let key = obj.key();
-        if !self.told_claimed.lock().insert(key.clone()) {
+        if !self.tell_claimed_once(&key) {
             return;
         }
         let me = &self.ownership.me;
@@ -206,7 +213,7 @@ impl<A: Adapter> Engine<A> {
     /// Says once that another install holds the object.
     async fn leave_alone(&self, obj: &A::Kind, holder: &str) {
         let key = obj.key();
-        if !self.told_claimed.lock().insert(key.clone()) {
+        if !self.tell_claimed_once(&key) {
             return;
         }
         info!(kind = A::KIND, object = %key, holder = %holder, "claimed by another install; leaving it alone");
@@ -240,7 +247,7 @@ impl<A: Adapter> Engine<A> {
             .await
         {
             Ok(updated) => {
-                self.told_claimed.lock().remove(&obj.key());
+                self.records.update(&obj.key(), |r| r.told_claimed = false);
                 warn!(kind = A::KIND, object = %obj.key(), holder = %holder, "took over from an install whose Lease expired");
                 self.shared
                     .event(

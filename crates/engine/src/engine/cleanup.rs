@@ -378,7 +378,7 @@ impl<A: Adapter> Engine<A> {
                 .stalled_recheck
                 .min(Duration::from_secs(300))
         } else {
-            self.backoffs.fail(&obj.key(), failure.retry_after)
+            self.failed(&obj.key(), failure.retry_after)
         };
         Ok(Action::requeue(delay))
     }

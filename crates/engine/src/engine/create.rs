@@ -165,9 +165,9 @@ impl<A: Adapter> Engine<A> {
         match after_failed_create(&failure, self.shared.config.create_timeout) {
             FailedCreate::MaybeMade { settles_in } => {
                 let settled_at = Instant::now() + settles_in;
-                self.unsure_creates
-                    .lock()
-                    .insert(key.clone(), UnsureCreate { marker, settled_at });
+                let unsure = UnsureCreate { marker, settled_at };
+                self.records
+                    .update(&key, |r| r.unsure_create = Some(unsure));
                 warn!(kind = A::KIND, object = %key, error = %failure, "create may have happened; will look it up");
                 Ok(Outcome::still_creating(outcome))
             }
@@ -180,7 +180,8 @@ impl<A: Adapter> Engine<A> {
                         at: Instant::now(),
                         failure,
                     };
-                    self.refused_creates.lock().insert(key, refused);
+                    self.records
+                        .update(&key, |r| r.refused_create = Some(Box::new(refused)));
                 }
                 Ok(outcome)
             }
@@ -190,13 +191,24 @@ impl<A: Adapter> Engine<A> {
     /// The failure of a create the platform refused for good for this same generation and
     /// account, unless the Stalled recheck is due.
     pub(super) fn refused_before(&self, key: &str, attempt: CreateAttempt) -> Option<Failure> {
-        let mut refused = self.refused_creates.lock();
-        let entry = refused.get(key)?;
-        if !entry.holds_for(attempt, Instant::now(), self.shared.config.stalled_recheck) {
-            refused.remove(key);
-            return None;
+        let now = Instant::now();
+        let recheck = self.shared.config.stalled_recheck;
+        let holds = self.records.read(key, |r| {
+            r.refused_create.as_ref().map(|refused| {
+                (
+                    refused.holds_for(attempt, now, recheck),
+                    refused.failure.clone(),
+                )
+            })
+        });
+        match holds.flatten() {
+            Some((true, failure)) => Some(failure),
+            Some((false, _)) => {
+                self.records.update(key, |r| r.refused_create = None);
+                None
+            }
+            None => None,
         }
-        Some(entry.failure.clone())
     }
 }
 

@@ -79,7 +79,9 @@ impl<A: Adapter> Engine<A> {
         let id = Identified::id(&remote).to_string();
         self.ensure_owned(api, obj, pass.credentials.account, !seen.observe_only)
             .await?;
-        self.unsure_creates.lock().remove(&seen.key);
+        if self.records.read(&seen.key, |r| r.unsure_create.is_some()) == Some(true) {
+            self.records.update(&seen.key, |r| r.unsure_create = None);
+        }
         info!(kind = A::KIND, object = %seen.key, id = %id, reason = how.reason(), "adopted");
         let message = format!("adopted existing {} {id}", A::NOUN);
         self.shared

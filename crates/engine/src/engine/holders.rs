@@ -30,19 +30,22 @@ use super::outcome::Outcome;
 /// What this process knows of remote objects' holders between passes.
 #[derive(Default)]
 pub(super) struct Holders {
-    /// Remote ids claimed by a pass of this process, by object key: the claim stands from
-    /// the adoption's check until the object goes, so that of two objects adopting one id
-    /// at once the first checked wins even before either status records the id.
-    claims: HashMap<String, String>,
+    /// Remote ids claimed by a pass of this process, and the object that claimed each: the
+    /// claim stands from the adoption's check until the object goes, so that of two
+    /// objects adopting one id at once the first checked wins even before either status
+    /// records the id. The index of the objects' records' `claimed_id`.
+    claims: HashMap<Box<str>, String>,
     /// Markers (UIDs, UID prefixes) whose object is proven gone.
     gone: HashSet<String>,
 }
 
 impl Holders {
-    /// Drops the claims of object `key`: it is gone.
-    pub(super) fn forget(&mut self, key: &str) {
-        self.claims.retain(|_, holder| holder != key);
-        crate::shrink_after_burst(&mut self.claims);
+    /// Drops the claim of `id` by the object `key`: it is gone.
+    pub(super) fn unclaim(&mut self, id: &str, key: &str) {
+        if self.claims.get(id).is_some_and(|holder| holder == key) {
+            self.claims.remove(id);
+            crate::shrink_after_burst(&mut self.claims);
+        }
     }
 }
 
@@ -133,8 +136,13 @@ impl<A: Adapter> Engine<A> {
                 if claim {
                     // An object holds one remote object: a claim it took before (its
                     // annotation since pointed elsewhere) is let go of.
-                    holders.claims.retain(|_, holder| holder != key);
-                    holders.claims.insert(id.to_string(), key.to_string());
+                    let before = self
+                        .records
+                        .update(key, |r| r.claimed_id.replace(id.into()));
+                    if let Some(before) = before {
+                        holders.unclaim(&before, key);
+                    }
+                    holders.claims.insert(id.into(), key.to_string());
                 }
                 None
             }

@@ -1,10 +1,11 @@
 //! What this process remembers of each object between its passes, and when it lets go: its
 //! own writes until the watch brings them back (status, the metadata patches), the key last
-//! read through each credentials reference, when it last changed a remote object. All of it
+//! read through each credentials reference, when it last changed a remote object, how many
+//! passes failed in a row. All of it is in the object's record ([`super::records`]), and
 //! goes when the object goes ([`Engine::forget`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kube::ResourceExt;
 use tokio::time::Instant;
@@ -12,17 +13,12 @@ use tokio::time::Instant;
 use gpucloud_crd::ManagedKind;
 
 use super::Engine;
+use super::own_writes::{self, version_order};
 use crate::adapter::Adapter;
 use crate::credentials::Credentials;
 
 /// A credentials reference: namespace, Secret name and key.
 pub(super) type SecretKeyRef = (String, String, String);
-
-/// How two resourceVersions of one object are ordered. They are etcd revisions, comparable
-/// as integers (Kubernetes 1.35 made that a guarantee); anything else is not compared.
-pub(super) fn version_order(a: &str, b: &str) -> Option<std::cmp::Ordering> {
-    Some(a.parse::<u64>().ok()?.cmp(&b.parse::<u64>().ok()?))
-}
 
 /// Whether an object read at `seen` (from the watch cache) predates a write of ours that
 /// returned `written`. Versions that cannot be compared count as not behind, so the object
@@ -57,61 +53,69 @@ fn key_ref<K: ManagedKind>(obj: &K) -> Option<SecretKeyRef> {
     })
 }
 
-/// Removes `key`'s entry from the table of statuses this process wrote, and gives back
-/// the room a burst of writes left once the table is mostly empty. Every path that removes
-/// an entry comes here, so that none of them leaves the table at its burst size.
-fn let_go_of<V>(own: &mut HashMap<String, V>, key: &str) {
-    own.remove(key);
-    crate::shrink_after_burst(own);
-}
-
 impl<A: Adapter> Engine<A> {
-    /// Drops everything this engine and its adapter keep about the object `key`: it is
-    /// gone from the cluster.
+    /// Drops everything this engine and its kind keep about the object `key`: it is gone
+    /// from the cluster. Its record is one removal; the ids it claimed go with it.
     pub fn forget(&self, key: &str) {
-        self.last_write.lock().forget(key);
-        self.unsure_creates.lock().remove(key);
-        self.refused_creates.lock().remove(key);
-        let_go_of(&mut self.own_status.lock(), key);
-        self.told_claimed.lock().remove(key);
-        self.holders.lock().forget(key);
-        self.own_writes.lock().forget(key);
-        self.backoffs.succeed(&key.to_string());
+        if let Some(gone) = self.records.forget(key)
+            && let Some(id) = gone.claimed_id
+        {
+            self.holders.lock().unclaim(&id, key);
+        }
         self.resync.cancel(key);
         self.shared.metrics.set_ready(A::KIND, key, None);
         self.adapter.forget(key);
+        self.tell_remembered();
+    }
+
+    /// Sets the gauges of what the engine keeps per object: its records, and the objects
+    /// waiting for a resync.
+    pub(super) fn tell_remembered(&self) {
+        let metrics = &self.shared.metrics;
+        metrics.set_remembered(A::KIND, self.records.len(), self.resync.len());
     }
 
     /// Whether `obj`, as the watch delivers it, is this process's own metadata patch coming
     /// back. The pass that wrote it has already decided what comes next; a pass for the echo
     /// (its finalizer and claim change the watch's hash) would only ask for a listing newer
-    /// than the create, for every object created: while 10,000 volumes were created, a
-    /// listing of up to 10,000 volumes back to back. The entry goes with its echo.
+    /// than the create, for every object created. The write goes with its echo.
     pub fn is_echo(&self, obj: &A::Kind) -> bool {
-        let version = obj.resource_version();
-        self.own_writes
-            .lock()
-            .is_echo(&obj.key(), version.as_deref())
+        let Some(version) = obj.resource_version() else {
+            return false;
+        };
+        let key = obj.key();
+        self.records.read(&key, |r| !r.own_writes.is_empty()) == Some(true)
+            && self
+                .records
+                .update(&key, |r| own_writes::is_echo(&mut r.own_writes, &version))
     }
 
     /// Drops what this process keeps of its own writes of `obj` that the watch has now
-    /// delivered: the versions of its metadata patches (see `OwnWrites::delivered`), and
+    /// delivered: the versions of its metadata patches (see `own_writes::delivered`), and
     /// the status it last wrote once the cache holds that write or a later one (see
     /// [`crate::feed::Feed::on`]): from then on the cache has it. Kept until the object's
     /// next pass otherwise, a copy of the whole status of every object written lately would
     /// stay in memory for up to a poll interval.
     pub fn caught_up(&self, obj: &A::Kind) {
         let key = obj.key();
-        if let Some(version) = obj.resource_version() {
-            self.own_writes.lock().delivered(&key, &version);
+        let version = obj.resource_version();
+        let keeps = self
+            .records
+            .read(&key, |r| !r.own_writes.is_empty() || r.own_status.is_some());
+        if keeps != Some(true) {
+            return;
         }
-        let mut own = self.own_status.lock();
-        if own
-            .get(&key)
-            .is_some_and(|(written, _)| !seen_predates(obj.resource_version().as_deref(), written))
-        {
-            let_go_of(&mut own, &key);
-        }
+        self.records.update(&key, |r| {
+            if let Some(version) = &version {
+                own_writes::delivered(&mut r.own_writes, version);
+            }
+            if r.own_status
+                .as_ref()
+                .is_some_and(|own| !seen_predates(version.as_deref(), &own.0))
+            {
+                r.own_status = None;
+            }
+        });
     }
 
     /// The newest of `obj` this process knows: the newer of the copy the pass was started
@@ -131,20 +135,59 @@ impl<A: Adapter> Engine<A> {
     /// write yet.
     fn with_own_status(&self, obj: Arc<A::Kind>) -> Arc<A::Kind> {
         let key = obj.key();
-        let mut own = self.own_status.lock();
-        match own.get(&key) {
-            Some((written, status))
-                if seen_predates(obj.resource_version().as_deref(), written) =>
-            {
+        let seen = obj.resource_version();
+        let own = self.records.read(&key, |r| {
+            r.own_status.as_ref().map(|own| {
+                let behind = seen_predates(seen.as_deref(), &own.0);
+                (behind, behind.then(|| own.1.clone()))
+            })
+        });
+        match own.flatten() {
+            Some((true, Some(status))) => {
                 let mut newer = (*obj).clone();
-                *newer.status_mut() = Some(status.clone());
+                *newer.status_mut() = Some(status);
                 Arc::new(newer)
             }
             Some(_) => {
-                let_go_of(&mut own, &key);
+                self.records.update(&key, |r| r.own_status = None);
                 obj
             }
             None => obj,
+        }
+    }
+
+    /// Keeps the status this process wrote, at the version the write returned.
+    pub(super) fn wrote_status(
+        &self,
+        obj: &A::Kind,
+        version: String,
+        status: <A::Kind as ManagedKind>::Status,
+    ) {
+        self.records.update(&obj.key(), |r| {
+            r.own_status = Some(Box::new((version, status)))
+        });
+    }
+
+    /// Keeps the version one of this process's metadata patches of `obj` returned.
+    pub(super) fn wrote_metadata(&self, obj: &A::Kind, version: &str) {
+        self.records
+            .update(&obj.key(), |r| r.own_writes.push(version.into()));
+    }
+
+    /// One more failed pass of `key`: how long to wait before the next, at least
+    /// `at_least` (a Retry-After the platform asked for).
+    pub(super) fn failed(&self, key: &str, at_least: Option<Duration>) -> Duration {
+        let failures = self.records.update(key, |r| {
+            r.failures = r.failures.saturating_add(1);
+            r.failures
+        });
+        self.backoff.delay_after(failures, at_least)
+    }
+
+    /// A pass of `key` worked: its backoff starts over.
+    pub(super) fn succeeded(&self, key: &str) {
+        if self.records.read(key, |r| r.failures > 0) == Some(true) {
+            self.records.update(key, |r| r.failures = 0);
         }
     }
 
@@ -168,33 +211,13 @@ impl<A: Adapter> Engine<A> {
     /// Notes that this process just changed the object's remote object: the next pass
     /// needs a listing that started after it.
     pub(super) fn wrote(&self, obj: &A::Kind) {
-        self.last_write.lock().record(obj.key(), Instant::now());
+        self.records.wrote(&obj.key(), Instant::now());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn letting_go_of_the_last_statuses_gives_the_room_back() {
-        let mut own: HashMap<String, (String, u64)> = HashMap::new();
-        for i in 0..10_000u64 {
-            own.insert(format!("ns/vol-{i}"), (i.to_string(), i));
-        }
-        let burst = own.capacity();
-        for i in 0..9_990u64 {
-            let_go_of(&mut own, &format!("ns/vol-{i}"));
-        }
-        assert_eq!(own.len(), 10);
-        assert!(
-            own.capacity() < burst / 16,
-            "{} of {burst} kept",
-            own.capacity()
-        );
-        let_go_of(&mut own, "ns/vol-9995");
-        assert!(own.contains_key("ns/vol-9999") && !own.contains_key("ns/vol-9995"));
-    }
 
     #[test]
     fn an_object_older_than_our_own_write_is_behind() {

@@ -33,6 +33,7 @@ mod memory;
 mod observe;
 mod outcome;
 mod own_writes;
+mod records;
 mod status;
 mod writes;
 
@@ -47,19 +48,17 @@ use crate::cache::Cache;
 use crate::snapshot::Snapshots;
 use gpucloud_crd::ManagedKind;
 
-use super::adapter::{Adapter, Inventory, PassContext};
-use super::backoff::Backoffs;
+use super::adapter::{Adapter, PassContext};
+use super::backoff::BackoffPolicy;
 use super::context::{FINALIZER, Shared};
 use super::credentials::{AccountId, Credentials};
-use super::decide::UnsureCreate;
 use super::failure::Failure;
 use super::ownership::Ownership;
-use super::recent_writes::RecentWrites;
 use super::resync::Resync;
-use create::RefusedCreate;
 use memory::SecretKeyRef;
 use observe::Observed;
 use outcome::Outcome;
+use records::Records;
 
 /// Errors that end a reconcile early; the controller's error policy requeues them. Platform
 /// failures are not among them: they are reported in status and requeued by class.
@@ -82,50 +81,27 @@ pub struct Engine<A: Adapter> {
     /// it again when it observes (see [`Engine::observe`]).
     cache: Cache<A::Kind>,
     snapshots: Snapshots<AccountId, A::Remote, Failure>,
-    backoffs: Backoffs<String>,
-    /// When this process last changed each object's remote object: a listing that started
-    /// before that would show the old state and lead to the same change again.
-    last_write: parking_lot::Mutex<RecentWrites>,
-    /// Creates this process sent whose outcome it does not know (a 5xx or a timeout), by
-    /// object: from when a listing can tell whether they happened.
-    unsure_creates: parking_lot::Mutex<std::collections::HashMap<String, UnsureCreate>>,
-    /// Creates the platform refused for good (a bad spec, a key without write access), by
-    /// object: another trigger for the same generation and account (a finalizer event that
-    /// arrives after the pass that added it) must not send the same create again. The
-    /// Stalled recheck, a spec change or another key are let through.
-    refused_creates: parking_lot::Mutex<std::collections::HashMap<String, RefusedCreate>>,
+    /// What this process remembers of each object between its passes (see [`records`]).
+    records: Records<<A::Kind as ManagedKind>::Status>,
+    /// How long a failed pass waits, by how many failed in a row.
+    backoff: BackoffPolicy,
     /// When this engine started: a create marked pending by an earlier process (one that
     /// crashed with the create in flight) has landed or failed by `started + create_timeout`.
     started: Instant,
-    /// The status this process last wrote, by object, with the resourceVersion the write
-    /// returned: the next pass may start before the watch has delivered it, and must not
-    /// take the older status it then sees for the current one (it would write the same
-    /// status again, with new transition times). Dropped once the watch has caught up.
-    own_status: parking_lot::Mutex<std::collections::HashMap<String, OwnStatus<A>>>,
     /// Which install claims which object, and whether the holder of a claim still runs.
     ownership: Ownership,
-    /// Objects claimed by another install that this process has said so about once.
-    told_claimed: parking_lot::Mutex<std::collections::HashSet<String>>,
     /// The key last read through each credentials reference (`None`: the default key), so
     /// that an object whose Secret went first (a namespace being deleted takes both) can
     /// still delete its remote object instead of leaking it. One entry per Secret, not
     /// per object.
     last_keys: parking_lot::Mutex<std::collections::HashMap<Option<SecretKeyRef>, Credentials>>,
-    /// The resourceVersions of this process's metadata patches of each object (the create
-    /// marker with the finalizer and the claim, its removal, an adoption's claim) until the
-    /// watch brings them back: an echo is not a reason for another pass (see
-    /// [`Engine::is_echo`]).
-    own_writes: parking_lot::Mutex<own_writes::OwnWrites>,
-    /// Which object holds which remote object it adopted, until its status says so, and
-    /// the markers whose object is gone (see [`holders`]).
+    /// The markers whose object is proven gone, and the ids objects claimed by adoption
+    /// (see [`holders`]).
     holders: parking_lot::Mutex<holders::Holders>,
 }
 
-type OwnStatus<A> = (String, <<A as Inventory>::Kind as ManagedKind>::Status);
-
 impl<A: Adapter> Engine<A> {
     pub fn new(shared: Arc<Shared>, adapter: A) -> Self {
-        let backoffs = Backoffs::new(shared.config.backoff);
         // The oldest listing a pass takes (see `observe::listing_need`).
         let writes_matter_for = shared
             .config
@@ -138,24 +114,16 @@ impl<A: Adapter> Engine<A> {
         );
         Self {
             ownership,
-            told_claimed: Default::default(),
-            own_writes: Default::default(),
             holders: Default::default(),
             last_keys: Default::default(),
+            backoff: shared.config.backoff,
             shared,
             adapter,
             resync: Resync::default(),
             cache: Cache::new(),
             snapshots: Snapshots::new(),
-            backoffs,
-            last_write: parking_lot::Mutex::new(RecentWrites::new(
-                writes_matter_for,
-                Instant::now(),
-            )),
-            unsure_creates: Default::default(),
-            refused_creates: Default::default(),
+            records: Records::new(writes_matter_for, Instant::now()),
             started: Instant::now(),
-            own_status: Default::default(),
         }
     }
 
@@ -193,6 +161,7 @@ impl<A: Adapter> Engine<A> {
         if let Some(age) = self.snapshots.oldest_age() {
             self.shared.metrics.snapshot_age(A::KIND, age);
         }
+        self.tell_remembered();
         result
     }
 
@@ -246,7 +215,7 @@ impl<A: Adapter> Engine<A> {
     /// What the controller does when `reconcile` returned an error (a Kubernetes write failed).
     /// `key` is the object's `namespace/name`.
     pub fn error_policy(&self, key: &str, err: &EngineError) -> Action {
-        let delay = self.backoffs.fail(&key.to_string(), None);
+        let delay = self.failed(key, None);
         warn!(kind = A::KIND, object = %key, error = %err, retry_in = ?delay, "reconcile failed");
         Action::requeue(delay)
     }

@@ -257,7 +257,7 @@ impl<A: Adapter> Engine<A> {
     /// Freshness a pass needs: see [`listing_need`]; while the object is coming up, a
     /// listing no older than the progress interval, otherwise the poll interval.
     fn freshness(&self, seen: &Observed<A::Kind>) -> Freshness {
-        let written = self.last_write.lock().get(&seen.key, Instant::now());
+        let written = self.records.last_write(&seen.key, Instant::now());
         let created = seen.annotations.create_succeeded.and_then(instant_of);
         let max_age = if seen.progressing {
             self.shared.config.progress_interval
@@ -270,7 +270,7 @@ impl<A: Adapter> Engine<A> {
     /// The create marker written at `marker`, on this process's clock: see
     /// [`pending_settles_at`].
     pub(super) fn marker(&self, key: &str, marker: Timestamp) -> Marker {
-        let unsure = self.unsure_creates.lock().get(key).copied();
+        let unsure = self.records.read(key, |r| r.unsure_create).flatten();
         Marker {
             at: instant_of(marker).unwrap_or_else(Instant::now),
             settles_at: pending_settles_at(

@@ -173,7 +173,7 @@ impl<A: Adapter> Engine<A> {
                 delay,
                 succeeded: true,
             } => {
-                self.backoffs.succeed(&seen.key);
+                self.succeeded(&seen.key);
                 self.resync
                     .schedule(&seen.key, tokio::time::Instant::now(), delay);
                 return Ok(Action::await_change());
@@ -182,7 +182,7 @@ impl<A: Adapter> Engine<A> {
             // A time-driven change (a timeout the adapter counts) comes no later than
             // due, backoff or not.
             Next::Backoff(at_least) => {
-                let delay = self.backoffs.fail(&seen.key, at_least);
+                let delay = self.failed(&seen.key, at_least);
                 due().map_or(delay, |due| {
                     delay.min(due.max(at_least.unwrap_or_default()))
                 })

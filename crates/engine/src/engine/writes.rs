@@ -104,7 +104,7 @@ impl<A: Adapter> Engine<A> {
             )
             .await?;
         if let Some(rv) = patched.resource_version() {
-            self.own_writes.lock().record(obj.key(), &rv);
+            self.wrote_metadata(obj, &rv);
         }
         Ok(patched)
     }
@@ -134,7 +134,7 @@ impl<A: Adapter> Engine<A> {
     }
 
     /// Writes `status` by server-side apply, stamped with the sync time, and keeps what the
-    /// apiserver returned until the watch delivers it (see `Engine::own_status`).
+    /// apiserver returned until the watch delivers it (see the record's `own_status`, `engine::records`).
     pub(super) async fn apply_status(
         &self,
         api: &Api<A::Kind>,
@@ -157,9 +157,7 @@ impl<A: Adapter> Engine<A> {
         if let (Some(version), Some(status)) =
             (written.resource_version(), written.current_status())
         {
-            self.own_status
-                .lock()
-                .insert(obj.key(), (version, status.clone()));
+            self.wrote_status(obj, version, status.clone());
         }
         Ok(())
     }
