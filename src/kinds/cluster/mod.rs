@@ -495,10 +495,7 @@ impl Actuator for ClusterAdapter {
     }
 
     fn secrets(&self, obj: &Cluster) -> Vec<String> {
-        gpucloud_engine::adapter::secrets_with_credentials(
-            obj,
-            secret_env::secret_names(&obj.spec.env),
-        )
+        secret_env::secrets_read(obj, &obj.spec.env)
     }
 
     async fn update(

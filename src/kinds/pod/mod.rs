@@ -468,10 +468,7 @@ impl Actuator for PodAdapter {
     }
 
     fn secrets(&self, obj: &Pod) -> Vec<String> {
-        gpucloud_engine::adapter::secrets_with_credentials(
-            obj,
-            secret_env::secret_names(&obj.spec.env),
-        )
+        secret_env::secrets_read(obj, &obj.spec.env)
     }
 
     fn forget(&self, key: &str) {
