@@ -86,16 +86,18 @@ pub fn names_object<K: Resource>(obj: &K, name: &str) -> bool {
     }
 }
 
-/// The name to ask for an object the spec does not name: the one its remote object has
-/// (`status_name`, when it is one the operator gives it: no rename after an upgrade or a
-/// new Lease), else the tagged name.
+/// The name to ask for: the spec's (`spec_name`); for an object the spec does not name,
+/// the one its remote object has (`status_name`, when it is one the operator gives it: no
+/// rename after an upgrade or a new Lease), else the tagged name.
 pub fn remote_name_of<K: Resource>(
     obj: &K,
+    spec_name: Option<&str>,
     status_name: Option<&str>,
     tag: Option<&InstallTag>,
 ) -> String {
-    match status_name {
-        Some(name) if names_object(obj, name) => name.to_string(),
+    match (spec_name, status_name) {
+        (Some(name), _) => name.to_string(),
+        (None, Some(name)) if names_object(obj, name) => name.to_string(),
         _ => tagged_remote_name(obj, tag),
     }
 }
@@ -245,15 +247,20 @@ mod tests {
     fn an_object_keeps_the_name_its_remote_object_has() {
         let tag = InstallTag::from_uid("abcdef12").unwrap();
         let old = "team-a-data-1b4e28ba";
-        assert_eq!(remote_name_of(&obj(), Some(old), Some(&tag)), old);
+        assert_eq!(remote_name_of(&obj(), None, Some(old), Some(&tag)), old);
         // Not a name the operator gives it (a spec name since removed): the tagged name.
         assert_eq!(
-            remote_name_of(&obj(), Some("renamed"), Some(&tag)),
+            remote_name_of(&obj(), None, Some("renamed"), Some(&tag)),
             "team-a-data-1b4e28ba-iabcdef"
         );
         assert_eq!(
-            remote_name_of(&obj(), None, Some(&tag)),
+            remote_name_of(&obj(), None, None, Some(&tag)),
             "team-a-data-1b4e28ba-iabcdef"
+        );
+        // The spec's name wins over both.
+        assert_eq!(
+            remote_name_of(&obj(), Some("mine"), Some(old), Some(&tag)),
+            "mine"
         );
     }
 }

@@ -156,7 +156,9 @@ mod tests {
         crate::adapter::secrets_with_credentials(obj, [])
     }
 
-    fn sorted(mut keys: Vec<String>) -> Vec<String> {
+    /// The users of the operator's default key, `ops/key`, sorted.
+    fn default_key_users(cache: &Cache<NetworkVolume>, only_missing_it: bool) -> Vec<String> {
+        let mut keys = users_of_secret(cache, credentials, "ops", "key", true, only_missing_it);
         keys.sort();
         keys
     }
@@ -214,14 +216,7 @@ mod tests {
         assert!(users_of_secret(&cache, credentials, "c", "team", false, false).is_empty());
         // The default key: every object, without a look at what each names.
         assert_eq!(
-            sorted(users_of_secret(
-                &cache,
-                credentials,
-                "ops",
-                "key",
-                true,
-                false
-            )),
+            default_key_users(&cache, false),
             ["a/four", "a/one", "a/two", "b/three"]
         );
     }
@@ -247,17 +242,7 @@ mod tests {
             ["a/missing"]
         );
         // The default key: every object whose last pass found no key.
-        assert_eq!(
-            sorted(users_of_secret(
-                &cache,
-                credentials,
-                "ops",
-                "key",
-                true,
-                true
-            )),
-            ["a/default", "a/missing"]
-        );
+        assert_eq!(default_key_users(&cache, true), ["a/default", "a/missing"]);
     }
 
     #[test]

@@ -19,6 +19,9 @@ pub mod ledger;
 pub mod members;
 pub mod wakes;
 
+#[cfg(test)]
+mod fixtures;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -331,11 +334,9 @@ fn budget_labels(namespace: &str, budget: &str) -> BudgetLabels {
 
 #[cfg(test)]
 mod tests {
+    use super::fixtures::pod;
     use super::*;
-    use gpucloud_crd::pod::{DesiredState, PodPhase, PodStatus};
-    use gpucloud_crd::{Pod, PodSpec};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-    use k8s_openapi::jiff::Timestamp;
+    use gpucloud_crd::pod::{DesiredState, PodPhase};
 
     fn woken(namespace: &str, name: &str) -> Woken {
         Woken {
@@ -352,25 +353,6 @@ mod tests {
             selector: None,
             action: gpucloud_crd::budget::BudgetAction::Deny,
         }
-    }
-
-    fn pod(phase: Option<PodPhase>, cost: Option<f64>) -> Pod {
-        let spec: PodSpec =
-            serde_json::from_value(serde_json::json!({"image": "i", "gpu": {"types": ["A"]}}))
-                .unwrap();
-        let mut p = Pod::new("p", spec);
-        p.metadata.namespace = Some("team".into());
-        p.status = Some(PodStatus {
-            phase,
-            cost_per_hour: cost,
-            uptime_seconds: Some(60),
-            common: gpucloud_crd::CommonStatus {
-                last_sync_time: Some(Time(Timestamp::from_second(1000).unwrap())),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        p
     }
 
     #[tokio::test]

@@ -10,10 +10,10 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher;
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, ResourceExt};
 use parking_lot::Mutex;
 
-use gpucloud_engine::namespace_streams::{WatchReport, watch_each_namespace};
+use gpucloud_engine::namespace_streams::{WatchReport, Watchable, watch_each_namespace};
 use gpucloud_engine::runner::Namespaces;
 use gpucloud_engine::vanished::Vanished;
 use gpucloud_policy::budget::BudgetLedger;
@@ -65,64 +65,60 @@ impl<L: Fn()> Drop for MemberWatch<L> {
     }
 }
 
-/// The members of kind `K` fed into the ledger (observed, and forgotten when gone), one watch per
-/// namespace, as the objects they touch. `awaited` holds the namespaces of the first
-/// listing (see [`first_watches`]); `listed` is called once for each, when its first listing
-/// ends.
-pub(super) fn ledger_watches<K, L>(
-    client: &Client,
-    namespaces: &Namespaces,
-    config: &watcher::Config,
-    report: WatchReport,
-    ledger: &Arc<BudgetLedger>,
-    awaited: BTreeSet<String>,
-    listed: &L,
-) -> BoxStream<'static, Result<K, watcher::Error>>
-where
-    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
-        + BudgetMember
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
-    L: Fn() + Clone + Send + Sync + 'static,
-{
-    let (ledger, listed) = (ledger.clone(), listed.clone());
-    let awaited = Arc::new(Mutex::new(awaited));
-    watch_each_namespace(
-        client,
-        namespaces,
-        config.clone(),
-        report,
-        move |namespace, events| {
-            let mut watch = MemberWatch {
-                namespace: namespace.to_string(),
-                ledger: ledger.clone(),
-                held: Vanished::default(),
-                kind: K::KIND,
-                awaited: awaited.clone(),
-                listed: listed.clone(),
-            };
-            events
-                .inspect_ok(move |event: &watcher::Event<K>| {
-                    for (ns, name) in watch.held.on(event) {
-                        watch.ledger.forget(&ns, &Member::new(K::KIND, name));
-                    }
-                    match event {
-                        watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
-                            watch.ledger.observe(o)
+/// The watches that feed the ledger its members, one per namespace, the same for every
+/// kind. `awaited` holds the namespaces of the first listing (see [`first_watches`]);
+/// `listed` is called once for each of them and each kind, when its first listing ends.
+pub(super) struct LedgerWatches<'a, L> {
+    pub(super) client: &'a Client,
+    pub(super) namespaces: &'a Namespaces,
+    pub(super) config: &'a watcher::Config,
+    pub(super) report: &'a WatchReport,
+    pub(super) ledger: &'a Arc<BudgetLedger>,
+    pub(super) awaited: &'a BTreeSet<String>,
+    pub(super) listed: &'a L,
+}
+
+impl<L: Fn() + Clone + Send + Sync + 'static> LedgerWatches<'_, L> {
+    /// The members of kind `K` fed into the ledger (observed, and forgotten when gone), as
+    /// the objects they touch.
+    pub(super) fn of<K: Watchable + BudgetMember>(
+        &self,
+    ) -> BoxStream<'static, Result<K, watcher::Error>> {
+        let (ledger, listed) = (self.ledger.clone(), self.listed.clone());
+        let awaited = Arc::new(Mutex::new(self.awaited.clone()));
+        watch_each_namespace(
+            self.client,
+            self.namespaces,
+            self.config.clone(),
+            self.report.clone(),
+            move |namespace, events| {
+                let mut watch = MemberWatch {
+                    namespace: namespace.to_string(),
+                    ledger: ledger.clone(),
+                    held: Vanished::default(),
+                    kind: K::KIND,
+                    awaited: awaited.clone(),
+                    listed: listed.clone(),
+                };
+                events
+                    .inspect_ok(move |event: &watcher::Event<K>| {
+                        for (ns, name) in watch.held.on(event) {
+                            watch.ledger.forget(&ns, &Member::new(K::KIND, name));
                         }
-                        watcher::Event::Delete(o) => watch
-                            .ledger
-                            .forget(&o.namespace().unwrap_or_default(), &o.member()),
-                        watcher::Event::InitDone => watch.first_listing_done(),
-                        watcher::Event::Init => {}
-                    }
-                })
-                .touched_objects()
-                .boxed()
-        },
-    )
+                        match event {
+                            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
+                                watch.ledger.observe(o)
+                            }
+                            watcher::Event::Delete(o) => watch
+                                .ledger
+                                .forget(&o.namespace().unwrap_or_default(), &o.member()),
+                            watcher::Event::InitDone => watch.first_listing_done(),
+                            watcher::Event::Init => {}
+                        }
+                    })
+                    .touched_objects()
+                    .boxed()
+            },
+        )
+    }
 }

@@ -412,33 +412,18 @@ pub async fn run(
     .reflect(writer)
     .applied_objects();
 
-    let pods = members::ledger_watches::<Pod, _>(
-        &client,
-        &watched.namespaces,
-        &config,
-        counted.clone(),
-        &ledger,
-        first.clone(),
-        &listed,
-    );
-    let endpoints = members::ledger_watches::<Endpoint, _>(
-        &client,
-        &watched.namespaces,
-        &config,
-        counted.clone(),
-        &ledger,
-        first.clone(),
-        &listed,
-    );
-    let clusters = members::ledger_watches::<Cluster, _>(
-        &client,
-        &watched.namespaces,
-        &config,
-        counted.clone(),
-        &ledger,
-        first.clone(),
-        &listed,
-    );
+    let member_watches = members::LedgerWatches {
+        client: &client,
+        namespaces: &watched.namespaces,
+        config: &config,
+        report: &counted,
+        ledger: &ledger,
+        awaited: &first,
+        listed: &listed,
+    };
+    let pods = member_watches.of::<Pod>();
+    let endpoints = member_watches.of::<Endpoint>();
+    let clusters = member_watches.of::<Cluster>();
     Controller::for_stream(budgets, reader.clone())
         // Every Budget of a member's namespace: its figures may have moved.
         .watches_stream(pods, budgets_of_namespace(reader.clone()))

@@ -65,10 +65,7 @@ impl Candidate {
 /// the first 8 hex digits of the UID and this install's tag.
 pub fn remote_name(obj: &Cluster, tag: Option<&InstallTag>) -> String {
     let status_name = obj.status.as_ref().and_then(|s| s.remote_name.as_deref());
-    obj.spec
-        .name
-        .clone()
-        .unwrap_or_else(|| remote_name_of(obj, status_name, tag))
+    remote_name_of(obj, obj.spec.name.as_deref(), status_name, tag)
 }
 
 /// Sorted, lower-case `port/type` entries.

@@ -39,7 +39,7 @@ use gpucloud_engine::adapter::{
 };
 use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::credentials::AccountId;
-use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{TAG_ENV, is_named_for, kept_name, with_install_tag};
 use gpucloud_engine::snapshot::{Freshness, Snapshots};
 use gpucloud_platform::PlatformClient;
@@ -447,12 +447,7 @@ impl Actuator for ClusterAdapter {
             Err(f) => Err(f),
         };
         // Budget: a create that did not happen gives its reservation back at once.
-        if let (Err(f), Some(budgets)) = (&created, &self.budgets)
-            && f.applied == Applied::No
-        {
-            budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
-        }
-        created
+        budget_hold::release_if_unmade(self.budgets.as_deref(), obj, created)
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
@@ -495,10 +490,7 @@ impl Actuator for ClusterAdapter {
     }
 
     fn secrets(&self, obj: &Cluster) -> Vec<String> {
-        gpucloud_engine::adapter::secrets_with_credentials(
-            obj,
-            secret_env::secret_names(&obj.spec.env),
-        )
+        secret_env::secrets_read(obj, &obj.spec.env)
     }
 
     async fn update(

@@ -17,10 +17,7 @@ use super::{DesiredEndpoint, RemoteEndpoint};
 /// The remote name: the spec's, else the one its remote object has, else the tagged name.
 pub(super) fn remote_name(obj: &Endpoint, tag: Option<&InstallTag>) -> String {
     let status_name = obj.status.as_ref().and_then(|s| s.name.as_deref());
-    obj.spec
-        .name
-        .clone()
-        .unwrap_or_else(|| remote_name_of(obj, status_name, tag))
+    remote_name_of(obj, obj.spec.name.as_deref(), status_name, tag)
 }
 
 /// Pure: the desired endpoint, given the template and network volume ids already resolved

@@ -39,7 +39,7 @@ use gpucloud_engine::adapter::{
     Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Readiness, Report, Seen,
 };
 use gpucloud_engine::context::Shared;
-use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{is_named_for, kept_name};
 use gpucloud_platform::domain::Identified;
 use gpucloud_policy::budget::BudgetLedger;
@@ -353,18 +353,8 @@ impl Actuator for EndpointAdapter {
             .create(d)
             .await
             .map_err(|e| Failure::from_platform("create the endpoint", &e));
-        let mut record = match created {
-            Ok(record) => record,
-            Err(f) => {
-                // Budget: a create that did not happen gives its reservation back at once.
-                if let Some(budgets) = &self.budgets
-                    && f.applied == Applied::No
-                {
-                    budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
-                }
-                return Err(f);
-            }
-        };
+        // Budget: a create that did not happen gives its reservation back at once.
+        let mut record = budget_hold::release_if_unmade(self.budgets.as_deref(), obj, created)?;
         // REST v2 does not echo the template: status keeps the one the endpoint was made with.
         record
             .template_id

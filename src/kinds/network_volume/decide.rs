@@ -31,11 +31,7 @@ pub struct VolumeChange {
 pub fn desired_of(obj: &NetworkVolume, tag: Option<&InstallTag>) -> DesiredVolume {
     let status_name = obj.status.as_ref().and_then(|s| s.name.as_deref());
     DesiredVolume {
-        name: obj
-            .spec
-            .name
-            .clone()
-            .unwrap_or_else(|| remote_name_of(obj, status_name, tag)),
+        name: remote_name_of(obj, obj.spec.name.as_deref(), status_name, tag),
         size_gb: i64::from(obj.spec.size_gb),
         data_center_id: obj.spec.data_center_id.clone(),
         volume_type: match obj.spec.volume_type {

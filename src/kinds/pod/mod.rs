@@ -61,7 +61,7 @@ use gpucloud_engine::adapter::{
 use gpucloud_engine::conditions::Verdict;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::credentials::AccountId;
-use gpucloud_engine::failure::{Applied, Failure};
+use gpucloud_engine::failure::Failure;
 use gpucloud_engine::metrics::Metrics;
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::budget::ledger::{Member, MemberKind};
@@ -451,12 +451,7 @@ impl Actuator for PodAdapter {
             Err(f) => Err(f),
         };
         // Budget: a deploy that did not happen gives its reservation back at once.
-        if let (Err(f), Some(budgets)) = (&created, &self.budgets)
-            && f.applied == Applied::No
-        {
-            budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
-        }
-        created
+        budget_hold::release_if_unmade(self.budgets.as_deref(), obj, created)
     }
 
     async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
@@ -468,10 +463,7 @@ impl Actuator for PodAdapter {
     }
 
     fn secrets(&self, obj: &Pod) -> Vec<String> {
-        gpucloud_engine::adapter::secrets_with_credentials(
-            obj,
-            secret_env::secret_names(&obj.spec.env),
-        )
+        secret_env::secrets_read(obj, &obj.spec.env)
     }
 
     fn forget(&self, key: &str) {

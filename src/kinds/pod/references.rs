@@ -92,20 +92,10 @@ mod tests {
         PodRequest {
             name: "p".into(),
             image: "img:1".into(),
-            docker_args: None,
-            ports: vec![],
             env: vec![("MODE".into(), "pod".into())],
             container_disk_gb: 20,
-            volume_gb: 0,
-            volume_mount_path: None,
-            min_vcpu_count: None,
-            min_memory_gb: None,
-            allowed_cuda_versions: vec![],
             gpu_count: 1,
-            network_volume_id: None,
-            template_id: None,
-            registry_id: None,
-            global_networking: false,
+            ..Default::default()
         }
     }
 

@@ -15,61 +15,53 @@ fn at(secs: i64) -> Timestamp {
 
 const TEN_MINUTES: Duration = Duration::from_secs(600);
 
+/// [`assess`] of `remote` with a ten-minute timeout and no replacement made by this pass.
+fn assess_of(
+    policy: ResumePolicy,
+    previous: Option<&ResumeStatus>,
+    remote: &RemotePod,
+    wants_running: bool,
+    remembered: Option<Timestamp>,
+    now: Timestamp,
+) -> ResumeAssessment {
+    assess(
+        policy,
+        TEN_MINUTES,
+        previous,
+        Some(remote),
+        wants_running,
+        remembered,
+        None,
+        now,
+    )
+}
+
 #[test]
 fn without_a_refusal_nothing_is_reported_or_relocated() {
     let p = pod("p-1", "EXITED");
-    let a = assess(
-        ResumePolicy::Recreate,
-        TEN_MINUTES,
-        None,
-        Some(&p),
-        true,
-        None,
-        None,
-        at(0),
-    );
+    let a = assess_of(ResumePolicy::Recreate, None, &p, true, None, at(0));
     assert_eq!(a, ResumeAssessment::default());
 }
 
 #[test]
 fn refusals_are_timed_from_the_first_and_relocate_only_under_recreate() {
     let p = pod("p-1", "EXITED");
-    let a = assess(
-        ResumePolicy::Recreate,
-        TEN_MINUTES,
-        None,
-        Some(&p),
-        true,
-        Some(at(0)),
-        None,
-        at(60),
-    );
+    let a = assess_of(ResumePolicy::Recreate, None, &p, true, Some(at(0)), at(60));
     assert!(!a.relocate);
     assert_eq!(a.due_in, Some(Duration::from_secs(540)));
     let status = a.status.unwrap();
     assert_eq!(status.refused_since.as_ref().unwrap().0, at(0));
     // After a restart the memory is empty: status keeps the start of the wait.
-    let b = assess(
+    let b = assess_of(
         ResumePolicy::Recreate,
-        TEN_MINUTES,
         Some(&status),
-        Some(&p),
+        &p,
         true,
-        None,
         None,
         at(600),
     );
     assert!(b.relocate);
-    let wait = assess(
-        ResumePolicy::Wait,
-        TEN_MINUTES,
-        Some(&status),
-        Some(&p),
-        true,
-        None,
-        None,
-        at(6000),
-    );
+    let wait = assess_of(ResumePolicy::Wait, Some(&status), &p, true, None, at(6000));
     assert!(!wait.relocate && wait.due_in.is_none());
     assert!(wait.status.unwrap().refused_since.is_some());
 }
@@ -77,26 +69,22 @@ fn refusals_are_timed_from_the_first_and_relocate_only_under_recreate() {
 #[test]
 fn a_pod_meant_to_stay_stopped_or_running_again_is_not_relocated() {
     let p = pod("p-1", "EXITED");
-    let a = assess(
+    let a = assess_of(
         ResumePolicy::Recreate,
-        TEN_MINUTES,
         None,
-        Some(&p),
+        &p,
         false,
         Some(at(0)),
-        None,
         at(6000),
     );
     assert!(!a.relocate && a.status.is_none());
     let running = pod("p-1", "RUNNING");
-    let b = assess(
+    let b = assess_of(
         ResumePolicy::Recreate,
-        TEN_MINUTES,
         None,
-        Some(&running),
+        &running,
         true,
         Some(at(0)),
-        None,
         at(6000),
     );
     assert!(!b.relocate && b.status.is_none());
@@ -114,16 +102,7 @@ fn a_refusal_of_another_pod_is_not_this_pods_and_the_replacement_is_kept() {
         }),
     };
     let p = pod("p-1", "RUNNING");
-    let a = assess(
-        ResumePolicy::Recreate,
-        TEN_MINUTES,
-        Some(&old),
-        Some(&p),
-        true,
-        None,
-        None,
-        at(800),
-    );
+    let a = assess_of(ResumePolicy::Recreate, Some(&old), &p, true, None, at(800));
     assert!(!a.relocate);
     let status = a.status.unwrap();
     assert_eq!(status.pod_id, None);

@@ -1,12 +1,16 @@
 //! How a Pod, Endpoint or Cluster is held by the Budgets: a `Waiting` failure (no error
 //! loop) that looks again after `recheck` at the latest, should the ledger's wake-up not
-//! come first. Both holds are the same for every kind that the Budgets count.
+//! come first. Both holds, and the release of a create that did not happen, are the same
+//! for every kind that the Budgets count.
 
 use std::time::Duration;
 
+use kube::ResourceExt;
+
 use gpucloud_crd::budget::BUDGET_EXCEEDED;
-use gpucloud_engine::failure::Failure;
+use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_policy::budget::ledger::Exceeded;
+use gpucloud_policy::budget::members::BudgetMember;
 use gpucloud_policy::budget::{BudgetLedger, LISTING_WAIT};
 
 /// A `Waiting` failure that looks again after `recheck`.
@@ -35,4 +39,19 @@ pub async fn listed(budgets: &BudgetLedger, recheck: Duration, what: &str) -> Re
         ),
         recheck,
     ))
+}
+
+/// `created`, as it is, having given `obj`'s reservation back at once if the create failed
+/// before the platform made anything: there is no member for the Budgets to count.
+pub fn release_if_unmade<K: BudgetMember, T>(
+    budgets: Option<&BudgetLedger>,
+    obj: &K,
+    created: Result<T, Failure>,
+) -> Result<T, Failure> {
+    if let (Err(f), Some(budgets)) = (&created, budgets)
+        && f.applied == Applied::No
+    {
+        budgets.release(&obj.namespace().unwrap_or_default(), &obj.member());
+    }
+    created
 }

@@ -7,8 +7,10 @@ use std::collections::HashMap;
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
+use gpucloud_crd::ManagedKind;
 use gpucloud_crd::pod::EnvVar;
 
+use gpucloud_engine::adapter::secrets_with_credentials;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::Failure;
 
@@ -84,4 +86,10 @@ pub fn secret_names(env: &[EnvVar]) -> impl Iterator<Item = String> + '_ {
     env.iter()
         .filter_map(|e| e.value_from.as_ref())
         .map(|f| f.secret_key_ref.name.clone())
+}
+
+/// The Secrets an object whose variables are `env` reads, for `Actuator::secrets`: its
+/// credentials Secret and those `env` names, sorted and each once.
+pub fn secrets_read<K: ManagedKind>(obj: &K, env: &[EnvVar]) -> Vec<String> {
+    secrets_with_credentials(obj, secret_names(env))
 }

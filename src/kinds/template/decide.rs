@@ -16,10 +16,7 @@ const DEFAULT_MOUNT_PATH: &str = "/workspace";
 /// The template's name on the platform.
 pub fn remote_name(obj: &Template, tag: Option<&InstallTag>) -> String {
     let status_name = obj.status.as_ref().and_then(|s| s.name.as_deref());
-    obj.spec
-        .name
-        .clone()
-        .unwrap_or_else(|| remote_name_of(obj, status_name, tag))
+    remote_name_of(obj, obj.spec.name.as_deref(), status_name, tag)
 }
 
 /// The desired template from the spec, with env values and the registry id resolved, and

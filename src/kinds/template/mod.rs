@@ -196,10 +196,7 @@ impl Actuator for TemplateAdapter {
     }
 
     fn secrets(&self, obj: &Template) -> Vec<String> {
-        gpucloud_engine::adapter::secrets_with_credentials(
-            obj,
-            secret_env::secret_names(&obj.spec.env),
-        )
+        secret_env::secrets_read(obj, &obj.spec.env)
     }
 
     async fn update(

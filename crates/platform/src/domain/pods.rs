@@ -52,7 +52,7 @@ pub struct Placement {
 }
 
 /// Everything of a deploy but its placement.
-#[derive(Clone, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct PodRequest {
     pub name: String,
     pub image: String,
@@ -504,20 +504,12 @@ mod tests {
         PodRequest {
             name: "n".into(),
             image: "img:1".into(),
-            docker_args: None,
             ports: vec!["22/tcp".into()],
             env: vec![("SECRET".into(), "s3cr3t".into())],
             container_disk_gb: 20,
             volume_gb: 30,
-            volume_mount_path: None,
-            min_vcpu_count: None,
-            min_memory_gb: None,
-            allowed_cuda_versions: vec![],
             gpu_count: 1,
-            network_volume_id: None,
-            template_id: None,
-            registry_id: None,
-            global_networking: false,
+            ..Default::default()
         }
     }
 

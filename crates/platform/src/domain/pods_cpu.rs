@@ -77,20 +77,10 @@ mod tests {
         PodRequest {
             name: "n".into(),
             image: "img:1".into(),
-            docker_args: None,
-            ports: vec![],
-            env: vec![],
             container_disk_gb: 10,
             volume_gb,
-            volume_mount_path: None,
-            min_vcpu_count: None,
-            min_memory_gb: None,
-            allowed_cuda_versions: vec![],
-            gpu_count: 0,
             network_volume_id: network.map(str::to_string),
-            template_id: None,
-            registry_id: None,
-            global_networking: false,
+            ..Default::default()
         }
     }
 

@@ -131,30 +131,9 @@ fn cluster_facts(cluster: &Cluster) -> Facts {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::pod;
     use super::*;
-    use gpucloud_crd::PodSpec;
-    use gpucloud_crd::pod::PodStatus;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
-
-    fn pod(phase: Option<PodPhase>, cost: Option<f64>) -> Pod {
-        let spec: PodSpec =
-            serde_json::from_value(serde_json::json!({"image": "i", "gpu": {"types": ["A"]}}))
-                .unwrap();
-        let mut p = Pod::new("p", spec);
-        p.metadata.namespace = Some("team".into());
-        p.status = Some(PodStatus {
-            phase,
-            cost_per_hour: cost,
-            uptime_seconds: Some(60),
-            common: gpucloud_crd::CommonStatus {
-                last_sync_time: Some(Time(Timestamp::from_second(1000).unwrap())),
-                ..Default::default()
-            },
-            ..Default::default()
-        });
-        p
-    }
 
     #[test]
     fn facts_say_whether_a_pod_is_billed_and_when_it_started() {
