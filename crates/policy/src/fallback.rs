@@ -72,11 +72,6 @@ impl<'c, C> Fallback<'c, C> {
     pub fn no_room(&self) -> &[(usize, PlatformError)] {
         &self.no_room
     }
-
-    /// The capacity refusals, for a kind that keeps them.
-    pub fn into_no_room(self) -> Vec<(usize, PlatformError)> {
-        self.no_room
-    }
 }
 
 #[cfg(test)]
@@ -113,7 +108,7 @@ mod tests {
         assert_eq!(tried, vec![0, 1, 2, 3]);
         // The first price was admitted before the fallback; an equal one is not again.
         assert_eq!(admitted, vec![2.0, 3.0]);
-        let refused: Vec<usize> = fallback.into_no_room().iter().map(|(i, _)| *i).collect();
+        let refused: Vec<usize> = fallback.no_room().iter().map(|(i, _)| *i).collect();
         assert_eq!(refused, vec![0, 1, 2, 3]);
     }
 

@@ -206,7 +206,7 @@ impl Actuator for TemplateAdapter {
         change: &TemplateChange,
     ) -> Result<Note, Failure> {
         self.apply_change(client, remote, change).await?;
-        Ok(Note::updated(self.describe_change(change)))
+        Ok(Note::updated(describe_change(change)))
     }
 }
 
@@ -274,10 +274,6 @@ impl TemplateAdapter {
             status.registry_id = r.registry_id.clone();
         }
         status
-    }
-
-    fn describe_change(&self, change: &TemplateChange) -> String {
-        describe_change(change)
     }
 }
 
