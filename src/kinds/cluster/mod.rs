@@ -450,7 +450,12 @@ impl Actuator for ClusterAdapter {
         budget_hold::release_if_unmade(self.budgets.as_deref(), obj, created)
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+    async fn delete(
+        &self,
+        client: &PlatformClient,
+        id: &str,
+        _holder: Option<&Cluster>,
+    ) -> Result<(), Failure> {
         client
             .clusters()
             .delete(id)

@@ -364,7 +364,12 @@ impl Actuator for EndpointAdapter {
         Ok(Created::quietly(remote))
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+    async fn delete(
+        &self,
+        client: &PlatformClient,
+        id: &str,
+        _holder: Option<&Endpoint>,
+    ) -> Result<(), Failure> {
         client
             .endpoints()
             .delete(id)

@@ -99,7 +99,12 @@ impl Actuator for NetworkVolumeAdapter {
         Ok(Note::updated(decide::describe(change)))
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+    async fn delete(
+        &self,
+        client: &PlatformClient,
+        id: &str,
+        _holder: Option<&NetworkVolume>,
+    ) -> Result<(), Failure> {
         client
             .volumes()
             .delete(id)

@@ -454,7 +454,12 @@ impl Actuator for PodAdapter {
         budget_hold::release_if_unmade(self.budgets.as_deref(), obj, created)
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+    async fn delete(
+        &self,
+        client: &PlatformClient,
+        id: &str,
+        _holder: Option<&Pod>,
+    ) -> Result<(), Failure> {
         client
             .pods()
             .terminate(id)

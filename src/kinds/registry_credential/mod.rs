@@ -172,7 +172,12 @@ impl Actuator for RegistryCredentialAdapter {
         }))
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+    async fn delete(
+        &self,
+        client: &PlatformClient,
+        id: &str,
+        _holder: Option<&RegistryCredential>,
+    ) -> Result<(), Failure> {
         // Credentials this one replaced and that were not deleted yet share its name up to
         // the hash suffix; they go first, so that none is left behind.
         let all = client

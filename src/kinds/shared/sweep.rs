@@ -106,5 +106,5 @@ fn delete_of<A: Swept>(
     platform: PlatformClient,
     id: String,
 ) -> BoxFuture<'static, Result<(), Failure>> {
-    async move { A::for_sweep(&kube).delete(&platform, &id).await }.boxed()
+    async move { A::for_sweep(&kube).delete(&platform, &id, None).await }.boxed()
 }

@@ -12,11 +12,6 @@ pub use decide::{
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use parking_lot::Mutex;
-
 use gpucloud_crd::template::TemplateStatus;
 use gpucloud_crd::{Endpoint, Pod, RegistryCredential, Template};
 use gpucloud_platform::PlatformClient;
@@ -34,24 +29,22 @@ use gpucloud_engine::marker::{is_named_for, kept_name};
 #[derive(Clone)]
 pub struct TemplateAdapter {
     kube: kube::Client,
-    /// Platform id -> its Template, recorded once Ready, so that a delete (which gets the
-    /// id only) can look for users in that namespace, which a namespaced Role allows.
-    owners: Arc<Mutex<HashMap<String, Owner>>>,
 }
 
 impl TemplateAdapter {
     pub fn new(kube: kube::Client) -> Self {
-        Self {
-            kube,
-            owners: Default::default(),
-        }
+        Self { kube }
     }
 
-    /// The cluster's users of template `id`: in its Template's namespace when known, else
-    /// the Endpoints of every namespace. `None` when they cannot be listed (the platform's
-    /// own refusal is the check then).
-    async fn users(&self, id: &str) -> Option<Vec<String>> {
-        let owner = self.owners.lock().get(id).cloned();
+    /// The cluster's users of template `id`: in the namespace of `holder` (its Template)
+    /// when there is one, which a namespaced Role allows to list, else the Endpoints of
+    /// every namespace. `None` when they cannot be listed (the platform's own refusal is
+    /// the check then).
+    async fn users(&self, id: &str, holder: Option<&Template>) -> Option<Vec<String>> {
+        let owner = holder.map(|t| Owner {
+            namespace: t.namespace().unwrap_or_default(),
+            name: t.name_any(),
+        });
         let lp = ListParams::default();
         let listed = match &owner {
             Some(o) => {
@@ -156,10 +149,15 @@ impl Actuator for TemplateAdapter {
             .map_err(|e| Failure::from_platform("create the template", &e))
     }
 
-    async fn delete(&self, client: &PlatformClient, id: &str) -> Result<(), Failure> {
+    async fn delete(
+        &self,
+        client: &PlatformClient,
+        id: &str,
+        holder: Option<&Template>,
+    ) -> Result<(), Failure> {
         // The cluster's users are named in the condition; the platform refuses too, but by
         // its own ids, and not for a REST v2 pod (resolved at create time).
-        if let Some(users) = self.users(id).await
+        if let Some(users) = self.users(id, holder).await
             && !users.is_empty()
         {
             return Err(Failure::waiting(
@@ -173,26 +171,6 @@ impl Actuator for TemplateAdapter {
         client.templates().delete(id).await.map_err(|e| {
             Failure::from_platform("delete the template", &e).in_use_on_delete("TemplateInUse")
         })
-    }
-
-    async fn after_sync(
-        &self,
-        _pass: &PassContext<'_>,
-        obj: &Template,
-        remote: &mut Self::Remote,
-    ) -> Result<(), Failure> {
-        let owner = Owner {
-            namespace: obj.namespace().unwrap_or_default(),
-            name: obj.name_any(),
-        };
-        self.owners.lock().insert(remote.id.clone(), owner);
-        Ok(())
-    }
-
-    fn forget(&self, key: &str) {
-        self.owners
-            .lock()
-            .retain(|_, o| format!("{}/{}", o.namespace, o.name) != key);
     }
 
     fn secrets(&self, obj: &Template) -> Vec<String> {

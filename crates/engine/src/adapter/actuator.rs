@@ -42,11 +42,14 @@ pub trait Actuator: Inventory {
         change: &Self::Change,
     ) -> impl Future<Output = Result<Note, Failure>> + Send;
 
-    /// Deletes the remote object; a `NotFound` failure means it was already gone.
+    /// Deletes the remote object `id`; a `NotFound` failure means it was already gone.
+    /// `holder` is the object that holds it, or `None` when the orphan sweep removes what
+    /// no object holds.
     fn delete(
         &self,
         client: &PlatformClient,
         id: &str,
+        holder: Option<&Self::Kind>,
     ) -> impl Future<Output = Result<(), Failure>> + Send;
 
     /// Admission before a create (`remote` is `None`) or before `changes` to `remote`: a

@@ -331,7 +331,7 @@ impl<A: Adapter> Engine<A> {
         let key = obj.key();
         let client = self.client_for(creds);
         for id in ids {
-            match self.adapter.delete(&client, &id).await {
+            match self.adapter.delete(&client, &id, Some(obj)).await {
                 Ok(()) => {
                     info!(kind = A::KIND, object = %key, id = %id, "deleted");
                     let message = format!("deleted {} {id}", A::NOUN);

@@ -179,7 +179,7 @@ impl<A: Adapter> Engine<A> {
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
         let id = Identified::id(&remote).to_string();
-        if let Err(f) = self.adapter.delete(pass.client, &id).await
+        if let Err(f) = self.adapter.delete(pass.client, &id, Some(obj)).await
             && !f.is_not_found()
         {
             return Ok(Outcome::failed(f, Some(remote), seen.last_ready.clone()));
