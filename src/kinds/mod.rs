@@ -134,8 +134,12 @@ fn start_pods(controllers: &Controllers) -> JoinHandle<()> {
 
 fn start_clusters(controllers: &Controllers) -> JoinHandle<()> {
     let shared = &controllers.shared;
-    let adapter = ClusterAdapter::new(shared.config.poll_interval, shared.config.clock.clone())
-        .with_budgets(controllers.budgets.clone());
+    let adapter = ClusterAdapter::new(
+        shared.kube.clone(),
+        shared.config.poll_interval,
+        shared.config.clock.clone(),
+    )
+    .with_budgets(controllers.budgets.clone());
     // Held clusters are reconciled again when the Budgets' ledger finds room for them.
     controllers.spawn_with_wakes(adapter, budget_wakes(controllers, MemberKind::Cluster))
 }

@@ -288,6 +288,11 @@ pub fn immutable_changes(desired: &DesiredCluster, remote: &RemoteCluster) -> Ve
     changed
 }
 
+/// The Event of a cluster deleted because it ran for `maxRuntime`.
+pub const DELETED_BY_MAX_RUNTIME: &str = "DeletedByMaxRuntime";
+/// The Event of a cluster a Budget's `StopNewest` deleted (`budgetStopPolicy: Delete`).
+pub const DELETED_BY_BUDGET: &str = "DeletedByBudget";
+
 /// Pure: what to do to `remote` to match `desired`; `hold` is the `maxRuntime` hold
 /// decided for this pass.
 pub fn plan_cluster(
@@ -295,14 +300,18 @@ pub fn plan_cluster(
     remote: &RemoteCluster,
     hold: Option<&GuardrailHold>,
 ) -> Plan<ClusterChange> {
+    // Deleted for good: the create that follows is held (`maxRuntime`'s hold, the
+    // Budget's) until the spec changes or there is room.
     if let Some(h) = hold {
-        return Plan::Replace {
-            reason: h.message.clone(),
+        return Plan::Remove {
+            reason: DELETED_BY_MAX_RUNTIME,
+            message: h.message.clone(),
         };
     }
     if let Some(why) = &desired.budget_stop {
-        return Plan::Replace {
-            reason: why.clone(),
+        return Plan::Remove {
+            reason: DELETED_BY_BUDGET,
+            message: why.clone(),
         };
     }
     let changed = immutable_changes(desired, remote);

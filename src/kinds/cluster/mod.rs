@@ -23,7 +23,7 @@ pub mod config_map;
 pub mod decide;
 pub mod summary;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,10 +32,10 @@ use kube::ResourceExt;
 use gpucloud_crd::cluster::{BudgetStopPolicy, ClusterStatus, PlacementRefusal};
 use gpucloud_crd::guardrails::GuardrailHold;
 use gpucloud_crd::pod::UpdateStrategy;
-use gpucloud_crd::{Cluster, ManagedKind, NetworkVolume, Template};
+use gpucloud_crd::{Cluster, NetworkVolume, Template};
 use gpucloud_engine::adapter::{
-    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Policy, Readiness, Report, Seen,
-    WhenGone,
+    Actuator, Created, Decide, Inventory, KindState, Note, PassContext, Plan, Policy, Readiness,
+    Report, Seen, WhenGone,
 };
 use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::credentials::AccountId;
@@ -77,11 +77,29 @@ impl ClusterView {
     }
 }
 
+/// What the Cluster kind keeps of one object between its passes.
+#[derive(Debug, Default)]
+pub struct ClusterState {
+    /// The ConfigMap data last written, so that it is written only on change.
+    written: Option<BTreeMap<String, String>>,
+    /// The placements refused by the last create that made nothing, for status (a create
+    /// that lands brings its own in the [`ClusterView`]).
+    refused: Vec<PlacementRefusal>,
+}
+
+impl KindState for ClusterState {
+    fn is_empty(&self) -> bool {
+        self.written.is_none() && self.refused.is_empty()
+    }
+}
+
 /// Offers key: account, GPUs per node, nodes.
 type OffersKey = (AccountId, u32, u32);
 
 /// The Cluster kind.
 pub struct ClusterAdapter {
+    /// The cluster's own API, for the address ConfigMaps.
+    kube: kube::Client,
     /// The catalog's offers per account and shape: read only to create, at most once per
     /// interval.
     offers: Snapshots<OffersKey, ClusterOffer, Failure>,
@@ -92,24 +110,18 @@ pub struct ClusterAdapter {
     budgets: Option<Arc<BudgetLedger>>,
     /// How long a held cluster waits before it looks again by itself.
     held_recheck: Duration,
-    /// The ConfigMap data last written per object, so that it is written only on change.
-    written: parking_lot::Mutex<HashMap<String, BTreeMap<String, String>>>,
-    /// The placements refused by an object's last create that made nothing, for its
-    /// status (a create that lands brings its own in the [`ClusterView`]).
-    refused: parking_lot::Mutex<HashMap<String, Vec<PlacementRefusal>>>,
 }
 
 impl ClusterAdapter {
     /// `interval`: how old the catalog may be, and how long a held cluster waits.
-    pub fn new(interval: Duration, clock: Clock) -> Self {
+    pub fn new(kube: kube::Client, interval: Duration, clock: Clock) -> Self {
         Self {
+            kube,
             offers: Snapshots::new(),
             offers_max_age: interval,
             clock,
             budgets: None,
             held_recheck: interval,
-            written: parking_lot::Mutex::new(HashMap::new()),
-            refused: parking_lot::Mutex::new(HashMap::new()),
         }
     }
 
@@ -168,7 +180,7 @@ impl ClusterAdapter {
     /// The Template's container settings, its env resolved, when the spec names one.
     async fn template(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
     ) -> Result<Option<NodeContainer>, Failure> {
         let Some(r) = &obj.spec.template_ref else {
@@ -198,7 +210,7 @@ impl ClusterAdapter {
     /// The mounted volume's id and data center, when the spec names one.
     async fn volume(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
     ) -> Result<Option<(String, String)>, Failure> {
         let Some(r) = &obj.spec.network_volume_ref else {
@@ -218,7 +230,7 @@ impl ClusterAdapter {
     /// Creates on the first candidate with room for every node.
     async fn place(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
         desired: &DesiredCluster,
         candidates: &[Candidate],
@@ -232,7 +244,7 @@ impl ClusterAdapter {
                 data_center_id: Some(candidate.data_center_id.clone()),
                 ..desired.request.clone()
             };
-            match client.clusters().create(&request).await {
+            match pass.client.clusters().create(&request).await {
                 Ok(cluster) => {
                     made = Some(cluster);
                     break;
@@ -249,45 +261,30 @@ impl ClusterAdapter {
         }));
         let Some(cluster) = made else {
             let failure = nothing_fits(&refused).with_notes(refusal_notes(&refused));
-            self.remember_refusals(obj, refused);
+            pass.state.update(|s| s.refused = refused);
             return Err(failure);
         };
         let notes = refusal_notes(&refused);
-        self.remember_refusals(obj, Vec::new());
+        pass.state.update(|s| s.refused.clear());
         Ok(Created {
             remote: ClusterView { cluster, refused },
             notes,
         })
     }
 
-    /// A cluster replaced, or deleted by `maxRuntime` or a Budget, leaves the ConfigMap of
-    /// its addresses behind: with no cluster known any more, it goes, so that no Job reads
-    /// a deleted cluster's addresses (or takes them for the next one's). The next
-    /// cluster's is written once it runs. Costs nothing while a cluster is known.
+    /// The ConfigMap of the addresses of a cluster that is no more: it goes before the
+    /// next cluster is created, so that no Job reads a deleted cluster's addresses (or
+    /// takes them for the next one's). The next cluster's is written once it runs.
     async fn drop_stale_config_map(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
     ) -> Result<(), Failure> {
-        let status = obj.status.as_ref();
-        if status.is_some_and(|s| s.common.id.is_some()) {
-            return Ok(());
-        }
-        let wrote_one = self.written.lock().remove(&obj.key()).is_some();
-        if wrote_one || status.is_some_and(|s| s.config_map.is_some()) {
-            owned_config_map::delete(pass.shared, obj, &config_map::name_of(obj)).await?;
+        let wrote_one = pass.state.update(|s| s.written.take()).is_some();
+        if wrote_one || obj.status.as_ref().is_some_and(|s| s.config_map.is_some()) {
+            owned_config_map::delete(&self.kube, obj, &config_map::name_of(obj)).await?;
         }
         Ok(())
-    }
-
-    /// The placements the last create of `obj` refused, for status until a create lands.
-    fn remember_refusals(&self, obj: &Cluster, refused: Vec<PlacementRefusal>) {
-        let key = obj.key();
-        let mut kept = self.refused.lock();
-        match refused.is_empty() {
-            true => kept.remove(&key),
-            false => kept.insert(key, refused),
-        };
     }
 }
 
@@ -344,10 +341,11 @@ impl Inventory for ClusterAdapter {
 impl Actuator for ClusterAdapter {
     type Desired = DesiredCluster;
     type Change = ClusterChange;
+    type State = ClusterState;
 
     async fn desired(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
     ) -> Result<DesiredCluster, Failure> {
         if !pass.client.clusters().supported() {
@@ -356,7 +354,6 @@ impl Actuator for ClusterAdapter {
                 "the seed API has no Instant Clusters: run this install on the REST v2 backend (--platform-api v2)",
             ));
         }
-        self.drop_stale_config_map(pass, obj).await?;
         let s = &obj.spec;
         let ns = obj.namespace().unwrap_or_default();
         let volume = self.volume(pass, obj).await?;
@@ -411,7 +408,7 @@ impl Actuator for ClusterAdapter {
 
     async fn admit(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
         desired: &DesiredCluster,
         remote: Option<&ClusterView>,
@@ -435,15 +432,13 @@ impl Actuator for ClusterAdapter {
 
     async fn create(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
         desired: &DesiredCluster,
     ) -> Result<Created<ClusterView>, Failure> {
+        self.drop_stale_config_map(pass, obj).await?;
         let created = match self.placements(pass.client, desired).await {
-            Ok((candidates, refused)) => {
-                self.place(pass.client, obj, desired, &candidates, refused)
-                    .await
-            }
+            Ok((candidates, refused)) => self.place(pass, obj, desired, &candidates, refused).await,
             Err(f) => Err(f),
         };
         // Budget: a create that did not happen gives its reservation back at once.
@@ -454,18 +449,25 @@ impl Actuator for ClusterAdapter {
         &self,
         client: &PlatformClient,
         id: &str,
-        _holder: Option<&Cluster>,
+        holder: Option<&Cluster>,
     ) -> Result<(), Failure> {
         client
             .clusters()
             .delete(id)
             .await
-            .map_err(|e| Failure::from_platform("delete the cluster", &e))
+            .map_err(|e| Failure::from_platform("delete the cluster", &e))?;
+        // Its addresses go with it (see `drop_stale_config_map`).
+        match holder {
+            Some(obj) if obj.status.as_ref().is_some_and(|s| s.config_map.is_some()) => {
+                owned_config_map::delete(&self.kube, obj, &config_map::name_of(obj)).await
+            }
+            _ => Ok(()),
+        }
     }
 
     async fn after_sync(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, ClusterState>,
         obj: &Cluster,
         remote: &mut ClusterView,
     ) -> Result<(), Failure> {
@@ -476,19 +478,16 @@ impl Actuator for ClusterAdapter {
         let Some(data) = config_map::data_of(&remote.cluster) else {
             return Ok(());
         };
-        let key = format!("{ns}/{}", obj.name_any());
-        if self.written.lock().get(&key) == Some(&data) {
+        if pass.state.read(|s| s.written.as_ref() == Some(&data)) {
             return Ok(());
         }
         let name = config_map::name_of(obj);
         owned_config_map::apply(pass.shared, obj, &name, config_map::LABEL, data.clone()).await?;
-        self.written.lock().insert(key, data);
+        pass.state.update(|s| s.written = Some(data));
         Ok(())
     }
 
     fn forget(&self, key: &str) {
-        self.written.lock().remove(key);
-        self.refused.lock().remove(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget(ns, &Member::new(MemberKind::Cluster, name));
         }
@@ -500,11 +499,11 @@ impl Actuator for ClusterAdapter {
 
     async fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, ClusterState>,
         remote: &mut ClusterView,
         change: &ClusterChange,
     ) -> Result<Note, Failure> {
-        self.apply_change(client, remote, change).await?;
+        self.apply_change(pass.client, remote, change).await?;
         Ok(Note::updated(self.describe_change(change)))
     }
 }
@@ -515,6 +514,7 @@ impl Decide for ClusterAdapter {
         obj: &Cluster,
         desired: &DesiredCluster,
         remote: &ClusterView,
+        _state: &ClusterState,
     ) -> Plan<ClusterChange> {
         let runtime = self.runtime(obj, Some(&remote.cluster));
         match kept_name(obj, obj.spec.name.as_deref(), &remote.cluster.name) {
@@ -532,15 +532,16 @@ impl Decide for ClusterAdapter {
         obj: &Cluster,
         remote: Option<&ClusterView>,
         seen: Seen,
+        state: &ClusterState,
     ) -> Report<ClusterStatus> {
         Report {
-            status: self.status_of(obj, remote, seen),
+            status: self.status_of(obj, remote, seen, state),
             readiness: remote.map(|r| self.readiness_of(obj, r)),
             conditions: Vec::new(),
         }
     }
 
-    fn policy(&self, obj: &Cluster, remote: Option<&ClusterView>) -> Policy {
+    fn policy(&self, obj: &Cluster, remote: Option<&ClusterView>, _state: &ClusterState) -> Policy {
         Policy {
             hold_create: self.hold_create_of(obj),
             when_gone: self.when_gone_of(obj),
@@ -574,15 +575,20 @@ impl ClusterAdapter {
         readiness_of(&remote.cluster)
     }
 
-    fn status_of(&self, obj: &Cluster, remote: Option<&ClusterView>, seen: Seen) -> ClusterStatus {
+    fn status_of(
+        &self,
+        obj: &Cluster,
+        remote: Option<&ClusterView>,
+        seen: Seen,
+        state: &ClusterState,
+    ) -> ClusterStatus {
         let cluster = remote.map(|r| &r.cluster);
         let hold: Option<GuardrailHold> = self.runtime(obj, cluster).hold;
-        let remembered = self.refused.lock().get(&obj.key()).cloned();
         let refused = match remote {
-            Some(r) => r.refused.clone(),
-            None => remembered.unwrap_or_default(),
+            Some(r) => &r.refused,
+            None => &state.refused,
         };
-        status_of(obj, cluster, &refused, seen, hold.as_ref())
+        status_of(obj, cluster, refused, seen, hold.as_ref())
     }
 
     fn describe_change(&self, change: &ClusterChange) -> String {
@@ -612,8 +618,8 @@ impl ClusterAdapter {
 impl crate::kinds::shared::sweep::Swept for ClusterAdapter {
     const DELETE_ORDER: u8 = 1;
 
-    fn for_sweep(_: &kube::Client) -> Self {
-        ClusterAdapter::new(Duration::from_secs(30), Clock::default())
+    fn for_sweep(kube: &kube::Client) -> Self {
+        ClusterAdapter::new(kube.clone(), Duration::from_secs(30), Clock::default())
     }
 }
 

@@ -313,7 +313,7 @@ fn a_held_cluster_is_replaced_with_the_holds_reason() {
     let live = remote(&c, &["RUNNING", "RUNNING"]);
     assert!(matches!(
         plan_cluster(&desired(&c), &live, Some(&hold)),
-        Plan::Replace { reason } if reason.contains("maxRuntime")
+        Plan::Remove { reason: decide::DELETED_BY_MAX_RUNTIME, message } if message.contains("maxRuntime")
     ));
 }
 
@@ -363,10 +363,11 @@ fn the_configmap_has_what_torchrun_and_mpi_read() {
     assert_eq!(config_map::data_of(&unaddressed), None);
 }
 
-#[test]
-fn claims_by_tag_survive_a_rename_and_by_name_before_members_are_listed() {
+#[tokio::test]
+async fn claims_by_tag_survive_a_rename_and_by_name_before_members_are_listed() {
     let c = obj(json!({}));
-    let adapter = ClusterAdapter::new(Duration::from_secs(30), Clock::default());
+    let kube = crate::kinds::shared::fixtures::idle_kube_client();
+    let adapter = ClusterAdapter::new(kube, Duration::from_secs(30), Clock::default());
     let mut live = ClusterView::listed(remote(&c, &["RUNNING", "RUNNING"]));
     live.cluster.name = "renamed-by-hand".into();
     assert!(adapter.claims(&c, &live));

@@ -12,7 +12,7 @@ pub mod summary;
 pub use cost::*;
 pub use decide::*;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use gpucloud_crd::endpoint::WorkerStates as StatusWorkerStates;
 use std::sync::Arc;
@@ -36,9 +36,9 @@ use gpucloud_platform::{Health, PlatformApi, PlatformClient};
 use crate::kinds::shared::owned_config_map::{self, kube_failure};
 use crate::kinds::shared::{budget_hold, dependency};
 use gpucloud_engine::adapter::{
-    Actuator, Created, Decide, Inventory, Note, PassContext, Plan, Readiness, Report, Seen,
+    Actuator, Created, Decide, Inventory, KindState, Note, PassContext, Plan, Readiness, Report,
+    Seen,
 };
-use gpucloud_engine::context::Shared;
 use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{is_named_for, kept_name};
 use gpucloud_platform::domain::Identified;
@@ -93,12 +93,23 @@ pub type DesiredEndpoint = EndpointSpec;
 /// A connection ConfigMap as written: its name and data.
 type WrittenConnection = (String, BTreeMap<String, String>);
 
+/// What the Endpoint kind keeps of one object between its passes.
+#[derive(Debug, Default)]
+pub struct EndpointState {
+    /// The connection ConfigMap last written (name and data), so that it is written only
+    /// when it changes.
+    written: Option<WrittenConnection>,
+}
+
+impl KindState for EndpointState {
+    fn is_empty(&self) -> bool {
+        self.written.is_none()
+    }
+}
+
 /// The Endpoint kind.
 #[derive(Default)]
 pub struct EndpointAdapter {
-    /// The connection ConfigMap last written per object (name and data), so it is
-    /// written only when it changes; dropped in `forget`.
-    written: parking_lot::Mutex<HashMap<String, WrittenConnection>>,
     /// The Budgets' ledger: creates and raises of the minimum workers are admitted
     /// against it. `None`: no Budget is enforced.
     budgets: Option<Arc<BudgetLedger>>,
@@ -120,15 +131,14 @@ impl EndpointAdapter {
     /// one this Endpoint wrote under an earlier name.
     async fn write_connection(
         &self,
-        shared: &Shared,
+        pass: &PassContext<'_, EndpointState>,
         obj: &Endpoint,
         data: BTreeMap<String, String>,
     ) -> Result<(), Failure> {
-        let key = format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
+        let shared = pass.shared;
         let wanted = obj.spec.write_connection_to.clone();
-        let previous = self.written.lock().get(&key).cloned();
         let current = wanted.clone().map(|name| (name, data));
-        if previous == current {
+        if pass.state.read(|s| s.written == current) {
             return Ok(());
         }
         let config_maps: Api<ConfigMap> =
@@ -158,11 +168,7 @@ impl EndpointAdapter {
                     .map_err(kube_failure)?;
             }
         }
-        let mut written = self.written.lock();
-        match current {
-            Some(c) => written.insert(key, c),
-            None => written.remove(&key),
-        };
+        pass.state.update(|s| s.written = current);
         Ok(())
     }
 }
@@ -227,10 +233,11 @@ impl Inventory for EndpointAdapter {
 impl Actuator for EndpointAdapter {
     type Desired = DesiredEndpoint;
     type Change = EndpointChange;
+    type State = EndpointState;
 
     async fn desired(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, EndpointState>,
         obj: &Endpoint,
     ) -> Result<DesiredEndpoint, Failure> {
         if pass.client.api() == PlatformApi::Seed
@@ -275,7 +282,7 @@ impl Actuator for EndpointAdapter {
 
     async fn admit(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, EndpointState>,
         obj: &Endpoint,
         desired: &DesiredEndpoint,
         remote: Option<&RemoteEndpoint>,
@@ -343,7 +350,7 @@ impl Actuator for EndpointAdapter {
 
     async fn create(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, EndpointState>,
         obj: &Endpoint,
         d: &DesiredEndpoint,
     ) -> Result<Created<RemoteEndpoint>, Failure> {
@@ -378,7 +385,6 @@ impl Actuator for EndpointAdapter {
     }
 
     fn forget(&self, key: &str) {
-        self.written.lock().remove(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget(ns, &Member::new(MemberKind::Endpoint, name));
         }
@@ -386,7 +392,7 @@ impl Actuator for EndpointAdapter {
 
     async fn after_sync(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, EndpointState>,
         obj: &Endpoint,
         remote: &mut RemoteEndpoint,
     ) -> Result<(), Failure> {
@@ -423,16 +429,17 @@ impl Actuator for EndpointAdapter {
                 .map_err(|e| Failure::from_platform("read the endpoint's health", &e))?;
             remote.health = Some(health);
         }
-        self.write_connection(pass.shared, obj, connection_data(&remote.record))
+        self.write_connection(pass, obj, connection_data(&remote.record))
             .await
     }
 
     async fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, EndpointState>,
         remote: &mut RemoteEndpoint,
         change: &EndpointChange,
     ) -> Result<Note, Failure> {
+        let client = pass.client;
         self.apply_change(client, remote, change).await?;
         Ok(Note::updated(self.describe_change(change)))
     }
@@ -444,6 +451,7 @@ impl Decide for EndpointAdapter {
         obj: &Endpoint,
         desired: &DesiredEndpoint,
         remote: &RemoteEndpoint,
+        _state: &EndpointState,
     ) -> Plan<EndpointChange> {
         // REST v2 does not echo an endpoint's template: the one this operator last applied
         // (kept in status) stands for it.
@@ -468,6 +476,7 @@ impl Decide for EndpointAdapter {
         obj: &Endpoint,
         remote: Option<&RemoteEndpoint>,
         seen: Seen,
+        _state: &EndpointState,
     ) -> Report<EndpointStatus> {
         Report {
             status: self.status_of(obj, remote, seen),

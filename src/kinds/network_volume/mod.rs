@@ -52,6 +52,7 @@ impl Inventory for NetworkVolumeAdapter {
 impl Actuator for NetworkVolumeAdapter {
     type Desired = DesiredVolume;
     type Change = VolumeChange;
+    type State = ();
 
     async fn desired(
         &self,
@@ -83,10 +84,11 @@ impl Actuator for NetworkVolumeAdapter {
 
     async fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         remote: &mut Volume,
         change: &VolumeChange,
     ) -> Result<Note, Failure> {
+        let client = pass.client;
         let update = VolumeUpdate {
             name: change.name.clone(),
             size_gb: change.size_gb,
@@ -119,6 +121,7 @@ impl Decide for NetworkVolumeAdapter {
         obj: &NetworkVolume,
         desired: &DesiredVolume,
         remote: &Volume,
+        _state: &(),
     ) -> Plan<VolumeChange> {
         decide::plan(obj, desired, remote)
     }
@@ -128,6 +131,7 @@ impl Decide for NetworkVolumeAdapter {
         obj: &NetworkVolume,
         remote: Option<&Volume>,
         _seen: Seen,
+        _state: &(),
     ) -> Report<NetworkVolumeStatus> {
         decide::report(obj, remote)
     }

@@ -3,13 +3,13 @@
 
 use gpucloud_crd::Pod;
 use gpucloud_crd::pod::DesiredState;
-use gpucloud_engine::adapter::Plan;
+use gpucloud_engine::adapter::{PassContext, Plan};
 use gpucloud_engine::failure::Failure;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::domain::Pod as RemotePod;
 use gpucloud_policy::guardrails;
 
-use super::resume::host_full_failure;
+use super::resume::{PodState, host_full_failure};
 use super::{DesiredPod, PodAdapter, PodChange, ResolvedPod, plan_pod};
 
 impl PodAdapter {
@@ -43,17 +43,18 @@ impl PodAdapter {
     /// Makes `change` on the platform.
     pub(super) async fn apply_change(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, PodState>,
         remote: &mut RemotePod,
         change: &PodChange,
     ) -> Result<(), Failure> {
+        let client = pass.client;
         match change {
             PodChange::Resume => {
                 let gpus = remote.gpu_count.and_then(|n| i32::try_from(n).ok());
                 match client.pods().start(&remote.id, gpus).await {
                     Ok(()) => Ok(()),
                     Err(e) if e.is_host_full() => {
-                        self.resumes.refused(&remote.id);
+                        pass.state.update(|s| s.refused(&remote.id));
                         Err(host_full_failure(&remote.id, &e))
                     }
                     Err(e) => Err(Failure::from_platform("resume the pod", &e)),
@@ -70,7 +71,7 @@ impl PodAdapter {
             PodChange::GiveUpStart(_) => {
                 stop(client, &remote.id, "stop the pod that does not start").await
             }
-            PodChange::Relocate(r) => self.relocate(client, r).await,
+            PodChange::Relocate(r) => self.relocate(pass, r).await,
         }
     }
 }

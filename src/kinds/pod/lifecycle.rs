@@ -15,7 +15,7 @@ use gpucloud_engine::failure::Failure;
 use gpucloud_platform::domain::Pod as RemotePod;
 
 use super::decide::Relocation;
-use super::resume::{self, DEFAULT_RESUME_TIMEOUT, ResumeAssessment};
+use super::resume::{self, DEFAULT_RESUME_TIMEOUT, PodState, ResumeAssessment};
 use super::startup::{self, StartupAssessment, StartupFacts};
 use super::{PodAdapter, PodChange, ResolvedPod};
 
@@ -75,21 +75,21 @@ impl PodAdapter {
         &self,
         obj: &Pod,
         remote: Option<&RemotePod>,
+        state: &PodState,
     ) -> ResumeAssessment {
         let previous = obj.status.as_ref().and_then(|s| s.resume.as_ref());
-        if previous.is_none() && self.resumes.is_empty() {
+        if previous.is_none() && state.is_quiet() {
             // No refusal seen here or in status, no relocation: the common case.
             return ResumeAssessment::default();
         }
-        let key = key_of(obj);
         resume::assess(
             obj.spec.resume_policy,
             duration(obj.spec.resume_timeout.as_ref()).unwrap_or(DEFAULT_RESUME_TIMEOUT),
             previous,
             remote,
             self.wants_running(obj, remote),
-            remote.and_then(|r| self.resumes.refused_since(&r.id)),
-            self.resumes.replaced(&key),
+            remote.and_then(|r| state.refused_since(&r.id)),
+            state.replaced(),
             Timestamp::now(),
         )
     }
@@ -104,6 +104,7 @@ impl PodAdapter {
         desired: &ResolvedPod,
         remote: &RemotePod,
         base: Plan<PodChange>,
+        state: &PodState,
     ) -> Plan<PodChange> {
         if matches!(base, Plan::Replace { .. } | Plan::Blocked(_)) {
             return base;
@@ -128,7 +129,7 @@ impl PodAdapter {
             }
             (None, None) => {}
         }
-        let resume = self.resume_assessment(obj, Some(remote));
+        let resume = self.resume_assessment(obj, Some(remote), state);
         if let (true, Some(since)) = (resume.relocate, resume.refused_since) {
             let relocation = Relocation {
                 key: key_of(obj),
@@ -158,9 +159,10 @@ impl PodAdapter {
         obj: &Pod,
         remote: Option<&RemotePod>,
         mut status: PodStatus,
+        state: &PodState,
     ) -> PodStatus {
         status.startup = self.startup_assessment(obj, remote).status;
-        status.resume = self.resume_assessment(obj, remote).status;
+        status.resume = self.resume_assessment(obj, remote, state).status;
         status
     }
 
@@ -169,9 +171,10 @@ impl PodAdapter {
         &self,
         obj: &Pod,
         remote: Option<&RemotePod>,
+        state: &PodState,
     ) -> Option<Duration> {
         let startup = self.startup_assessment(obj, remote).due_in;
-        let resume = self.resume_assessment(obj, remote).due_in;
+        let resume = self.resume_assessment(obj, remote, state).due_in;
         match (startup, resume) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -76,6 +76,7 @@ pub use decide::{
 };
 pub use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_engine::marker::with_install_tag;
+use resume::PodState;
 
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
@@ -111,8 +112,6 @@ pub struct PodAdapter {
     held_recheck: Duration,
     /// The system logs of starting pods, and the failures they told.
     startups: startup::StartupWatches,
-    /// Resumes refused for lack of a GPU on the host, and relocations.
-    resumes: resume::RefusedResumes,
 }
 
 /// Whose Budget reservation a deploy moves: the object's namespace, name and labels.
@@ -153,7 +152,6 @@ impl PodAdapter {
             budgets: None,
             held_recheck: interval,
             startups: startup::StartupWatches::default(),
-            resumes: resume::RefusedResumes::default(),
         }
     }
 
@@ -338,7 +336,6 @@ impl Inventory for PodAdapter {
             .await
             .map_err(|e| Failure::from_platform("list pods", &e))?;
         self.startups.follow(client, &pods);
-        self.resumes.follow(&pods);
         Ok(pods)
     }
 
@@ -353,8 +350,13 @@ impl Inventory for PodAdapter {
 impl Actuator for PodAdapter {
     type Desired = ResolvedPod;
     type Change = PodChange;
+    type State = PodState;
 
-    async fn desired(&self, pass: &PassContext<'_>, obj: &Pod) -> Result<ResolvedPod, Failure> {
+    async fn desired(
+        &self,
+        pass: &PassContext<'_, PodState>,
+        obj: &Pod,
+    ) -> Result<ResolvedPod, Failure> {
         let shared = pass.shared;
         // What the schema could not check (an unknown time zone): a condition and an
         // Event naming the field, no retry.
@@ -394,7 +396,7 @@ impl Actuator for PodAdapter {
 
     async fn admit(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, PodState>,
         obj: &Pod,
         resolved: &ResolvedPod,
         remote: Option<&RemotePod>,
@@ -440,7 +442,7 @@ impl Actuator for PodAdapter {
 
     async fn create(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, PodState>,
         obj: &Pod,
         resolved: &ResolvedPod,
     ) -> Result<Created<RemotePod>, Failure> {
@@ -472,20 +474,33 @@ impl Actuator for PodAdapter {
     }
 
     fn forget(&self, key: &str) {
-        self.resumes.forget(key);
         self.startups.forget(key);
         if let (Some(budgets), Some((ns, name))) = (&self.budgets, key.split_once('/')) {
             budgets.forget(ns, &Member::new(MemberKind::Pod, name));
         }
     }
 
+    /// Once the pod is up to date and Ready, what its state remembered of refused resumes
+    /// and of a relocation is settled (see [`PodState::settle`]).
+    async fn after_sync(
+        &self,
+        pass: &PassContext<'_, PodState>,
+        obj: &Pod,
+        remote: &mut RemotePod,
+    ) -> Result<(), Failure> {
+        let running = remote.desired_status == RUNNING;
+        let resume = obj.status.as_ref().and_then(|s| s.resume.as_ref());
+        pass.state.update(|s| s.settle(running, resume));
+        Ok(())
+    }
+
     async fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, PodState>,
         remote: &mut RemotePod,
         change: &PodChange,
     ) -> Result<Note, Failure> {
-        self.apply_change(client, remote, change).await?;
+        self.apply_change(pass, remote, change).await?;
         Ok(Note::update(
             self.change_reason_of(change),
             self.describe_change(change),
@@ -494,27 +509,39 @@ impl Actuator for PodAdapter {
 }
 
 impl Decide for PodAdapter {
-    fn plan(&self, obj: &Pod, desired: &ResolvedPod, remote: &RemotePod) -> Plan<PodChange> {
+    fn plan(
+        &self,
+        obj: &Pod,
+        desired: &ResolvedPod,
+        remote: &RemotePod,
+        state: &PodState,
+    ) -> Plan<PodChange> {
         if let Some(replace) = decide::billed_after_create(obj, &desired.pod, remote) {
             return replace;
         }
         let base = self.plan_by_spec(obj, desired, remote);
-        self.plan_lifecycle(obj, desired, remote, base)
+        self.plan_lifecycle(obj, desired, remote, base, state)
     }
 
-    fn report(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> Report<PodStatus> {
+    fn report(
+        &self,
+        obj: &Pod,
+        remote: Option<&RemotePod>,
+        seen: Seen,
+        state: &PodState,
+    ) -> Report<PodStatus> {
         Report {
-            status: self.status_of(obj, remote, seen),
+            status: self.status_of(obj, remote, seen, state),
             readiness: remote.map(|r| self.readiness_of(obj, r)),
             conditions: self.extra_conditions_of(obj, remote),
         }
     }
 
-    fn policy(&self, obj: &Pod, remote: Option<&RemotePod>) -> Policy {
+    fn policy(&self, obj: &Pod, remote: Option<&RemotePod>, state: &PodState) -> Policy {
         Policy {
             hold_create: self.hold_create_of(obj),
             when_gone: self.when_gone_of(obj),
-            look_again_in: self.due_in_of(obj, remote),
+            look_again_in: self.due_in_of(obj, remote, state),
         }
     }
 }
@@ -531,7 +558,13 @@ impl PodAdapter {
         }
     }
 
-    fn status_of(&self, obj: &Pod, remote: Option<&RemotePod>, seen: Seen) -> PodStatus {
+    fn status_of(
+        &self,
+        obj: &Pod,
+        remote: Option<&RemotePod>,
+        seen: Seen,
+        state: &PodState,
+    ) -> PodStatus {
         let current = obj.status.clone().unwrap_or_default();
         let Some(remote) = remote else {
             if current.common.id.is_some() && !seen.creating {
@@ -554,7 +587,7 @@ impl PodAdapter {
                 guardrails: self.guardrails(obj, None).status,
                 ..PodStatus::default()
             };
-            let mut status = self.lifecycle_status(obj, None, status);
+            let mut status = self.lifecycle_status(obj, None, status, state);
             if status.startup.as_ref().is_some_and(|s| s.hold.is_some()) {
                 // Terminated because it did not start: held until the spec is edited.
                 status.phase = Some(PodPhase::Failed);
@@ -570,7 +603,7 @@ impl PodAdapter {
         if seen.blocked {
             status.phase = Some(PodPhase::Failed);
         }
-        let status = self.lifecycle_status(obj, Some(remote), status);
+        let status = self.lifecycle_status(obj, Some(remote), status, state);
         settle_live_figures(&current, status, written_ago, LIVE_FIGURES_REFRESH)
     }
 
@@ -587,13 +620,18 @@ impl PodAdapter {
         Some(format!("not deployed: {}", stop.message))
     }
 
-    fn due_in_of(&self, obj: &Pod, remote: Option<&RemotePod>) -> Option<Duration> {
+    fn due_in_of(
+        &self,
+        obj: &Pod,
+        remote: Option<&RemotePod>,
+        state: &PodState,
+    ) -> Option<Duration> {
         // A little past the boundary, so that the pass lands on the new side of it.
         let guardrail = self
             .guardrails(obj, remote)
             .due_in
             .map(|d| self.clock.real(d));
-        let lifecycle = self.lifecycle_due_in(obj, remote);
+        let lifecycle = self.lifecycle_due_in(obj, remote, state);
         let due = match (guardrail, lifecycle) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b)?,

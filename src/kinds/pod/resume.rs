@@ -15,23 +15,22 @@
 //!   successors exist anyway, all but one are terminated. The refusal's start is kept in
 //!   status, so an operator restart does not start the wait over.
 //!
-//! [`assess`] decides purely; [`RefusedResumes`] is this process's memory of refusals
-//! between the failing call and the next status write.
+//! [`assess`] decides purely; [`PodState`] is this process's memory of refusals between
+//! the failing call and the next status write.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use parking_lot::Mutex;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
 use gpucloud_crd::pod::{PodReplacement, ResumePolicy, ResumeStatus};
+use gpucloud_engine::adapter::{KindState, PassContext};
 use gpucloud_engine::failure::{Applied, Failure};
 use gpucloud_engine::marker::TAG_ENV;
+use gpucloud_platform::PlatformError;
 use gpucloud_platform::domain::{EXITED, Pod as RemotePod, RUNNING};
-use gpucloud_platform::{PlatformClient, PlatformError};
 
 use super::PodAdapter;
 use super::decide::Relocation;
@@ -118,52 +117,60 @@ pub fn assess(
     }
 }
 
-/// This process's memory of refused resumes and relocations.
-#[derive(Default)]
-pub struct RefusedResumes {
-    /// First refusal seen, by pod id.
-    refused: Mutex<HashMap<String, Timestamp>>,
-    /// Replacements made, by object key, until status has them.
-    replaced: Mutex<HashMap<String, PodReplacement>>,
-    /// Replacement deploys that may have happened unanswered, by object key.
-    unanswered: Mutex<HashMap<String, Instant>>,
+/// What the Pod kind keeps of one object between its passes: the resume the platform
+/// refuses, and the relocation made, until status has them.
+#[derive(Debug, Default)]
+pub struct PodState {
+    /// The pod whose resume the platform refused first, and when.
+    refused: Option<(String, Timestamp)>,
+    /// The replacement made, until status has it.
+    replaced: Option<PodReplacement>,
+    /// When a replacement deploy that may have happened went unanswered.
+    unanswered: Option<Instant>,
 }
 
-impl RefusedResumes {
-    /// Whether nothing is remembered: no refusal and no relocation.
-    pub fn is_empty(&self) -> bool {
-        self.refused.lock().is_empty() && self.replaced.lock().is_empty()
+impl KindState for PodState {
+    fn is_empty(&self) -> bool {
+        self.refused.is_none() && self.replaced.is_none() && self.unanswered.is_none()
+    }
+}
+
+impl PodState {
+    /// The platform refused to resume pod `pod_id`: the first refusal counts.
+    pub fn refused(&mut self, pod_id: &str) {
+        if self.refused.as_ref().is_none_or(|(id, _)| id != pod_id) {
+            self.refused = Some((pod_id.to_string(), Timestamp::now()));
+        }
     }
 
-    pub fn refused(&self, pod_id: &str) {
-        self.refused
-            .lock()
-            .entry(pod_id.to_string())
-            .or_insert_with(Timestamp::now);
-    }
-
+    /// Since when resumes of pod `pod_id` have been refused.
     pub fn refused_since(&self, pod_id: &str) -> Option<Timestamp> {
-        self.refused.lock().get(pod_id).copied()
+        self.refused
+            .as_ref()
+            .filter(|(id, _)| id == pod_id)
+            .map(|(_, since)| *since)
     }
 
-    pub fn replaced(&self, key: &str) -> Option<PodReplacement> {
-        self.replaced.lock().get(key).cloned()
+    pub fn replaced(&self) -> Option<PodReplacement> {
+        self.replaced.clone()
     }
 
-    /// After a listing: pods it shows running resume fine.
-    pub fn follow(&self, pods: &[RemotePod]) {
-        let mut refused = self.refused.lock();
-        if refused.is_empty() {
-            return;
+    /// Whether neither a refusal nor a relocation is remembered.
+    pub fn is_quiet(&self) -> bool {
+        self.refused.is_none() && self.replaced.is_none()
+    }
+
+    /// What is left once the pod runs with `status` written: its refusals are over, and
+    /// a replacement that status records is remembered there.
+    pub fn settle(&mut self, running: bool, status: Option<&ResumeStatus>) {
+        if running {
+            self.refused = None;
         }
-        for p in pods.iter().filter(|p| p.desired_status == RUNNING) {
-            refused.remove(&p.id);
+        if self.replaced.is_some()
+            && status.and_then(|s| s.replaced.as_ref()) == self.replaced.as_ref()
+        {
+            self.replaced = None;
         }
-    }
-
-    pub fn forget(&self, key: &str) {
-        self.replaced.lock().remove(key);
-        self.unanswered.lock().remove(key);
     }
 }
 
@@ -173,9 +180,10 @@ impl PodAdapter {
     /// terminated; a `Waiting` failure while the replacement comes up.
     pub(super) async fn relocate(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, PodState>,
         r: &Relocation,
     ) -> Result<(), Failure> {
+        let client = pass.client;
         let pods = client
             .pods()
             .list()
@@ -187,7 +195,7 @@ impl PodAdapter {
             .collect();
         let since = r.refused_since;
         if successors.is_empty() {
-            return Err(self.deploy_replacement(client, r).await);
+            return Err(self.deploy_replacement(pass, r).await);
         }
         // Running ones first: the one kept is the one furthest along.
         successors.sort_by_key(|p| (p.runtime.is_none(), p.id.clone()));
@@ -220,22 +228,27 @@ impl PodAdapter {
             })
             .map_err(|e| Failure::from_platform("terminate the pod that could not resume", &e))?;
         info!(object = %r.key, from = %r.old_id, to = %keep.id, "relocated a pod that could not resume");
-        self.resumes.replaced.lock().insert(
-            r.key.clone(),
-            PodReplacement {
-                from: r.old_id.clone(),
-                to: keep.id.clone(),
-                at: Time(Timestamp::now()),
-            },
-        );
-        self.resumes.unanswered.lock().remove(&r.key);
+        let replaced = PodReplacement {
+            from: r.old_id.clone(),
+            to: keep.id.clone(),
+            at: Time(Timestamp::now()),
+        };
+        pass.state.update(|s| {
+            s.replaced = Some(replaced);
+            s.unanswered = None;
+        });
         Ok(())
     }
 
     /// Deploys the replacement; always a failure to report: `Waiting` once it is asked
     /// for, the deploy's own otherwise.
-    async fn deploy_replacement(&self, client: &PlatformClient, r: &Relocation) -> Failure {
-        let pending = self.resumes.unanswered.lock().get(&r.key).copied();
+    async fn deploy_replacement(
+        &self,
+        pass: &PassContext<'_, PodState>,
+        r: &Relocation,
+    ) -> Failure {
+        let client = pass.client;
+        let pending = pass.state.read(|s| s.unanswered);
         if pending.is_some_and(|at| at.elapsed() < UNANSWERED_DEPLOY_SETTLES) {
             return Failure::waiting(
                 RELOCATING,
@@ -266,10 +279,7 @@ impl PodAdapter {
             }
             Err(f) => {
                 if f.applied != Applied::No {
-                    self.resumes
-                        .unanswered
-                        .lock()
-                        .insert(r.key.clone(), Instant::now());
+                    pass.state.update(|s| s.unanswered = Some(Instant::now()));
                 }
                 f
             }

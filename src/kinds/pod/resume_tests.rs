@@ -125,3 +125,44 @@ fn the_wait_message_says_why_and_what_to_do() {
         assert!(f.message.contains(words), "{}", f.message);
     }
 }
+
+#[test]
+fn the_first_refusal_of_a_pod_counts_until_it_runs_and_a_replacement_until_status_has_it() {
+    let mut state = PodState::default();
+    state.refused("p1");
+    let since = state.refused_since("p1").expect("remembered");
+    state.refused("p1");
+    assert_eq!(
+        state.refused_since("p1"),
+        Some(since),
+        "the first refusal counts"
+    );
+    assert_eq!(
+        state.refused_since("p2"),
+        None,
+        "another pod's refusal is not this one's"
+    );
+    state.settle(false, None);
+    assert_eq!(state.refused_since("p1"), Some(since), "still stopped");
+    state.settle(true, None);
+    assert!(state.is_empty(), "running: the refusals are over");
+
+    let replaced = PodReplacement {
+        from: "p1".into(),
+        to: "p2".into(),
+        at: Time(Timestamp::from_second(100).unwrap()),
+    };
+    state.replaced = Some(replaced.clone());
+    state.settle(true, None);
+    assert_eq!(
+        state.replaced(),
+        Some(replaced.clone()),
+        "status has not got it yet"
+    );
+    let written = ResumeStatus {
+        replaced: Some(replaced),
+        ..ResumeStatus::default()
+    };
+    state.settle(true, Some(&written));
+    assert!(state.is_empty());
+}

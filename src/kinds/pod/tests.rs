@@ -301,7 +301,12 @@ fn a_stop_in_desired_is_kept_whatever_the_guardrails_say() {
         pod: desired(json!({"desiredState": "Stopped"})),
     };
     assert_eq!(
-        a.plan(&obj(json!({})), &resolved, &remote(json!({}))),
+        a.plan(
+            &obj(json!({})),
+            &resolved,
+            &remote(json!({})),
+            &PodState::default()
+        ),
         Plan::Update(vec![PodChange::Stop])
     );
 }
@@ -316,7 +321,7 @@ fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
         account: AccountId::any(),
         pod: desired(json!({})),
     };
-    let stop = match a.plan(&o, &resolved, &remote(json!({}))) {
+    let stop = match a.plan(&o, &resolved, &remote(json!({})), &PodState::default()) {
         Plan::Update(changes) => match changes.as_slice() {
             [c @ PodChange::StopBy(Guardrail::Schedule, why)] => {
                 assert!(why.contains("2026-01-15T08:00:00Z"), "{why}");
@@ -334,41 +339,58 @@ fn a_closed_schedule_window_stops_a_running_spec_and_says_why() {
     // Stopped where the schedule wants it: Ready, phase Stopped, the window in status.
     let exited = remote(json!({"desiredStatus": "EXITED", "runtime": null}));
     assert_eq!(
-        a.plan(&o, &resolved, &exited),
+        a.plan(&o, &resolved, &exited, &PodState::default()),
         Plan::UpToDate,
         "no resume outside the window"
     );
     assert!(
-        matches!(a.report(&o, Some(&exited), Seen::default()).readiness.unwrap(), Readiness::Ready { message } if message.contains("outside its schedule"))
+        matches!(a.report(&o, Some(&exited), Seen::default(), &PodState::default()).readiness.unwrap(), Readiness::Ready { message } if message.contains("outside its schedule"))
     );
-    let status = a.report(&o, Some(&exited), Seen::default()).status;
+    let status = a
+        .report(&o, Some(&exited), Seen::default(), &PodState::default())
+        .status;
     assert_eq!(status.phase, Some(PodPhase::Stopped));
     let window = status.guardrails.unwrap().schedule.unwrap();
     assert_eq!(window.window, gpucloud_crd::guardrails::WindowPhase::Closed);
-    let conditions = a.report(&o, Some(&exited), Seen::default()).conditions;
+    let conditions = a
+        .report(&o, Some(&exited), Seen::default(), &PodState::default())
+        .conditions;
     assert_eq!(conditions.len(), 1);
     assert_eq!(conditions[0].0, GUARDRAIL_CONDITION);
     assert_eq!(conditions[0].1.reason, "StoppedBySchedule");
     // Not deployed before the window, and looked at again when it opens.
-    assert!(a.policy(&o, None).hold_create.is_some());
+    assert!(
+        a.policy(&o, None, &PodState::default())
+            .hold_create
+            .is_some()
+    );
     assert_eq!(
-        a.policy(&o, Some(&exited)).look_again_in,
+        a.policy(&o, Some(&exited), &PodState::default())
+            .look_again_in,
         Some(Duration::from_secs(12 * 3600) + Duration::from_millis(250))
     );
     // Inside the window the same spec runs, and a pod without guardrails is untouched.
     let open = adapter_at("2026-01-14T10:00:00Z");
     assert_eq!(
-        open.plan(&o, &resolved, &exited),
+        open.plan(&o, &resolved, &exited, &PodState::default()),
         Plan::Update(vec![PodChange::Resume])
     );
-    assert!(open.policy(&o, None).hold_create.is_none());
+    assert!(
+        open.policy(&o, None, &PodState::default())
+            .hold_create
+            .is_none()
+    );
     let plain = obj(json!({}));
     assert!(
-        a.report(&plain, Some(&exited), Seen::default())
+        a.report(&plain, Some(&exited), Seen::default(), &PodState::default())
             .conditions
             .is_empty()
     );
-    assert_eq!(a.policy(&plain, Some(&exited)).look_again_in, None);
+    assert_eq!(
+        a.policy(&plain, Some(&exited), &PodState::default())
+            .look_again_in,
+        None
+    );
 }
 
 #[test]

@@ -129,6 +129,7 @@ impl Inventory for RegistryCredentialAdapter {
 impl Actuator for RegistryCredentialAdapter {
     type Desired = DesiredCredential;
     type Change = Rotation;
+    type State = ();
 
     async fn desired(
         &self,
@@ -252,10 +253,11 @@ impl Actuator for RegistryCredentialAdapter {
 
     async fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         remote: &mut RemoteCredential,
         change: &Rotation,
     ) -> Result<Note, Failure> {
+        let client = pass.client;
         self.apply_change(client, remote, change).await?;
         Ok(Note::updated(decide::describe(change)))
     }
@@ -267,6 +269,7 @@ impl Decide for RegistryCredentialAdapter {
         obj: &RegistryCredential,
         desired: &DesiredCredential,
         remote: &Self::Remote,
+        _state: &(),
     ) -> Plan<Rotation> {
         plan_credential(obj, desired, remote)
     }
@@ -276,6 +279,7 @@ impl Decide for RegistryCredentialAdapter {
         obj: &RegistryCredential,
         remote: Option<&RemoteCredential>,
         _seen: Seen,
+        _state: &(),
     ) -> Report<RegistryCredentialStatus> {
         decide::report(obj, remote)
     }

@@ -13,3 +13,10 @@ pub fn applied(name: &str) -> ObjectMeta {
         ..Default::default()
     }
 }
+
+/// A Kubernetes client that is never called: for an adapter whose tested part makes no
+/// Kubernetes call. Needs a Tokio runtime.
+pub fn idle_kube_client() -> kube::Client {
+    let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a valid URL"));
+    kube::Client::try_from(config).expect("a client of a static config")
+}

@@ -66,12 +66,12 @@ pub async fn apply<K: Resource<DynamicType = ()>>(
 
 /// Deletes ConfigMap `name` of `owner`'s namespace; one already gone is no error.
 pub async fn delete<K: Resource<DynamicType = ()>>(
-    shared: &Shared,
+    kube: &kube::Client,
     owner: &K,
     name: &str,
 ) -> Result<(), Failure> {
     let config_maps: Api<ConfigMap> =
-        Api::namespaced(shared.kube.clone(), &owner.namespace().unwrap_or_default());
+        Api::namespaced(kube.clone(), &owner.namespace().unwrap_or_default());
     match config_maps.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),

@@ -126,6 +126,7 @@ impl Inventory for TemplateAdapter {
 impl Actuator for TemplateAdapter {
     type Desired = NewTemplate;
     type Change = TemplateChange;
+    type State = ();
 
     async fn desired(
         &self,
@@ -179,10 +180,11 @@ impl Actuator for TemplateAdapter {
 
     async fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_>,
         remote: &mut Remote,
         change: &TemplateChange,
     ) -> Result<Note, Failure> {
+        let client = pass.client;
         self.apply_change(client, remote, change).await?;
         Ok(Note::updated(describe_change(change)))
     }
@@ -194,6 +196,7 @@ impl Decide for TemplateAdapter {
         obj: &Template,
         desired: &NewTemplate,
         remote: &Self::Remote,
+        _state: &(),
     ) -> Plan<TemplateChange> {
         match kept_name(obj, obj.spec.name.as_deref(), &remote.name) {
             Some(name) if name != desired.name => {
@@ -212,6 +215,7 @@ impl Decide for TemplateAdapter {
         obj: &Template,
         remote: Option<&Remote>,
         seen: Seen,
+        _state: &(),
     ) -> Report<TemplateStatus> {
         Report {
             status: self.status_of(obj, remote, seen),

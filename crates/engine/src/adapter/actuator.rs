@@ -5,7 +5,7 @@ use std::future::Future;
 use gpucloud_platform::PlatformClient;
 
 use super::inventory::Inventory;
-use super::{Created, PassContext, secrets_with_credentials};
+use super::{Created, KindState, PassContext, secrets_with_credentials};
 use crate::failure::Failure;
 use crate::note::Note;
 
@@ -17,17 +17,22 @@ pub trait Actuator: Inventory {
     type Desired: Send + Sync;
     /// One change the platform makes in place.
     type Change: std::fmt::Debug + Send + Sync;
+    /// What the kind keeps of one object between its passes (what it last wrote beside
+    /// the remote object, what its last create was refused): `()` for none. The engine
+    /// keeps it with the object's record; every call of a pass reaches it through
+    /// [`PassContext::state`], and [`Decide`](super::Decide) reads it.
+    type State: KindState;
 
     /// The spec resolved, or why it cannot be yet.
     fn desired(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, Self::State>,
         obj: &Self::Kind,
     ) -> impl Future<Output = Result<Self::Desired, Failure>> + Send;
 
     fn create(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, Self::State>,
         obj: &Self::Kind,
         desired: &Self::Desired,
     ) -> impl Future<Output = Result<Created<Self::Remote>, Failure>> + Send;
@@ -37,7 +42,7 @@ pub trait Actuator: Inventory {
     /// engine publishes that as the change's Event.
     fn update(
         &self,
-        client: &PlatformClient,
+        pass: &PassContext<'_, Self::State>,
         remote: &mut Self::Remote,
         change: &Self::Change,
     ) -> impl Future<Output = Result<Note, Failure>> + Send;
@@ -58,7 +63,7 @@ pub trait Actuator: Inventory {
     /// `Waiting` one holds the object without an error).
     fn admit(
         &self,
-        _pass: &PassContext<'_>,
+        _pass: &PassContext<'_, Self::State>,
         _obj: &Self::Kind,
         _desired: &Self::Desired,
         _remote: Option<&Self::Remote>,
@@ -72,7 +77,7 @@ pub trait Actuator: Inventory {
     /// in the cluster (a connection ConfigMap). Results go into `remote` for the report.
     fn after_sync(
         &self,
-        _pass: &PassContext<'_>,
+        _pass: &PassContext<'_, Self::State>,
         _obj: &Self::Kind,
         _remote: &mut Self::Remote,
     ) -> impl Future<Output = Result<(), Failure>> + Send {
@@ -85,6 +90,8 @@ pub trait Actuator: Inventory {
         secrets_with_credentials(obj, [])
     }
 
-    /// Drops what the kind keeps about the object `key` (`namespace/name`): it is gone.
+    /// Lets go of what is held for the object `key` (`namespace/name`) outside the engine
+    /// (a Budget's reservation, a background watcher): it is gone. Its
+    /// [`State`](Self::State) goes with its record.
     fn forget(&self, _key: &str) {}
 }

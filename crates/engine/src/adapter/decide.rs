@@ -64,8 +64,8 @@ pub struct Policy {
     pub look_again_in: Option<Duration>,
 }
 
-/// The pure part of a kind: called with what was resolved and listed, keeping nothing
-/// between calls.
+/// The pure part of a kind: called with what was resolved and listed, and with the
+/// kind's [`State`](Actuator::State) of the object, which it reads and never changes.
 pub trait Decide: Actuator {
     /// Compares the remote object with the desired state.
     fn plan(
@@ -73,6 +73,7 @@ pub trait Decide: Actuator {
         obj: &Self::Kind,
         desired: &Self::Desired,
         remote: &Self::Remote,
+        state: &Self::State,
     ) -> Plan<Self::Change>;
 
     /// Status, readiness and the kind's own conditions from what was observed: the remote
@@ -82,10 +83,16 @@ pub trait Decide: Actuator {
         obj: &Self::Kind,
         remote: Option<&Self::Remote>,
         seen: Seen,
+        state: &Self::State,
     ) -> Report<<Self::Kind as ManagedKind>::Status>;
 
     /// The object's policy; `remote` is `None` before one is known.
-    fn policy(&self, _obj: &Self::Kind, _remote: Option<&Self::Remote>) -> Policy {
+    fn policy(
+        &self,
+        _obj: &Self::Kind,
+        _remote: Option<&Self::Remote>,
+        _state: &Self::State,
+    ) -> Policy {
         Policy::default()
     }
 }

@@ -15,16 +15,19 @@
 //!   have happened anyway says so in its `applied`.
 //! - A kind never publishes Events: what users should hear of comes back as [`Note`]s, and
 //!   the engine publishes them.
-//! - What a kind keeps per object (a cache of what it last wrote) is dropped in
-//!   [`Actuator::forget`], which the engine calls when the object goes.
+//! - What a kind keeps per object (what it last wrote, what its last create was refused)
+//!   is its [`Actuator::State`]: the engine keeps it in the object's record and hands it
+//!   to each call, and it goes with the object. A kind keeps no per-object table.
 
 mod actuator;
 mod decide;
 mod inventory;
+mod state;
 
 pub use actuator::Actuator;
 pub use decide::{Decide, Policy, Report, WhenGone};
 pub use inventory::Inventory;
+pub use state::{KindState, StateCells, StateOf};
 
 use super::context::Shared;
 use super::credentials::Credentials;
@@ -92,11 +95,14 @@ pub struct Seen {
     pub creating: bool,
 }
 
-/// What every call of a pass may read, resolved once per pass.
-pub struct PassContext<'a> {
+/// What every call of a pass may read, resolved once per pass; `T` is the kind's
+/// [`Actuator::State`].
+pub struct PassContext<'a, T = ()> {
     pub shared: &'a Shared,
     pub credentials: &'a Credentials,
     pub client: &'a PlatformClient,
+    /// The kind's state of the object the pass is for.
+    pub state: StateOf<'a, T>,
 }
 
 /// A kind the engine runs: its inventory, actuator and decisions together.

@@ -15,7 +15,7 @@ impl<A: Adapter> Engine<A> {
     /// outcome to report when it cannot be yet.
     pub(super) async fn resolve(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         seen: &Observed<A::Kind>,
         remote: Option<&A::Remote>,
     ) -> Result<A::Desired, Box<Outcome<A::Remote>>> {
@@ -29,7 +29,7 @@ impl<A: Adapter> Engine<A> {
     /// to `remote`. `None`: go ahead; else the outcome to report instead.
     pub(super) async fn held(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         seen: &Observed<A::Kind>,
         desired: &A::Desired,
         remote: Option<&A::Remote>,
@@ -37,7 +37,7 @@ impl<A: Adapter> Engine<A> {
     ) -> Option<Outcome<A::Remote>> {
         let obj = seen.obj.as_ref();
         if remote.is_none()
-            && let Some(message) = self.adapter.policy(obj, None).hold_create
+            && let Some(message) = self.policy(&seen.key, obj, None).hold_create
         {
             // Nothing to create yet, and nothing wrong: converged, no marker, no call.
             let converged = Verdicts::converged(message);

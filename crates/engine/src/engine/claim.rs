@@ -24,7 +24,7 @@ use gpucloud_crd::ManagedKind;
 use super::observe::annotations_and_id;
 use super::writes::AnnotationChange;
 use super::{Engine, EngineError};
-use crate::adapter::{Adapter, PassContext};
+use crate::adapter::Adapter;
 use crate::backoff::jitter;
 use crate::context::FINALIZER;
 use crate::credentials::{AccountId, Credentials};
@@ -134,13 +134,8 @@ impl<A: Adapter> Engine<A> {
     /// cannot be read.
     async fn sees(&self, creds: &Credentials, id: &str) -> Option<bool> {
         let client = self.client_for(creds);
-        let pass = PassContext {
-            shared: &self.shared,
-            credentials: creds,
-            client: &client,
-        };
         let fresh = Freshness::MaxAge(self.shared.config.poll_interval);
-        let listing = self.listing(&pass, fresh).await.ok()?;
+        let listing = self.listing(&client, creds, fresh).await.ok()?;
         Some(super::observe::by_id(&listing.items, id, Identified::id).is_some())
     }
 

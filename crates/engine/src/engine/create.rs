@@ -48,7 +48,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         attempt: CreateAttempt,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let desired = match self.prepare(seen, pass).await {
@@ -77,7 +77,7 @@ impl<A: Adapter> Engine<A> {
     async fn prepare(
         &self,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
     ) -> Prepared<A::Desired, A::Remote> {
         let desired = match self.resolve(pass, seen, None).await {
             Ok(d) => d,
@@ -118,7 +118,7 @@ impl<A: Adapter> Engine<A> {
     async fn created(
         &self,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         created: Created<A::Remote>,
     ) -> Outcome<A::Remote> {
         let obj = seen.obj.as_ref();

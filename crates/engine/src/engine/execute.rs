@@ -18,6 +18,7 @@ use crate::adapter::{Adapter, PassContext, Plan, Readiness, Seen};
 use crate::conditions::{Verdict, Verdicts};
 use crate::decide::{Adoption, Step};
 use crate::failure::Failure;
+use gpucloud_crd::ManagedKind;
 
 impl<A: Adapter> Engine<A> {
     /// Carries out `step`.
@@ -25,7 +26,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         attempt: CreateAttempt,
         step: Step<A::Remote>,
     ) -> Result<Outcome<A::Remote>, EngineError> {
@@ -71,7 +72,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         remote: A::Remote,
         how: Adoption,
     ) -> Result<Outcome<A::Remote>, EngineError> {
@@ -98,7 +99,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         mut remote: A::Remote,
     ) -> Result<Outcome<A::Remote>, EngineError> {
         let obj = seen.obj.as_ref();
@@ -107,7 +108,7 @@ impl<A: Adapter> Engine<A> {
             Ok(d) => d,
             Err(outcome) => return Ok(*outcome),
         };
-        match self.adapter.plan(obj, &desired, &remote) {
+        match self.plan(&seen.key, obj, &desired, &remote) {
             Plan::UpToDate => match self.after_sync_if_ready(pass, obj, &mut remote).await {
                 Ok(()) => Ok(self.observed(obj, remote)),
                 Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
@@ -137,13 +138,13 @@ impl<A: Adapter> Engine<A> {
     async fn update(
         &self,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         mut remote: A::Remote,
         changes: &[A::Change],
     ) -> Outcome<A::Remote> {
         let obj = seen.obj.as_ref();
         for change in changes {
-            let note = match self.adapter.update(pass.client, &mut remote, change).await {
+            let note = match self.adapter.update(pass, &mut remote, change).await {
                 Ok(note) => note,
                 Err(f) => {
                     // The remote object is known not to match the spec (a pod stopped out
@@ -172,7 +173,7 @@ impl<A: Adapter> Engine<A> {
         &self,
         api: &Api<A::Kind>,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         remote: A::Remote,
         reason: &'static str,
         why: String,
@@ -201,7 +202,7 @@ impl<A: Adapter> Engine<A> {
     /// Extra I/O of the kind once its remote object is Ready (see `Actuator::after_sync`).
     pub(super) async fn after_sync_if_ready(
         &self,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         obj: &A::Kind,
         remote: &mut A::Remote,
     ) -> Result<(), Failure> {
@@ -238,7 +239,7 @@ impl<A: Adapter> Engine<A> {
     /// Whether an up-to-date remote object is usable yet, as the kind reports it; a kind
     /// that says nothing of it has a usable object as soon as it is up to date.
     fn readiness(&self, obj: &A::Kind, remote: &A::Remote) -> Readiness {
-        let report = self.adapter.report(obj, Some(remote), Seen::default());
+        let report = self.report_of(&obj.key(), obj, Some(remote), Seen::default());
         report.readiness.unwrap_or_else(|| Readiness::Ready {
             message: format!("{} {} is up to date", A::NOUN, Identified::id(remote)),
         })

@@ -14,7 +14,7 @@ use gpucloud_crd::ManagedKind;
 
 use super::Engine;
 use super::own_writes::{self, version_order};
-use crate::adapter::Adapter;
+use crate::adapter::{Adapter, Plan, Policy, Report, Seen};
 use crate::credentials::Credentials;
 
 /// A credentials reference: namespace, Secret name and key.
@@ -51,6 +51,36 @@ fn key_ref<K: ManagedKind>(obj: &K) -> Option<SecretKeyRef> {
             c.key.clone(),
         )
     })
+}
+
+/// The kind's pure calls, each with the kind's state of the object (`key`).
+impl<A: Adapter> Engine<A> {
+    pub(super) fn plan(
+        &self,
+        key: &str,
+        obj: &A::Kind,
+        desired: &A::Desired,
+        remote: &A::Remote,
+    ) -> Plan<A::Change> {
+        self.records
+            .read_state(key, |state| self.adapter.plan(obj, desired, remote, state))
+    }
+
+    pub(super) fn report_of(
+        &self,
+        key: &str,
+        obj: &A::Kind,
+        remote: Option<&A::Remote>,
+        seen: Seen,
+    ) -> Report<<A::Kind as ManagedKind>::Status> {
+        self.records
+            .read_state(key, |state| self.adapter.report(obj, remote, seen, state))
+    }
+
+    pub(super) fn policy(&self, key: &str, obj: &A::Kind, remote: Option<&A::Remote>) -> Policy {
+        self.records
+            .read_state(key, |state| self.adapter.policy(obj, remote, state))
+    }
 }
 
 impl<A: Adapter> Engine<A> {

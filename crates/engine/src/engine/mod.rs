@@ -48,7 +48,7 @@ use crate::cache::Cache;
 use crate::snapshot::Snapshots;
 use gpucloud_crd::ManagedKind;
 
-use super::adapter::{Adapter, PassContext};
+use super::adapter::{Adapter, PassContext, StateOf};
 use super::backoff::BackoffPolicy;
 use super::context::{FINALIZER, Shared};
 use super::credentials::{AccountId, Credentials};
@@ -82,7 +82,7 @@ pub struct Engine<A: Adapter> {
     cache: Cache<A::Kind>,
     snapshots: Snapshots<AccountId, A::Remote, Failure>,
     /// What this process remembers of each object between its passes (see [`records`]).
-    records: Records<<A::Kind as ManagedKind>::Status>,
+    records: Records<<A::Kind as ManagedKind>::Status, A::State>,
     /// How long a failed pass waits, by how many failed in a row.
     backoff: BackoffPolicy,
     /// When this engine started: a create marked pending by an earlier process (one that
@@ -204,6 +204,7 @@ impl<A: Adapter> Engine<A> {
             shared: &self.shared,
             credentials: creds,
             client: &client,
+            state: StateOf::new(&self.records, &seen.key),
         };
         let attempt = seen.attempt(creds.account);
         match self.observe_platform(seen, &pass, attempt).await {

@@ -186,14 +186,14 @@ impl<A: Adapter> Engine<A> {
     pub(super) async fn observe_platform(
         &self,
         seen: &Observed<A::Kind>,
-        pass: &PassContext<'_>,
+        pass: &PassContext<'_, A::State>,
         attempt: CreateAttempt,
     ) -> Result<Step<A::Remote>, Failure> {
         let refused = self.refused_before(&seen.key, attempt);
         let mut need = self.freshness(seen);
         let mut second_look = false;
         loop {
-            let listing = self.listing(pass, need).await?;
+            let listing = self.listing(pass.client, pass.credentials, need).await?;
             let by_id = seen
                 .known
                 .as_ref()
@@ -219,7 +219,7 @@ impl<A: Adapter> Engine<A> {
                 claimed: &claimed,
                 second_look,
                 refused_before: refused.as_ref(),
-                when_gone: self.adapter.policy(&seen.obj, None).when_gone,
+                when_gone: self.policy(&seen.key, &seen.obj, None).when_gone,
             };
             match decide(&facts, A::NOUN) {
                 Look::Relist(newer) => {
@@ -238,14 +238,17 @@ impl<A: Adapter> Engine<A> {
         self.shared.platform.with_api_key(creds.key.clone())
     }
 
+    /// The listing of the account of `creds`, read through `client`, at least as fresh as
+    /// `need`.
     pub(super) async fn listing(
         &self,
-        pass: &PassContext<'_>,
+        client: &PlatformClient,
+        creds: &Credentials,
         need: Freshness,
     ) -> Result<Arc<Listing<A::Remote>>, Failure> {
         self.snapshots
-            .get(&pass.credentials.account, need, || async {
-                let mut items = self.adapter.list(pass.client).await?;
+            .get(&creds.account, need, || async {
+                let mut items = self.adapter.list(client).await?;
                 // Sorted by id once per refresh, so that every pass finds its object by
                 // a binary search (see `by_id`).
                 items.sort_unstable_by(|a, b| Identified::id(a).cmp(Identified::id(b)));

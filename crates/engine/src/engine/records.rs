@@ -1,8 +1,8 @@
 //! What the engine keeps of each object between its passes: one [`Record`] per object,
 //! under its [`ObjectKey`]. A record exists only while one of its fields holds something
 //! (a converged object has none), and an object that goes is one removal
-//! ([`Records::forget`]). The kind's own per-object state is not here: a kind drops it in
-//! `Actuator::forget`, which the engine calls in the same step.
+//! ([`Records::forget`]). The kind's own state of the object
+//! ([`Actuator::State`](crate::adapter::Actuator::State)) is a field of the same record.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;
@@ -11,6 +11,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
+use crate::adapter::{KindState, StateCells};
 use crate::decide::UnsureCreate;
 
 use super::create::RefusedCreate;
@@ -31,8 +32,9 @@ impl Borrow<str> for ObjectKey {
     }
 }
 
-/// What this process remembers of one object; `S` is the kind's status.
-pub(super) struct Record<S> {
+/// What this process remembers of one object; `S` is the kind's status, `T` the kind's
+/// own state of it.
+pub(super) struct Record<S, T> {
     /// When this process last changed the object's remote object: a listing that started
     /// before that would show the old state (see `observe::listing_need`). Dropped once
     /// older than the oldest listing a pass takes anyway.
@@ -56,9 +58,11 @@ pub(super) struct Record<S> {
     pub told_claimed: bool,
     /// Passes that failed in a row, for the backoff.
     pub failures: u32,
+    /// What the kind keeps of the object.
+    pub kind: T,
 }
 
-impl<S> Default for Record<S> {
+impl<S, T: Default> Default for Record<S, T> {
     fn default() -> Self {
         Self {
             last_write: None,
@@ -69,11 +73,12 @@ impl<S> Default for Record<S> {
             claimed_id: None,
             told_claimed: false,
             failures: 0,
+            kind: T::default(),
         }
     }
 }
 
-impl<S> Record<S> {
+impl<S, T: KindState> Record<S, T> {
     /// Whether the record keeps nothing: then it goes.
     fn is_empty(&self) -> bool {
         self.last_write.is_none()
@@ -84,18 +89,19 @@ impl<S> Record<S> {
             && self.claimed_id.is_none()
             && !self.told_claimed
             && self.failures == 0
+            && self.kind.is_empty()
     }
 }
 
 /// The records of one kind's objects.
-pub(super) struct Records<S> {
-    by_key: Mutex<HashMap<ObjectKey, Record<S>>>,
+pub(super) struct Records<S, T> {
+    by_key: Mutex<HashMap<ObjectKey, Record<S, T>>>,
     /// A last write older than this no longer matters (see [`Record::last_write`]).
     writes_matter_for: Duration,
     last_sweep: Mutex<Instant>,
 }
 
-impl<S> Records<S> {
+impl<S, T: KindState> Records<S, T> {
     pub fn new(writes_matter_for: Duration, now: Instant) -> Self {
         Self {
             by_key: Mutex::new(HashMap::new()),
@@ -105,13 +111,13 @@ impl<S> Records<S> {
     }
 
     /// Reads the record of `key`, if it has one.
-    pub fn read<T>(&self, key: &str, f: impl FnOnce(&Record<S>) -> T) -> Option<T> {
+    pub fn read<R>(&self, key: &str, f: impl FnOnce(&Record<S, T>) -> R) -> Option<R> {
         self.by_key.lock().get(key).map(f)
     }
 
     /// Changes the record of `key` (made if it has none); a record left keeping nothing
     /// goes, and a table left mostly empty after a burst gives its room back.
-    pub fn update<T>(&self, key: &str, f: impl FnOnce(&mut Record<S>) -> T) -> T {
+    pub fn update<R>(&self, key: &str, f: impl FnOnce(&mut Record<S, T>) -> R) -> R {
         let mut all = self.by_key.lock();
         let record = match all.get_mut(key) {
             Some(record) => record,
@@ -126,11 +132,21 @@ impl<S> Records<S> {
     }
 
     /// Drops the record of `key`: the object is gone. Returns it, for what indexes it.
-    pub fn forget(&self, key: &str) -> Option<Record<S>> {
+    pub fn forget(&self, key: &str) -> Option<Record<S, T>> {
         let mut all = self.by_key.lock();
         let gone = all.remove(key);
         crate::shrink_after_burst(&mut all);
         gone
+    }
+
+    /// Runs `f` on the kind's state of `key` (the default one when the object has no
+    /// record), for the kind's pure calls.
+    pub fn read_state<R>(&self, key: &str, f: impl FnOnce(&T) -> R) -> R {
+        let all = self.by_key.lock();
+        match all.get(key) {
+            Some(record) => f(&record.kind),
+            None => f(&T::default()),
+        }
     }
 
     /// How many objects have a record.
@@ -177,6 +193,30 @@ impl<S> Records<S> {
     }
 }
 
+impl<S: Send, T: KindState> StateCells<T> for Records<S, T> {
+    fn with_state(&self, key: &str, f: &mut dyn FnMut(&mut T)) {
+        let mut all = self.by_key.lock();
+        if let Some(record) = all.get_mut(key) {
+            f(&mut record.kind);
+            if record.is_empty() {
+                all.remove(key);
+                crate::shrink_after_burst(&mut all);
+            }
+            return;
+        }
+        // No record: one is made only when the state is left holding something.
+        let mut state = T::default();
+        f(&mut state);
+        if !state.is_empty() {
+            let record = Record {
+                kind: state,
+                ..Record::default()
+            };
+            all.insert(ObjectKey::new(key), record);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_record_exists_only_while_it_keeps_something() {
-        let records: Records<u8> = Records::new(POLL, Instant::now());
+        let records: Records<u8, ()> = Records::new(POLL, Instant::now());
         records.update("ns/a", |r| r.failures = 2);
         records.update("ns/b", |r| r.told_claimed = true);
         assert_eq!(records.len(), 2);
@@ -199,7 +239,7 @@ mod tests {
 
     #[test]
     fn forgetting_an_object_is_one_removal_of_everything_it_kept() {
-        let records: Records<u8> = Records::new(POLL, Instant::now());
+        let records: Records<u8, ()> = Records::new(POLL, Instant::now());
         records.wrote("ns/a", Instant::now());
         records.update("ns/a", |r| {
             r.failures = 1;
@@ -214,10 +254,43 @@ mod tests {
         assert_eq!(records.last_write("ns/a", Instant::now()), None);
     }
 
+    /// A kind's state for the tests: what it last wrote.
+    #[derive(Default)]
+    struct Wrote(Option<&'static str>);
+
+    impl KindState for Wrote {
+        fn is_empty(&self) -> bool {
+            self.0.is_none()
+        }
+    }
+
+    #[test]
+    fn the_kinds_state_is_kept_in_the_record_and_goes_with_it() {
+        use crate::adapter::StateOf;
+        let records: Records<u8, Wrote> = Records::new(POLL, Instant::now());
+        let a = StateOf::new(&records, "ns/a");
+        assert!(a.read(|s| s.0.is_none()));
+        assert_eq!(records.len(), 0, "reading an empty state makes no record");
+        a.update(|s| s.0 = Some("config"));
+        assert_eq!(records.len(), 1);
+        assert_eq!(records.read_state("ns/a", |s| s.0), Some("config"));
+        records.update("ns/a", |r| r.failures = 1);
+        a.update(|s| s.0 = None);
+        assert_eq!(records.len(), 1, "the engine's part still holds something");
+        a.update(|s| s.0 = Some("again"));
+        records.forget("ns/a");
+        assert_eq!(records.len(), 0);
+        assert_eq!(
+            records.read_state("ns/a", |s| s.0),
+            None,
+            "forgotten with the record"
+        );
+    }
+
     #[test]
     fn a_write_matters_for_one_poll_interval_and_is_then_swept() {
         let t0 = Instant::now();
-        let records: Records<u8> = Records::new(POLL, t0);
+        let records: Records<u8, ()> = Records::new(POLL, t0);
         records.wrote("ns/old", t0);
         assert_eq!(records.last_write("ns/old", t0 + POLL / 2), Some(t0));
         assert_eq!(records.last_write("ns/old", t0 + POLL), None);

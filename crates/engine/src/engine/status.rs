@@ -162,8 +162,7 @@ impl<A: Adapter> Engine<A> {
             backoff: self.shared.config.backoff,
         };
         let due = || {
-            self.adapter
-                .policy(obj, outcome.remote.as_ref())
+            self.policy(&obj.key(), obj, outcome.remote.as_ref())
                 .look_again_in
         };
         let delay = match next_pass(outcome.requeue, timing, due) {
@@ -212,7 +211,7 @@ impl<A: Adapter> Engine<A> {
         seen: Seen,
         forget_id: bool,
     ) -> <A::Kind as ManagedKind>::Status {
-        let report = self.adapter.report(obj, remote, seen);
+        let report = self.report_of(&obj.key(), obj, remote, seen);
         let mut status = report.status;
         let previous = conditions_of(obj).to_vec();
         let common = Common {
