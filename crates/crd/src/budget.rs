@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
 
 /// A cap on the hourly cost of the gpucloud Pods and Endpoints of a namespace.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -60,7 +61,6 @@ pub struct BudgetSpec {
     #[schemars(range(min = 0.0, max = 1000000.0))]
     pub max_cost_per_hour: f64,
     /// Which Pods and Endpoints of the namespace count (all of them when absent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     /// What happens when the running total would go over.
     #[serde(default)]
@@ -69,7 +69,6 @@ pub struct BudgetSpec {
     /// as the platform's billing reports it (REST v2; read every few minutes). Once
     /// reached, no hourly room is left: `Deny` holds every deploy, resume and endpoint
     /// create or raise, and `StopNewest` also stops the running Pods, newest first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0, max = 100000000.0))]
     pub max_spend_per_month: Option<f64>,
 }
@@ -89,11 +88,11 @@ pub enum BudgetAction {
 }
 
 /// What the Budget's Pods and Endpoints cost, and who waits for room.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetStatus {
     /// The `metadata.generation` this status was computed for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// What the matched Pods that run (as the platform reports it) and the minimum workers
     /// of the matched Endpoints (at the catalog's price) cost per hour.
@@ -123,7 +122,6 @@ pub struct BudgetStatus {
     /// What the platform billed this calendar month (UTC) for the matched Pods and
     /// Endpoints that exist, from its billing API; unset until read (and on the seed API,
     /// which has no billing).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spent_this_month: Option<f64>,
     /// `Ready` (the Budget is enforced), `Stalled` (its selector is invalid) and
     /// `BudgetExceeded` (`True` while a Pod or Endpoint is held, or a Pod stopped, for

@@ -72,6 +72,7 @@ pub struct ClusterCompute {
 }
 
 /// An Instant Cluster on the GPU cloud.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -106,23 +107,18 @@ pub struct ClusterSpec {
     pub data_center_ids: Vec<String>,
     /// Name of the cluster on the platform; `<namespace>-<name>-<uid8>` when unset.
     /// Changing it renames the cluster in place.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 191))]
     pub name: Option<String>,
     /// Container image of every node (or the Template's, with `templateRef`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 512))]
     pub image: Option<String>,
     /// A `Template` in this namespace whose container settings every node starts from
     /// (image, env, ports, args, disk); the fields here win. The cluster waits until it
     /// is Ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_ref: Option<LocalObjectReference>,
     /// Refused at admission: the platform's clusters cannot pull private images.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_credential_ref: Option<LocalObjectReference>,
     /// Arguments given to every node's container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<String>,
     /// Environment variables of every node (`valueFrom.secretKeyRef` allowed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -137,15 +133,12 @@ pub struct ClusterSpec {
     #[x_kube(validation = Rule::new(PORTS_RULE).message(PORTS_MESSAGE))]
     pub ports: Vec<String>,
     /// Container disk of each node, in gigabytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 10000))]
     pub container_disk_gb: Option<i32>,
     /// A `NetworkVolume` in this namespace mounted on every node (for checkpoints and
     /// datasets); the cluster waits until it is Ready, and is placed in its data center.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_ref: Option<LocalObjectReference>,
     /// Where the network volume is mounted; `/workspace` when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^/.*"), length(max = 255))]
     pub volume_mount_path: Option<String>,
     /// Provision SSH on every node with the account's registered public key.
@@ -153,12 +146,10 @@ pub struct ClusterSpec {
     pub start_ssh: bool,
     /// Highest acceptable price of the whole cluster per hour, in US dollars (every
     /// node's GPUs together).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub max_price_per_hour: Option<f64>,
     /// Delete the cluster once it has run this long, such as `12h` (units `h`, `m`, `s`).
     /// It stays deleted until the spec is edited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub max_runtime: Option<String>,
@@ -176,7 +167,6 @@ pub struct ClusterSpec {
     #[serde(default)]
     pub management_policy: ManagementPolicy,
     /// Secret holding the API key for this object, instead of the operator's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 
@@ -199,19 +189,18 @@ pub enum ClusterPhase {
 }
 
 /// One node of the cluster.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterMemberStatus {
     /// The node's pod id on the platform.
     pub id: String,
     /// NODE_RANK; 0 is the primary.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<i32>,
     /// `primary` for rank 0, else `worker`; the platform's role (`SLURM_CONTROLLER`,
     /// `RAY_HEAD`...) for Slurm and Ray clusters.
     pub role: String,
     /// Address on the cluster's private network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub address: Option<String>,
     /// The platform's state of the node's pod, such as RUNNING.
     pub status: String,
@@ -227,53 +216,40 @@ pub struct PlacementRefusal {
 }
 
 /// What the platform reports about the cluster.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterStatus {
     #[serde(flatten)]
     pub common: CommonStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<ClusterPhase>,
     /// Name of the cluster on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_id: Option<String>,
     /// The GPU type chosen.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_type_id: Option<String>,
     /// Nodes running / nodes asked for, such as `3/4`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready_nodes: Option<i32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_count: Option<i32>,
     /// Every node, by rank.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<ClusterMemberStatus>,
     /// The private network's CIDR.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cidr: Option<String>,
     /// The primary's address on the private network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub primary_address: Option<String>,
     /// The primary's public SSH endpoint (`host:port`), once it runs with 22/tcp.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_endpoint: Option<String>,
     /// What the whole cluster costs per hour, in US dollars (the sum of its nodes').
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_hour: Option<f64>,
     /// The ConfigMap with the nodes' addresses, hostfile and world size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_map: Option<String>,
     /// The placements tried for the last create and why each was refused.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refusals: Vec<PlacementRefusal>,
     /// When the cluster was created on the platform (it bills from then).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Time>,
     /// What `maxRuntime` sees and holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guardrails: Option<GuardrailStatus>,
 }

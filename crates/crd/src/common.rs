@@ -61,20 +61,18 @@ pub struct LocalObjectReference {
 
 /// Status fields every kind reports. Conditions follow kstatus: `Ready`, `Synced`,
 /// `Reconciling` and `Stalled`.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct CommonStatus {
     /// The `metadata.generation` this status was computed for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Identifier of the remote object on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Current state, one condition per type.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
     pub conditions: Vec<Condition>,
     /// When the operator last compared the remote object with the spec.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_sync_time: Option<Time>,
 }

@@ -163,6 +163,7 @@ impl<'de> Deserialize<'de> for Text {
 }
 
 /// One condition, as `metav1.Condition`: the same fields, names and schema.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
@@ -172,7 +173,6 @@ pub struct Condition {
     pub reason: Text,
     pub message: Text,
     pub last_transition_time: Time,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
 }
 

@@ -122,6 +122,7 @@ fn ping() -> String {
 
 /// A serverless endpoint on the GPU cloud: a template deployed on workers that the platform
 /// scales with a job queue or behind a load balancer.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -165,17 +166,14 @@ fn ping() -> String {
 pub struct EndpointSpec {
     /// Name of the endpoint on the platform. Defaults to `<namespace>-<name>` with a short
     /// suffix from the object's UID, so that the operator can find it again after a crash.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Id of a platform template to deploy on the workers. Exactly one of `templateId` and
     /// `templateRef`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub template_id: Option<String>,
     /// A `Template` in this namespace to deploy on the workers: the endpoint waits until it
     /// is Ready and follows it when it is replaced.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_ref: Option<LocalObjectReference>,
     /// How requests reach the workers: `Queue` (the default) or `LoadBalancer`. Cannot
     /// change once set.
@@ -183,7 +181,6 @@ pub struct EndpointSpec {
     pub endpoint_type: EndpointType,
     /// A `LoadBalancer` endpoint's serving port and health check; the defaults are the
     /// platform's (port 80, health check on port 80 at `/ping`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<LoadBalancerSpec>,
     /// GPU type ids in priority order: the first available one is allocated, otherwise the
     /// next. The shorthand of `gpu.typeIds`; exactly one of `gpuTypeIds`, `gpu` and `cpu`.
@@ -191,14 +188,11 @@ pub struct EndpointSpec {
     #[schemars(length(min = 1, max = 32))]
     pub gpu_type_ids: Vec<String>,
     /// GPUs per worker with `gpuTypeIds` (the shorthand of `gpu.count`), 1 when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 8))]
     pub gpu_count: Option<i32>,
     /// GPU workers, by pools or by type ids.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<EndpointGpu>,
     /// CPU workers (REST v2 only). Cannot be added or removed once set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<EndpointCpu>,
     /// Workers kept running even with an empty queue.
     #[serde(default)]
@@ -214,7 +208,6 @@ pub struct EndpointSpec {
     pub idle_timeout_seconds: i32,
     /// How the platform decides to add workers: `QUEUE_DELAY` by default for a queue,
     /// `REQUEST_COUNT` (the only one it takes) for a load balancer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaler_type: Option<ScalerType>,
     /// Threshold of the scaler: seconds of queue delay, or requests per worker.
     #[serde(default = "default_scaler_value")]
@@ -222,23 +215,19 @@ pub struct EndpointSpec {
     pub scaler_value: i32,
     /// Default execution timeout of a job in milliseconds (5 seconds to 7 days); a job's
     /// own policy may override it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 5000, max = 604_800_000))]
     pub execution_timeout_ms: Option<i64>,
     /// Start workers from a cached snapshot to cut cold starts.
     #[serde(default)]
     pub flashboot: bool,
     /// A `NetworkVolume` in this namespace to attach; the endpoint waits until it is Ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_ref: Option<LocalObjectReference>,
     /// Id of a network volume on the platform to attach.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 64))]
     pub network_volume_id: Option<String>,
     /// Name of a ConfigMap the operator writes with the endpoint's `id`, `type` and `url`
     /// (and `healthUrl` for a load balancer), owned by this object, so applications in the
     /// cluster can call the endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub write_connection_to: Option<String>,
     /// What happens to the remote endpoint when this object is deleted.
@@ -248,7 +237,6 @@ pub struct EndpointSpec {
     #[serde(default)]
     pub management_policy: ManagementPolicy,
     /// Secret holding the API key for this object, instead of the operator's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 
@@ -296,6 +284,7 @@ pub struct EndpointHealth {
 }
 
 /// What the platform reports about the endpoint.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointStatus {
@@ -303,13 +292,11 @@ pub struct EndpointStatus {
     pub common: CommonStatus,
     /// Base URL of the endpoint: its job API (`<serverless URL>/<id>/`) for a queue, the
     /// load balancer's base (`requestUrls.base`) for a load balancer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// How requests reach the workers, as the platform has it.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub endpoint_type: Option<EndpointType>,
     /// A load balancer's health-check URL (`requestUrls.health`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_url: Option<String>,
     /// GPU pools as the platform has them (REST v2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -319,42 +306,32 @@ pub struct EndpointStatus {
     pub cpu_flavors: Vec<String>,
     /// A load balancer's workers by state (`GET /v2/serverless/{id}/workers`), read on
     /// every pass of a load-balancing endpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_states: Option<WorkerStates>,
     /// Name of the endpoint on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Template the platform runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_id: Option<String>,
     /// GPU types as the platform has them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_type_ids: Vec<String>,
     /// Worker limits as the platform has them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_min: Option<i32>,
     /// What the workers cost per hour now: the workers the platform reports (running and
     /// idle; at least `workersMin`) at the price of one, as `minWorkersCostPerHour`
     /// prices them. What a `Budget` counts for this endpoint once known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_cost_per_hour: Option<f64>,
     /// What the minimum workers cost per hour at the catalog's price: `workersMin` x
     /// `gpuCount` x the highest price per GPU of the endpoint's GPU types (REST v2: the
     /// serverless price; the seed API: the secure-cloud price, it has no serverless one).
     /// What a `Budget` counts for this endpoint until `workersCostPerHour` is known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_workers_cost_per_hour: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_max: Option<i32>,
     /// Running workers over the maximum, for `kubectl get`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<String>,
     /// Queue and workers, refreshed every poll interval while the endpoint is Ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<EndpointHealth>,
     /// How far workers have moved to the latest release after the last change that
     /// replaced them; followed on every pass while `inProgress`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout: Option<EndpointRollout>,
 }
 

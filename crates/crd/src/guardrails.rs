@@ -85,12 +85,12 @@ pub enum WindowPhase {
 }
 
 /// The schedule as the operator last evaluated it.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ScheduleStatus {
     pub window: WindowPhase,
     /// When the window opens or closes next; absent when it never does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_transition: Option<Time>,
 }
 
@@ -105,28 +105,26 @@ pub enum Guardrail {
 /// A stop by `maxRuntime` or `idleStop`, kept until the user's move: `desiredState`
 /// toggled, any other spec edit (the generation moves), or a schedule window opening
 /// after `since`.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct GuardrailHold {
     pub guardrail: Guardrail,
     pub since: Time,
     /// The spec generation the stop was decided on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
     pub message: String,
 }
 
 /// What the guardrails see and hold; kept in status so an operator restart loses nothing.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct GuardrailStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleStatus>,
     /// The stop that holds the pod stopped until the user's move.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<GuardrailHold>,
     /// idleStop: the pod's uptime (in seconds, the platform's own count) at which every
     /// GPU was first seen below the threshold, in listings since without a break.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_since_uptime_seconds: Option<i64>,
 }

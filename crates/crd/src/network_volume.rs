@@ -14,6 +14,7 @@ pub const MAX_SIZE_GB: i32 = 4000;
 
 /// A network volume on the GPU cloud. It can only grow, and by default its data is kept
 /// when the Kubernetes object is deleted.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -41,7 +42,6 @@ pub const MAX_SIZE_GB: i32 = 4000;
 pub struct NetworkVolumeSpec {
     /// Name of the volume on the platform. Defaults to `<namespace>-<name>`; it need not be
     /// unique there. Changing it renames the remote volume.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Size in gigabytes, 0 to 4000. It can only grow: the platform cannot shrink a volume.
@@ -65,7 +65,6 @@ pub struct NetworkVolumeSpec {
     #[serde(default)]
     pub management_policy: ManagementPolicy,
     /// Secret holding the API key for this object, instead of the operator's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 
@@ -83,19 +82,17 @@ fn orphan() -> DeletionPolicy {
 }
 
 /// What the platform reports about the volume.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkVolumeStatus {
     #[serde(flatten)]
     pub common: CommonStatus,
     /// Name of the volume on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Size in gigabytes on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_gb: Option<i32>,
     /// Data center of the volume on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_id: Option<String>,
     /// Storage class on the platform: `STANDARD` or `HIGH_PERFORMANCE`.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]

@@ -49,6 +49,7 @@ pub enum UpdateStrategy {
 }
 
 /// GPU requirements, with a fallback list and a price cap.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct GpuRequirements {
@@ -61,7 +62,6 @@ pub struct GpuRequirements {
     #[schemars(range(min = 1, max = 16))]
     pub count: i32,
     /// Highest acceptable price per GPU per hour, in US dollars.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub max_price_per_hour: Option<f64>,
 }
@@ -76,6 +76,7 @@ pub const VCPU_COUNT_MESSAGE: &str =
     "cpu.vcpuCount must be a power of two from 2 to 512, such as 4 or 8";
 
 /// CPU requirements of a CPU pod: flavors in priority order, a size and a price cap.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct CpuRequirements {
@@ -89,7 +90,6 @@ pub struct CpuRequirements {
     #[x_kube(validation = Rule::new(VCPU_COUNT_RULE).message(VCPU_COUNT_MESSAGE))]
     pub vcpu_count: i32,
     /// Highest acceptable price of the whole pod per hour, in US dollars.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0.0))]
     pub max_price_per_hour: Option<f64>,
 }
@@ -116,6 +116,7 @@ pub struct EnvVarSource {
 }
 
 /// An environment variable of the pod's container.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
 #[x_kube(validation = Rule::new("!(has(self.value) && has(self.valueFrom))").message("set value or valueFrom, not both"))]
 #[serde(rename_all = "camelCase")]
@@ -124,10 +125,8 @@ pub struct EnvVar {
     #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"), length(max = 256))]
     pub name: String,
     /// Literal value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Value taken from a Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_from: Option<EnvVarSource>,
 }
 
@@ -137,6 +136,7 @@ pub(crate) const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1
 pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
 
 /// A GPU or CPU pod on the GPU cloud.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -172,7 +172,6 @@ pub struct PodSpec {
     #[schemars(length(min = 1, max = 512))]
     pub image: String,
     /// Arguments given to the container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docker_args: Option<String>,
     /// Ports to expose, each `<port>/<type>` with a port from 1 to 65535 and type `http` or
     /// `tcp`, such as `8888/http`.
@@ -198,14 +197,11 @@ pub struct PodSpec {
     #[schemars(range(min = 0, max = 10000))]
     pub volume_gb: i32,
     /// Where the volume is mounted in the container.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_mount_path: Option<String>,
     /// Fewest vCPUs acceptable.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 512))]
     pub min_vcpu_count: Option<i32>,
     /// Least memory acceptable, in gigabytes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 4096))]
     pub min_memory_gb: Option<i32>,
     /// Which clouds may host the pod.
@@ -215,16 +211,13 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_cuda_versions: Vec<String>,
     /// Data center to deploy in, such as `EU-RO-1`; any when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_center_id: Option<String>,
     /// GPU type priority list, count and price cap: a GPU pod. Set exactly one of `gpu`
     /// and `cpu`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<GpuRequirements>,
     /// CPU flavor priority list, vCPUs and price cap: a CPU pod (REST v2 backend only).
     /// A CPU pod takes no `volumeGb`, `idleStop`, `allowedCudaVersions`,
     /// `globalNetworking`, `minVcpuCount`, `minMemoryGb` or `cloudType: COMMUNITY`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuRequirements>,
     /// A private address on the platform's cross-data-center network, with the internal
     /// host name `<podId>.runpod.internal` in status (REST v2 backend only; GPU pods in
@@ -232,21 +225,17 @@ pub struct PodSpec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub global_networking: bool,
     /// A `NetworkVolume` in this namespace to attach; the pod waits until it is Ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_ref: Option<LocalObjectReference>,
     /// Id of a network volume on the platform to attach.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_volume_id: Option<String>,
     // --- references to a Template and a RegistryCredential ---
     /// A `Template` in this namespace to deploy from (its image and settings, with `image`
     /// and the fields here on top); the pod waits until it is Ready. A change of its id (the
     /// Template replaced) is applied as `updateStrategy` says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_ref: Option<LocalObjectReference>,
     /// A `RegistryCredential` in this namespace to pull a private `image` with (REST v2;
     /// with the seed API, pull through a Template's `registryCredentialRef`); the pod waits
     /// until it is Ready.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_credential_ref: Option<LocalObjectReference>,
     /// What to do when a field changes that the platform cannot edit on a live pod.
     #[serde(default)]
@@ -258,22 +247,18 @@ pub struct PodSpec {
     #[serde(default)]
     pub management_policy: ManagementPolicy,
     /// Secret holding the API key for this object, instead of the operator's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
     // --- Cost guardrails; types in `super::guardrails`. ---
     /// Weekly windows in which the pod runs; outside them it is stopped.
     /// `desiredState: Stopped` always wins.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<PodSchedule>,
     /// Stop the pod once it has run this long since its last start, such as `8h` or
     /// `1h30m` (units `h`, `m`, `s`). It stays stopped until `desiredState` is toggled,
     /// the spec is edited, or the next schedule window opens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub max_runtime: Option<String>,
     /// Stop the pod once every GPU's utilisation stayed below a threshold for a duration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_stop: Option<IdleStop>,
     // --- End of cost guardrails. ---
     // --- Start and resume failures; types in `super::pod_startup`. ---
@@ -283,13 +268,11 @@ pub struct PodSpec {
     pub resume_policy: ResumePolicy,
     /// How long refused resumes go on before `resumePolicy: Recreate` deploys a new pod,
     /// such as `10m` (units `h`, `m`, `s`). Default 10m.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub resume_timeout: Option<String>,
     /// Longest the pod may take from deploy or resume to running, such as `15m`; then
     /// `onStartupFailure` applies. Unset: no limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub startup_timeout: Option<String>,
@@ -322,30 +305,27 @@ pub enum PodPhase {
 }
 
 /// A port of the running pod.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct PodPortStatus {
     pub private_port: i32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_ip: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_port: Option<i32>,
     /// `http` or `tcp`.
     #[serde(rename = "type")]
     pub type_: String,
     /// Address to open in a browser, for http ports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
 }
 
 /// Where other globally networked pods of the account reach this pod.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct GlobalNetworkingStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// `<podId>.runpod.internal`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub internal_dns: Option<String>,
 }
 
@@ -359,54 +339,40 @@ pub struct GpuUtilisation {
 }
 
 /// What the platform reports about the pod.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
     #[serde(flatten)]
     pub common: CommonStatus,
     /// Where the pod is in its life.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<PodPhase>,
     /// The platform's own word for the pod's state, such as RUNNING or EXITED.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub desired_status: Option<String>,
     /// Name of the pod on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_name: Option<String>,
     /// GPU type the pod got.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_type_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_count: Option<i32>,
     /// CPU flavor a CPU pod got.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_flavor_id: Option<String>,
     /// vCPUs of a CPU pod.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vcpu_count: Option<i32>,
     /// The pod's address on the global network, when `globalNetworking` is on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_networking: Option<GlobalNetworkingStatus>,
     /// Price of the whole pod per hour, in US dollars.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_per_hour: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_host_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uptime_seconds: Option<i64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<PodPortStatus>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<GpuUtilisation>,
     /// What the cost guardrails (schedule, maxRuntime, idleStop) see and hold.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guardrails: Option<GuardrailStatus>,
     /// A start under way or given up on, and what the pod's system log said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup: Option<StartupStatus>,
     /// Resumes refused for lack of a free GPU on the host, and a replacement pod.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<ResumeStatus>,
 }

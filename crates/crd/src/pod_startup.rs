@@ -43,19 +43,20 @@ pub struct StartFailure {
 }
 
 /// A start the operator gave up on, and what it did; it stands until the spec is edited.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct StartupHold {
     /// What was done to the pod.
     pub action: OnStartupFailure,
     /// The spec generation it was decided on: any edit of the spec ends it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
     pub since: Time,
     pub message: String,
 }
 
 /// A pod on its way up: since when, and what its system log said went wrong.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct StartupStatus {
@@ -63,9 +64,7 @@ pub struct StartupStatus {
     pub pod_id: String,
     /// When the operator first saw it starting.
     pub since: Time,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<StartFailure>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<StartupHold>,
 }
 
@@ -81,16 +80,14 @@ pub struct PodReplacement {
 }
 
 /// Resumes the platform refused for lack of a free GPU on the pod's host.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct ResumeStatus {
     /// The pod whose resume is refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_id: Option<String>,
     /// When the first refusal of this pod was seen.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused_since: Option<Time>,
     /// The pod deployed in place of the last one that could not resume, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replaced: Option<PodReplacement>,
 }

@@ -18,6 +18,7 @@ pub const DOCKER_CONFIG_JSON_KEY: &str = ".dockerconfigjson";
 
 /// Registry credentials for private images. The username and password go to the platform
 /// and nowhere else; a change of the Secret replaces the platform's credential.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -37,7 +38,6 @@ pub struct RegistryCredentialSpec {
     /// Name of the credential on the platform. Defaults to `<namespace>-<name>-<uid>`; a
     /// suffix that changes with the Secret's content is added, because a change is made by
     /// registering a new credential (the platform's names are unique).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 100))]
     pub name: Option<String>,
     /// A Secret of type `kubernetes.io/dockerconfigjson` in this namespace, as
@@ -57,7 +57,6 @@ pub struct RegistryCredentialSpec {
     #[serde(default)]
     pub management_policy: ManagementPolicy,
     /// Secret holding the API key for this object, instead of the operator's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 
@@ -71,18 +70,17 @@ pub struct DockerConfigSecretRef {
 }
 
 /// What the operator knows of the platform's credential. Never the username or password.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct RegistryCredentialStatus {
     #[serde(flatten)]
     pub common: CommonStatus,
     /// Name of the credential on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A salted, truncated SHA-256 of the registry, username and password the current
     /// credential was registered with: how a change of the Secret is noticed (the platform
     /// never returns the password).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_hash: Option<String>,
     /// Credentials replaced by a newer one, deleted from the platform once no template
     /// uses them any more.

@@ -14,6 +14,7 @@ use super::common::{
 use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE};
 
 /// A template on the GPU cloud: the container that serverless workers or pods run.
+#[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
@@ -35,26 +36,21 @@ use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE};
 pub struct TemplateSpec {
     /// Name of the template on the platform, where it must be unique. Defaults to
     /// `<namespace>-<name>-<uid>`. Changing it renames the template.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Container image.
     #[schemars(length(min = 1, max = 512))]
     pub image: String,
     /// Arguments given to the container, space-separated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 4096))]
     pub args: Option<String>,
     /// Container disk in GB (wiped on restart); the platform's default when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 1000))]
     pub container_disk_gb: Option<i32>,
     /// Local volume in GB, kept across restarts; none when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 4000))]
     pub volume_gb: Option<i32>,
     /// Where the local volume is mounted; `/workspace` when unset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^/.*"), length(max = 255))]
     pub volume_mount_path: Option<String>,
     /// Ports to expose, each `<port>/<type>` such as `8888/http`.
@@ -76,7 +72,6 @@ pub struct TemplateSpec {
     pub serverless: bool,
     /// Hardware family: `NVIDIA` (the platform's default), `AMD` or `CPU`. The seed API
     /// cannot change it in place.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<TemplateCategory>,
     /// CUDA versions (`major.minor`) a host may run; any when empty. REST v2 only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -84,14 +79,11 @@ pub struct TemplateSpec {
     pub allowed_cuda_versions: Vec<String>,
     /// Start an SSH server in pods made from it (the platform's default is true). REST v2
     /// only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_ssh: Option<bool>,
     /// Start Jupyter in pods made from it (the platform's default is true). REST v2 only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_jupyter: Option<bool>,
     /// A `RegistryCredential` in this namespace to pull a private image with. The template
     /// waits until it is Ready and follows it when it is replaced.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_credential_ref: Option<LocalObjectReference>,
     /// What happens to the remote template when this object is deleted. It is deleted only
     /// once no Endpoint or Pod of the cluster uses it any more.
@@ -101,7 +93,6 @@ pub struct TemplateSpec {
     #[serde(default)]
     pub management_policy: ManagementPolicy,
     /// Secret holding the API key for this object, instead of the operator's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 
@@ -125,18 +116,16 @@ impl TemplateCategory {
 }
 
 /// What the platform reports about the template. Never env values.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateStatus {
     #[serde(flatten)]
     pub common: CommonStatus,
     /// Name of the template on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Image on the platform.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     /// Registry credential id the platform pulls the image with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_id: Option<String>,
 }

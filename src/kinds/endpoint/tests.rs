@@ -108,6 +108,14 @@ fn the_cost_shape_follows_the_record_and_a_change() {
     assert!(CostShape::of_record(&record()).is_free());
 }
 
+/// The status `adapter` reports for `obj` with `remote` listed.
+fn status_of(adapter: &EndpointAdapter, obj: &Endpoint, remote: &RemoteEndpoint) -> EndpointStatus {
+    let state = EndpointState::default();
+    adapter
+        .report(obj, Some(remote), Seen::default(), &state)
+        .status
+}
+
 #[test]
 fn status_reports_the_cost_of_the_minimum_workers() {
     let adapter = EndpointAdapter::default();
@@ -118,26 +126,12 @@ fn status_reports_the_cost_of_the_minimum_workers() {
     let mut obj = Endpoint::new("web", spec);
     let mut remote = RemoteEndpoint::listed(record());
     remote.min_workers_cost = Some(0.96);
-    let s = adapter
-        .report(
-            &obj,
-            Some(&remote),
-            Seen::default(),
-            &EndpointState::default(),
-        )
-        .status;
+    let s = status_of(&adapter, &obj, &remote);
     assert_eq!(s.min_workers_cost_per_hour, Some(0.96));
     // Not known this pass (the catalog unread): the last figure stays.
     obj.status = Some(s);
     remote.min_workers_cost = None;
-    let s = adapter
-        .report(
-            &obj,
-            Some(&remote),
-            Seen::default(),
-            &EndpointState::default(),
-        )
-        .status;
+    let s = status_of(&adapter, &obj, &remote);
     assert_eq!(s.min_workers_cost_per_hour, Some(0.96));
 }
 
@@ -445,14 +439,7 @@ fn every_serving_worker_is_counted_not_only_the_minimum() {
         serde_json::json!({"templateId": "t", "type": "LoadBalancer", "gpuTypeIds": ["A"]}),
     );
     remote.worker_states = Some(states(3, 0, 0, 0));
-    let s = adapter
-        .report(
-            &obj,
-            Some(&remote),
-            Seen::default(),
-            &EndpointState::default(),
-        )
-        .status;
+    let s = status_of(&adapter, &obj, &remote);
     assert_eq!(s.workers_cost_per_hour, Some(1.5));
     assert_eq!(s.url.as_deref(), Some("http://h/lb/ep-1"));
     assert_eq!(s.health_url.as_deref(), Some("http://h/lb/ep-1/ping"));
