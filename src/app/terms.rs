@@ -14,7 +14,7 @@ use tracing::{error, info, warn};
 
 use gpucloud_engine::metrics::Metrics;
 
-use crate::app::controllers::stopped;
+use crate::app::stop::stopped;
 
 /// How long a stopping leader lets its passes under way end before it cuts them (as a
 /// crash would, which the engine's protocol is made to survive): the next process leads

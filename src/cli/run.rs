@@ -20,7 +20,8 @@ use crate::app::terms::run_terms;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 
-use crate::app::controllers::{Controllers, stopped as wait_for};
+use crate::app::stop::stopped as wait_for;
+use crate::kinds::Controllers;
 use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::context::{EngineConfig, Shared};
 use gpucloud_engine::credentials::{CredentialResolver, DefaultKey};
@@ -442,8 +443,7 @@ pub async fn run_with_clock(
             }
             crate::kinds::KINDS
                 .iter()
-                .filter_map(|kind| kind.controller)
-                .map(|start| start(&controllers))
+                .filter_map(|kind| kind.start(&controllers))
                 .collect()
         }
     };

@@ -15,7 +15,7 @@ use tracing::{debug, error, info, warn};
 use super::calls::{ElectionError, LeaseCalls, Reachable};
 use super::record::{self, Known, Record, TIMING, Timing};
 use super::state::{Change, Election, Step};
-use crate::app::controllers::stopped;
+use crate::app::stop::stopped;
 use gpucloud_engine::episode::Episode;
 
 /// How often a run of failed Lease requests is said again.

@@ -41,6 +41,11 @@ use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
 use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
 use spend::{Billing, BillingState};
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::RegisteredKind;
+use kube::CustomResourceExt;
+use tokio::task::JoinHandle;
 
 /// How many held Pods, Endpoints and Clusters a Budget's status lists.
 const HELD_NAMES: usize = 50;
@@ -450,6 +455,26 @@ pub async fn run(
         .await;
     refresher.abort();
     info!(kind = "Budget", "controller stopped");
+}
+
+/// The Budget kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: Budget::crd,
+    controller: Some(start),
+    rows: rows_of::<Budget>,
+    sweep: None,
+};
+
+/// The Budget kind has no engine (it is no platform object): its own controller feeds
+/// the ledger the Pod adapter admits against.
+fn start(controllers: &Controllers, _census: Census) -> JoinHandle<()> {
+    tokio::spawn(run(
+        controllers.shared.clone(),
+        controllers.budgets.clone(),
+        controllers.watched.clone(),
+        controllers.billing_interval,
+        controllers.stopped(),
+    ))
 }
 
 #[cfg(test)]

@@ -59,6 +59,11 @@ use decide::{
     container_of, nothing_fits, plan_cluster, readiness_of, remote_name, runtime_decision,
     started_at, status_of,
 };
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::shared::sweep::OrphanSweep;
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::{RegisteredKind, budget_wakes};
+use tokio::task::JoinHandle;
 
 /// A cluster as a pass sees it: the platform's, and what the create that made it in this
 /// pass refused on the way (empty for a listed one).
@@ -314,8 +319,6 @@ impl Inventory for ClusterAdapter {
 
     const KIND: &'static str = "Cluster";
     const NOUN: &'static str = "cluster";
-
-    const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &ClusterView) -> Option<gpucloud_policy::orphans::Candidate> {
         Some(gpucloud_policy::orphans::cluster_candidate(&remote.cluster))
@@ -621,6 +624,27 @@ impl crate::kinds::shared::sweep::Swept for ClusterAdapter {
     fn for_sweep(kube: &kube::Client) -> Self {
         ClusterAdapter::new(kube.clone(), Duration::from_secs(30), Clock::default())
     }
+}
+
+/// The Cluster kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: gpucloud_crd::managed_crd::<Cluster>,
+    controller: Some(start),
+    rows: rows_of::<Cluster>,
+    sweep: Some(OrphanSweep::of::<ClusterAdapter>()),
+};
+
+fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
+    let shared = &controllers.shared;
+    let adapter = ClusterAdapter::new(
+        shared.kube.clone(),
+        shared.config.poll_interval,
+        shared.config.clock.clone(),
+    )
+    .with_budgets(controllers.budgets.clone());
+    // Held clusters are reconciled again when the Budgets' ledger finds room for them.
+    let wakes = budget_wakes(controllers, MemberKind::Cluster);
+    controllers.spawn_with_wakes(adapter, census, wakes)
 }
 
 #[cfg(test)]

@@ -45,6 +45,11 @@ use gpucloud_platform::domain::Identified;
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::budget::ledger::{Member, MemberKind};
 use gpucloud_policy::budget::members::BudgetMember;
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::shared::sweep::OrphanSweep;
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::{RegisteredKind, budget_wakes};
+use tokio::task::JoinHandle;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
 pub const CONNECTION_LABEL: &str = "gpucloud.io/endpoint";
@@ -185,8 +190,6 @@ impl Inventory for EndpointAdapter {
 
     const KIND: &'static str = "Endpoint";
     const NOUN: &'static str = "endpoint";
-
-    const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<gpucloud_policy::orphans::Candidate> {
         Some(gpucloud_policy::orphans::endpoint_candidate(
@@ -622,6 +625,24 @@ impl crate::kinds::shared::sweep::Swept for EndpointAdapter {
     fn for_sweep(_: &kube::Client) -> Self {
         EndpointAdapter::default()
     }
+}
+
+/// The Endpoint kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: gpucloud_crd::managed_crd::<Endpoint>,
+    controller: Some(start),
+    rows: rows_of::<Endpoint>,
+    sweep: Some(OrphanSweep::of::<EndpointAdapter>()),
+};
+
+fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
+    let adapter = EndpointAdapter::default().with_budgets(
+        controllers.budgets.clone(),
+        controllers.shared.config.poll_interval,
+    );
+    // Held endpoints are reconciled again when the Budgets' ledger finds room for them.
+    let wakes = budget_wakes(controllers, MemberKind::Endpoint);
+    controllers.spawn_with_wakes(adapter, census, wakes)
 }
 
 #[cfg(test)]

@@ -15,6 +15,11 @@ use gpucloud_engine::adapter::{
 use gpucloud_engine::failure::Failure;
 pub use gpucloud_engine::marker::default_remote_name;
 use gpucloud_engine::marker::is_named_for;
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::shared::sweep::OrphanSweep;
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::RegisteredKind;
+use tokio::task::JoinHandle;
 
 pub use decide::{DesiredVolume, VolumeChange, desired_of, plan_volume};
 
@@ -28,8 +33,6 @@ impl Inventory for NetworkVolumeAdapter {
 
     const KIND: &'static str = "NetworkVolume";
     const NOUN: &'static str = "network volume";
-
-    const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Volume) -> Option<gpucloud_policy::orphans::Candidate> {
         Some(gpucloud_policy::orphans::volume_candidate(remote))
@@ -143,6 +146,18 @@ impl crate::kinds::shared::sweep::Swept for NetworkVolumeAdapter {
     fn for_sweep(_: &kube::Client) -> Self {
         NetworkVolumeAdapter
     }
+}
+
+/// The NetworkVolume kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: gpucloud_crd::managed_crd::<NetworkVolume>,
+    controller: Some(start),
+    rows: rows_of::<NetworkVolume>,
+    sweep: Some(OrphanSweep::of::<NetworkVolumeAdapter>()),
+};
+
+fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
+    controllers.spawn(NetworkVolumeAdapter, census)
 }
 
 #[cfg(test)]

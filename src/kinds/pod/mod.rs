@@ -77,6 +77,11 @@ pub use decide::{
 pub use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_engine::marker::with_install_tag;
 use resume::PodState;
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::shared::sweep::OrphanSweep;
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::{RegisteredKind, budget_wakes};
+use tokio::task::JoinHandle;
 
 /// Catalog key: account, GPU count, cloud (None: any).
 type CatalogKey = (AccountId, i32, Option<bool>);
@@ -322,8 +327,6 @@ impl Inventory for PodAdapter {
 
     const KIND: &'static str = "Pod";
     const NOUN: &'static str = "pod";
-
-    const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &RemotePod) -> Option<gpucloud_policy::orphans::Candidate> {
         gpucloud_policy::orphans::pod_candidate(remote)
@@ -670,6 +673,24 @@ impl crate::kinds::shared::sweep::Swept for PodAdapter {
     fn for_sweep(_: &kube::Client) -> Self {
         PodAdapter::new(Duration::from_secs(30))
     }
+}
+
+/// The Pod kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: gpucloud_crd::managed_crd::<Pod>,
+    controller: Some(start),
+    rows: rows_of::<Pod>,
+    sweep: Some(OrphanSweep::of::<PodAdapter>()),
+};
+
+fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
+    let shared = &controllers.shared;
+    let adapter = PodAdapter::new(shared.config.poll_interval)
+        .with_guardrails(shared.config.clock.clone(), shared.metrics.clone())
+        .with_budgets(controllers.budgets.clone());
+    // Held pods are reconciled again when the Budgets' ledger finds room for them.
+    let wakes = budget_wakes(controllers, MemberKind::Pod);
+    controllers.spawn_with_wakes(adapter, census, wakes)
 }
 
 #[cfg(test)]

@@ -32,6 +32,10 @@ pub use decide::{
 };
 use decide::{is_named_for, marker_of_name, retiring_of};
 use gpucloud_platform::domain::Identified;
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::RegisteredKind;
+use tokio::task::JoinHandle;
 
 /// The RegistryCredential kind.
 #[derive(Clone, Debug, Default)]
@@ -321,4 +325,16 @@ impl RegistryCredentialAdapter {
         };
         Ok(())
     }
+}
+
+/// The RegistryCredential kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: gpucloud_crd::managed_crd::<RegistryCredential>,
+    controller: Some(start),
+    rows: rows_of::<RegistryCredential>,
+    sweep: None,
+};
+
+fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
+    controllers.spawn(RegistryCredentialAdapter, census)
 }

@@ -2,7 +2,8 @@
 //! references to the operator's other objects
 //! ([`dependency`]: wait until the object is Ready, then use its id) and environment
 //! variables whose values come from Secrets ([`secret_env`]); the ConfigMaps kinds keep
-//! beside their objects ([`owned_config_map`]); what `orphans` reads of a kind ([`sweep`]); and the unit tests' objects (`fixtures`). A kind reaches another kind's objects only through these, by their CRD
+//! beside their objects ([`owned_config_map`]); what `orphans` reads of a kind ([`sweep`]); how a kind is registered and started
+//! ([`registration`]); and the unit tests' objects (`fixtures`). A kind reaches another kind's objects only through these, by their CRD
 //! types, never through that kind's adapter.
 
 pub mod budget_hold;
@@ -10,5 +11,6 @@ pub mod dependency;
 #[cfg(test)]
 pub mod fixtures;
 pub mod owned_config_map;
+pub mod registration;
 pub mod secret_env;
 pub mod sweep;

@@ -24,6 +24,11 @@ use gpucloud_engine::adapter::{
 };
 use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{is_named_for, kept_name};
+use crate::kinds::shared::registration::{Census, Controllers};
+use crate::kinds::shared::sweep::OrphanSweep;
+use crate::kinds::summary::rows_of;
+use crate::kinds::shared::registration::RegisteredKind;
+use tokio::task::JoinHandle;
 
 /// The Template kind.
 #[derive(Clone)]
@@ -103,8 +108,6 @@ impl Inventory for TemplateAdapter {
 
     const KIND: &'static str = "Template";
     const NOUN: &'static str = "template";
-
-    const ORPHAN_SWEEP: bool = true;
 
     fn orphan_candidate(remote: &Self::Remote) -> Option<gpucloud_policy::orphans::Candidate> {
         Some(gpucloud_policy::orphans::template_candidate(remote))
@@ -265,4 +268,16 @@ impl crate::kinds::shared::sweep::Swept for TemplateAdapter {
     fn for_sweep(kube: &kube::Client) -> Self {
         TemplateAdapter::new(kube.clone())
     }
+}
+
+/// The Template kind's registration (see `crate::kinds`).
+pub const REGISTERED: RegisteredKind = RegisteredKind {
+    crd: gpucloud_crd::managed_crd::<Template>,
+    controller: Some(start),
+    rows: rows_of::<Template>,
+    sweep: Some(OrphanSweep::of::<TemplateAdapter>()),
+};
+
+fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
+    controllers.spawn(TemplateAdapter::new(controllers.shared.kube.clone()), census)
 }

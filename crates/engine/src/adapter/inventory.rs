@@ -33,12 +33,8 @@ pub trait Inventory: Send + Sync + Sized + 'static {
     /// tag): how a create interrupted before its id reached status is found again.
     fn claims(&self, obj: &Self::Kind, remote: &Self::Remote) -> bool;
 
-    /// Whether the operator counts this kind's orphans (`gpucloud_orphans`, see
-    /// `crate::orphan_census`): remote objects with its marker and no object.
-    const ORPHAN_SWEEP: bool = false;
-
     /// Pure: `remote` as the orphan sweep sees it (its marker, what it costs); `None` when
-    /// it is gone already (a terminated pod). Read only when [`Self::ORPHAN_SWEEP`].
+    /// it is gone already (a terminated pod).
     fn orphan_candidate(_remote: &Self::Remote) -> Option<Candidate> {
         None
     }

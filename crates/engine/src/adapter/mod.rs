@@ -9,9 +9,9 @@
 //!
 //! Reading the listing, policies, annotations, crash safety, conditions, Events, backoff
 //! and metrics are the engine's. The contract:
-//! - [`Decide`] is pure: what it needs comes in its arguments, and it keeps nothing
-//!   between calls.
-//! - Every fallible call fails with [`Failure`](crate::failure::Failure); a create that may
+//! - [`Decide`] is pure: what it needs comes in its arguments (the kind's state of the
+//!   object among them), and it keeps nothing between calls.
+//! - Every fallible call fails with [`Failure`]; a create that may
 //!   have happened anyway says so in its `applied`.
 //! - A kind never publishes Events: what users should hear of comes back as [`Note`]s, and
 //!   the engine publishes them.
