@@ -1,5 +1,7 @@
 //! Starting one kind's controller as a task of its own: what every kind's start shares, so
-//! that the registration of a kind (`crate::kinds`) only says how to build its adapter.
+//! that the registration of a kind (`crate::kinds`) only says how to build its adapter (or,
+//! for a kind with no platform object, its reconciler). Every kind runs on the engine's
+//! runtime ([`run_kind`]), stopped the same way.
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use tokio::task::JoinHandle;
 use gpucloud_engine::adapter::Adapter;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::engine::Engine;
+use gpucloud_engine::reconciler::Reconciler;
 use gpucloud_engine::runner::{Companion, Watched, run_kind};
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::orphans::census;
@@ -51,12 +54,23 @@ impl Controllers {
             Box::new(move |store, synced| tokio::spawn(census::run(engine, store, synced, watched)))
                 as Companion<A::Kind>
         });
+        self.spawn_reconciler(engine, wakes, census)
+    }
+
+    /// Runs `reconciler`'s kind on the engine's runtime until `stop` turns true: passes of
+    /// the objects its watch triggers and of those `wakes` names, with `companion` beside.
+    pub fn spawn_reconciler<R: Reconciler>(
+        &self,
+        reconciler: Arc<R>,
+        wakes: impl Stream<Item = ObjectRef<R::Kind>> + Send + 'static,
+        companion: Option<Companion<R::Kind>>,
+    ) -> JoinHandle<()> {
         tokio::spawn(run_kind(
-            engine,
+            reconciler,
             self.watched.clone(),
             self.concurrency,
             wakes,
-            census,
+            companion,
             stopped(self.stop.clone()),
         ))
     }

@@ -26,8 +26,8 @@ use kube::CustomResourceExt;
 use kube::runtime::reflector::ObjectRef;
 use tokio::task::JoinHandle;
 
-use crate::app::controllers::{Controllers, stopped};
-use budget as budget_controller;
+use crate::app::controllers::Controllers;
+use budget::BudgetController;
 use cluster::ClusterAdapter;
 use endpoint::EndpointAdapter;
 use gpucloud_crd::{Budget, Cluster, Endpoint, NetworkVolume, Pod, RegistryCredential, Template};
@@ -158,16 +158,16 @@ where
         .boxed()
 }
 
-/// The Budget kind has no engine (it is no platform object): its own controller feeds
-/// the ledger the Pod adapter admits against.
+/// The Budget kind has no engine (it is no platform object): its reconciler runs on the
+/// same runtime and feeds the ledger the Pod, Endpoint and Cluster adapters admit against.
 fn start_budgets(controllers: &Controllers) -> JoinHandle<()> {
-    tokio::spawn(budget_controller::run(
+    let budgets = BudgetController::new(
         controllers.shared.clone(),
         controllers.budgets.clone(),
         controllers.watched.clone(),
         controllers.billing_interval,
-        stopped(controllers.stop.clone()),
-    ))
+    );
+    controllers.spawn_reconciler(budgets.reconciler, budgets.wakes, Some(budgets.companion))
 }
 
 fn start_registry_credentials(controllers: &Controllers) -> JoinHandle<()> {

@@ -99,10 +99,10 @@ fn watch_kind<R: Reconciler>(
 /// [`Reconciler::release_unread_listings`]).
 const MIN_RELEASE_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A task that runs beside a kind's controller and reads its cache (the orphan census):
-/// started with the cache and a flag that turns true once the first listing is in it,
-/// and aborted when the controller stops. The runtime only starts it; what it does is the
-/// caller's.
+/// A task that runs beside a kind's controller and reads its cache (the orphan census, the
+/// Budgets' member watches): started with the cache and a flag that turns true once the
+/// first listing is in it, and aborted when the controller stops. The runtime only starts
+/// it; what it does is the caller's.
 pub type Companion<K> =
     Box<dyn FnOnce(Cache<K>, tokio::sync::watch::Receiver<bool>) -> JoinHandle<()> + Send>;
 
