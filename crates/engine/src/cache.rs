@@ -9,16 +9,51 @@
 //! It follows the watch as kube's store does: a listing is gathered apart and replaces the
 //! objects when it ends, so that until then every reader sees the previous listing whole.
 //! Readers get objects unpacked one at a time, outside the lock.
+//!
+//! What it holds is any [`CachedKind`]: the kinds that mirror a platform object
+//! ([`ManagedKind`]), and those the runtime runs passes of without one.
 
+use std::fmt::Debug;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
+use kube::core::NamespaceResourceScope;
 use kube::runtime::watcher::Event;
+use kube::{Resource, ResourceExt};
 use parking_lot::RwLock;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use super::packed::{Codec, PackError, Packed};
+use super::packed::{Codec, PackError, Packed, Shape};
 use super::resync::hash_of_key;
 use gpucloud_crd::ManagedKind;
+
+/// What the runtime (the watch, this cache, the triggers, the controller loop) needs of a
+/// kind: a namespaced resource, read from and written to JSON. Every type that is one is
+/// one; nothing more of a kind is read here.
+pub trait CachedKind:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + Serialize
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> CachedKind for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
 
 /// One cached object: its `namespace/name` and its packed body.
 struct Entry<K> {
@@ -67,6 +102,8 @@ impl<K> Objects<K> {
 pub struct Cache<K> {
     state: Arc<RwLock<State<K>>>,
     codec: &'static Codec,
+    /// What an object offers its kind's dictionaries (see [`Shape`]).
+    shape: fn(&K) -> Shape,
 }
 
 struct State<K> {
@@ -83,6 +120,7 @@ impl<K> Clone for Cache<K> {
         Self {
             state: self.state.clone(),
             codec: self.codec,
+            shape: self.shape,
         }
     }
 }
@@ -98,13 +136,27 @@ pub fn key_of(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
 }
 
+/// The key of `obj` (see [`key_of`]), for any kind the cache holds.
+pub fn key_of_object<K: Resource>(obj: &K) -> String {
+    key_of(&obj.namespace().unwrap_or_default(), &obj.name_any())
+}
+
 /// Whether `key` (see [`key_of`]) is of an object in `namespace`.
 pub fn in_namespace(key: &str, namespace: &str) -> bool {
     key.split_once('/').is_some_and(|(ns, _)| ns == namespace)
 }
 
 impl<K: ManagedKind> Cache<K> {
+    /// The cache of a managed kind: an object's status and its Ready condition choose the
+    /// dictionaries (see [`Shape::of_managed`]).
     pub fn new() -> Self {
+        Self::with_shape(Shape::of_managed::<K>)
+    }
+}
+
+impl<K: CachedKind> Cache<K> {
+    /// The cache of any kind, whose objects offer `shape` to its dictionaries.
+    pub fn with_shape(shape: fn(&K) -> Shape) -> Self {
         Self {
             state: Arc::new(RwLock::new(State {
                 objects: Objects::new(),
@@ -112,6 +164,7 @@ impl<K: ManagedKind> Cache<K> {
                 generation: 0,
             })),
             codec: Codec::of::<K>(),
+            shape,
         }
     }
 
@@ -120,8 +173,8 @@ impl<K: ManagedKind> Cache<K> {
     pub fn apply(&self, event: &Event<K>) {
         let entry = |obj: &K| {
             (
-                obj.key().into_boxed_str(),
-                Packed::pack_with(self.codec, obj),
+                key_of_object(obj).into_boxed_str(),
+                Packed::pack_with(self.codec, (self.shape)(obj), obj),
             )
         };
         self.state.write().generation += 1;
@@ -130,7 +183,7 @@ impl<K: ManagedKind> Cache<K> {
                 let (key, packed) = entry(obj);
                 self.state.write().objects.insert(key, packed);
             }
-            Event::Delete(obj) => self.state.write().objects.remove(&obj.key()),
+            Event::Delete(obj) => self.state.write().objects.remove(&key_of_object(obj)),
             Event::Init => self.state.write().listing = Some(Objects::new()),
             Event::InitApply(obj) => {
                 let (key, packed) = entry(obj);
@@ -311,6 +364,10 @@ mod tests {
         assert_eq!(cache.keys_of_hash(hash_of_key("ab/z")), ["ab/z"]);
         assert!(cache.keys_of_hash(hash_of_key("ab/gone")).is_empty());
         assert_eq!(key_of("a", "x"), volume("a", "x", 1).key());
+        assert_eq!(
+            key_of_object(&volume("a", "x", 1)),
+            volume("a", "x", 1).key()
+        );
     }
 
     #[test]

@@ -24,10 +24,9 @@ use tokio::time::Instant;
 use tracing::warn;
 
 use super::action::Action;
-use super::cache::Cache;
+use super::cache::{Cache, CachedKind};
 use super::resync::Resync;
 use super::scheduler::Scheduler;
-use gpucloud_crd::ManagedKind;
 
 /// How a pass is run, and what follows a failed one.
 pub struct Passes<R, P> {
@@ -51,7 +50,7 @@ pub async fn run<K, R, P, F, E>(
     passes: Passes<R, P>,
     shutdown: impl Future<Output = ()> + Send,
 ) where
-    K: ManagedKind,
+    K: CachedKind,
     R: Fn(K) -> F + Send,
     P: Fn(&str, &E) -> Action + Send,
     F: Future<Output = Result<Action, E>> + Send,
@@ -133,6 +132,7 @@ async fn sleep_until(at: Option<Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpucloud_crd::ManagedKind;
     use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
     use kube::runtime::watcher::Event;
     use parking_lot::Mutex;

@@ -3,18 +3,17 @@
 
 use kube::runtime::watcher::Event;
 
-use super::cache::Cache;
+use super::cache::{Cache, CachedKind, key_of_object};
 use super::triggers::Triggers;
-use gpucloud_crd::ManagedKind;
 
 /// The cache a kind's controller reads (objects packed) and the filter of what triggers a
 /// pass.
-pub struct Feed<K: ManagedKind> {
+pub struct Feed<K: CachedKind> {
     triggers: Triggers<K>,
     cache: Cache<K>,
 }
 
-impl<K: ManagedKind> Feed<K> {
+impl<K: CachedKind> Feed<K> {
     pub fn new(cache: Cache<K>) -> Self {
         Self {
             triggers: Triggers::default(),
@@ -52,7 +51,7 @@ impl<K: ManagedKind> Feed<K> {
         }
         self.cache.apply(event);
         match event {
-            Event::Delete(obj) => gone(&obj.key()),
+            Event::Delete(obj) => gone(&key_of_object(obj)),
             Event::Apply(obj) => delivered(obj),
             _ => {}
         }
@@ -65,6 +64,7 @@ impl<K: ManagedKind> Feed<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpucloud_crd::ManagedKind;
     use gpucloud_crd::{NetworkVolume, NetworkVolumeSpec};
     use parking_lot::Mutex;
 

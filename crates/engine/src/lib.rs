@@ -3,7 +3,9 @@
 //! resource (a [`gpucloud_crd::ManagedKind`]); the engine does the rest.
 //!
 //! One object's pass, from the watch to the platform:
-//! - [`runner`] feeds the engine: the kind's watch ([`triggers`] says which events count,
+//! - [`runner`] runs a [`reconciler::Reconciler`], the one seam between the runtime and what
+//!   a pass does (an engine is one; so is a controller with no platform object), and feeds
+//!   it: the kind's watch ([`triggers`] says which events count,
 //!   [`watch_merge`] merges several namespaces' watches, [`namespace_streams`] runs one
 //!   watch per namespace as [`namespace_watch`]'s selected namespaces come and go,
 //!   [`vanished`] tells what a relisting no longer shows; each watch is a [`watch_loop`],
@@ -53,6 +55,7 @@ pub mod note;
 pub mod ownership;
 pub mod packed;
 pub mod progress;
+pub mod reconciler;
 pub mod released;
 pub mod resync;
 pub mod runner;

@@ -3,7 +3,7 @@
 //! (`--namespace-selector`, see [`crate::namespace_watch`]), or a fixed list.
 //!
 //! - [`watch_namespaces`] (through [`merged_watches`]) feeds one store from them (the
-//!   engine's cache, or a reflector store), through
+//!   runtime's cache of a kind), through
 //!   [`NamespaceMerge`]: a namespace that comes is listed alone and told as changes; one
 //!   that goes leaves the store as deletions, once every event told before is in the store.
 //!   The watches of the other namespaces are not touched: no relisting.
@@ -21,9 +21,8 @@ use std::sync::Arc;
 use futures::stream::{self, AbortHandle, BoxStream, SelectAll};
 use futures::{Stream, StreamExt};
 use kube::core::NamespaceResourceScope;
-use kube::runtime::reflector::Store;
 use kube::runtime::watcher::{self, Event};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch as channel;
 use tracing::debug;
@@ -432,18 +431,5 @@ impl<T: Send + 'static> Each<T> {
         for ns in stop {
             self.running.stop(&ns);
         }
-    }
-}
-
-/// What a store of whole objects holds in a namespace, for [`watch_namespaces`].
-pub fn held_in<K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static>(
-    store: Store<K>,
-) -> impl Fn(&str) -> Vec<Arc<K>> + Send + Sync + 'static {
-    move |ns| {
-        store
-            .state()
-            .into_iter()
-            .filter(|o| o.namespace().as_deref() == Some(ns))
-            .collect()
     }
 }

@@ -28,8 +28,12 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 use thiserror::Error;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
 use super::conditions::{READY, find};
 use gpucloud_crd::ManagedKind;
+use gpucloud_crd::condition::Condition;
 
 /// zstd's level for packing: the objects are small, and a higher level buys little on them.
 const LEVEL: i32 = 3;
@@ -57,16 +61,46 @@ pub enum PackError {
     Empty,
 }
 
-impl<K: ManagedKind> Packed<K> {
-    /// Packs `obj` with its kind's codec (see [`Codec::of`]).
-    pub(crate) fn pack_with(codec: &'static Codec, obj: &K) -> Self {
+/// What an object offers its kind's dictionaries (see [`Dictionaries`]): nothing without a
+/// status; with one, the dictionary of the first object packed with a status, and once
+/// Ready, the Ready one too. The cache asks it of each object it packs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    NoStatus,
+    WithStatus,
+    Ready,
+}
+
+impl Shape {
+    /// The shape of an object whose status carries `conditions` (`None`: no status).
+    pub fn of_status(conditions: Option<&[Condition]>) -> Self {
+        match conditions {
+            None => Self::NoStatus,
+            Some(conditions) => match find(conditions, READY) {
+                Some(ready) if ready.status == "True" => Self::Ready,
+                _ => Self::WithStatus,
+            },
+        }
+    }
+
+    /// The shape of a managed object: its status and the Ready condition of its common part.
+    pub fn of_managed<K: ManagedKind>(obj: &K) -> Self {
+        Self::of_status(
+            obj.current_status()
+                .map(|status| K::common(status).conditions.as_slice()),
+        )
+    }
+}
+
+impl<K: Serialize + DeserializeOwned> Packed<K> {
+    /// Packs `obj`, whose [`Shape`] is `shape`, with its kind's codec (see [`Codec::of`]).
+    pub(crate) fn pack_with(codec: &'static Codec, shape: Shape, obj: &K) -> Self {
         let json = serde_json::to_vec(obj).unwrap_or_default();
-        if let Some(status) = obj.current_status() {
+        if shape != Shape::NoStatus {
             codec.offer_dictionary(Dictionaries::AnyStatus, &json);
-            let ready = find(&K::common(status).conditions, READY);
-            if ready.is_some_and(|c| c.status == "True") {
-                codec.offer_dictionary(Dictionaries::Ready, &json);
-            }
+        }
+        if shape == Shape::Ready {
+            codec.offer_dictionary(Dictionaries::Ready, &json);
         }
         Self {
             body: codec.pack(json),

@@ -18,8 +18,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Client};
 use tracing::{debug, warn};
 
-use super::adapter::Adapter;
-use super::engine::Engine;
+use super::reconciler::Reconciler;
 use super::secret_users::{NamedSecret, named_secrets, secrets_of, users_of_secret};
 use super::secret_versions::{Reading, SecretVersions, Seen, Users, users_to_pass};
 
@@ -53,16 +52,17 @@ impl SecretRecheck {
     /// Reads the Secrets of `obj` that no reading knows yet (each known one costs a look
     /// in the table), before its pass reads them itself. A failed read is left to the
     /// pass, which reports it in the object's status.
-    pub async fn before_pass<A: Adapter>(&self, engine: &Engine<A>, obj: &A::Kind) {
-        let default = engine.shared.credentials.default_secret();
-        for secret in secrets_of(obj, |o| engine.adapter.secrets(o), default) {
+    pub async fn before_pass<R: Reconciler>(&self, reconciler: &R, obj: &R::Kind) {
+        let shared = reconciler.shared();
+        let default = shared.credentials.default_secret();
+        for secret in secrets_of(obj, |o| reconciler.secrets(o), default) {
             if self.versions.lock().knows(secret.key) {
                 continue;
             }
-            match read(&engine.shared.kube, &secret.namespace, &secret.name).await {
+            match read(&shared.kube, &secret.namespace, &secret.name).await {
                 Ok(reading) => self.versions.lock().start_from(secret.key, reading),
                 Err(error) => debug!(
-                    kind = A::KIND,
+                    kind = R::KIND,
                     namespace = %secret.namespace,
                     secret = %secret.name,
                     %error,
@@ -74,16 +74,16 @@ impl SecretRecheck {
 
     /// Every Secret the kind's objects name (see [`named_secrets`]), derived again only
     /// when the cache moved since the last time.
-    fn named<A: Adapter>(&self, engine: &Engine<A>) -> Vec<NamedSecret> {
-        let generation = engine.cache().generation();
+    fn named<R: Reconciler>(&self, reconciler: &R) -> Vec<NamedSecret> {
+        let generation = reconciler.cache().generation();
         if let Some((at, named)) = self.named.lock().as_ref()
             && *at == generation
         {
             return named.clone();
         }
-        let names_of = |o: &A::Kind| engine.adapter.secrets(o);
-        let default = engine.shared.credentials.default_secret();
-        let named = named_secrets(engine.cache(), names_of, default);
+        let names_of = |o: &R::Kind| reconciler.secrets(o);
+        let default = reconciler.shared().credentials.default_secret();
+        let named = named_secrets(reconciler.cache(), names_of, default);
         *self.named.lock() = Some((generation, named.clone()));
         named
     }
@@ -91,15 +91,16 @@ impl SecretRecheck {
     /// One interval's round: reads every Secret the kind's objects name, and gives the keys
     /// of the objects that need a pass for it. Secrets no object names any more are
     /// forgotten.
-    async fn round<A: Adapter>(&self, engine: &Engine<A>) -> Vec<String> {
-        let credentials = &engine.shared.credentials;
-        let names_of = |o: &A::Kind| engine.adapter.secrets(o);
-        let named = self.named(engine);
+    async fn round<R: Reconciler>(&self, reconciler: &R) -> Vec<String> {
+        let credentials = &reconciler.shared().credentials;
+        let names_of = |o: &R::Kind| reconciler.secrets(o);
+        let missing_it = |o: &R::Kind| reconciler.waits_for_a_missing_secret(o);
+        let named = self.named(reconciler);
         let keys: HashSet<u64> = named.iter().map(|s| s.key).collect();
         self.versions.lock().keep_only(|k| keys.contains(&k));
         drop(keys);
 
-        let client = &engine.shared.kube;
+        let client = &reconciler.shared().kube;
         let readings: Vec<(NamedSecret, Result<Reading, kube::Error>)> = stream::iter(named)
             .map(|secret| async move {
                 let reading = read(client, &secret.namespace, &secret.name).await;
@@ -132,40 +133,40 @@ impl SecretRecheck {
             }
             // Debug only: a Secret that stays missing or refused is said once, when it
             // becomes so, and a rotation is routine.
-            debug!(kind = A::KIND, namespace = %ns, secret = %name, now = reading.describe(), ?seen, "Secret read again");
+            debug!(kind = R::KIND, namespace = %ns, secret = %name, now = reading.describe(), ?seen, "Secret read again");
             users.extend(users_of_secret(
-                engine.cache(),
+                reconciler.cache(),
                 names_of,
                 ns,
                 name,
                 credentials.is_default_secret(ns, name),
-                which == Users::MissingIt,
+                (which == Users::MissingIt).then_some(&missing_it as &dyn Fn(&R::Kind) -> bool),
             ));
         }
         if let Some(error) = first_error {
-            warn!(kind = A::KIND, failed, %error, "could not read Secrets again; next try at the next interval");
+            warn!(kind = R::KIND, failed, %error, "could not read Secrets again; next try at the next interval");
         }
         users
     }
 }
 
-/// The keys of the objects of `engine`'s kind that need a pass because a Secret they read
+/// The keys of the objects of `reconciler`'s kind that need a pass because a Secret they read
 /// changed, found by reading those Secrets again every `every`, from the time `synced`
 /// says the kind's cache holds a whole listing. Ends if `synced`'s sender goes.
-pub fn changed_secret_users<A: Adapter>(
-    engine: Arc<Engine<A>>,
+pub fn changed_secret_users<R: Reconciler>(
+    reconciler: Arc<R>,
     recheck: Arc<SecretRecheck>,
     synced: tokio::sync::watch::Receiver<bool>,
     every: Duration,
 ) -> impl Stream<Item = String> + Send {
-    struct State<A: Adapter> {
-        engine: Arc<Engine<A>>,
+    struct State<R> {
+        reconciler: Arc<R>,
         recheck: Arc<SecretRecheck>,
         synced: tokio::sync::watch::Receiver<bool>,
         tick: Option<tokio::time::Interval>,
     }
     let state = State {
-        engine,
+        reconciler,
         recheck,
         synced,
         tick: None,
@@ -182,7 +183,7 @@ pub fn changed_secret_users<A: Adapter>(
             }
         };
         tick.tick().await;
-        let users = state.recheck.round(&state.engine).await;
+        let users = state.recheck.round(state.reconciler.as_ref()).await;
         Some((stream::iter(users), state))
     })
     .flatten()

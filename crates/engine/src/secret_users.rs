@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use kube::ResourceExt;
 
-use super::cache::{Cache, in_namespace};
+use super::cache::{Cache, CachedKind, in_namespace, key_of_object};
 use super::conditions;
 use super::credentials::SECRET_NOT_FOUND;
 use super::secret_versions::secret_key;
@@ -34,7 +34,7 @@ impl NamedSecret {
 
 /// The Secrets `obj` reads: those `names_of` gives (in its namespace), and the default
 /// key's Secret (`namespace`, `name`) if the operator has one.
-pub fn secrets_of<K: ManagedKind>(
+pub fn secrets_of<K: CachedKind>(
     obj: &K,
     names_of: impl Fn(&K) -> Vec<String>,
     default: Option<(&str, &str)>,
@@ -50,7 +50,7 @@ pub fn secrets_of<K: ManagedKind>(
 
 /// Every Secret the objects in `cache` read (see [`secrets_of`]), each once. What it costs
 /// is one entry per Secret; each object is unpacked in turn and let go.
-pub fn named_secrets<K: ManagedKind>(
+pub fn named_secrets<K: CachedKind>(
     cache: &Cache<K>,
     names_of: impl Fn(&K) -> Vec<String>,
     default: Option<(&str, &str)>,
@@ -75,25 +75,25 @@ pub fn named_secrets<K: ManagedKind>(
 
 /// The keys of the objects in `cache` that read Secret `namespace/name`: those whose
 /// `names_of` names it in that namespace, or all of them when it holds the operator's
-/// default key (`default`). With `only_missing_it`, only those whose last pass found no
-/// such Secret (see [`waits_for_a_missing_secret`]).
-pub fn users_of_secret<K: ManagedKind>(
+/// default key (`default`). With `only_missing_it`, only those it says found no such
+/// Secret at their last pass (see [`waits_for_a_missing_secret`]).
+pub fn users_of_secret<K: CachedKind>(
     cache: &Cache<K>,
     names_of: impl Fn(&K) -> Vec<String>,
     namespace: &str,
     name: &str,
     default: bool,
-    only_missing_it: bool,
+    only_missing_it: Option<&dyn Fn(&K) -> bool>,
 ) -> Vec<String> {
-    if default && !only_missing_it {
+    if default && only_missing_it.is_none() {
         // Every object reads the default key: no need to unpack one to know it.
         return cache.keys(|_| true);
     }
     cache
         .objects(&|key| default || in_namespace(key, namespace))
         .filter(|obj| default || names_of(obj).iter().any(|s| s == name))
-        .filter(|obj| !only_missing_it || waits_for_a_missing_secret(obj))
-        .map(|obj| obj.key())
+        .filter(|obj| only_missing_it.is_none_or(|missing_it| missing_it(obj)))
+        .map(|obj| key_of_object(&obj))
         .collect()
 }
 
@@ -158,7 +158,9 @@ mod tests {
 
     /// The users of the operator's default key, `ops/key`, sorted.
     fn default_key_users(cache: &Cache<NetworkVolume>, only_missing_it: bool) -> Vec<String> {
-        let mut keys = users_of_secret(cache, credentials, "ops", "key", true, only_missing_it);
+        let missing_it: Option<&dyn Fn(&NetworkVolume) -> bool> =
+            only_missing_it.then_some(&waits_for_a_missing_secret::<NetworkVolume>);
+        let mut keys = users_of_secret(cache, credentials, "ops", "key", true, missing_it);
         keys.sort();
         keys
     }
@@ -210,10 +212,10 @@ mod tests {
             volume("a", "four", None),
         ]);
         assert_eq!(
-            users_of_secret(&cache, credentials, "a", "team", false, false),
+            users_of_secret(&cache, credentials, "a", "team", false, None),
             ["a/one"]
         );
-        assert!(users_of_secret(&cache, credentials, "c", "team", false, false).is_empty());
+        assert!(users_of_secret(&cache, credentials, "c", "team", false, None).is_empty());
         // The default key: every object, without a look at what each names.
         assert_eq!(
             default_key_users(&cache, false),
@@ -238,7 +240,14 @@ mod tests {
             with_ready(volume("a", "default", None), "False", "CredentialsNotFound"),
         ]);
         assert_eq!(
-            users_of_secret(&cache, credentials, "a", "team", false, true),
+            users_of_secret(
+                &cache,
+                credentials,
+                "a",
+                "team",
+                false,
+                Some(&waits_for_a_missing_secret::<NetworkVolume>)
+            ),
             ["a/missing"]
         );
         // The default key: every object whose last pass found no key.

@@ -26,13 +26,13 @@ use kube::ResourceExt;
 use kube::runtime::watcher;
 
 use super::annotations::triggers_reconcile;
+use super::cache::{CachedKind, key_of_object};
 use super::resync::meta_hash;
-use gpucloud_crd::ManagedKind;
 
 /// A hash of everything in an object that should trigger a reconcile: the spec
 /// (generation), annotations, finalizers and deletion. Status writes and the engine's own
 /// bookkeeping annotations (the create markers) are left out so they do not loop back.
-pub fn change_hash<K: ManagedKind>(obj: &K) -> u64 {
+pub fn change_hash<K: CachedKind>(obj: &K) -> u64 {
     let mut h = crate::fingerprint::hasher();
     obj.meta().generation.hash(&mut h);
     for (key, value) in obj.annotations() {
@@ -55,7 +55,7 @@ struct Seen {
 }
 
 impl Seen {
-    fn of<K: ManagedKind>(obj: &K, listing: u32) -> Self {
+    fn of<K: CachedKind>(obj: &K, listing: u32) -> Self {
         Self {
             hash: crate::fingerprint::of((obj.uid(), change_hash(obj))),
             listing,
@@ -68,7 +68,7 @@ impl Seen {
 }
 
 /// The objects whose events should trigger a reconcile (see the module's doc).
-pub struct Triggers<K: ManagedKind> {
+pub struct Triggers<K: CachedKind> {
     /// By [`meta_hash`].
     seen: HashMap<u64, Seen>,
     /// The number of the listing under way or last done.
@@ -81,7 +81,7 @@ pub struct Triggers<K: ManagedKind> {
     kind: PhantomData<fn() -> K>,
 }
 
-impl<K: ManagedKind> Default for Triggers<K> {
+impl<K: CachedKind> Default for Triggers<K> {
     fn default() -> Self {
         Self {
             seen: HashMap::new(),
@@ -93,7 +93,7 @@ impl<K: ManagedKind> Default for Triggers<K> {
     }
 }
 
-impl<K: ManagedKind> Triggers<K> {
+impl<K: CachedKind> Triggers<K> {
     /// Whether `obj` changed since it was last seen; remembers it either way.
     fn changed(&mut self, obj: &K) -> bool {
         let now = Seen::of(obj, self.listing);
@@ -119,7 +119,7 @@ impl<K: ManagedKind> Triggers<K> {
     pub fn on(&mut self, event: &watcher::Event<K>, echo: impl Fn(&K) -> bool) -> Vec<String> {
         match event {
             watcher::Event::Apply(obj) => match self.changed(obj) && !echo(obj) {
-                true => vec![obj.key()],
+                true => vec![key_of_object(obj)],
                 false => Vec::new(),
             },
             watcher::Event::Delete(obj) => {
@@ -136,13 +136,13 @@ impl<K: ManagedKind> Triggers<K> {
                 match self.changed_in_listing.as_mut() {
                     Some(listed) => {
                         if changed {
-                            listed.push(obj.key());
+                            listed.push(key_of_object(obj));
                         }
                         Vec::new()
                     }
                     // A listed object with no listing begun: kube's watcher always sends
                     // Init first, but if it did not, the object is not held back forever.
-                    None if changed => vec![obj.key()],
+                    None if changed => vec![key_of_object(obj)],
                     None => Vec::new(),
                 }
             }

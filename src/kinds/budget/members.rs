@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -31,6 +32,24 @@ pub(super) async fn first_watches(namespaces: &Namespaces) -> BTreeSet<String> {
             .await
             .map(|names| names.iter().cloned().collect())
             .unwrap_or_default(),
+    }
+}
+
+/// How many watches have still to finish their first listing. Every relist ends with
+/// another "listed", so the count stops at zero instead of wrapping, and says it reached
+/// zero once.
+pub(super) struct FirstListings(AtomicUsize);
+
+impl FirstListings {
+    pub(super) fn new(watches: usize) -> Self {
+        Self(AtomicUsize::new(watches))
+    }
+
+    /// One listing finished; true for the one that finished the last first listing.
+    pub(super) fn one_done(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok_and(|before| before == 1)
     }
 }
 
@@ -120,5 +139,23 @@ impl<L: Fn() + Clone + Send + Sync + 'static> LedgerWatches<'_, L> {
                     .boxed()
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_listings_are_counted_once_and_relists_do_not_wrap() {
+        let listings = FirstListings::new(3);
+        assert!(!listings.one_done());
+        assert!(!listings.one_done());
+        assert!(listings.one_done(), "the last first listing");
+        // Relists after that: no wrap to usize::MAX, no second "synced".
+        for _ in 0..5 {
+            assert!(!listings.one_done());
+        }
+        assert_eq!(listings.0.load(Ordering::SeqCst), 0);
     }
 }

@@ -1,49 +1,33 @@
-//! The Budget kind's controller. A Budget is not a platform object, so it has no engine
-//! pass: its watches feed the shared [`BudgetLedger`] (every Budget, gpucloud Pod and
-//! Endpoint of the watched namespaces), and each reconcile computes the Budget's status
-//! from the ledger, writes it only when it changed, and with `StopNewest` marks the Pods
-//! to stop. No platform call is made here.
+//! The Budget kind. A Budget is not a platform object: its controller ([`controller`])
+//! runs on the engine's runtime with no engine pass. The watches of Budgets and of their
+//! members feed the shared [`BudgetLedger`] (every Budget, gpucloud Pod, Endpoint and
+//! Cluster of the watched namespaces), and each pass computes the Budget's status from the
+//! ledger ([`status_of`], pure), writes it only when it changed, and with `StopNewest`
+//! marks the Pods to stop. No platform call is made here but the billing's reads
+//! ([`spend`]).
+//!
+//! [`BudgetLedger`]: gpucloud_policy::budget::BudgetLedger
 
+mod controller;
 mod members;
 pub mod spend;
 pub mod summary;
 
-use std::future::Future;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
-use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use gpucloud_crd::condition::Condition;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Patch, PatchParams};
+use kube::Resource;
 use kube::core::Selector;
-use kube::runtime::controller::Action;
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::utils::WatchStreamExt;
-use kube::runtime::{Controller, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
-use serde_json::json;
-use tracing::{debug, info, warn};
 
 use gpucloud_crd::budget::{BUDGET_EXCEEDED, Budget, BudgetStatus};
-use gpucloud_crd::{Cluster, Endpoint, Pod};
-
-use gpucloud_engine::context::{FIELD_MANAGER, Shared};
-use gpucloud_engine::namespace_streams::{WatchReport, held_in, watch_namespaces};
-use gpucloud_engine::progress::Progress;
-use gpucloud_engine::runner::Watched;
-use gpucloud_engine::vanished::Vanished;
-use gpucloud_engine::watch_loop::watch_config;
 use gpucloud_policy::budget::ledger::{BudgetRule, Figures};
-use gpucloud_policy::budget::{BudgetLedger, RESERVATION_LIFETIME};
 
-use spend::{Billing, BillingState};
-use crate::kinds::shared::registration::{Census, Controllers};
+pub use controller::{BudgetController, BudgetReconciler};
+use spend::Billing;
+
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::RegisteredKind;
 use kube::CustomResourceExt;
 use tokio::task::JoinHandle;
 
@@ -253,210 +237,6 @@ fn held_summary(held: &[String]) -> String {
     text
 }
 
-/// The Budgets of a member's namespace, to reconcile when the member changes.
-fn budgets_of_namespace<K: Resource>(
-    store: reflector::Store<Budget>,
-) -> impl Fn(K) -> Vec<ObjectRef<Budget>> {
-    move |member: K| {
-        let ns = member.meta().namespace.clone();
-        store
-            .state()
-            .into_iter()
-            .filter(|b| b.namespace() == ns)
-            .map(|b| ObjectRef::from_obj(b.as_ref()))
-            .collect()
-    }
-}
-
-/// How many watches have still to finish their first listing. Every relist ends with
-/// another "listed", so the count stops at zero instead of wrapping, and says it reached
-/// zero once.
-struct FirstListings(AtomicUsize);
-
-impl FirstListings {
-    fn new(watches: usize) -> Self {
-        Self(AtomicUsize::new(watches))
-    }
-
-    /// One listing finished; true for the one that finished the last first listing.
-    fn one_done(&self) -> bool {
-        self.0
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok_and(|before| before == 1)
-    }
-}
-
-struct Context {
-    client: Client,
-    ledger: Arc<BudgetLedger>,
-    billing: BillingState,
-    /// Where a pass says it is under way, for the liveness probe.
-    progress: Arc<Progress>,
-}
-
-async fn reconcile(budget: Arc<Budget>, ctx: Arc<Context>) -> Result<Action, BudgetError> {
-    let _under_way = ctx.progress.pass("Budget");
-    let ns = budget.namespace().unwrap_or_default();
-    let name = budget.name_any();
-    let rule = rule_of(&budget);
-    let stopped = match &rule {
-        Ok(_) => ctx.ledger.enforce(&ns, &name),
-        Err(_) => Vec::new(),
-    };
-    if !stopped.is_empty() {
-        info!(budget = %format!("{ns}/{name}"), members = ?stopped, "over budget: stopping the newest members");
-    }
-    let figures = ctx.ledger.figures(&ns, &name);
-    let billing = ctx.billing.read().clone();
-    let now = Timestamp::now();
-    let status = match (&rule, &figures) {
-        (Ok(_), Some(f)) => status_of(&budget, Ok(f), &billing, now),
-        (Ok(_), None) => status_of(&budget, Ok(&Figures::default()), &billing, now),
-        (Err(why), _) => status_of(&budget, Err(why), &billing, now),
-    };
-    if budget.status.as_ref() != Some(&status) {
-        let api: Api<Budget> = Api::namespaced(ctx.client.clone(), &ns);
-        let patch = json!({
-            "apiVersion": gpucloud_crd::api_version(),
-            "kind": "Budget",
-            "status": status,
-        });
-        api.patch_status(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&patch),
-        )
-        .await?;
-        debug!(budget = %format!("{ns}/{name}"), "status written");
-    }
-    // Reservations expire without an event of their own: look again once they have.
-    Ok(match figures {
-        Some(f) if f.reserved_per_hour > 0.0 => {
-            Action::requeue(RESERVATION_LIFETIME + Duration::from_secs(1))
-        }
-        _ => Action::await_change(),
-    })
-}
-
-fn error_policy(budget: Arc<Budget>, err: &BudgetError, _ctx: Arc<Context>) -> Action {
-    warn!(budget = %budget.name_any(), error = %err, "reconcile failed");
-    Action::requeue(Duration::from_secs(5))
-}
-
-/// Runs the Budget controller until `shutdown` resolves.
-pub async fn run(
-    shared: Arc<Shared>,
-    ledger: Arc<BudgetLedger>,
-    watched: Watched,
-    billing_interval: Duration,
-    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
-) {
-    info!(kind = "Budget", "starting controller");
-    // Running until this returns; stopped rather than ended once `shutdown` resolved.
-    let progress = shared.progress.clone();
-    let life = progress.controller("Budget");
-    let shutdown = life.until(shutdown);
-    let client = shared.kube.clone();
-    let metrics = shared.metrics.clone();
-    let config = watch_config(watched.selector.as_deref(), shared.config.watch_timeout);
-    let billing: BillingState = Arc::new(parking_lot::RwLock::new(Billing::Unread));
-    let (reconcile_all, billing_read) = futures::channel::mpsc::unbounded();
-    let refresher = tokio::spawn(spend::refresh(
-        shared,
-        ledger.clone(),
-        billing.clone(),
-        billing_interval,
-        reconcile_all,
-    ));
-    // Every watch's first listing must be in the ledger before a Pod, Endpoint or Cluster
-    // is admitted: the Budgets' (one, merged across namespaces for their store) and each
-    // namespace's Pods', Endpoints' and Clusters'.
-    let first = members::first_watches(&watched.namespaces).await;
-    let listings = Arc::new(FirstListings::new(1 + 3 * first.len()));
-    let listed = {
-        let ledger = ledger.clone();
-        move || {
-            if listings.one_done() {
-                ledger.mark_synced();
-            }
-        }
-    };
-    let counted = WatchReport::new(metrics, "Budget");
-
-    let (reader, writer) = reflector::store::<Budget>();
-    let budget_ledger = ledger.clone();
-    let budget_listed = listed.clone();
-    let mut budgets_held = Vanished::default();
-    let budgets = watch_namespaces(
-        &client,
-        &watched.namespaces,
-        config.clone(),
-        held_in(writer.as_reader()),
-        counted.clone(),
-    )
-    .inspect_ok(move |event| {
-        // Deleted while the watch was away: gone from the relisting, and from the ledger.
-        for (ns, name) in budgets_held.on(event) {
-            budget_ledger.remove_budget(&ns, &name);
-        }
-        match event {
-            watcher::Event::Apply(b) | watcher::Event::InitApply(b) => {
-                let ns = b.namespace().unwrap_or_default();
-                match rule_of(b) {
-                    Ok(rule) => budget_ledger.set_budget(&ns, &b.name_any(), rule),
-                    Err(_) => budget_ledger.remove_budget(&ns, &b.name_any()),
-                }
-            }
-            watcher::Event::Delete(b) => {
-                budget_ledger.remove_budget(&b.namespace().unwrap_or_default(), &b.name_any())
-            }
-            watcher::Event::InitDone => budget_listed(),
-            watcher::Event::Init => {}
-        }
-    })
-    .reflect(writer)
-    .applied_objects();
-
-    let member_watches = members::LedgerWatches {
-        client: &client,
-        namespaces: &watched.namespaces,
-        config: &config,
-        report: &counted,
-        ledger: &ledger,
-        awaited: &first,
-        listed: &listed,
-    };
-    let pods = member_watches.of::<Pod>();
-    let endpoints = member_watches.of::<Endpoint>();
-    let clusters = member_watches.of::<Cluster>();
-    Controller::for_stream(budgets, reader.clone())
-        // Every Budget of a member's namespace: its figures may have moved.
-        .watches_stream(pods, budgets_of_namespace(reader.clone()))
-        .watches_stream(endpoints, budgets_of_namespace(reader.clone()))
-        .watches_stream(clusters, budgets_of_namespace(reader))
-        .reconcile_all_on(billing_read)
-        .graceful_shutdown_on(shutdown)
-        .run(
-            reconcile,
-            error_policy,
-            Arc::new(Context {
-                client,
-                ledger,
-                billing,
-                progress,
-            }),
-        )
-        .for_each(|result| async move {
-            match result {
-                Ok((obj, _)) => debug!(kind = "Budget", object = %obj, "reconciled"),
-                Err(err) => warn!(kind = "Budget", error = %err, "controller"),
-            }
-        })
-        .await;
-    refresher.abort();
-    info!(kind = "Budget", "controller stopped");
-}
-
 /// The Budget kind's registration (see `crate::kinds`).
 pub const REGISTERED: RegisteredKind = RegisteredKind {
     crd: Budget::crd,
@@ -465,22 +245,23 @@ pub const REGISTERED: RegisteredKind = RegisteredKind {
     sweep: None,
 };
 
-/// The Budget kind has no engine (it is no platform object): its own controller feeds
-/// the ledger the Pod adapter admits against.
+/// The Budget kind has no engine (it is no platform object): its reconciler runs on the
+/// same runtime and feeds the ledger the Pod, Endpoint and Cluster adapters admit against.
 fn start(controllers: &Controllers, _census: Census) -> JoinHandle<()> {
-    tokio::spawn(run(
+    let budgets = BudgetController::new(
         controllers.shared.clone(),
         controllers.budgets.clone(),
         controllers.watched.clone(),
         controllers.billing_interval,
-        controllers.stopped(),
-    ))
+    );
+    controllers.spawn_reconciler(budgets.reconciler, budgets.wakes, Some(budgets.companion))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use gpucloud_crd::budget::{BudgetAction, BudgetSpec};
+    use serde_json::json;
 
     fn budget(selector: Option<serde_json::Value>) -> Budget {
         let mut spec = json!({"maxCostPerHour": 1.0});
@@ -504,19 +285,6 @@ mod tests {
             json!({"matchExpressions": [{"key": "a", "operator": "Near", "values": ["b"]}]}),
         ));
         assert!(rule_of(&bad).unwrap_err().contains("spec.selector"));
-    }
-
-    #[test]
-    fn the_first_listings_are_counted_once_and_relists_do_not_wrap() {
-        let listings = FirstListings::new(3);
-        assert!(!listings.one_done());
-        assert!(!listings.one_done());
-        assert!(listings.one_done(), "the last first listing");
-        // Relists after that: no wrap to usize::MAX, no second "synced".
-        for _ in 0..5 {
-            assert!(!listings.one_done());
-        }
-        assert_eq!(listings.0.load(Ordering::SeqCst), 0);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! How a kind is registered and started: its [`RegisteredKind`], which `crate::kinds`
 //! lists, and the [`Controllers`] every kind's start is handed to run its controller as a
-//! task of its own.
+//! task of its own. Every kind runs on the engine's runtime ([`run_kind`]): an adapter's
+//! kind through its engine, a kind with no platform object (Budget) through its own
+//! reconciler.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use tokio::task::JoinHandle;
 use gpucloud_engine::adapter::Adapter;
 use gpucloud_engine::context::Shared;
 use gpucloud_engine::engine::Engine;
+use gpucloud_engine::reconciler::Reconciler;
 use gpucloud_engine::runner::{Companion, Watched, run_kind};
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::budget::ledger::MemberKind;
@@ -160,12 +163,23 @@ impl Controllers {
             Box::new(move |store, synced| tokio::spawn(census::run(engine, store, synced, watched)))
                 as Companion<A::Kind>
         });
+        self.spawn_reconciler(engine, wakes, census)
+    }
+
+    /// Runs `reconciler`'s kind on the engine's runtime until `stop` turns true: passes of
+    /// the objects its watch triggers and of those `wakes` names, with `companion` beside.
+    pub fn spawn_reconciler<R: Reconciler>(
+        &self,
+        reconciler: Arc<R>,
+        wakes: impl Stream<Item = ObjectRef<R::Kind>> + Send + 'static,
+        companion: Option<Companion<R::Kind>>,
+    ) -> JoinHandle<()> {
         tokio::spawn(run_kind(
-            engine,
+            reconciler,
             self.watched.clone(),
             self.concurrency,
             wakes,
-            census,
+            companion,
             self.stopped(),
         ))
     }

@@ -34,6 +34,7 @@ mod observe;
 mod outcome;
 mod own_writes;
 mod records;
+mod runs;
 mod status;
 mod writes;
 

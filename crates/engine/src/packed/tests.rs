@@ -46,6 +46,11 @@ fn fresh(name: &str) -> NetworkVolume {
     .unwrap()
 }
 
+/// `obj` packed as the cache of its kind packs it.
+fn pack(codec: &'static Codec, obj: &NetworkVolume) -> Packed<NetworkVolume> {
+    Packed::pack_with(codec, Shape::of_managed(obj), obj)
+}
+
 fn codec() -> &'static Codec {
     Box::leak(Box::new(Codec::new()))
 }
@@ -63,7 +68,7 @@ fn an_object_reads_back_whole() {
         converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9"),
         fresh("later"),
     ] {
-        let packed = Packed::pack_with(codec, &obj);
+        let packed = pack(codec, &obj);
         assert_eq!(json(&packed.unpack_with(codec).unwrap()), json(&obj));
     }
 }
@@ -71,12 +76,12 @@ fn an_object_reads_back_whole() {
 #[test]
 fn objects_are_plain_until_one_with_a_status_gives_the_dictionary() {
     let codec = codec();
-    let before = Packed::pack_with(codec, &fresh("data"));
+    let before = pack(codec, &fresh("data"));
     assert_eq!(before.body[0], PLAIN, "no dictionary yet");
     let first = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m");
-    Packed::pack_with(codec, &first);
+    pack(codec, &first);
     let other = converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9");
-    let packed = Packed::pack_with(codec, &other);
+    let packed = pack(codec, &other);
     let whole = serde_json::to_vec(&other).unwrap().len();
     assert_eq!(
         packed.body[0], COMPRESSED_READY,
@@ -98,11 +103,11 @@ fn objects_are_plain_until_one_with_a_status_gives_the_dictionary() {
 #[test]
 fn a_damaged_body_is_an_error_not_a_panic() {
     let codec = codec();
-    Packed::pack_with(
+    pack(
         codec,
         &converged("a", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "v"),
     );
-    let mut packed = Packed::pack_with(
+    let mut packed = pack(
         codec,
         &converged("b", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "w"),
     );
@@ -128,22 +133,22 @@ fn creating(name: &str) -> NetworkVolume {
 #[test]
 fn a_ready_object_gives_the_dictionary_from_then_on_and_older_bodies_still_read() {
     let codec = codec();
-    let early = Packed::pack_with(codec, &creating("first"));
-    let second = Packed::pack_with(codec, &creating("second"));
+    let early = pack(codec, &creating("first"));
+    let second = pack(codec, &creating("second"));
     assert_eq!(second.body[0], COMPRESSED, "against the creating object");
-    let converged_early = Packed::pack_with(
+    let converged_early = pack(
         codec,
         &converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "vol-7q2m"),
     );
     assert_eq!(converged_early.body[0], COMPRESSED_READY);
     let other = converged("logs", "1b2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "vol-k3x9");
-    let packed = Packed::pack_with(codec, &other);
+    let packed = pack(codec, &other);
     assert_eq!(packed.body[0], COMPRESSED_READY);
 
     // The same object against the creating dictionary alone is larger.
     let only_creating = self::codec();
-    Packed::pack_with(only_creating, &creating("first"));
-    let against_creating = Packed::pack_with(only_creating, &{
+    pack(only_creating, &creating("first"));
+    let against_creating = pack(only_creating, &{
         let mut o = other.clone();
         // Not Ready, so that it does not become this codec's Ready dictionary.
         o.status.as_mut().unwrap().common.conditions.clear();
@@ -164,4 +169,26 @@ fn a_ready_object_gives_the_dictionary_from_then_on_and_older_bodies_still_read(
     ] {
         assert_eq!(json(&body.unpack_with(codec).unwrap()), json(&obj));
     }
+}
+
+#[test]
+fn an_objects_shape_follows_its_status_and_ready_condition() {
+    assert_eq!(Shape::of_managed(&fresh("data")), Shape::NoStatus);
+    assert_eq!(Shape::of_managed(&creating("data")), Shape::WithStatus);
+    let ready = converged("data", "8d0c7c52-5f5e-4f0e-9a53-0f6c3b1e2a71", "v");
+    assert_eq!(Shape::of_managed(&ready), Shape::Ready);
+    assert_eq!(
+        Shape::of_status(Some(&[])),
+        Shape::WithStatus,
+        "no conditions yet"
+    );
+}
+
+#[test]
+fn an_object_with_no_status_offers_no_dictionary() {
+    let codec = codec();
+    let plain = Packed::pack_with(codec, Shape::NoStatus, &creating("first"));
+    assert_eq!(plain.body[0], PLAIN, "its shape, not its status, decides");
+    let packed = pack(codec, &creating("second"));
+    assert_eq!(packed.body[0], COMPRESSED);
 }
