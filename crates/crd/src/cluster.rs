@@ -253,3 +253,5 @@ pub struct ClusterStatus {
     /// What `maxRuntime` sees and holds.
     pub guardrails: Option<GuardrailStatus>,
 }
+
+crate::managed::managed_kind!(Cluster, ClusterStatus);

@@ -358,3 +358,5 @@ pub struct EndpointRollout {
     /// All workers.
     pub workers_total: i64,
 }
+
+crate::managed::managed_kind!(Endpoint, EndpointStatus);

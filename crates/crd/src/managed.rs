@@ -75,9 +75,4 @@ macro_rules! managed_kind {
     };
 }
 
-managed_kind!(crate::NetworkVolume, crate::NetworkVolumeStatus);
-managed_kind!(crate::Endpoint, crate::EndpointStatus);
-managed_kind!(crate::Pod, crate::PodStatus);
-managed_kind!(crate::RegistryCredential, crate::RegistryCredentialStatus);
-managed_kind!(crate::Template, crate::TemplateStatus);
-managed_kind!(crate::Cluster, crate::ClusterStatus);
+pub(crate) use managed_kind;

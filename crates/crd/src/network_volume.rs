@@ -98,3 +98,5 @@ pub struct NetworkVolumeStatus {
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub volume_type: Option<String>,
 }
+
+crate::managed::managed_kind!(NetworkVolume, NetworkVolumeStatus);

@@ -376,3 +376,5 @@ pub struct PodStatus {
     /// Resumes refused for lack of a free GPU on the host, and a replacement pod.
     pub resume: Option<ResumeStatus>,
 }
+
+crate::managed::managed_kind!(Pod, PodStatus);

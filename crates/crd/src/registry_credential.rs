@@ -87,3 +87,5 @@ pub struct RegistryCredentialStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retiring_ids: Vec<String>,
 }
+
+crate::managed::managed_kind!(RegistryCredential, RegistryCredentialStatus);

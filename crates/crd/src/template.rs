@@ -129,3 +129,5 @@ pub struct TemplateStatus {
     /// Registry credential id the platform pulls the image with.
     pub registry_id: Option<String>,
 }
+
+crate::managed::managed_kind!(Template, TemplateStatus);
