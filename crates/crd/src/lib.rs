@@ -26,7 +26,7 @@ pub use common::{
     ManagementPolicy, VERSION,
 };
 pub use endpoint::{Endpoint, EndpointSpec, EndpointStatus, EndpointType};
-pub use managed::ManagedKind;
+pub use managed::{ManagedKind, NamespacedKind};
 pub use network_volume::{NetworkVolume, NetworkVolumeSpec, NetworkVolumeStatus};
 pub use pod::{Pod, PodSpec, PodStatus};
 pub use published::{managed_crd, with_unobserved_status};

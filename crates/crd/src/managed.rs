@@ -11,8 +11,10 @@ use serde::de::DeserializeOwned;
 
 use crate::{CommonStatus, CredentialsSecretRef, DeletionPolicy, ManagementPolicy};
 
-/// A custom resource the engine manages.
-pub trait ManagedKind:
+/// A namespaced custom resource, read from and written to JSON: all that a controller's
+/// runtime (the watch, its cache, the loop of passes) needs of a kind. Every type that is
+/// one is one.
+pub trait NamespacedKind:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
     + Clone
     + Debug
@@ -22,6 +24,22 @@ pub trait ManagedKind:
     + Sync
     + 'static
 {
+}
+
+impl<K> NamespacedKind for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// A custom resource the engine manages.
+pub trait ManagedKind: NamespacedKind {
     type Status: Clone + Debug + Default + PartialEq + Serialize + Send + Sync;
 
     fn deletion_policy(&self) -> DeletionPolicy;

@@ -13,47 +13,20 @@
 //! What it holds is any [`CachedKind`]: the kinds that mirror a platform object
 //! ([`ManagedKind`]), and those the runtime runs passes of without one.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 
 use hashbrown::HashTable;
-use kube::core::NamespaceResourceScope;
 use kube::runtime::watcher::Event;
 use kube::{Resource, ResourceExt};
 use parking_lot::RwLock;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::packed::{Codec, PackError, Packed, Shape};
 use super::resync::hash_of_key;
 use gpucloud_crd::ManagedKind;
 
 /// What the runtime (the watch, this cache, the triggers, the controller loop) needs of a
-/// kind: a namespaced resource, read from and written to JSON. Every type that is one is
-/// one; nothing more of a kind is read here.
-pub trait CachedKind:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope>
-    + Clone
-    + Debug
-    + Serialize
-    + DeserializeOwned
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<K> CachedKind for K where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + Serialize
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static
-{
-}
+/// kind, and nothing more.
+pub use gpucloud_crd::NamespacedKind as CachedKind;
 
 /// One cached object: its `namespace/name` and its packed body.
 struct Entry<K> {

@@ -253,15 +253,8 @@ impl Beside {
     /// Budgets' first listing is in the cache, and so in the ledger (see
     /// [`Reconciler::seen`]).
     async fn run(self, mut synced: tokio::sync::watch::Receiver<bool>) {
-        let Self {
-            shared,
-            ledger,
-            watched,
-            billing,
-            billing_interval,
-            member_wakes,
-            reconcile_all,
-        } = self;
+        let (shared, ledger, watched) = (self.shared, self.ledger, self.watched);
+        let member_wakes = self.member_wakes;
         // Every watch's first listing must be in the ledger before a Pod, Endpoint or
         // Cluster is admitted: the Budgets' (one, merged across namespaces) and each
         // namespace's Pods', Endpoints' and Clusters'.
@@ -307,9 +300,9 @@ impl Beside {
         let refresher = spend::refresh(
             shared.clone(),
             ledger.clone(),
-            billing,
-            billing_interval,
-            reconcile_all,
+            self.billing,
+            self.billing_interval,
+            self.reconcile_all,
         );
         tokio::join!(wake_members, budgets_listed, refresher);
     }
