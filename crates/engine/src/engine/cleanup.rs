@@ -365,7 +365,7 @@ impl<A: Adapter> Engine<A> {
             obj.meta().generation,
         );
         let verdicts = told.verdicts(last_ready);
-        let status = self.status(obj, None, &verdicts, Seen::default(), false);
+        let status = self.status(&obj.key(), obj, None, &verdicts, Seen::default(), false);
         if let Err(err) = self.write_status(api, obj, status).await {
             // The Event said it already; the retry below writes again.
             debug!(kind = A::KIND, object = %obj.key(), error = %err, "could not write the delete's conditions");

@@ -137,11 +137,11 @@ impl<A: Adapter> Engine<A> {
             .await;
         // Ready at once (a volume): what the kind keeps beside a Ready object (an
         // endpoint's connection ConfigMap) must exist before status says Ready.
-        if let Err(f) = self.after_sync_if_ready(pass, obj, &mut remote).await {
+        if let Err(f) = self.after_sync_if_ready(pass, seen, &mut remote).await {
             return Outcome::failed(f, Some(remote), seen.last_ready.clone());
         }
         // A fresh object's listing comes soon, Ready or not.
-        self.observed_then(obj, remote, Requeue::Progress)
+        self.observed_then(seen, remote, Requeue::Progress)
     }
 
     /// The platform did not confirm the create: keep the marker while the create may still

@@ -18,7 +18,6 @@ use crate::adapter::{Adapter, PassContext, Plan, Readiness, Seen};
 use crate::conditions::{Verdict, Verdicts};
 use crate::decide::{Adoption, Step};
 use crate::failure::Failure;
-use gpucloud_crd::ManagedKind;
 
 impl<A: Adapter> Engine<A> {
     /// Carries out `step`.
@@ -42,7 +41,7 @@ impl<A: Adapter> Engine<A> {
             Step::WaitForPendingCreate(wait) => Ok(wait_for_pending_create(A::NOUN, wait)),
             Step::Observe(remote) => {
                 self.ensure_owned(api, obj, attempt.account, false).await?;
-                Ok(self.observed(obj, remote))
+                Ok(self.observed(seen, remote))
             }
             Step::Adopt(remote, how) => self.adopt(api, seen, pass, remote, how).await,
             Step::Manage(remote) => {
@@ -89,7 +88,7 @@ impl<A: Adapter> Engine<A> {
             .event(obj, false, how.reason(), "Adopt", message)
             .await;
         match seen.observe_only {
-            true => Ok(self.observed(obj, remote)),
+            true => Ok(self.observed(seen, remote)),
             false => self.manage(api, seen, pass, remote).await,
         }
     }
@@ -109,8 +108,8 @@ impl<A: Adapter> Engine<A> {
             Err(outcome) => return Ok(*outcome),
         };
         match self.plan(&seen.key, obj, &desired, &remote) {
-            Plan::UpToDate => match self.after_sync_if_ready(pass, obj, &mut remote).await {
-                Ok(()) => Ok(self.observed(obj, remote)),
+            Plan::UpToDate => match self.after_sync_if_ready(pass, seen, &mut remote).await {
+                Ok(()) => Ok(self.observed(seen, remote)),
                 Err(f) => Ok(Outcome::failed(f, Some(remote), last_ready)),
             },
             Plan::Blocked(failure) => Ok(Outcome::blocked(failure, remote, last_ready)),
@@ -203,28 +202,32 @@ impl<A: Adapter> Engine<A> {
     pub(super) async fn after_sync_if_ready(
         &self,
         pass: &PassContext<'_, A::State>,
-        obj: &A::Kind,
+        seen: &Observed<A::Kind>,
         remote: &mut A::Remote,
     ) -> Result<(), Failure> {
-        match self.readiness(obj, remote) {
-            Readiness::Ready { .. } => self.adapter.after_sync(pass, obj, remote).await,
+        match self.readiness(seen, remote) {
+            Readiness::Ready { .. } => self.adapter.after_sync(pass, &seen.obj, remote).await,
             Readiness::Progressing { .. } => Ok(()),
         }
     }
 
     /// An up-to-date remote object: Ready, or still coming up.
-    pub(super) fn observed(&self, obj: &A::Kind, remote: A::Remote) -> Outcome<A::Remote> {
-        self.observed_then(obj, remote, Requeue::Poll)
+    pub(super) fn observed(
+        &self,
+        seen: &Observed<A::Kind>,
+        remote: A::Remote,
+    ) -> Outcome<A::Remote> {
+        self.observed_then(seen, remote, Requeue::Poll)
     }
 
     /// An up-to-date remote object, looked at again after `when_ready` once it is Ready.
     pub(super) fn observed_then(
         &self,
-        obj: &A::Kind,
+        seen: &Observed<A::Kind>,
         remote: A::Remote,
         when_ready: Requeue,
     ) -> Outcome<A::Remote> {
-        match self.readiness(obj, &remote) {
+        match self.readiness(seen, &remote) {
             Readiness::Ready { message } => {
                 Outcome::new(Some(remote), Verdicts::converged(message), when_ready)
             }
@@ -238,8 +241,8 @@ impl<A: Adapter> Engine<A> {
 impl<A: Adapter> Engine<A> {
     /// Whether an up-to-date remote object is usable yet, as the kind reports it; a kind
     /// that says nothing of it has a usable object as soon as it is up to date.
-    fn readiness(&self, obj: &A::Kind, remote: &A::Remote) -> Readiness {
-        let report = self.report_of(&obj.key(), obj, Some(remote), Seen::default());
+    fn readiness(&self, seen: &Observed<A::Kind>, remote: &A::Remote) -> Readiness {
+        let report = self.report_of(&seen.key, &seen.obj, Some(remote), Seen::default());
         report.readiness.unwrap_or_else(|| Readiness::Ready {
             message: format!("{} {} is up to date", A::NOUN, Identified::id(remote)),
         })

@@ -137,6 +137,7 @@ impl<A: Adapter> Engine<A> {
                 .await;
         }
         let status = self.status(
+            &seen.key,
             obj,
             outcome.remote.as_ref(),
             &outcome.verdicts,
@@ -162,7 +163,7 @@ impl<A: Adapter> Engine<A> {
             backoff: self.shared.config.backoff,
         };
         let due = || {
-            self.policy(&obj.key(), obj, outcome.remote.as_ref())
+            self.policy(&seen.key, obj, outcome.remote.as_ref())
                 .look_again_in
         };
         let delay = match next_pass(outcome.requeue, timing, due) {
@@ -197,21 +198,29 @@ impl<A: Adapter> Engine<A> {
         seen: &Observed<A::Kind>,
     ) -> Result<Action, EngineError> {
         let verdicts = paused(seen.last_ready.clone());
-        let status = self.status(&seen.obj, None, &verdicts, Seen::default(), false);
+        let status = self.status(
+            &seen.key,
+            &seen.obj,
+            None,
+            &verdicts,
+            Seen::default(),
+            false,
+        );
         self.write_status(api, &seen.obj, status).await?;
         Ok(Action::await_change())
     }
 
-    /// The status `verdicts` and `remote` make, as data.
+    /// The status `verdicts` and `remote` make for `obj` (under `key`), as data.
     pub(super) fn status(
         &self,
+        key: &str,
         obj: &A::Kind,
         remote: Option<&A::Remote>,
         verdicts: &Verdicts,
         seen: Seen,
         forget_id: bool,
     ) -> <A::Kind as ManagedKind>::Status {
-        let report = self.report_of(&obj.key(), obj, remote, seen);
+        let report = self.report_of(key, obj, remote, seen);
         let mut status = report.status;
         let previous = conditions_of(obj).to_vec();
         let common = Common {
