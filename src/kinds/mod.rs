@@ -11,9 +11,7 @@ pub mod summary;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-pub use shared::registration::{
-    Census, Controllers, ListRows, RegisteredKind, StartController, budget_wakes,
-};
+pub use shared::registration::{Census, Controllers, ListRows, RegisteredKind, StartController};
 
 /// Declares the kinds, in the order of the CRD stream (`crds`, `crds/gpucloud.io.yaml`):
 /// each name is a folder `src/kinds/<name>/` that exports its [`RegisteredKind`] as

@@ -59,10 +59,9 @@ use decide::{
     container_of, nothing_fits, plan_cluster, readiness_of, remote_name, runtime_decision,
     started_at, status_of,
 };
-use crate::kinds::shared::registration::{Census, Controllers};
 use crate::kinds::shared::sweep::OrphanSweep;
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::{RegisteredKind, budget_wakes};
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use tokio::task::JoinHandle;
 
 /// A cluster as a pass sees it: the platform's, and what the create that made it in this
@@ -642,9 +641,7 @@ fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
         shared.config.clock.clone(),
     )
     .with_budgets(controllers.budgets.clone());
-    // Held clusters are reconciled again when the Budgets' ledger finds room for them.
-    let wakes = budget_wakes(controllers, MemberKind::Cluster);
-    controllers.spawn_with_wakes(adapter, census, wakes)
+    controllers.spawn_held_by_budgets(adapter, census, MemberKind::Cluster)
 }
 
 #[cfg(test)]

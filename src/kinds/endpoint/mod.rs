@@ -45,10 +45,9 @@ use gpucloud_platform::domain::Identified;
 use gpucloud_policy::budget::BudgetLedger;
 use gpucloud_policy::budget::ledger::{Member, MemberKind};
 use gpucloud_policy::budget::members::BudgetMember;
-use crate::kinds::shared::registration::{Census, Controllers};
 use crate::kinds::shared::sweep::OrphanSweep;
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::{RegisteredKind, budget_wakes};
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use tokio::task::JoinHandle;
 
 /// Label on the connection ConfigMaps, naming the Endpoint that owns them.
@@ -442,8 +441,7 @@ impl Actuator for EndpointAdapter {
         remote: &mut RemoteEndpoint,
         change: &EndpointChange,
     ) -> Result<Note, Failure> {
-        let client = pass.client;
-        self.apply_change(client, remote, change).await?;
+        self.apply_change(pass.client, remote, change).await?;
         Ok(Note::updated(self.describe_change(change)))
     }
 }
@@ -640,9 +638,7 @@ fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
         controllers.budgets.clone(),
         controllers.shared.config.poll_interval,
     );
-    // Held endpoints are reconciled again when the Budgets' ledger finds room for them.
-    let wakes = budget_wakes(controllers, MemberKind::Endpoint);
-    controllers.spawn_with_wakes(adapter, census, wakes)
+    controllers.spawn_held_by_budgets(adapter, census, MemberKind::Endpoint)
 }
 
 #[cfg(test)]

@@ -15,10 +15,9 @@ use gpucloud_engine::adapter::{
 use gpucloud_engine::failure::Failure;
 pub use gpucloud_engine::marker::default_remote_name;
 use gpucloud_engine::marker::is_named_for;
-use crate::kinds::shared::registration::{Census, Controllers};
 use crate::kinds::shared::sweep::OrphanSweep;
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::RegisteredKind;
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use tokio::task::JoinHandle;
 
 pub use decide::{DesiredVolume, VolumeChange, desired_of, plan_volume};
@@ -91,12 +90,11 @@ impl Actuator for NetworkVolumeAdapter {
         remote: &mut Volume,
         change: &VolumeChange,
     ) -> Result<Note, Failure> {
-        let client = pass.client;
         let update = VolumeUpdate {
             name: change.name.clone(),
             size_gb: change.size_gb,
         };
-        client
+        pass.client
             .volumes()
             .update(&remote.id, &update)
             .await

@@ -77,10 +77,9 @@ pub use decide::{
 pub use gpucloud_engine::marker::TAG_ENV;
 use gpucloud_engine::marker::with_install_tag;
 use resume::PodState;
-use crate::kinds::shared::registration::{Census, Controllers};
 use crate::kinds::shared::sweep::OrphanSweep;
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::{RegisteredKind, budget_wakes};
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use tokio::task::JoinHandle;
 
 /// Catalog key: account, GPU count, cloud (None: any).
@@ -688,9 +687,7 @@ fn start(controllers: &Controllers, census: Census) -> JoinHandle<()> {
     let adapter = PodAdapter::new(shared.config.poll_interval)
         .with_guardrails(shared.config.clock.clone(), shared.metrics.clone())
         .with_budgets(controllers.budgets.clone());
-    // Held pods are reconciled again when the Budgets' ledger finds room for them.
-    let wakes = budget_wakes(controllers, MemberKind::Pod);
-    controllers.spawn_with_wakes(adapter, census, wakes)
+    controllers.spawn_held_by_budgets(adapter, census, MemberKind::Pod)
 }
 
 #[cfg(test)]

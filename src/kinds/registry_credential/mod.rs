@@ -32,9 +32,8 @@ pub use decide::{
 };
 use decide::{is_named_for, marker_of_name, retiring_of};
 use gpucloud_platform::domain::Identified;
-use crate::kinds::shared::registration::{Census, Controllers};
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::RegisteredKind;
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use tokio::task::JoinHandle;
 
 /// The RegistryCredential kind.
@@ -261,8 +260,7 @@ impl Actuator for RegistryCredentialAdapter {
         remote: &mut RemoteCredential,
         change: &Rotation,
     ) -> Result<Note, Failure> {
-        let client = pass.client;
-        self.apply_change(client, remote, change).await?;
+        self.apply_change(pass.client, remote, change).await?;
         Ok(Note::updated(decide::describe(change)))
     }
 }

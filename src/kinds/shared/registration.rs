@@ -62,14 +62,14 @@ pub struct RegisteredKind {
 /// The objects of `kind` the Budgets' ledger found room for, to reconcile again, as a
 /// stream; dropped with the controller, which hands them back to the ledger for the kind's
 /// next controller (the next term of leadership).
-pub fn budget_wakes<K>(
-    controllers: &Controllers,
+fn budget_wakes<K>(
+    budgets: &BudgetLedger,
     kind: MemberKind,
 ) -> futures::stream::BoxStream<'static, ObjectRef<K>>
 where
     K: kube::Resource<DynamicType = ()> + 'static,
 {
-    let Some(mut wakes) = controllers.budgets.take_wakes(kind) else {
+    let Some(mut wakes) = budgets.take_wakes(kind) else {
         return futures::stream::empty().boxed();
     };
     futures::stream::poll_fn(move |cx| wakes.poll_recv(cx))
@@ -148,9 +148,20 @@ impl Controllers {
         self.spawn_with_wakes(adapter, census, futures::stream::empty())
     }
 
-    /// As [`Self::spawn`], and also reconciles the objects `wakes` names (a Pod held by a
-    /// Budget, when room appears).
-    pub fn spawn_with_wakes<A: Adapter>(
+    /// As [`Self::spawn`], for a kind the Budgets' ledger may hold: its objects held as
+    /// `member` are reconciled again when the ledger finds room for them.
+    pub fn spawn_held_by_budgets<A: Adapter>(
+        &self,
+        adapter: A,
+        census: Census,
+        member: MemberKind,
+    ) -> JoinHandle<()> {
+        let wakes = budget_wakes(&self.budgets, member);
+        self.spawn_with_wakes(adapter, census, wakes)
+    }
+
+    /// As [`Self::spawn`], and also reconciles the objects `wakes` names.
+    fn spawn_with_wakes<A: Adapter>(
         &self,
         adapter: A,
         census: Census,

@@ -24,10 +24,9 @@ use gpucloud_engine::adapter::{
 };
 use gpucloud_engine::failure::Failure;
 use gpucloud_engine::marker::{is_named_for, kept_name};
-use crate::kinds::shared::registration::{Census, Controllers};
 use crate::kinds::shared::sweep::OrphanSweep;
 use crate::kinds::summary::rows_of;
-use crate::kinds::shared::registration::RegisteredKind;
+use crate::kinds::shared::registration::{Census, Controllers, RegisteredKind};
 use tokio::task::JoinHandle;
 
 /// The Template kind.
@@ -187,8 +186,7 @@ impl Actuator for TemplateAdapter {
         remote: &mut Remote,
         change: &TemplateChange,
     ) -> Result<Note, Failure> {
-        let client = pass.client;
-        self.apply_change(client, remote, change).await?;
+        self.apply_change(pass.client, remote, change).await?;
         Ok(Note::updated(describe_change(change)))
     }
 }
