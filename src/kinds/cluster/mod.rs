@@ -285,6 +285,12 @@ impl ClusterAdapter {
         obj: &Cluster,
     ) -> Result<(), Failure> {
         let wrote_one = pass.state.update(|s| s.written.take()).is_some();
+        self.remove_config_map(obj, wrote_one).await
+    }
+
+    /// Deletes the address ConfigMap of `obj` when it may have one: this process wrote it
+    /// (`wrote_one`), or status names it. One already gone counts as deleted.
+    async fn remove_config_map(&self, obj: &Cluster, wrote_one: bool) -> Result<(), Failure> {
         if wrote_one || obj.status.as_ref().is_some_and(|s| s.config_map.is_some()) {
             owned_config_map::delete(&self.kube, obj, &config_map::name_of(obj)).await?;
         }
@@ -460,10 +466,8 @@ impl Actuator for ClusterAdapter {
             .map_err(|e| Failure::from_platform("delete the cluster", &e))?;
         // Its addresses go with it (see `drop_stale_config_map`).
         match holder {
-            Some(obj) if obj.status.as_ref().is_some_and(|s| s.config_map.is_some()) => {
-                owned_config_map::delete(&self.kube, obj, &config_map::name_of(obj)).await
-            }
-            _ => Ok(()),
+            Some(obj) => self.remove_config_map(obj, false).await,
+            None => Ok(()),
         }
     }
 
