@@ -7,7 +7,9 @@ apiserver), so running many binaries at once takes a fraction of running them on
 
 Each binary's output goes to LOGS/LANE/NAME.log. At the end each lane says how many tests
 passed, failed, and were left out by its filter (libtest's "filtered out"), the slowest
-binaries, and the whole log of every binary that failed. Exit status 1 when any failed.
+binaries, and the whole log of every binary that failed; last, each failed test's panic
+message on a few lines (a long log is cut in the middle by whoever shows only its ends).
+Exit status 1 when any failed.
 
     run-lanes.py --jobs 8 --logs DIR --binaries FILE \\
         --lane 'v2 GPUCLOUD_TEST_PLATFORM_API=v2' \\
@@ -121,6 +123,24 @@ class Run:
         say(f"[{self.lane.name}] {self.target}: {word} in {self.seconds:.0f} s")
 
 
+def panics(log):
+    """Each panic in a binary's log: the thread (libtest names it after the test), where,
+    and the message's first lines (up to the backtrace)."""
+    found = []
+    with open(log, errors="replace") as f:
+        lines = f.read().splitlines()
+    for i, line in enumerate(lines):
+        if "panicked at" not in line or not line.startswith("thread '"):
+            continue
+        message = []
+        for follow in lines[i + 1:i + 9]:
+            if follow.startswith(("stack backtrace:", "note: ")) or not follow.strip():
+                break
+            message.append(follow)
+        found.append((line, message))
+    return found
+
+
 def expected_order(run, times):
     """Sort key: longest first. A binary the last run did not time goes by its suite's size
     (the end-to-end suites wait most, and the longer ones hold more tests), before the
@@ -189,6 +209,13 @@ def main():
             print(f"\n--- lane {lane.name}, {r.target} failed (exit {r.status}); its log:")
             with open(r.log) as f:
                 sys.stdout.write(f.read())
+    brief = [(r, p) for r in runs if r.status != 0 for p in panics(r.log)]
+    if brief:
+        print("\n--- failures in brief")
+        for r, (line, message) in brief:
+            print(f"[{r.lane.name}] {r.target}: {line}")
+            for m in message:
+                print(f"    {m[:400]}")
     print(f"\n{len(runs)} binaries in {wall:.0f} s with {args.jobs} at once "
           f"({sum(r.seconds for r in runs):.0f} s one after another)")
     if args.times:

@@ -43,15 +43,19 @@ pub async fn passes_on(port: u16, kind: &str) -> u64 {
 /// `kind` beyond the `since` it had made; fails the test when it does not within a
 /// minute: a check after it would have checked nothing.
 pub async fn wait_passes_on(port: u16, kind: &str, since: u64, more: u64) {
+    let seen = std::sync::atomic::AtomicU64::new(since);
     let reached = wait_until(PASSES_WITHIN, || async {
-        metrics_text(port)
-            .await
-            .is_some_and(|m| reconcile_passes(&m, kind) >= since + more)
+        metrics_text(port).await.is_some_and(|m| {
+            let passes = reconcile_passes(&m, kind);
+            seen.store(passes, std::sync::atomic::Ordering::Relaxed);
+            passes >= since + more
+        })
     })
     .await;
+    let made = seen.into_inner().saturating_sub(since);
     assert!(
         reached,
-        "the operator made fewer than {more} passes over {kind} within {PASSES_WITHIN:?}: \
+        "the operator made {made} of {more} passes over {kind} within {PASSES_WITHIN:?}: \
          a check that nothing happened would check nothing"
     );
 }
