@@ -5,8 +5,8 @@
 # the same control plane plus kube-scheduler, a kubelet on containerd and runc, and
 # kube-proxy (node.sh); the apiserver then listens on the node's bridge address instead.
 #
-#   cp.sh build [--node]          build the binaries into the cache (reused when present)
-#   cp.sh up [--dir DIR] [--node] [--apiserver-arg ARG]...
+#   cp.sh build [--node] [--k8s R]  build the binaries into the cache (reused when present)
+#   cp.sh up [--dir DIR] [--node] [--k8s R] [--apiserver-arg ARG]...
 #                                 start everything, write DIR/kubeconfig, print the export line;
 #                                 each ARG (`--apiserver-arg=ARG` too) ends kube-apiserver's command line
 #   cp.sh stop COMPONENT [--dir DIR]   SIGTERM etcd, kube-apiserver or kube-controller-manager and
@@ -14,7 +14,12 @@
 #   cp.sh start COMPONENT [--dir DIR]  start it again with its first command line, wait until ready
 #   cp.sh import ARCHIVE [--dir DIR]  load an image archive into the node's containerd
 #   cp.sh down [--dir DIR]        stop what `up` started (by process id) and remove DIR
-#   cp.sh bin                     print the folder holding the binaries
+#   cp.sh bin [--k8s R]           print the folder holding the binaries
+#   cp.sh version [--k8s R]       print the Kubernetes version, such as v1.36.3
+#
+# --k8s R chooses the Kubernetes release of build, up, bin and version: newest (the
+# default) or oldest, the newest and the oldest supported (docs/operations.md, "Supported
+# Kubernetes versions"). Each has its own Go module and cache folder; oldest builds no node.
 #
 # stop and start stand for a managed control plane's upgrade or failover in outage tests;
 # `down` stops everything whatever was stopped or started since.
@@ -23,12 +28,15 @@
 # GPUCLOUD_CP_DIR (state folder, default /tmp/gpucloud-control-plane).
 set -euo pipefail
 
-K8S_VERSION=v1.36.3
+# The newest and the oldest supported Kubernetes, each built from its own Go module.
+K8S_NEWEST=v1.36.3
+K8S_OLDEST=v1.34.4
 ETCD_VERSION=v3.6.16
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${GPUCLOUD_CP_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator}
-bin_dir="$cache_root/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+k8s_release=newest
+k8s_given=false
 state_dir=${GPUCLOUD_CP_DIR:-/tmp/gpucloud-control-plane}
 with_node=false
 # Extra kube-apiserver flags from --apiserver-arg, after the script's own (so they win).
@@ -59,8 +67,25 @@ kube_commands() {
     fi
 }
 
+# Sets K8S_VERSION, the Go module that builds it and the cache folder from --k8s.
+choose_release() {
+    case $k8s_release in
+    newest) K8S_VERSION=$K8S_NEWEST kube_module=$here/kube ;;
+    oldest) K8S_VERSION=$K8S_OLDEST kube_module=$here/kube-1.34 ;;
+    *) die "--k8s takes newest or oldest, not '$k8s_release'" ;;
+    esac
+    bin_dir="$cache_root/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+    if [ "$with_node" = true ] && [ "$k8s_release" != newest ]; then
+        die "--node runs the newest Kubernetes only"
+    fi
+}
+
 build() {
     command -v go >/dev/null || die "go is not installed; it is needed to build the control plane"
+    # A version bumped here but not in the module (or the other way) would build the wrong
+    # release into a folder named for this one.
+    grep -q "^require k8s.io/kubernetes $K8S_VERSION\$" "$kube_module/go.mod" \
+        || die "$kube_module/go.mod does not require k8s.io/kubernetes $K8S_VERSION"
     local cmd missing=false
     for cmd in etcd $(kube_commands); do
         [ -x "$bin_dir/$cmd" ] || missing=true
@@ -89,7 +114,7 @@ build() {
     for cmd in $(kube_commands); do
         if [ ! -x "$bin_dir.partial/$cmd" ]; then
             log "building $cmd $K8S_VERSION"
-            (cd "$here/kube" && env $extra CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin_dir.partial/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+            (cd "$kube_module" && env $extra CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin_dir.partial/$cmd" "k8s.io/kubernetes/cmd/$cmd")
         fi
     done
     rm -rf "$bin_dir"
@@ -314,7 +339,7 @@ up() {
     if [ "$with_node" = true ]; then
         node_up "$d"
     fi
-    log "up in $((SECONDS - start)) s; state in $d"
+    log "Kubernetes $K8S_VERSION up in $((SECONDS - start)) s; state in $d"
     echo "export KUBECONFIG=$d/kubeconfig"
 }
 
@@ -428,6 +453,10 @@ while [ $# -gt 0 ]; do
     case $1 in
     --dir) state_dir=$2; shift 2 ;;
     --node) with_node=true; shift ;;
+    --k8s)
+        [ $# -ge 2 ] || die "--k8s needs newest or oldest"
+        k8s_release=$2 k8s_given=true; shift 2 ;;
+    --k8s=*) k8s_release=${1#--k8s=} k8s_given=true; shift ;;
     --apiserver-arg)
         [ $# -ge 2 ] || die "--apiserver-arg needs a value"
         apiserver_args+=("$2"); shift 2 ;;
@@ -440,6 +469,12 @@ while [ $# -gt 0 ]; do
 done
 # `start` reruns the first command line, so extra flags would be silently dropped there.
 [ ${#apiserver_args[@]} -eq 0 ] || [ "$cmd" = up ] || die "--apiserver-arg is for 'up' only"
+# The other commands act on what `up` started, whatever its release.
+case $cmd in
+build | up | bin | version) ;;
+*) [ "$k8s_given" = false ] || die "--k8s is for build, up, bin and version" ;;
+esac
+choose_release
 case $cmd in
 build) build ;;
 up) up ;;
@@ -448,6 +483,7 @@ stop) stop_component "$operand" ;;
 start) start_component "$operand" ;;
 import) [ -n "$operand" ] || die "import needs an image archive"; import_image "$operand" ;;
 bin) echo "$bin_dir" ;;
+version) echo "$K8S_VERSION" ;;
 # The comment block at the top.
 *) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
