@@ -4,7 +4,8 @@
 # builds, brings a real kube-apiserver up on 127.0.0.1, runs every test, brings it down.
 # Beside those, the node phase (tests/node/run.sh) builds the release image, runs it on a
 # real node and installs, upgrades and uninstalls it; it installs the distribution's
-# packages it needs (scripts/packages.sh), and needs root.
+# packages it needs (scripts/packages.sh), and needs root. After the suites, the oldest
+# supported Kubernetes gets the CRDs and the admission suites (tests/oldest-kubernetes/).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh -- FILTER  pass FILTER on to `cargo test`
@@ -43,9 +44,10 @@ done
 # What the run has to work with, for when a build stops on a full disk.
 df -h "$root" "${TMPDIR:-/tmp}" 2>/dev/null || true
 
-phase "control plane and node: build (cached), packages"
+phase "control planes and node: build (cached), packages"
 tests/control-plane/cp.sh build --node
 if [ ${#cargo_args[@]} -eq 0 ]; then
+    tests/control-plane/cp.sh build --k8s oldest
     scripts/packages.sh node
 fi
 
@@ -200,6 +202,12 @@ else
     GPUCLOUD_RECORDINGS=$recordings tests/argocd/run.sh
     phase "Prometheus rules and dashboard queries (rulefmt, PromQL)"
     tests/prometheus-rules/run.sh
+
+    # On a control plane of its own; its CEL self-test also installs a CRD on this one
+    # (and removes it), so it runs after the lanes. The suites it runs, and the conversion
+    # suite once it exists: `suites` in tests/oldest-kubernetes/run.sh.
+    phase "Kubernetes $(tests/control-plane/cp.sh version --k8s oldest) (oldest supported): CRDs, CEL self-test, admission suites"
+    tests/oldest-kubernetes/run.sh "$test_binaries"
 fi
 
 if [ ${#cargo_args[@]} -eq 0 ]; then
