@@ -663,11 +663,22 @@ pub fn watch_listings(metrics: &str) -> BTreeMap<(String, String, String), u64> 
 }
 
 /// A loopback port that was free a moment ago.
+/// A loopback port free now, for a process to listen on a moment later. Taken below the
+/// kernel's range of ephemeral ports (32768 up, by default): a port that range gives out
+/// (what a bind to port 0 gets) is soon the local end of some outbound connection, such as
+/// a client's to the apiserver, and the listen that follows would find it taken.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    use std::hash::{BuildHasher, RandomState};
+    const PORTS: std::ops::Range<u16> = 20_000..32_000;
+    let random = RandomState::new();
+    for attempt in 0u32..1000 {
+        let span = u64::from(PORTS.end - PORTS.start);
+        let port = PORTS.start + (random.hash_one(attempt) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port in {PORTS:?}");
 }
 
 /// The status of condition `type_` in a status's conditions, if any.
