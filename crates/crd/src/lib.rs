@@ -18,6 +18,7 @@ pub mod published;
 pub mod reference;
 pub mod registry_credential;
 pub mod template;
+pub mod v1beta1;
 
 pub use budget::{Budget, BudgetSpec, BudgetStatus};
 pub use cluster::{Cluster, ClusterSpec, ClusterStatus};

@@ -537,3 +537,5 @@ fn cluster_schema_bounds_the_shape_and_names_the_types() {
 
 /// CPU pods and global networking.
 mod pod_cpu;
+/// The CRDs with both versions.
+mod versions;
