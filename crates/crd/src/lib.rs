@@ -8,6 +8,7 @@ pub mod budget;
 pub mod cluster;
 pub mod common;
 pub mod condition;
+pub mod conversion;
 pub mod endpoint;
 pub mod guardrails;
 pub mod managed;
