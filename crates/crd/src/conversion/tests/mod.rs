@@ -5,7 +5,10 @@ use serde_json::{Value, json};
 use super::{ANNOTATION, ConversionError, convert};
 
 mod endpoint;
+mod examples;
+mod generate;
 mod mappings;
+mod properties;
 
 /// `spec` as an object of `kind` in `version`, named `x` in `default`, with `annotations`.
 fn object(version: &str, kind: &str, spec: Value, annotations: Option<Value>) -> Value {
