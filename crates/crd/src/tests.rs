@@ -535,6 +535,8 @@ fn cluster_schema_bounds_the_shape_and_names_the_types() {
     assert_eq!(spec["budgetStopPolicy"]["enum"], json!(["Keep", "Delete"]));
 }
 
+/// The v1beta1 schemas.
+mod beta;
 /// CPU pods and global networking.
 mod pod_cpu;
 /// The CRDs with both versions.
