@@ -31,39 +31,34 @@ pub fn convert(object: Value, api_version: &str) -> Result<Value, ConversionErro
         "NetworkVolume" => via(
             object,
             up,
-            |o| Ok(network_volume::to_v1beta1(o)),
-            |o| Ok(network_volume::to_v1alpha1(o)),
+            total(network_volume::to_v1beta1),
+            total(network_volume::to_v1alpha1),
         ),
         "Endpoint" => via(object, up, endpoint::to_v1beta1, endpoint::to_v1alpha1),
-        "Pod" => via(
-            object,
-            up,
-            |o| Ok(pod::to_v1beta1(o)),
-            |o| Ok(pod::to_v1alpha1(o)),
-        ),
+        "Pod" => via(object, up, total(pod::to_v1beta1), total(pod::to_v1alpha1)),
         "Budget" => via(
             object,
             up,
-            |o| Ok(budget::to_v1beta1(o)),
-            |o| Ok(budget::to_v1alpha1(o)),
+            total(budget::to_v1beta1),
+            total(budget::to_v1alpha1),
         ),
         "RegistryCredential" => via(
             object,
             up,
-            |o| Ok(registry_credential::to_v1beta1(o)),
-            |o| Ok(registry_credential::to_v1alpha1(o)),
+            total(registry_credential::to_v1beta1),
+            total(registry_credential::to_v1alpha1),
         ),
         "Template" => via(
             object,
             up,
-            |o| Ok(template::to_v1beta1(o)),
-            |o| Ok(template::to_v1alpha1(o)),
+            total(template::to_v1beta1),
+            total(template::to_v1alpha1),
         ),
         "Cluster" => via(
             object,
             up,
-            |o| Ok(cluster::to_v1beta1(o)),
-            |o| Ok(cluster::to_v1alpha1(o)),
+            total(cluster::to_v1beta1),
+            total(cluster::to_v1alpha1),
         ),
         _ => Err(ConversionError::UnknownKind(kind)),
     }
@@ -86,6 +81,11 @@ where
     } else {
         written(to_v1alpha1(read(object)?)?)
     }
+}
+
+/// A conversion that takes every object of its version.
+fn total<A, B>(convert: fn(A) -> B) -> impl FnOnce(A) -> Result<B, ConversionError> {
+    move |object| Ok(convert(object))
 }
 
 /// The version part of `api_version`, when it is one of this group's.
