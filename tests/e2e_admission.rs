@@ -15,12 +15,12 @@ use common::{TestNamespace, kube_client, merged};
 
 fn pod(name: &str, ports: &[&str]) -> Pod {
     serde_json::from_value(json!({
-        "apiVersion": "gpucloud.io/v1alpha1",
+        "apiVersion": "gpucloud.io/v1beta1",
         "kind": "Pod",
         "metadata": {"name": name},
         "spec": {
             "image": "ghcr.io/example/app:1",
-            "gpu": {"types": ["NVIDIA A40"]},
+            "gpu": {"typeIds": ["NVIDIA A40"]},
             "ports": ports,
         }
     }))
@@ -78,11 +78,11 @@ async fn pod_guardrail_fields_are_checked_at_admission() {
     let pods: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
     let object = |name: &str, extra: serde_json::Value| -> DynamicObject {
         let spec = merged(
-            json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"]}}),
+            json!({"image": "ghcr.io/example/app:1", "gpu": {"typeIds": ["NVIDIA A40"]}}),
             extra,
         );
         serde_json::from_value(json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Pod",
             "metadata": {"name": name}, "spec": spec,
         }))
         .unwrap()
@@ -165,7 +165,7 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
     let pods: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
     let object = |name: &str, spec: serde_json::Value| -> DynamicObject {
         serde_json::from_value(json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Pod",
             "metadata": {"name": name}, "spec": spec,
         }))
         .unwrap()
@@ -180,7 +180,7 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
         &PostParams::default(),
         &object(
             "global",
-            json!({"image": "img:1", "gpu": {"types": ["NVIDIA A40"]}, "globalNetworking": true}),
+            json!({"image": "img:1", "gpu": {"typeIds": ["NVIDIA A40"]}, "globalNetworking": true}),
         ),
     )
     .await
@@ -188,7 +188,7 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
     for (name, spec, field, rule) in [
         (
             "both",
-            cpu_pod(json!({"gpu": {"types": ["NVIDIA A40"]}})),
+            cpu_pod(json!({"gpu": {"typeIds": ["NVIDIA A40"]}})),
             "spec",
             "exactly one of gpu and cpu",
         ),
@@ -268,7 +268,7 @@ async fn endpoint_shapes_are_checked_at_admission() {
     let object = |name: &str, spec: serde_json::Value| -> DynamicObject {
         let base = merged(json!({"templateId": "tmpl-worker-base"}), spec);
         serde_json::from_value(json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Endpoint",
             "metadata": {"name": name}, "spec": base,
         }))
         .unwrap()
@@ -277,8 +277,8 @@ async fn endpoint_shapes_are_checked_at_admission() {
         "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/ping"}}});
     for (name, spec) in [
         (
-            "shorthand",
-            json!({"gpuTypeIds": ["NVIDIA A40"], "gpuCount": 2}),
+            "types",
+            json!({"gpu": {"typeIds": ["NVIDIA A40"], "count": 2}}),
         ),
         ("lb", lb.clone()),
         (
@@ -293,24 +293,12 @@ async fn endpoint_shapes_are_checked_at_admission() {
     }
     let with = |extra: serde_json::Value| merged(lb.clone(), extra);
     for (name, spec, field, rule) in [
-        ("none", json!({}), "spec", "set exactly one of gpuTypeIds"),
-        (
-            "mixed",
-            json!({"gpuTypeIds": ["NVIDIA A40"], "gpu": {"typeIds": ["NVIDIA A40"]}}),
-            "spec",
-            "set exactly one of gpuTypeIds",
-        ),
+        ("none", json!({}), "spec", "set exactly one of gpu and cpu"),
         (
             "gpu-and-cpu",
             json!({"gpu": {"pools": ["ADA_24"]}, "cpu": {"flavors": ["cpu3c"], "vcpuCount": 2}}),
             "spec",
-            "set exactly one of gpuTypeIds",
-        ),
-        (
-            "count",
-            json!({"gpu": {"pools": ["ADA_24"]}, "gpuCount": 2}),
-            "spec.gpuCount",
-            "gpuCount goes with gpuTypeIds",
+            "set exactly one of gpu and cpu",
         ),
         (
             "pools-and-types",
@@ -377,7 +365,7 @@ async fn endpoint_shapes_are_checked_at_admission() {
         ),
         (
             "cpu",
-            json!({"spec": {"cpu": null, "gpuTypeIds": ["NVIDIA A40"]}}),
+            json!({"spec": {"cpu": null, "gpu": {"typeIds": ["NVIDIA A40"]}}}),
             "spec.cpu",
             "cannot move between GPU and CPU",
         ),

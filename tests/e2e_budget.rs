@@ -29,7 +29,7 @@ fn budget(name: &str, max: f64) -> Budget {
 fn priced_pod(name: &str) -> Pod {
     pod(
         name,
-        json!({"gpu": {"types": [RTX4090], "count": 1}, "cloudType": "SECURE"}),
+        json!({"gpu": {"typeIds": [RTX4090], "count": 1}, "cloudType": "SECURE"}),
     )
 }
 
@@ -223,7 +223,7 @@ fn per_gpu(gpu: &str) -> f64 {
 fn endpoint(name: &str, gpus: &[&str], workers_min: i32) -> Endpoint {
     let spec: EndpointSpec = serde_json::from_value(json!({
         "templateId": "tmpl-worker-base",
-        "gpuTypeIds": gpus,
+        "gpu": {"typeIds": gpus},
         "workersMin": workers_min,
         "workersMax": 4,
     }))

@@ -284,7 +284,7 @@ async fn v2_only_a_shape_change_replaces_the_cluster_with_recreate_and_is_refuse
 
     // Recreate: a third node means a new cluster; the old one is deleted, and the
     // ConfigMap follows the new one.
-    patch_spec(&api, "grow", json!({"compute": {"podCount": 3}})).await;
+    patch_spec(&api, "grow", json!({"nodeCount": 3})).await;
     let grown = env
         .wait_for::<Cluster, _>("grow", TIMEOUT, "replaced", |c| {
             is_running(c) && c.status.as_ref().and_then(|s| s.common.id.as_deref()) != Some(&first)
@@ -324,7 +324,7 @@ async fn v2_only_a_shape_change_replaces_the_cluster_with_recreate_and_is_refuse
 
     // Never: reported, nothing touched on the platform.
     let calls_before = env.calls().await;
-    patch_spec(&api, "pinned", json!({"compute": {"podCount": 3}})).await;
+    patch_spec(&api, "pinned", json!({"nodeCount": 3})).await;
     let blocked = env
         .wait_for::<Cluster, _>("pinned", TIMEOUT, "ImmutableFieldChanged", |c| {
             cond(c, "Synced") == Some(("False".into(), "ImmutableFieldChanged".into()))
@@ -414,7 +414,7 @@ async fn v2_only_no_whole_machines_of_the_first_type_falls_back_then_waits_for_c
     // nothing made.
     env.create(&cluster(
         "waiting",
-        json!({"compute": {"gpuTypes": [RTX4090], "gpuCountPerPod": 2, "podCount": 2}}),
+        json!({"gpu": {"typeIds": [RTX4090], "count": 2}, "nodeCount": 2}),
     ))
     .await;
     let waiting = env
@@ -547,14 +547,14 @@ async fn bad_cluster_shapes_are_refused_at_admission_naming_the_field() {
     let clusters: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns.name(), &resource);
     let object = |name: &str, spec: serde_json::Value| -> DynamicObject {
         serde_json::from_value(json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Cluster",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Cluster",
             "metadata": {"name": name}, "spec": spec,
         }))
         .unwrap()
     };
     let good = || {
         json!({"type": "TRAINING", "image": IMAGE,
-               "compute": {"gpuTypes": [RTX4090], "gpuCountPerPod": 2, "podCount": 2}})
+               "gpu": {"typeIds": [RTX4090], "count": 2}, "nodeCount": 2})
     };
     clusters
         .create(&PostParams::default(), &object("fine", good()))

@@ -40,7 +40,7 @@ const PRICE: f64 = 2.0 * 2.0 * RTX4090_PRICE;
 /// A Cluster that can only go on 4090s, so that it costs [`PRICE`].
 fn priced(name: &str, extra: serde_json::Value) -> Cluster {
     let spec = merged(
-        json!({"compute": {"gpuTypes": [RTX4090], "gpuCountPerPod": 2, "podCount": 2}}),
+        json!({"gpu": {"typeIds": [RTX4090], "count": 2}, "nodeCount": 2}),
         extra,
     );
     cluster(name, spec)

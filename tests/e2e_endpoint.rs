@@ -21,7 +21,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An Endpoint on an A40 or else an L40S, `extra` on top.
 fn endpoint(name: &str, extra: serde_json::Value) -> Endpoint {
-    let gpus = json!({"gpuTypeIds": ["NVIDIA A40", "NVIDIA L40S"]});
+    let gpus = json!({"gpu": {"typeIds": ["NVIDIA A40", "NVIDIA L40S"]}});
     endpoints::endpoint(name, merged(gpus, extra))
 }
 
@@ -411,7 +411,7 @@ async fn a_worker_change_rolls_out_before_ready() {
     api.patch(
         "rolling",
         &PatchParams::default(),
-        &Patch::Merge(json!({"spec": {"gpuTypeIds": ["NVIDIA A40"]}})),
+        &Patch::Merge(json!({"spec": {"gpu": {"typeIds": ["NVIDIA A40"]}}})),
     )
     .await
     .unwrap();

@@ -25,7 +25,7 @@ const WORKERS: &str = "GET /v2/serverless/{id}/workers";
 fn load_balancer(name: &str) -> Endpoint {
     endpoint(
         name,
-        json!({"type": "LoadBalancer", "gpuTypeIds": ["NVIDIA A40"], "workersMin": 1,
+        json!({"type": "LoadBalancer", "gpu": {"typeIds": ["NVIDIA A40"]}, "workersMin": 1,
             "loadBalancer": {"port": 8000, "healthCheck": {"port": 8001, "path": "/healthz"}},
             "writeConnectionTo": format!("{name}-conn")}),
     )
@@ -306,8 +306,11 @@ async fn a_budget_counts_the_running_workers_not_only_the_minimum() {
     let op = env.operator(&[]);
     let spec: BudgetSpec = serde_json::from_value(json!({"maxCostPerHour": 10.0})).unwrap();
     env.create(&Budget::new("team", spec)).await;
-    env.create(&endpoint("busy", json!({"gpuTypeIds": ["NVIDIA A40"]})))
-        .await;
+    env.create(&endpoint(
+        "busy",
+        json!({"gpu": {"typeIds": ["NVIDIA A40"]}}),
+    ))
+    .await;
     let ready = env
         .wait_for::<Endpoint, _>("busy", TIMEOUT, "Ready", ready_now)
         .await;

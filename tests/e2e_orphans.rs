@@ -127,7 +127,7 @@ async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
     let template_id = ready::<Template>(
         &env,
         json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Template",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Template",
             "metadata": {"name": "worker"},
             "spec": {"image": "registry.example.com/acme/worker:1", "serverless": true},
         }),
@@ -136,17 +136,17 @@ async fn every_swept_kind_is_counted_listed_and_deleted_in_order() {
     let endpoint_id = ready::<Endpoint>(
         &env,
         json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Endpoint",
             "metadata": {"name": "infer"},
-            "spec": {"templateRef": {"name": "worker"}, "gpuTypeIds": ["NVIDIA A40"],
-                     "workersMin": 0, "workersMax": 1, "idleTimeoutSeconds": 5},
+            "spec": {"templateRef": {"name": "worker"}, "gpu": {"typeIds": ["NVIDIA A40"]},
+                     "workersMin": 0, "workersMax": 1, "idleTimeout": "5s"},
         }),
     )
     .await;
     let volume_id = ready::<NetworkVolume>(
         &env,
         json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "NetworkVolume",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "NetworkVolume",
             "metadata": {"name": "data"},
             "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1", "deletionPolicy": "Delete"},
         }),

@@ -100,7 +100,7 @@ async fn every_plugin_command_against_the_cluster_and_the_platform() {
     // No RTX 4090 under a cent an hour anywhere: it waits, and says why.
     env.create(&pod(
         "cheap",
-        json!({"gpu": {"types": [RTX4090], "count": 1, "maxPricePerHour": 0.01}}),
+        json!({"gpu": {"typeIds": [RTX4090], "count": 1, "maxPricePerHour": 0.01}}),
     ))
     .await;
     env.create(&volume("data", 10, json!({}))).await;
@@ -258,7 +258,7 @@ async fn v2_commands(env: &Env, bin: &Path, path: &str, ns: &str, train: &Pod) {
     // An Endpoint's workers, each line with its worker.
     let endpoint: Endpoint = serde_json::from_value(json!({
         "metadata": {"name": "infer"},
-        "spec": {"templateId": "tmpl-worker-base", "gpuTypeIds": ["NVIDIA A40"],
+        "spec": {"templateId": "tmpl-worker-base", "gpu": {"typeIds": ["NVIDIA A40"]},
                  "workersMin": 1, "workersMax": 1},
     }))
     .unwrap();

@@ -176,7 +176,7 @@ async fn gpu_fallback_price_cap_and_no_capacity() {
     // Price cap: on the secure cloud the 4090 costs 0.69/h and the A40 0.40/h.
     env.create(&pod(
             "capped",
-            json!({"cloudType": "SECURE", "gpu": {"types": [RTX4090, A40], "count": 1, "maxPricePerHour": 0.5}}),
+            json!({"cloudType": "SECURE", "gpu": {"typeIds": [RTX4090, A40], "count": 1, "maxPricePerHour": 0.5}}),
         )).await;
     let capped = env.wait_for("capped", TIMEOUT, "Ready", is_ready).await;
     let s = capped.status.clone().unwrap();
@@ -186,7 +186,7 @@ async fn gpu_fallback_price_cap_and_no_capacity() {
     // A cap below every price: said so, nothing deployed.
     env.create(&pod(
         "cheap",
-        json!({"cloudType": "SECURE", "gpu": {"types": [RTX4090, A40], "maxPricePerHour": 0.05}}),
+        json!({"cloudType": "SECURE", "gpu": {"typeIds": [RTX4090, A40], "maxPricePerHour": 0.05}}),
     ))
     .await;
     let cheap = env

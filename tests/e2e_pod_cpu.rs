@@ -197,7 +197,7 @@ async fn v2_only_a_gpu_pod_billed_above_its_cap_falls_through_to_the_next_gpu_ty
     env.create(&pod(
         "gpus",
         json!({"cloudType": "SECURE",
-            "gpu": {"types": [RTX4090, A40], "count": 1, "maxPricePerHour": 0.7}}),
+            "gpu": {"typeIds": [RTX4090, A40], "count": 1, "maxPricePerHour": 0.7}}),
     ))
     .await;
     let ready = env.wait_for("gpus", TIMEOUT, "Ready", is_ready).await;
@@ -235,7 +235,7 @@ async fn v2_only_with_every_candidate_billed_above_the_cap_the_pod_is_stalled_an
     // One GPU type, with a cap its quote meets and its bill does not.
     let capped = pod(
         "gpu",
-        json!({"gpu": {"types": [RTX4090], "count": 1, "maxPricePerHour": 1.0}}),
+        json!({"gpu": {"typeIds": [RTX4090], "count": 1, "maxPricePerHour": 1.0}}),
     );
     env.create(&capped).await;
     let stalled = env

@@ -275,7 +275,7 @@ async fn resume_on_a_full_host_backs_off_then_resumes_the_same_pod() {
     let api: Api<Pod> = env.api();
     env.create(&pod(
         "resumer",
-        json!({"gpu": {"types": [RTX4090], "count": 1}}),
+        json!({"gpu": {"typeIds": [RTX4090], "count": 1}}),
     ))
     .await;
     let running = env

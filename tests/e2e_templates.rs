@@ -96,7 +96,7 @@ async fn the_private_image_example_becomes_ready_in_dependency_order() {
     // `kubectl get gpucloud` lists every kind of the operator.
     let resources = env
         .client
-        .list_api_group_resources("gpucloud.io/v1alpha1")
+        .list_api_group_resources("gpucloud.io/v1beta1")
         .await
         .unwrap();
     let mut in_category: Vec<String> = resources

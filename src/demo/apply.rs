@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn documents_in_order_and_empty_ones_skipped() {
-        let text = "# a comment only\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: gpucloud.io/v1alpha1\nkind: Pod\nmetadata: {name: b, namespace: elsewhere}\nspec: {image: x}\n";
+        let text = "# a comment only\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: gpucloud.io/v1beta1\nkind: Pod\nmetadata: {name: b, namespace: elsewhere}\nspec: {image: x}\n";
         let objects = parse_documents(text, "t.yaml").unwrap();
         let names: Vec<_> = objects
             .iter()

@@ -38,7 +38,7 @@ kinds![
 pub fn crds() -> Vec<CustomResourceDefinition> {
     KINDS
         .iter()
-        .map(|kind| gpucloud_crd::with_unobserved_status((kind.crd)()))
+        .map(|kind| gpucloud_crd::published((kind.crd)()))
         .collect()
 }
 

@@ -192,7 +192,7 @@ mod tests {
 
     fn pod(status: Value) -> DynamicObject {
         serde_json::from_value(json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Pod",
             "metadata": {"name": "trainer", "namespace": "team-a", "generation": 2},
             "spec": {}, "status": status,
         }))

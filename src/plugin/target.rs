@@ -101,7 +101,7 @@ mod tests {
         );
         assert_eq!(
             Target::parse("gnv/data").unwrap().resource.api_version,
-            "gpucloud.io/v1alpha1"
+            "gpucloud.io/v1beta1"
         );
     }
 

@@ -33,7 +33,7 @@ pub fn cluster(name: &str, extra: serde_json::Value) -> Cluster {
             "type": "TRAINING",
             "image": IMAGE,
             "ports": ["22/tcp"],
-            "compute": {"gpuTypes": [RTX4090, A40], "gpuCountPerPod": 2, "podCount": 2},
+            "gpu": {"typeIds": [RTX4090, A40], "count": 2}, "nodeCount": 2,
         }),
         extra,
     );
@@ -192,8 +192,8 @@ pub async fn assert_config_map_follows(
     );
     let data = cm.data.unwrap_or_default();
     let nodes = members(env, &id).await;
-    let pods = c.spec.compute.pod_count;
-    let per_pod = c.spec.compute.gpu_count_per_pod;
+    let pods = c.spec.node_count;
+    let per_pod = c.spec.gpu.count;
     assert_eq!(nodes.len(), pods as usize, "{nodes:#?}");
     let ranks: Vec<Option<u32>> = nodes
         .iter()

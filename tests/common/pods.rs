@@ -32,7 +32,7 @@ pub fn pod(name: &str, extra: serde_json::Value) -> Pod {
         json!({
             "image": "ghcr.io/acme/train:1",
             "ports": ["8888/http", "22/tcp"],
-            "gpu": {"types": [RTX4090, A40], "count": 1},
+            "gpu": {"typeIds": [RTX4090, A40], "count": 1},
         }),
         extra,
     );

@@ -90,7 +90,7 @@ where
 
 pub fn registry_credential(name: &str, secret: &str, registry: &str) -> Value {
     json!({
-        "apiVersion": "gpucloud.io/v1alpha1", "kind": "RegistryCredential",
+        "apiVersion": "gpucloud.io/v1beta1", "kind": "RegistryCredential",
         "metadata": {"name": name},
         "spec": {"secretRef": {"name": secret}, "registry": registry},
     })
@@ -102,7 +102,7 @@ pub fn template(name: &str, spec: Value) -> Value {
         spec,
     );
     json!({
-        "apiVersion": "gpucloud.io/v1alpha1", "kind": "Template",
+        "apiVersion": "gpucloud.io/v1beta1", "kind": "Template",
         "metadata": {"name": name},
         "spec": base,
     })
@@ -110,11 +110,11 @@ pub fn template(name: &str, spec: Value) -> Value {
 
 pub fn endpoint(name: &str, spec: Value) -> Value {
     let base = merged(
-        json!({"gpuTypeIds": ["NVIDIA A40"], "workersMin": 0, "workersMax": 1, "idleTimeoutSeconds": 5}),
+        json!({"gpu": {"typeIds": ["NVIDIA A40"]}, "workersMin": 0, "workersMax": 1, "idleTimeout": "5s"}),
         spec,
     );
     json!({
-        "apiVersion": "gpucloud.io/v1alpha1", "kind": "Endpoint",
+        "apiVersion": "gpucloud.io/v1beta1", "kind": "Endpoint",
         "metadata": {"name": name},
         "spec": base,
     })

@@ -25,7 +25,7 @@ pub const BUDGET_EXCEEDED: &str = "BudgetExceeded";
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "Budget",
     namespaced,
     status = "BudgetStatus",

@@ -14,7 +14,9 @@ use super::common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, LocalObjectReference, ManagementPolicy,
 };
 use super::guardrails::{DURATION_MESSAGE, DURATION_RULE, GuardrailStatus};
-use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE, UpdateStrategy};
+use super::pod::UpdateStrategy;
+use crate::container::ContainerSettings;
+use crate::gpu::{Gpu, type_ids_required};
 
 /// What the cluster runs: the platform's four cluster types.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -54,29 +56,12 @@ pub enum BudgetStopPolicy {
     Delete,
 }
 
-/// The shape every node of the cluster shares.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterCompute {
-    /// GPU type ids in priority order, such as `NVIDIA H100 80GB HBM3`. The first type
-    /// with `podCount` whole machines free in one data center, within the price cap, is
-    /// used.
-    #[schemars(length(min = 1, max = 32), inner(length(min = 1, max = 128)))]
-    pub gpu_types: Vec<String>,
-    /// GPUs on each node; at most the GPU type's per-machine maximum.
-    #[schemars(range(min = 1, max = 16))]
-    pub gpu_count_per_pod: i32,
-    /// Nodes in the cluster.
-    #[schemars(range(min = 2, max = 250))]
-    pub pod_count: i32,
-}
-
 /// An Instant Cluster on the GPU cloud.
 #[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "Cluster",
     namespaced,
     status = "ClusterStatus",
@@ -98,18 +83,26 @@ pub struct ClusterSpec {
     /// The cluster type: `TRAINING`, `SLURM`, `RAY` or `APPLICATION`. Fixed at creation.
     #[serde(rename = "type")]
     pub cluster_type: ClusterType,
-    /// GPU types in priority order, GPUs per node and the number of nodes.
-    pub compute: ClusterCompute,
-    /// Data centers in priority order, such as `US-TX-3`; any when empty. The whole
-    /// cluster is always in one data center (the network volume's, when one is mounted).
+    /// GPU types in priority order (the first with `nodeCount` whole machines free in one
+    /// data center, within the price cap, is used) and GPUs on each node.
+    #[schemars(transform = type_ids_required)]
+    pub gpu: Gpu,
+    /// Nodes in the cluster, 2 to 250.
+    #[schemars(range(min = 2, max = 250))]
+    pub node_count: i32,
+    /// Data centers in priority order, such as `US-TX-3`, at most 32; any when empty. The
+    /// whole cluster is always in one data center (the network volume's, when one is
+    /// mounted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32))]
     pub data_center_ids: Vec<String>,
-    /// Name of the cluster on the platform; `<namespace>-<name>-<uid8>` when unset.
-    /// Changing it renames the cluster in place.
+    /// Name of the cluster on the platform, 1 to 191 characters;
+    /// `<namespace>-<name>-<uid8>` (the first eight hex digits of the object's UID) when
+    /// unset. Changing it renames the cluster in place.
     #[schemars(length(min = 1, max = 191))]
     pub name: Option<String>,
-    /// Container image of every node (or the Template's, with `templateRef`).
+    /// Container image of every node, 1 to 512 characters; the Template's with
+    /// `templateRef`. Set `image` or `templateRef`.
     #[schemars(length(min = 1, max = 512))]
     pub image: Option<String>,
     /// A `Template` in this namespace whose container settings every node starts from
@@ -118,55 +111,51 @@ pub struct ClusterSpec {
     pub template_ref: Option<LocalObjectReference>,
     /// Refused at admission: the platform's clusters cannot pull private images.
     pub registry_credential_ref: Option<LocalObjectReference>,
-    /// Arguments given to every node's container.
-    pub args: Option<String>,
-    /// Environment variables of every node (`valueFrom.secretKeyRef` allowed).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
-    pub env: Vec<EnvVar>,
-    /// Ports every node exposes, each `<port>/<type>` with type `http` or `tcp`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(
-        inner(regex(pattern = r"^[0-9]{1,5}/(http|tcp)$"), length(max = 10)),
-        length(max = 32)
-    )]
-    #[x_kube(validation = Rule::new(PORTS_RULE).message(PORTS_MESSAGE))]
-    pub ports: Vec<String>,
-    /// Container disk of each node, in gigabytes.
+    /// Arguments, ports and environment of every node's container.
+    #[serde(flatten)]
+    pub container: ContainerSettings,
+    /// Container disk of each node in gigabytes, 1 to 10,000; the Template's or the
+    /// platform's default when unset.
     #[schemars(range(min = 1, max = 10000))]
     pub container_disk_gb: Option<i32>,
     /// A `NetworkVolume` in this namespace mounted on every node (for checkpoints and
     /// datasets); the cluster waits until it is Ready, and is placed in its data center.
     pub network_volume_ref: Option<LocalObjectReference>,
-    /// Where the network volume is mounted; `/workspace` when unset.
+    /// Where the network volume is mounted: an absolute path of at most 255 characters;
+    /// `/workspace` when unset. Needs `networkVolumeRef`.
     #[schemars(regex(pattern = r"^/.*"), length(max = 255))]
     pub volume_mount_path: Option<String>,
-    /// Provision SSH on every node with the account's registered public key.
+    /// Provision SSH on every node with the account's registered public key; false when
+    /// unset.
     #[serde(default)]
     pub start_ssh: bool,
     /// Highest acceptable price of the whole cluster per hour, in US dollars (every
-    /// node's GPUs together).
+    /// node's GPUs together), at least 0; no cap when unset.
     #[schemars(range(min = 0.0))]
     pub max_price_per_hour: Option<f64>,
-    /// Delete the cluster once it has run this long, such as `12h` (units `h`, `m`, `s`).
-    /// It stays deleted until the spec is edited.
+    /// Delete the cluster once it has run this long, such as `12h` (units `h`, `m`, `s`,
+    /// longer than zero); no limit when unset. It stays deleted until the spec is edited.
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub max_runtime: Option<String>,
     /// What to do when a field changes that the platform cannot change on a live
-    /// cluster (all but `name`): `Recreate` replaces the cluster, `Never` reports it.
+    /// cluster (all but `name`): `Recreate` (the default) replaces the cluster, `Never`
+    /// reports it.
     #[serde(default)]
     pub update_strategy: UpdateStrategy,
-    /// Whether a Budget's `StopNewest` may delete this cluster.
+    /// Whether a Budget's `StopNewest` may delete this cluster: `Keep` (the default) or
+    /// `Delete`.
     #[serde(default)]
     pub budget_stop_policy: BudgetStopPolicy,
-    /// What happens to the remote cluster when this object is deleted.
+    /// What happens to the remote cluster when this object is deleted: `Delete` (the
+    /// default) or `Orphan`.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
-    /// Manage the cluster, or only observe it (adopted by `gpucloud.io/external-id`).
+    /// `Manage` the cluster (the default), or `ObserveOnly` (adopted by
+    /// `gpucloud.io/external-id`).
     #[serde(default)]
     pub management_policy: ManagementPolicy,
-    /// Secret holding the API key for this object, instead of the operator's default.
+    /// Secret holding the API key for this object; the operator's default key when unset.
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 

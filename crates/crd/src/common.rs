@@ -9,8 +9,9 @@ use super::condition::Condition;
 
 /// The API group of every kind of this operator.
 pub const GROUP: &str = "gpucloud.io";
-/// The one served and stored version.
-pub const VERSION: &str = "v1alpha1";
+/// The stored version, and the one the operator reads and writes; `v1alpha1` is still
+/// served ([`crate::v1alpha1`]).
+pub const VERSION: &str = "v1beta1";
 
 /// What happens to the remote object when the Kubernetes object is deleted.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]

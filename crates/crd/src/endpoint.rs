@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, LocalObjectReference, ManagementPolicy,
 };
+use crate::gpu::Gpu;
 
 /// How the platform decides to add workers.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -35,7 +36,18 @@ pub enum EndpointType {
     LoadBalancer,
 }
 
-/// The GPUs of each worker: by the catalog's serverless pools, or by GPU type ids.
+/// `idleTimeout` is from 1 second to 1 hour (the platform's bounds).
+pub const IDLE_TIMEOUT_RULE: &str =
+    "duration(self) >= duration('1s') && duration(self) <= duration('1h')";
+pub const IDLE_TIMEOUT_MESSAGE: &str =
+    "idleTimeout must be a duration from 1s to 1h with units h, m and s, such as 5s";
+/// `executionTimeout` is from 5 seconds to 7 days (the platform's bounds of a job's timeout).
+pub const EXECUTION_TIMEOUT_RULE: &str =
+    "duration(self) >= duration('5s') && duration(self) <= duration('168h')";
+pub const EXECUTION_TIMEOUT_MESSAGE: &str = "executionTimeout must be a duration from 5s to 168h (7 days) with units h, m and s, such as 10m";
+
+/// The GPUs of each worker: the shared GPU block by type ids, or the catalog's serverless
+/// pools instead of type ids.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(
@@ -43,23 +55,19 @@ pub enum EndpointType {
     validation = Rule::new("!has(self.excludedTypes) || has(self.pools)").message("gpu.excludedTypes narrows pools: set it only with gpu.pools").field_path(".excludedTypes")
 )]
 pub struct EndpointGpu {
-    /// Serverless GPU pools (the catalog's `pool` of each GPU type, such as `ADA_24`):
-    /// workers go to whichever pool has room. REST v2 only.
+    /// `typeIds` (exactly one of `typeIds` and `pools`) and `count`, GPUs per worker.
+    #[serde(flatten)]
+    pub gpu: Gpu,
+    /// Serverless GPU pools (the catalog's `pool` of each GPU type, such as `ADA_24`),
+    /// 1 to 16: workers go to whichever pool has room. Exactly one of `pools` and `typeIds`.
+    /// REST v2 only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(min = 1, max = 16), inner(length(min = 1, max = 64)))]
     pub pools: Vec<String>,
-    /// GPU types taken out of `pools`.
+    /// GPU type ids taken out of `pools`, at most 32; none when empty. Only with `pools`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 32), inner(length(min = 1, max = 128)))]
     pub excluded_types: Vec<String>,
-    /// GPU type ids in priority order (the same as the shorthand `spec.gpuTypeIds`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(min = 1, max = 32), inner(length(min = 1, max = 128)))]
-    pub type_ids: Vec<String>,
-    /// GPUs per worker.
-    #[serde(default = "one")]
-    #[schemars(range(min = 1, max = 8))]
-    pub count: i32,
 }
 
 /// CPU workers: the eligible flavours, and the vCPUs of each worker.
@@ -126,7 +134,7 @@ fn ping() -> String {
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "Endpoint",
     namespaced,
     status = "EndpointStatus",
@@ -155,8 +163,7 @@ fn ping() -> String {
     validation = Rule::new("self.workersMin <= self.workersMax").message("workersMin must not exceed workersMax").field_path(".workersMin"),
     validation = Rule::new("!(has(self.networkVolumeRef) && has(self.networkVolumeId))").message("set networkVolumeRef or networkVolumeId, not both"),
     validation = Rule::new("has(self.templateId) != has(self.templateRef)").message("set exactly one of templateId and templateRef"),
-    validation = Rule::new("[has(self.gpuTypeIds), has(self.gpu), has(self.cpu)].filter(x, x).size() == 1").message("set exactly one of gpuTypeIds (the shorthand of gpu.typeIds), gpu and cpu"),
-    validation = Rule::new("!has(self.gpuCount) || has(self.gpuTypeIds)").message("gpuCount goes with gpuTypeIds; with gpu, set gpu.count").field_path(".gpuCount"),
+    validation = Rule::new("has(self.gpu) != has(self.cpu)").message("set exactly one of gpu and cpu: gpu for GPU workers, cpu for CPU workers"),
     validation = Rule::new("!has(self.loadBalancer) || self.type == 'LoadBalancer'").message("loadBalancer is only for an endpoint of type LoadBalancer").field_path(".loadBalancer"),
     validation = Rule::new("self.type != 'LoadBalancer' || !has(self.scalerType) || self.scalerType == 'REQUEST_COUNT'").message("a LoadBalancer endpoint scales on request count: scalerType must be REQUEST_COUNT").field_path(".scalerType"),
     validation = Rule::new("self.type == oldSelf.type").message("type is immutable: the platform cannot change how requests reach an endpoint").field_path(".type"),
@@ -164,8 +171,9 @@ fn ping() -> String {
 )]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSpec {
-    /// Name of the endpoint on the platform. Defaults to `<namespace>-<name>` with a short
-    /// suffix from the object's UID, so that the operator can find it again after a crash.
+    /// Name of the endpoint on the platform, 1 to 128 characters;
+    /// `<namespace>-<name>-<uid8>` (the first eight hex digits of the object's UID) when
+    /// unset. Changing it renames the endpoint.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
     /// Id of a platform template to deploy on the workers. Exactly one of `templateId` and
@@ -173,83 +181,84 @@ pub struct EndpointSpec {
     #[schemars(length(min = 1, max = 128))]
     pub template_id: Option<String>,
     /// A `Template` in this namespace to deploy on the workers: the endpoint waits until it
-    /// is Ready and follows it when it is replaced.
+    /// is Ready and follows it when it is replaced. Exactly one of `templateId` and
+    /// `templateRef`.
     pub template_ref: Option<LocalObjectReference>,
     /// How requests reach the workers: `Queue` (the default) or `LoadBalancer`. Cannot
     /// change once set.
     #[serde(default, rename = "type")]
     pub endpoint_type: EndpointType,
     /// A `LoadBalancer` endpoint's serving port and health check; the defaults are the
-    /// platform's (port 80, health check on port 80 at `/ping`).
+    /// platform's (port 80, health check on port 80 at `/ping`). Only with
+    /// `type: LoadBalancer`.
     pub load_balancer: Option<LoadBalancerSpec>,
-    /// GPU type ids in priority order: the first available one is allocated, otherwise the
-    /// next. The shorthand of `gpu.typeIds`; exactly one of `gpuTypeIds`, `gpu` and `cpu`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(min = 1, max = 32))]
-    pub gpu_type_ids: Vec<String>,
-    /// GPUs per worker with `gpuTypeIds` (the shorthand of `gpu.count`), 1 when unset.
-    #[schemars(range(min = 1, max = 8))]
-    pub gpu_count: Option<i32>,
-    /// GPU workers, by pools or by type ids.
+    /// GPU workers: GPU type ids (or pools) and GPUs per worker. Exactly one of `gpu` and
+    /// `cpu`.
     pub gpu: Option<EndpointGpu>,
-    /// CPU workers (REST v2 only). Cannot be added or removed once set.
+    /// CPU workers (REST v2 only). Exactly one of `gpu` and `cpu`; cannot be added or
+    /// removed once set.
     pub cpu: Option<EndpointCpu>,
-    /// Workers kept running even with an empty queue.
+    /// Workers kept running even with an empty queue, 0 to 1,000, at most `workersMax`; 0
+    /// when unset.
     #[serde(default)]
     #[schemars(range(min = 0, max = 1000))]
     pub workers_min: i32,
-    /// Upper bound on workers.
+    /// Upper bound on workers, 0 to 1,000; 3 when unset.
     #[serde(default = "default_workers_max")]
     #[schemars(range(min = 0, max = 1000))]
     pub workers_max: i32,
-    /// Seconds an idle worker is kept before it is stopped, 1 to 3600.
+    /// How long an idle worker is kept before it is stopped, a duration from 1s to 1h
+    /// (units `h`, `m`, `s`, such as `5s` or `1m30s`); 5s when unset.
     #[serde(default = "default_idle_timeout")]
-    #[schemars(range(min = 1, max = 3600))]
-    pub idle_timeout_seconds: i32,
+    #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
+    #[x_kube(validation = Rule::new(IDLE_TIMEOUT_RULE).message(IDLE_TIMEOUT_MESSAGE))]
+    pub idle_timeout: String,
     /// How the platform decides to add workers: `QUEUE_DELAY` by default for a queue,
     /// `REQUEST_COUNT` (the only one it takes) for a load balancer.
     pub scaler_type: Option<ScalerType>,
-    /// Threshold of the scaler: seconds of queue delay, or requests per worker.
+    /// Threshold of the scaler: seconds of queue delay, or requests per worker, 1 to
+    /// 10,000; 4 when unset.
     #[serde(default = "default_scaler_value")]
     #[schemars(range(min = 1, max = 10000))]
     pub scaler_value: i32,
-    /// Default execution timeout of a job in milliseconds (5 seconds to 7 days); a job's
-    /// own policy may override it.
-    #[schemars(range(min = 5000, max = 604_800_000))]
-    pub execution_timeout_ms: Option<i64>,
-    /// Start workers from a cached snapshot to cut cold starts.
+    /// Default execution timeout of a job, a duration in whole seconds from 5s to 168h
+    /// (7 days), such as `10m`; a job's own policy may override it. The platform's default
+    /// when unset.
+    #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
+    #[x_kube(validation = Rule::new(EXECUTION_TIMEOUT_RULE).message(EXECUTION_TIMEOUT_MESSAGE))]
+    pub execution_timeout: Option<String>,
+    /// Start workers from a cached snapshot to cut cold starts; false when unset.
     #[serde(default)]
     pub flashboot: bool,
     /// A `NetworkVolume` in this namespace to attach; the endpoint waits until it is Ready.
+    /// Not with `networkVolumeId`.
     pub network_volume_ref: Option<LocalObjectReference>,
-    /// Id of a network volume on the platform to attach.
+    /// Id of a network volume on the platform to attach, 1 to 64 characters. Not with
+    /// `networkVolumeRef`.
     #[schemars(length(min = 1, max = 64))]
     pub network_volume_id: Option<String>,
     /// Name of a ConfigMap the operator writes with the endpoint's `id`, `type` and `url`
     /// (and `healthUrl` for a load balancer), owned by this object, so applications in the
-    /// cluster can call the endpoint.
+    /// cluster can call the endpoint; none when unset.
     #[schemars(length(min = 1, max = 253))]
     pub write_connection_to: Option<String>,
-    /// What happens to the remote endpoint when this object is deleted.
+    /// What happens to the remote endpoint when this object is deleted: `Delete` (the
+    /// default) or `Orphan`.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
-    /// Manage the endpoint, or only observe it.
+    /// `Manage` the endpoint (the default), or `ObserveOnly`.
     #[serde(default)]
     pub management_policy: ManagementPolicy,
-    /// Secret holding the API key for this object, instead of the operator's default.
+    /// Secret holding the API key for this object; the operator's default key when unset.
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
-}
-
-fn one() -> i32 {
-    1
 }
 
 fn default_workers_max() -> i32 {
     3
 }
 
-fn default_idle_timeout() -> i32 {
-    5
+fn default_idle_timeout() -> String {
+    "5s".into()
 }
 
 fn default_scaler_value() -> i32 {

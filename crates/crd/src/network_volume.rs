@@ -18,7 +18,7 @@ pub const MAX_SIZE_GB: i32 = 4000;
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "NetworkVolume",
     namespaced,
     status = "NetworkVolumeStatus",
@@ -40,15 +40,17 @@ pub const MAX_SIZE_GB: i32 = 4000;
 )]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkVolumeSpec {
-    /// Name of the volume on the platform. Defaults to `<namespace>-<name>`; it need not be
-    /// unique there. Changing it renames the remote volume.
+    /// Name of the volume on the platform, 1 to 128 characters;
+    /// `<namespace>-<name>-<uid8>` (the first eight hex digits of the object's UID) when
+    /// unset. It need not be unique there. Changing it renames the remote volume.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
-    /// Size in gigabytes, 0 to 4000. It can only grow: the platform cannot shrink a volume.
+    /// Size in gigabytes, 0 to 4,000. It can only grow: the platform cannot shrink a volume.
     #[x_kube(validation = Rule::new("self >= oldSelf").message("sizeGb may only grow: the platform cannot shrink a network volume"))]
     #[schemars(range(min = 0, max = 4000))]
     pub size_gb: i32,
-    /// Data center that holds the volume, such as `EU-RO-1`. Cannot change once set.
+    /// Data center that holds the volume, such as `EU-RO-1`, 1 to 64 characters. Cannot
+    /// change once set.
     #[x_kube(validation = Rule::new("self == oldSelf").message("dataCenterId is immutable: a volume cannot move between data centers"))]
     #[schemars(length(min = 1, max = 64))]
     pub data_center_id: String,
@@ -57,14 +59,14 @@ pub struct NetworkVolumeSpec {
     #[serde(default, rename = "type")]
     #[x_kube(validation = Rule::new("self == oldSelf").message("type is immutable: a volume cannot change its storage class"))]
     pub volume_type: VolumeClass,
-    /// What happens to the remote volume when this object is deleted. Defaults to Orphan,
-    /// so that deleting the object never deletes data by accident.
+    /// What happens to the remote volume when this object is deleted: `Orphan` (the
+    /// default, so that deleting the object never deletes data) or `Delete`.
     #[serde(default = "orphan")]
     pub deletion_policy: DeletionPolicy,
-    /// Manage the volume, or only observe it.
+    /// `Manage` the volume (the default), or `ObserveOnly`.
     #[serde(default)]
     pub management_policy: ManagementPolicy,
-    /// Secret holding the API key for this object, instead of the operator's default.
+    /// Secret holding the API key for this object; the operator's default key when unset.
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 

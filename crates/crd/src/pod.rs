@@ -17,6 +17,8 @@ pub use super::pod_startup::{
     OnStartupFailure, PodReplacement, ResumePolicy, ResumeStatus, StartFailure, StartupHold,
     StartupStatus,
 };
+use crate::container::ContainerSettings;
+use crate::gpu::{Gpu, type_ids_required};
 
 /// Whether the pod should be running or stopped.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
@@ -48,28 +50,6 @@ pub enum UpdateStrategy {
     Never,
 }
 
-/// GPU requirements, with a fallback list and a price cap.
-#[serde_with::skip_serializing_none]
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct GpuRequirements {
-    /// GPU type ids in priority order, such as `NVIDIA GeForce RTX 4090`. The first type
-    /// with stock for `count` GPUs within the price cap is deployed.
-    #[schemars(length(min = 1, max = 32))]
-    pub types: Vec<String>,
-    /// GPUs in the pod.
-    #[serde(default = "one")]
-    #[schemars(range(min = 1, max = 16))]
-    pub count: i32,
-    /// Highest acceptable price per GPU per hour, in US dollars.
-    #[schemars(range(min = 0.0))]
-    pub max_price_per_hour: Option<f64>,
-}
-
-fn one() -> i32 {
-    1
-}
-
 /// The vCPU counts a CPU pod may have: the platform takes powers of two from 2.
 pub const VCPU_COUNT_RULE: &str = "self in [2, 4, 8, 16, 32, 64, 128, 256, 512]";
 pub const VCPU_COUNT_MESSAGE: &str =
@@ -94,53 +74,26 @@ pub struct CpuRequirements {
     pub max_price_per_hour: Option<f64>,
 }
 
-/// A key of a Secret in the pod's namespace.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct SecretKeySelector {
-    /// Name of the Secret.
-    #[schemars(length(min = 1, max = 253))]
-    pub name: String,
-    /// Key inside the Secret.
-    #[schemars(length(min = 1, max = 253))]
-    pub key: String,
-}
-
-/// Where an environment variable's value comes from.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct EnvVarSource {
-    /// A key of a Secret in the same namespace. The value goes to the platform and nowhere
-    /// else: never into status, Events or logs.
-    pub secret_key_ref: SecretKeySelector,
-}
-
-/// An environment variable of the pod's container.
+/// A GPU pod's GPUs: the shared GPU block and a price cap.
 #[serde_with::skip_serializing_none]
-#[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq, Eq)]
-#[x_kube(validation = Rule::new("!(has(self.value) && has(self.valueFrom))").message("set value or valueFrom, not both"))]
+#[derive(Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct EnvVar {
-    /// Variable name: letters, digits and underscores, not starting with a digit.
-    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"), length(max = 256))]
-    pub name: String,
-    /// Literal value.
-    pub value: Option<String>,
-    /// Value taken from a Secret.
-    pub value_from: Option<EnvVarSource>,
+#[schemars(transform = type_ids_required)]
+pub struct PodGpu {
+    #[serde(flatten)]
+    pub gpu: Gpu,
+    /// Highest acceptable price per GPU per hour, in US dollars, at least 0; no cap when
+    /// unset.
+    #[schemars(range(min = 0.0))]
+    pub max_price_per_hour: Option<f64>,
 }
-
-/// Every entry of `spec.ports` is a port from 1 to 65535 (no leading zero) and `http` or `tcp`.
-/// Shared with the Template kind, whose `spec.ports` has the same form.
-pub(crate) const PORTS_RULE: &str = "self.all(p, p.matches('^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/(http|tcp)$'))";
-pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> with a port from 1 to 65535 and a type of http or tcp, such as 8888/http";
 
 /// A GPU or CPU pod on the GPU cloud.
 #[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "Pod",
     namespaced,
     status = "PodStatus",
@@ -165,70 +118,64 @@ pub(crate) const PORTS_MESSAGE: &str = "ports: each entry must be <port>/<type> 
 )]
 #[serde(rename_all = "camelCase")]
 pub struct PodSpec {
-    /// Running or Stopped. Automation may patch this field to stop pods at night.
+    /// `Running` (the default) or `Stopped`. Automation may patch this field to stop pods at
+    /// night.
     #[serde(default)]
     pub desired_state: DesiredState,
-    /// Container image.
+    /// Container image, 1 to 512 characters.
     #[schemars(length(min = 1, max = 512))]
     pub image: String,
-    /// Arguments given to the container.
-    pub docker_args: Option<String>,
-    /// Ports to expose, each `<port>/<type>` with a port from 1 to 65535 and type `http` or
-    /// `tcp`, such as `8888/http`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(
-        inner(regex(pattern = r"^[0-9]{1,5}/(http|tcp)$"), length(max = 10)),
-        length(max = 32)
-    )]
-    // The pattern checks the shape; the range needs the rule, which also says in words
-    // what is wrong (a pattern failure only quotes the regex).
-    #[x_kube(validation = Rule::new(PORTS_RULE).message(PORTS_MESSAGE))]
-    pub ports: Vec<String>,
-    /// Environment variables of the container.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
-    pub env: Vec<EnvVar>,
-    /// Container disk in gigabytes.
+    /// Arguments, ports and environment of the container.
+    #[serde(flatten)]
+    pub container: ContainerSettings,
+    /// Container disk in gigabytes (wiped on restart), 1 to 10,000; 20 when unset.
     #[serde(default = "default_container_disk")]
     #[schemars(range(min = 1, max = 10000))]
     pub container_disk_gb: i32,
-    /// Pod volume in gigabytes (kept while the pod is stopped).
+    /// Pod volume in gigabytes, kept while the pod is stopped, 0 to 10,000; 0 (none) when
+    /// unset. A CPU pod takes none.
     #[serde(default)]
     #[schemars(range(min = 0, max = 10000))]
     pub volume_gb: i32,
-    /// Where the volume is mounted in the container.
+    /// Where the volume is mounted in the container: an absolute path of at most 255
+    /// characters. Unset: the Template's (with `templateRef`), else the platform's default.
+    #[schemars(regex(pattern = r"^/.*"), length(max = 255))]
     pub volume_mount_path: Option<String>,
-    /// Fewest vCPUs acceptable.
+    /// Fewest vCPUs acceptable on a GPU pod's machine, 1 to 512; any when unset.
     #[schemars(range(min = 1, max = 512))]
     pub min_vcpu_count: Option<i32>,
-    /// Least memory acceptable, in gigabytes.
+    /// Least memory acceptable on a GPU pod's machine, in gigabytes, 1 to 4,096; any when
+    /// unset.
     #[schemars(range(min = 1, max = 4096))]
     pub min_memory_gb: Option<i32>,
-    /// Which clouds may host the pod.
+    /// Which clouds may host the pod: `ALL` (the default), `SECURE` or `COMMUNITY` (GPU pods
+    /// only).
     #[serde(default)]
     pub cloud_type: CloudType,
-    /// Only machines with one of these CUDA versions, such as `12.4`.
+    /// CUDA versions (`major.minor`, such as `12.4`) a GPU pod's machine may run, at most
+    /// 32; any when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(inner(regex(pattern = r"^[0-9]+\.[0-9]+$")), length(max = 32))]
     pub allowed_cuda_versions: Vec<String>,
     /// Data center to deploy in, such as `EU-RO-1`; any when unset.
     pub data_center_id: Option<String>,
-    /// GPU type priority list, count and price cap: a GPU pod. Set exactly one of `gpu`
-    /// and `cpu`.
-    pub gpu: Option<GpuRequirements>,
+    /// GPU types in priority order, GPUs in the pod and a price cap: a GPU pod. Set exactly
+    /// one of `gpu` and `cpu`.
+    pub gpu: Option<PodGpu>,
     /// CPU flavor priority list, vCPUs and price cap: a CPU pod (REST v2 backend only).
     /// A CPU pod takes no `volumeGb`, `idleStop`, `allowedCudaVersions`,
     /// `globalNetworking`, `minVcpuCount`, `minMemoryGb` or `cloudType: COMMUNITY`.
     pub cpu: Option<CpuRequirements>,
     /// A private address on the platform's cross-data-center network, with the internal
     /// host name `<podId>.runpod.internal` in status (REST v2 backend only; GPU pods in
-    /// data centers on the global network).
+    /// data centers on the global network). False when unset.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub global_networking: bool,
-    /// A `NetworkVolume` in this namespace to attach; the pod waits until it is Ready.
+    /// A `NetworkVolume` in this namespace to attach; the pod waits until it is Ready. Not
+    /// with `networkVolumeId`.
     pub network_volume_ref: Option<LocalObjectReference>,
-    /// Id of a network volume on the platform to attach.
+    /// Id of a network volume on the platform to attach. Not with `networkVolumeRef`.
     pub network_volume_id: Option<String>,
-    // --- references to a Template and a RegistryCredential ---
     /// A `Template` in this namespace to deploy from (its image and settings, with `image`
     /// and the fields here on top); the pod waits until it is Ready. A change of its id (the
     /// Template replaced) is applied as `updateStrategy` says.
@@ -237,50 +184,52 @@ pub struct PodSpec {
     /// with the seed API, pull through a Template's `registryCredentialRef`); the pod waits
     /// until it is Ready.
     pub registry_credential_ref: Option<LocalObjectReference>,
-    /// What to do when a field changes that the platform cannot edit on a live pod.
+    /// What to do when a field changes that the platform cannot edit on a live pod:
+    /// `Recreate` (the default) or `Never`.
     #[serde(default)]
     pub update_strategy: UpdateStrategy,
-    /// What happens to the remote pod when this object is deleted.
+    /// What happens to the remote pod when this object is deleted: `Delete` (the default)
+    /// or `Orphan`.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
-    /// Manage the pod, or only observe it.
+    /// `Manage` the pod (the default), or `ObserveOnly`.
     #[serde(default)]
     pub management_policy: ManagementPolicy,
-    /// Secret holding the API key for this object, instead of the operator's default.
+    /// Secret holding the API key for this object; the operator's default key when unset.
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
-    // --- Cost guardrails; types in `super::guardrails`. ---
-    /// Weekly windows in which the pod runs; outside them it is stopped.
-    /// `desiredState: Stopped` always wins.
+    /// Weekly windows in which the pod runs; outside them it is stopped. Always running
+    /// when unset. `desiredState: Stopped` always wins.
     pub schedule: Option<PodSchedule>,
     /// Stop the pod once it has run this long since its last start, such as `8h` or
-    /// `1h30m` (units `h`, `m`, `s`). It stays stopped until `desiredState` is toggled,
-    /// the spec is edited, or the next schedule window opens.
+    /// `1h30m` (units `h`, `m`, `s`, longer than zero); no limit when unset. It stays
+    /// stopped until `desiredState` is toggled, the spec is edited, or the next schedule
+    /// window opens.
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub max_runtime: Option<String>,
-    /// Stop the pod once every GPU's utilisation stayed below a threshold for a duration.
+    /// Stop the pod once every GPU's utilisation stayed below a threshold for a duration;
+    /// never when unset. GPU pods only.
     pub idle_stop: Option<IdleStop>,
-    // --- End of cost guardrails. ---
-    // --- Start and resume failures; types in `super::pod_startup`. ---
     /// What to do when the platform cannot resume the stopped pod because its host has no
-    /// free GPU: `Wait` for it, or `Recreate` the pod elsewhere after `resumeTimeout`.
+    /// free GPU: `Wait` for it (the default), or `Recreate` the pod elsewhere after
+    /// `resumeTimeout`.
     #[serde(default)]
     pub resume_policy: ResumePolicy,
     /// How long refused resumes go on before `resumePolicy: Recreate` deploys a new pod,
-    /// such as `10m` (units `h`, `m`, `s`). Default 10m.
+    /// such as `10m` (units `h`, `m`, `s`, longer than zero); 10m when unset.
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub resume_timeout: Option<String>,
-    /// Longest the pod may take from deploy or resume to running, such as `15m`; then
-    /// `onStartupFailure` applies. Unset: no limit.
+    /// Longest the pod may take from deploy or resume to running, such as `15m` (units
+    /// `h`, `m`, `s`, longer than zero); then `onStartupFailure` applies. No limit when
+    /// unset.
     #[schemars(regex(pattern = r"^([0-9]+[hms])+$"), length(max = 32))]
     #[x_kube(validation = Rule::new(DURATION_RULE).message(DURATION_MESSAGE))]
     pub startup_timeout: Option<String>,
-    /// What happens to a pod not running at `startupTimeout`: `Stop` or `Terminate`. It
-    /// stays so until the spec is edited.
+    /// What happens to a pod not running at `startupTimeout`: `Stop` (the default) or
+    /// `Terminate`. It stays so until the spec is edited.
     #[serde(default)]
     pub on_startup_failure: OnStartupFailure,
-    // --- End of start and resume failures. ---
 }
 
 fn default_container_disk() -> i32 {

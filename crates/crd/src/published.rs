@@ -6,10 +6,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition, JSON,
 };
 use kube::CustomResourceExt;
-use kube::core::crd::{MergeError, merge_crds};
 
 use crate::common::{GROUP, VERSION};
-use crate::{ManagedKind, v1beta1};
+use crate::{ManagedKind, v1alpha1};
 
 /// The CRD of a kind that mirrors a platform object: the type's own columns, then the two
 /// that `kubectl get` shows last for every such kind: READY (its Ready condition, the one
@@ -65,54 +64,26 @@ pub fn with_unobserved_status(mut crd: CustomResourceDefinition) -> CustomResour
 /// The message `kubectl` prints for every request in `v1alpha1`.
 pub fn deprecation_warning(kind: &str) -> String {
     format!(
-        "{GROUP}/{VERSION} {kind} is deprecated; use {GROUP}/{beta} {kind} (docs/api-versions.md)",
-        beta = v1beta1::VERSION
+        "{GROUP}/{alpha} {kind} is deprecated; use {GROUP}/{VERSION} {kind} (docs/api-versions.md)",
+        alpha = v1alpha1::VERSION
     )
 }
 
-/// A kind's CRD with both versions: `v1alpha1` served and deprecated, `v1beta1` served and
-/// stored. Each is given as its own single-version CRD (what the kind's `crd` function
-/// makes). Both versions hold the same objects, so installing this needs the operator's
-/// conversion webhook in `spec.conversion`, which is the install's to say (its Service and
-/// CA bundle).
-pub fn with_both_versions(
-    v1alpha1: CustomResourceDefinition,
-    v1beta1: CustomResourceDefinition,
-) -> Result<CustomResourceDefinition, MergeError> {
-    let mut v1alpha1 = v1alpha1;
-    for version in &mut v1alpha1.spec.versions {
-        version.deprecated = Some(true);
-        version.deprecation_warning = Some(deprecation_warning(&v1alpha1.spec.names.kind));
+/// A kind's CRD as the operator publishes it: `crd` (the current version, generated from
+/// its type, which is served and stored) and the frozen `v1alpha1` before it, served and
+/// deprecated, with the default status of [`with_unobserved_status`]. Both versions hold the
+/// same objects, so the apiserver needs the conversion webhook between them: what
+/// `spec.conversion` says is the install's (its Service and CA bundle).
+pub fn published(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    let mut crd = with_unobserved_status(crd);
+    for version in &mut crd.spec.versions {
+        version.storage = true;
     }
-    let merged = merge_crds(vec![v1alpha1, v1beta1], v1beta1::VERSION)?;
-    Ok(with_unobserved_status(merged))
-}
-
-/// Every kind's CRD with both versions, in the order of the operator's CRD stream.
-pub fn both_versions() -> Result<Vec<CustomResourceDefinition>, MergeError> {
-    use crate::v1beta1 as beta;
-    Ok(vec![
-        with_both_versions(
-            managed_crd::<crate::NetworkVolume>(),
-            managed_crd::<beta::NetworkVolume>(),
-        )?,
-        with_both_versions(
-            managed_crd::<crate::Endpoint>(),
-            managed_crd::<beta::Endpoint>(),
-        )?,
-        with_both_versions(managed_crd::<crate::Pod>(), managed_crd::<beta::Pod>())?,
-        with_both_versions(crate::Budget::crd(), beta::Budget::crd())?,
-        with_both_versions(
-            managed_crd::<crate::RegistryCredential>(),
-            managed_crd::<beta::RegistryCredential>(),
-        )?,
-        with_both_versions(
-            managed_crd::<crate::Template>(),
-            managed_crd::<beta::Template>(),
-        )?,
-        with_both_versions(
-            managed_crd::<crate::Cluster>(),
-            managed_crd::<beta::Cluster>(),
-        )?,
-    ])
+    if let Some(mut old) = v1alpha1::schema(&crd.spec.names.plural) {
+        old.storage = false;
+        old.deprecated = Some(true);
+        old.deprecation_warning = Some(deprecation_warning(&crd.spec.names.kind));
+        crd.spec.versions.insert(0, old);
+    }
+    crd
 }

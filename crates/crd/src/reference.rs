@@ -37,6 +37,16 @@ fn kind_section(out: &mut String, crd: &CustomResourceDefinition) {
     let names = &crd.spec.names;
     let _ = writeln!(out, "## {}\n", names.kind);
     for version in &crd.spec.versions {
+        if version.deprecated == Some(true) {
+            // Served for old manifests only: its fields are in docs/api-versions.md.
+            let _ = writeln!(
+                out,
+                "`apiVersion: {}/{}` is deprecated and still served: see \
+                 [api-versions.md](api-versions.md).\n",
+                crd.spec.group, version.name,
+            );
+            continue;
+        }
         let short = names.short_names.clone().unwrap_or_default().join(", ");
         let _ = writeln!(
             out,

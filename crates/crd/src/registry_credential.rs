@@ -22,7 +22,7 @@ pub const DOCKER_CONFIG_JSON_KEY: &str = ".dockerconfigjson";
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "RegistryCredential",
     namespaced,
     status = "RegistryCredentialStatus",
@@ -35,28 +35,31 @@ pub const DOCKER_CONFIG_JSON_KEY: &str = ".dockerconfigjson";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct RegistryCredentialSpec {
-    /// Name of the credential on the platform. Defaults to `<namespace>-<name>-<uid>`; a
-    /// suffix that changes with the Secret's content is added, because a change is made by
-    /// registering a new credential (the platform's names are unique).
+    /// Name of the credential on the platform, 1 to 100 characters;
+    /// `<namespace>-<name>-<uid8>` (the first eight hex digits of the object's UID) when
+    /// unset. A suffix that changes with the Secret's content is added, because a change is
+    /// made by registering a new credential (the platform's names are unique).
     #[schemars(length(min = 1, max = 100))]
     pub name: Option<String>,
     /// A Secret of type `kubernetes.io/dockerconfigjson` in this namespace, as
     /// `kubectl create secret docker-registry` makes.
     pub secret_ref: DockerConfigSecretRef,
     /// Registry host whose entry of the Secret to use, such as `ghcr.io` or
-    /// `registry.example.com:5000`: a host name with an optional port, no scheme or path.
+    /// `registry.example.com:5000`: a host name with an optional port, no scheme or path,
+    /// 1 to 253 characters.
     #[schemars(
         length(min = 1, max = 253),
         regex(pattern = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$")
     )]
     pub registry: String,
-    /// What happens to the platform's credential when this object is deleted.
+    /// What happens to the platform's credential when this object is deleted: `Delete`
+    /// (the default) or `Orphan`.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
-    /// Manage the credential, or only observe it.
+    /// `Manage` the credential (the default), or `ObserveOnly`.
     #[serde(default)]
     pub management_policy: ManagementPolicy,
-    /// Secret holding the API key for this object, instead of the operator's default.
+    /// Secret holding the API key for this object; the operator's default key when unset.
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 

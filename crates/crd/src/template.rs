@@ -11,14 +11,14 @@ use serde::{Deserialize, Serialize};
 use super::common::{
     CommonStatus, CredentialsSecretRef, DeletionPolicy, LocalObjectReference, ManagementPolicy,
 };
-use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE};
+use crate::container::ContainerSettings;
 
 /// A template on the GPU cloud: the container that serverless workers or pods run.
 #[serde_with::skip_serializing_none]
 #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, KubeSchema, PartialEq)]
 #[kube(
     group = "gpucloud.io",
-    version = "v1alpha1",
+    version = "v1beta1",
     kind = "Template",
     namespaced,
     status = "TemplateStatus",
@@ -34,65 +34,58 @@ use super::pod::{EnvVar, PORTS_MESSAGE, PORTS_RULE};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateSpec {
-    /// Name of the template on the platform, where it must be unique. Defaults to
-    /// `<namespace>-<name>-<uid>`. Changing it renames the template.
+    /// Name of the template on the platform, where it must be unique, 1 to 128 characters;
+    /// `<namespace>-<name>-<uid8>` (the first eight hex digits of the object's UID) when
+    /// unset. Changing it renames the template.
     #[schemars(length(min = 1, max = 128))]
     pub name: Option<String>,
-    /// Container image.
+    /// Container image, 1 to 512 characters.
     #[schemars(length(min = 1, max = 512))]
     pub image: String,
-    /// Arguments given to the container, space-separated.
-    #[schemars(length(max = 4096))]
-    pub args: Option<String>,
-    /// Container disk in GB (wiped on restart); the platform's default when unset.
-    #[schemars(range(min = 1, max = 1000))]
+    /// Arguments, ports and environment of the container.
+    #[serde(flatten)]
+    pub container: ContainerSettings,
+    /// Container disk in gigabytes (wiped on restart), 1 to 10,000; the platform's default
+    /// when unset.
+    #[schemars(range(min = 1, max = 10000))]
     pub container_disk_gb: Option<i32>,
-    /// Local volume in GB, kept across restarts; none when unset.
-    #[schemars(range(min = 0, max = 4000))]
+    /// Local volume in gigabytes, kept across restarts, 0 to 10,000; none when unset.
+    #[schemars(range(min = 0, max = 10000))]
     pub volume_gb: Option<i32>,
-    /// Where the local volume is mounted; `/workspace` when unset.
+    /// Where the local volume is mounted: an absolute path of at most 255 characters;
+    /// `/workspace` when unset. Needs `volumeGb` greater than 0.
     #[schemars(regex(pattern = r"^/.*"), length(max = 255))]
     pub volume_mount_path: Option<String>,
-    /// Ports to expose, each `<port>/<type>` such as `8888/http`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(
-        inner(regex(pattern = r"^[0-9]{1,5}/(http|tcp)$"), length(max = 10)),
-        length(max = 32)
-    )]
-    #[x_kube(validation = Rule::new(PORTS_RULE).message(PORTS_MESSAGE))]
-    pub ports: Vec<String>,
-    /// Environment variables of the container. Values from Secrets go to the platform and
-    /// nowhere else.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[x_kube(merge_strategy = ListMerge::Map(vec!["name".into()]))]
-    pub env: Vec<EnvVar>,
-    /// For serverless workers (true) or pods (false). The seed API cannot change it in
-    /// place: there a change replaces the template.
+    /// For serverless workers (true) or pods (false, the default). The seed API cannot
+    /// change it in place: there a change replaces the template.
     #[serde(default)]
     pub serverless: bool,
-    /// Hardware family: `NVIDIA` (the platform's default), `AMD` or `CPU`. The seed API
-    /// cannot change it in place.
+    /// Hardware family: `NVIDIA` (the platform's default when unset), `AMD` or `CPU`. The
+    /// seed API cannot change it in place.
     pub category: Option<TemplateCategory>,
-    /// CUDA versions (`major.minor`) a host may run; any when empty. REST v2 only.
+    /// CUDA versions (`major.minor`, such as `12.4`) a host may run, at most 32; any when
+    /// empty. REST v2 only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(inner(regex(pattern = r"^[0-9]+\.[0-9]+$")), length(max = 32))]
     pub allowed_cuda_versions: Vec<String>,
-    /// Start an SSH server in pods made from it (the platform's default is true). REST v2
-    /// only.
+    /// Start an SSH server in pods made from it. Unset: the platform's default for a
+    /// template, which is true. REST v2 only.
     pub start_ssh: Option<bool>,
-    /// Start Jupyter in pods made from it (the platform's default is true). REST v2 only.
+    /// Start Jupyter in pods made from it. Unset: the platform's default for a template,
+    /// which is true. REST v2 only.
     pub start_jupyter: Option<bool>,
-    /// A `RegistryCredential` in this namespace to pull a private image with. The template
-    /// waits until it is Ready and follows it when it is replaced.
+    /// A `RegistryCredential` in this namespace to pull a private image with; none when
+    /// unset. The template waits until it is Ready and follows it when it is replaced.
     pub registry_credential_ref: Option<LocalObjectReference>,
-    /// What happens to the remote template when this object is deleted. It is deleted only
-    /// once no Endpoint or Pod of the cluster uses it any more.
+    /// What happens to the remote template when this object is deleted: `Delete` (the
+    /// default) or `Orphan`. It is deleted only once no Endpoint or Pod of the cluster uses
+    /// it any more.
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
-    /// Manage the template, or only observe it.
+    /// `Manage` the template (the default), or `ObserveOnly`.
     #[serde(default)]
     pub management_policy: ManagementPolicy,
-    /// Secret holding the API key for this object, instead of the operator's default.
+    /// Secret holding the API key for this object; the operator's default key when unset.
     pub credentials_secret_ref: Option<CredentialsSecretRef>,
 }
 

@@ -106,7 +106,7 @@ fn network_volume_defaults_to_orphan() {
 }
 
 fn endpoint(min: i32, max: i32) -> Value {
-    json!({"templateId": "tpl", "gpuTypeIds": ["NVIDIA A40"], "workersMin": min, "workersMax": max})
+    json!({"templateId": "tpl", "gpu": {"typeIds": ["NVIDIA A40"]}, "workersMin": min, "workersMax": max})
 }
 
 #[test]
@@ -133,9 +133,9 @@ fn endpoint_takes_one_volume_source() {
 fn endpoint_schema_bounds() {
     let schema = schema_of::<Endpoint>();
     let spec = &schema["properties"]["spec"]["properties"];
-    assert_eq!(spec["idleTimeoutSeconds"]["minimum"].as_f64(), Some(1.0));
-    assert_eq!(spec["idleTimeoutSeconds"]["maximum"].as_f64(), Some(3600.0));
-    assert_eq!(spec["gpuTypeIds"]["minItems"], 1);
+    assert_eq!(spec["idleTimeout"]["type"], "string");
+    assert_eq!(spec["workersMax"]["maximum"].as_f64(), Some(1000.0));
+    assert_eq!(spec["gpu"]["properties"]["typeIds"]["minItems"], 1);
     assert_eq!(
         spec["scalerType"]["enum"],
         json!(["QUEUE_DELAY", "REQUEST_COUNT"])
@@ -171,19 +171,11 @@ fn endpoint_takes_exactly_one_worker_shape() {
         let errs = endpoint_refusals(spec, None);
         assert!(errs.iter().any(|e| e.contains(words)), "{words}: {errs:?}");
     };
-    let one_of = "set exactly one of gpuTypeIds";
+    let one_of = "set exactly one of gpu and cpu";
     refused(json!({"templateId": "t"}), one_of);
-    refused(
-        json!({"templateId": "t", "gpuTypeIds": ["A"], "gpu": {"pools": ["P"]}}),
-        one_of,
-    );
     refused(
         json!({"templateId": "t", "gpu": {"pools": ["P"]}, "cpu": {"flavors": ["c"], "vcpuCount": 2}}),
         one_of,
-    );
-    refused(
-        json!({"templateId": "t", "gpu": {"pools": ["P"]}, "gpuCount": 2}),
-        "gpuCount goes with gpuTypeIds",
     );
     refused(
         json!({"templateId": "t", "gpu": {"pools": ["P"], "typeIds": ["A"]}}),
@@ -242,12 +234,12 @@ fn endpoint_type_and_compute_family_are_immutable() {
         "{errs:?}"
     );
     // GPU pools to GPU types is no change of family.
-    let types = json!({"templateId": "tpl", "type": "Queue", "gpuTypeIds": ["A"]});
+    let types = json!({"templateId": "tpl", "type": "Queue", "gpu": {"typeIds": ["A"]}});
     assert!(endpoint_refusals(types, Some(queue)).is_empty());
 }
 
 fn pod_spec() -> Value {
-    json!({"image": "ghcr.io/example/app:1", "gpu": {"types": ["NVIDIA A40"], "count": 1}})
+    json!({"image": "ghcr.io/example/app:1", "gpu": {"typeIds": ["NVIDIA A40"], "count": 1}})
 }
 
 #[test]
@@ -313,7 +305,7 @@ fn pod_schema_rules() {
         spec["gpu"]["properties"]["count"]["minimum"].as_f64(),
         Some(1.0)
     );
-    assert_eq!(spec["gpu"]["properties"]["types"]["minItems"], 1);
+    assert_eq!(spec["gpu"]["properties"]["typeIds"]["minItems"], 1);
     assert_eq!(spec["desiredState"]["enum"], json!(["Running", "Stopped"]));
     assert_eq!(
         spec["cloudType"]["enum"],
@@ -474,7 +466,8 @@ fn cluster_spec() -> Value {
     json!({
         "type": "TRAINING",
         "image": "pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime",
-        "compute": {"gpuTypes": ["NVIDIA H100 80GB HBM3"], "gpuCountPerPod": 8, "podCount": 4},
+        "gpu": {"typeIds": ["NVIDIA H100 80GB HBM3"], "count": 8},
+        "nodeCount": 4,
     })
 }
 
@@ -516,17 +509,19 @@ fn cluster_needs_an_image_and_refuses_a_registry_credential() {
 fn cluster_schema_bounds_the_shape_and_names_the_types() {
     let schema = schema_of::<Cluster>();
     let spec = &schema["properties"]["spec"]["properties"];
-    let compute = &spec["compute"]["properties"];
-    assert_eq!(compute["podCount"]["minimum"].as_f64(), Some(2.0));
-    assert_eq!(compute["podCount"]["maximum"].as_f64(), Some(250.0));
-    assert_eq!(compute["gpuCountPerPod"]["minimum"].as_f64(), Some(1.0));
-    assert_eq!(compute["gpuTypes"]["minItems"], 1);
+    assert_eq!(spec["nodeCount"]["minimum"].as_f64(), Some(2.0));
+    assert_eq!(spec["nodeCount"]["maximum"].as_f64(), Some(250.0));
+    assert_eq!(
+        spec["gpu"]["properties"]["count"]["minimum"].as_f64(),
+        Some(1.0)
+    );
+    assert_eq!(spec["gpu"]["properties"]["typeIds"]["minItems"], 1);
     assert_eq!(
         spec["type"]["enum"],
         json!(["TRAINING", "SLURM", "RAY", "APPLICATION"])
     );
     let required = schema["properties"]["spec"]["required"].clone();
-    for field in ["type", "compute"] {
+    for field in ["type", "gpu", "nodeCount"] {
         assert!(
             required.as_array().unwrap().contains(&json!(field)),
             "{field}"
@@ -539,5 +534,5 @@ fn cluster_schema_bounds_the_shape_and_names_the_types() {
 mod beta;
 /// CPU pods and global networking.
 mod pod_cpu;
-/// The CRDs with both versions.
+/// The CRDs as published, with both versions.
 mod versions;

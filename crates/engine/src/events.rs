@@ -196,7 +196,7 @@ mod tests {
 
     fn about(name: &str) -> ObjectReference {
         ObjectReference {
-            api_version: Some("gpucloud.io/v1alpha1".into()),
+            api_version: Some("gpucloud.io/v1beta1".into()),
             kind: Some("NetworkVolume".into()),
             namespace: Some("ns".into()),
             name: Some(name.into()),

@@ -97,14 +97,14 @@ pub fn container_of(
     env.retain(|(k, _)| k != TAG_ENV);
     env.push((TAG_ENV.to_string(), obj.uid().unwrap_or_default()));
     env.sort();
-    let ports = if s.ports.is_empty() {
+    let ports = if s.container.ports.is_empty() {
         base.ports
     } else {
-        s.ports.clone()
+        s.container.ports.clone()
     };
     NodeContainer {
         image: s.image.clone().unwrap_or(base.image),
-        args: s.args.clone().or(base.args).filter(|a| !a.is_empty()),
+        args: s.container.args.clone().or(base.args).filter(|a| !a.is_empty()),
         disk_gb: s
             .container_disk_gb
             .and_then(|d| u32::try_from(d).ok())

@@ -194,7 +194,7 @@ impl ClusterAdapter {
         let (template, _) =
             dependency::ready_object::<Template>(pass.shared, &ns, &r.name, "spec.templateRef")
                 .await?;
-        let env = secret_env::resolve(pass.shared, &ns, &template.spec.env)
+        let env = secret_env::resolve(pass.shared, &ns, &template.spec.container.env)
             .await
             .map_err(|f| Failure {
                 message: format!("Template {}: {}", r.name, f.message),
@@ -203,9 +203,9 @@ impl ClusterAdapter {
         let t = &template.spec;
         Ok(Some(NodeContainer {
             image: t.image.clone(),
-            args: t.args.clone(),
+            args: t.container.args.clone(),
             disk_gb: t.container_disk_gb.and_then(|d| u32::try_from(d).ok()),
-            ports: t.ports.clone(),
+            ports: t.container.ports.clone(),
             env,
             network_volume_id: None,
         }))
@@ -379,7 +379,7 @@ impl Actuator for ClusterAdapter {
             data_center_ids = vec![dc.clone()];
         }
         let template = self.template(pass, obj).await?;
-        let env = secret_env::resolve(pass.shared, &ns, &s.env).await?;
+        let env = secret_env::resolve(pass.shared, &ns, &s.container.env).await?;
         let env = with_install_tag(env, pass.shared.install_tag.get());
         let container = container_of(obj, env, template, volume.map(|(id, _)| id));
         let budget_stop = self
@@ -396,8 +396,8 @@ impl Actuator for ClusterAdapter {
                 name: remote_name(obj, pass.shared.install_tag.get()),
                 cluster_type: s.cluster_type.as_str().to_string(),
                 gpu_type_id: String::new(),
-                gpu_count_per_pod: u32::try_from(s.compute.gpu_count_per_pod).unwrap_or(1),
-                pod_count: u32::try_from(s.compute.pod_count).unwrap_or(2),
+                gpu_count_per_pod: u32::try_from(s.gpu.count).unwrap_or(1),
+                pod_count: u32::try_from(s.node_count).unwrap_or(2),
                 data_center_id: None,
                 container,
                 volume_mount_path: s
@@ -406,7 +406,7 @@ impl Actuator for ClusterAdapter {
                     .unwrap_or_else(|| DEFAULT_MOUNT_PATH.to_string()),
                 start_ssh: s.start_ssh,
             },
-            gpu_types: s.compute.gpu_types.clone(),
+            gpu_types: s.gpu.type_ids.clone(),
             data_center_ids,
             max_price_per_hour: s.max_price_per_hour,
             update_strategy: s.update_strategy,
@@ -500,7 +500,7 @@ impl Actuator for ClusterAdapter {
     }
 
     fn secrets(&self, obj: &Cluster) -> Vec<String> {
-        secret_env::secrets_read(obj, &obj.spec.env)
+        secret_env::secrets_read(obj, &obj.spec.container.env)
     }
 
     async fn update(

@@ -20,8 +20,8 @@ pub fn summarize(cluster: &Cluster) -> Row {
         .map(|g| {
             format!(
                 "{}x{} {}",
-                cluster.spec.compute.pod_count,
-                cluster.spec.compute.gpu_count_per_pod,
+                cluster.spec.node_count,
+                cluster.spec.gpu.count,
                 short_gpu(g)
             )
         })

@@ -18,7 +18,7 @@ fn obj(spec: serde_json::Value) -> Cluster {
     let mut base = json!({
         "type": "TRAINING",
         "image": "trainer:1",
-        "compute": {"gpuTypes": ["H100", "A100"], "gpuCountPerPod": 8, "podCount": 2},
+        "gpu": {"typeIds": ["H100", "A100"], "count": 8}, "nodeCount": 2,
         "env": [{"name": "EPOCHS", "value": "3"}],
     });
     base.as_object_mut()
@@ -39,14 +39,14 @@ fn desired(c: &Cluster) -> DesiredCluster {
             name: remote_name(c, None),
             cluster_type: c.spec.cluster_type.as_str().into(),
             gpu_type_id: String::new(),
-            gpu_count_per_pod: c.spec.compute.gpu_count_per_pod as u32,
-            pod_count: c.spec.compute.pod_count as u32,
+            gpu_count_per_pod: c.spec.gpu.count as u32,
+            pod_count: c.spec.node_count as u32,
             data_center_id: None,
             container: container_of(c, env, None, None),
             volume_mount_path: DEFAULT_MOUNT_PATH.into(),
             start_ssh: false,
         },
-        gpu_types: c.spec.compute.gpu_types.clone(),
+        gpu_types: c.spec.gpu.type_ids.clone(),
         data_center_ids: c.spec.data_center_ids.clone(),
         max_price_per_hour: c.spec.max_price_per_hour,
         update_strategy: c.spec.update_strategy,
@@ -124,7 +124,7 @@ fn placement_follows_the_priority_list_and_says_why_each_offer_was_left_out() {
 #[test]
 fn placement_refuses_unknown_types_nodes_larger_than_a_machine_and_other_data_centers() {
     let c = obj(json!({
-        "compute": {"gpuTypes": ["B200", "H100", "A100"], "gpuCountPerPod": 8, "podCount": 2},
+        "gpu": {"typeIds": ["B200", "H100", "A100"], "count": 8}, "nodeCount": 2,
         "dataCenterIds": ["EU-RO-1"],
     }));
     let mut small = offer("H100", "EU-RO-1", 10.0, true);
@@ -214,7 +214,7 @@ fn a_rename_is_made_in_place_and_a_shape_change_replaces_or_blocks() {
     );
 
     let bigger = obj(json!({
-        "compute": {"gpuTypes": ["H100"], "gpuCountPerPod": 8, "podCount": 4},
+        "gpu": {"typeIds": ["H100"], "count": 8}, "nodeCount": 4,
         "image": "trainer:2",
     }));
     match plan_cluster(&desired(&bigger), &live, None) {
@@ -227,7 +227,7 @@ fn a_rename_is_made_in_place_and_a_shape_change_replaces_or_blocks() {
         other => panic!("want Replace, got {other:?}"),
     }
     let never = obj(json!({
-        "compute": {"gpuTypes": ["H100"], "gpuCountPerPod": 8, "podCount": 4},
+        "gpu": {"typeIds": ["H100"], "count": 8}, "nodeCount": 4,
         "updateStrategy": "Never",
     }));
     assert!(matches!(

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use gpucloud_crd::endpoint::{EndpointStatus, EndpointType, ScalerType};
 use gpucloud_engine::adapter::{Plan, Readiness};
+use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::marker::{InstallTag, remote_name_of};
 use gpucloud_platform::domain::{
     CpuWorkers, EndpointChange, EndpointSpec, GpuPools, LoadBalancerPorts, Routing, Scaler,
@@ -46,13 +47,11 @@ pub fn desired_of(
         EndpointType::Queue => ScalerType::QueueDelay,
         EndpointType::LoadBalancer => ScalerType::RequestCount,
     });
-    // `gpuTypeIds`/`gpuCount` are the shorthand of `gpu.typeIds`/`gpu.count`.
     let gpu = s.gpu.as_ref();
-    let gpu_type_ids = match gpu {
-        Some(g) => g.type_ids.clone(),
-        None => s.gpu_type_ids.clone(),
-    };
-    let gpu_count = gpu.map_or(s.gpu_count.unwrap_or(1), |g| g.count);
+    let gpu_type_ids = gpu.map(|g| g.gpu.type_ids.clone()).unwrap_or_default();
+    let gpu_count = gpu.map_or(1, |g| g.gpu.count);
+    // The schema's CEL rules admit only durations in the platform's bounds.
+    let idle_timeout_s = parse_duration(&s.idle_timeout).map_or(5, |d| d.as_secs());
     EndpointSpec {
         name: remote_name(obj, tag),
         template_id,
@@ -69,12 +68,16 @@ pub fn desired_of(
         gpu_count: i64::from(gpu_count),
         workers_min: i64::from(s.workers_min),
         workers_max: i64::from(s.workers_max),
-        idle_timeout_s: i64::from(s.idle_timeout_seconds),
+        idle_timeout_s: i64::try_from(idle_timeout_s).unwrap_or(i64::MAX),
         scaler: match scaler_type {
             ScalerType::QueueDelay => Scaler::QueueDelay(scaler_value),
             ScalerType::RequestCount => Scaler::RequestCount(scaler_value),
         },
-        execution_timeout_ms: s.execution_timeout_ms,
+        execution_timeout_ms: s
+            .execution_timeout
+            .as_deref()
+            .and_then(parse_duration)
+            .and_then(|d| i64::try_from(d.as_millis()).ok()),
         flashboot: s.flashboot,
         network_volume_id,
     }

@@ -26,8 +26,7 @@ pub fn summarize(endpoint: &Endpoint) -> Row {
 /// What the workers run on: the first GPU type, the first pool, or the CPU flavour.
 fn worker_kind(spec: &EndpointSpec) -> String {
     let gpu = spec.gpu.as_ref();
-    let types = gpu.map_or(&spec.gpu_type_ids, |g| &g.type_ids);
-    if let Some(t) = types.first() {
+    if let Some(t) = gpu.and_then(|g| g.gpu.type_ids.first()) {
         short_gpu(t)
     } else if let Some(p) = gpu.and_then(|g| g.pools.first()) {
         format!("pool {p}")

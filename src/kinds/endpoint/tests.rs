@@ -120,7 +120,7 @@ fn status_of(adapter: &EndpointAdapter, obj: &Endpoint, remote: &RemoteEndpoint)
 fn status_reports_the_cost_of_the_minimum_workers() {
     let adapter = EndpointAdapter::default();
     let spec: gpucloud_crd::endpoint::EndpointSpec = serde_json::from_value(
-        serde_json::json!({"templateId": "t", "gpuTypeIds": ["NVIDIA A40"]}),
+        serde_json::json!({"templateId": "t", "gpu": {"typeIds": ["NVIDIA A40"]}}),
     )
     .unwrap();
     let mut obj = Endpoint::new("web", spec);
@@ -210,7 +210,7 @@ fn spec_of(json: serde_json::Value) -> Endpoint {
 #[test]
 fn the_shorthand_and_the_gpu_form_ask_for_the_same_endpoint() {
     let short = spec_of(serde_json::json!({"name": "e", "templateId": "t",
-        "gpuTypeIds": ["NVIDIA A40"], "gpuCount": 2}));
+        "gpu": {"typeIds": ["NVIDIA A40"], "count": 2}}));
     let long = spec_of(serde_json::json!({"name": "e", "templateId": "t",
         "gpu": {"typeIds": ["NVIDIA A40"], "count": 2}}));
     let d = desired_of(&short, "t".into(), None, None);
@@ -219,7 +219,7 @@ fn the_shorthand_and_the_gpu_form_ask_for_the_same_endpoint() {
     assert_eq!(d.routing, Routing::Queue);
     assert_eq!(d.scaler, Scaler::QueueDelay(4));
     // Without gpuCount, one GPU per worker.
-    let one = spec_of(serde_json::json!({"templateId": "t", "gpuTypeIds": ["A"]}));
+    let one = spec_of(serde_json::json!({"templateId": "t", "gpu": {"typeIds": ["A"]}}));
     assert_eq!(desired_of(&one, "t".into(), None, None).gpu_count, 1);
 }
 
@@ -251,7 +251,7 @@ fn a_load_balancer_takes_its_ports_and_request_count_scaling() {
     // No loadBalancer block: the platform's defaults, sent as they are.
     let bare = spec_of(
         serde_json::json!({"templateId": "t", "type": "LoadBalancer",
-        "gpuTypeIds": ["A"]}),
+        "gpu": {"typeIds": ["A"]}}),
     );
     assert_eq!(
         desired_of(&bare, "t".into(), None, None).routing,
@@ -436,7 +436,7 @@ fn every_serving_worker_is_counted_not_only_the_minimum() {
     assert_eq!(workers_cost(&remote), Some(0.5));
     let adapter = EndpointAdapter::default();
     let obj = spec_of(
-        serde_json::json!({"templateId": "t", "type": "LoadBalancer", "gpuTypeIds": ["A"]}),
+        serde_json::json!({"templateId": "t", "type": "LoadBalancer", "gpu": {"typeIds": ["A"]}}),
     );
     remote.worker_states = Some(states(3, 0, 0, 0));
     let s = status_of(&adapter, &obj, &remote);

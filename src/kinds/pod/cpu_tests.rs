@@ -30,7 +30,7 @@ fn cpu_pod(cap: Option<f64>) -> Pod {
 }
 
 fn gpu_pod(extra: serde_json::Value) -> Pod {
-    let mut spec = json!({"image": "ubuntu:24.04", "gpu": {"types": ["A"], "count": 2, "maxPricePerHour": 0.5}});
+    let mut spec = json!({"image": "ubuntu:24.04", "gpu": {"typeIds": ["A"], "count": 2, "maxPricePerHour": 0.5}});
     spec.as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());

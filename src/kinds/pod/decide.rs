@@ -145,8 +145,8 @@ pub fn desired_of(
         request: PodRequest {
             name: remote_name(obj),
             image: s.image.clone(),
-            docker_args: s.docker_args.clone().filter(|a| !a.is_empty()),
-            ports: normalise_ports(s.ports.iter().map(String::as_str)),
+            docker_args: s.container.args.clone().filter(|a| !a.is_empty()),
+            ports: normalise_ports(s.container.ports.iter().map(String::as_str)),
             env,
             container_disk_gb: s.container_disk_gb,
             volume_gb: s.volume_gb,
@@ -154,7 +154,7 @@ pub fn desired_of(
             min_vcpu_count: s.min_vcpu_count,
             min_memory_gb: s.min_memory_gb,
             allowed_cuda_versions: s.allowed_cuda_versions.clone(),
-            gpu_count: s.gpu.as_ref().map_or(0, |g| g.count),
+            gpu_count: s.gpu.as_ref().map_or(0, |g| g.gpu.count),
             network_volume_id: network_volume_id.or_else(|| s.network_volume_id.clone()),
             // Resolved from spec.templateRef / spec.registryCredentialRef by `desired`.
             template_id: None,
@@ -163,7 +163,7 @@ pub fn desired_of(
         },
         cloud_type: s.cloud_type,
         data_center_id: s.data_center_id.clone(),
-        gpu_types: s.gpu.as_ref().map(|g| g.types.clone()).unwrap_or_default(),
+        gpu_types: s.gpu.as_ref().map(|g| g.gpu.type_ids.clone()).unwrap_or_default(),
         max_price_per_hour: match (&s.gpu, &s.cpu) {
             (Some(g), _) => g.max_price_per_hour,
             (None, Some(c)) => c.max_price_per_hour,
@@ -191,7 +191,7 @@ pub fn immutable_changes(desired: &DesiredPod, remote: &RemotePod) -> Vec<&'stat
     }
     let have_args = remote.docker_args.clone().filter(|a| !a.is_empty());
     if have_args != desired.request.docker_args {
-        changed.push("dockerArgs");
+        changed.push("args");
     }
     let have_ports = normalise_ports(remote.ports.as_deref());
     if have_ports != desired.request.ports {

@@ -266,7 +266,7 @@ impl PodAdapter {
 
     async fn env(&self, shared: &Shared, obj: &Pod) -> Result<Vec<(String, String)>, Failure> {
         let ns = obj.namespace().unwrap_or_default();
-        crate::kinds::shared::secret_env::resolve(shared, &ns, &obj.spec.env).await
+        crate::kinds::shared::secret_env::resolve(shared, &ns, &obj.spec.container.env).await
     }
 
     /// Where the pod may go, in order of preference, from the GPU catalog (read at most
@@ -472,7 +472,7 @@ impl Actuator for PodAdapter {
     }
 
     fn secrets(&self, obj: &Pod) -> Vec<String> {
-        secret_env::secrets_read(obj, &obj.spec.env)
+        secret_env::secrets_read(obj, &obj.spec.container.env)
     }
 
     fn forget(&self, key: &str) {

@@ -28,7 +28,7 @@ pub async fn resolve_pod_references(
     if let Some(r) = &obj.spec.template_ref {
         let (template, id) =
             dependency::ready_object::<Template>(shared, &ns, &r.name, "spec.templateRef").await?;
-        let env = secret_env::resolve(shared, &ns, &template.spec.env)
+        let env = secret_env::resolve(shared, &ns, &template.spec.container.env)
             .await
             .map_err(|f| Failure {
                 message: format!("Template {}: {}", r.name, f.message),
@@ -65,12 +65,12 @@ pub fn merge_template(
     }
     request.env.sort();
     if request.ports.is_empty() {
-        request.ports = t.ports.clone();
+        request.ports = t.container.ports.clone();
         request.ports.sort();
         request.ports.dedup();
     }
     if request.docker_args.is_none() {
-        request.docker_args = t.args.clone().filter(|a| !a.is_empty());
+        request.docker_args = t.container.args.clone().filter(|a| !a.is_empty());
     }
     if request.volume_gb == 0
         && let Some(gb) = t.volume_gb.filter(|gb| *gb > 0)

@@ -50,9 +50,9 @@ mod tests {
 
     fn pod(status: serde_json::Value) -> Pod {
         serde_json::from_value(json!({
-            "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
+            "apiVersion": "gpucloud.io/v1beta1", "kind": "Pod",
             "metadata": {"name": "trainer", "generation": 2},
-            "spec": {"image": "img", "gpu": {"types": ["NVIDIA A100 80GB PCIe"], "count": 1}},
+            "spec": {"image": "img", "gpu": {"typeIds": ["NVIDIA A100 80GB PCIe"], "count": 1}},
             "status": status,
         }))
         .unwrap()

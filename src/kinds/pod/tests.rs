@@ -23,7 +23,7 @@ fn fallback_note_names_both_types_and_the_platform_answer() {
 }
 
 fn obj(spec: serde_json::Value) -> Pod {
-    let mut base = json!({"image": "img:1", "gpu": {"types": ["A", "B"]}, "ports": ["8888/http", "22/tcp"],
+    let mut base = json!({"image": "img:1", "gpu": {"typeIds": ["A", "B"]}, "ports": ["8888/http", "22/tcp"],
         "env": [{"name": "PLAIN", "value": "x"}]});
     base.as_object_mut()
         .unwrap()
@@ -157,11 +157,11 @@ fn each_immutable_field_is_noticed() {
         (json!({"containerDiskGb": 50}), "containerDiskGb"),
         (json!({"volumeGb": 10}), "volumeGb"),
         (
-            json!({"gpu": {"types": ["A", "B"], "count": 2}}),
+            json!({"gpu": {"typeIds": ["A", "B"], "count": 2}}),
             "gpu.count",
         ),
-        (json!({"gpu": {"types": ["A"]}}), "gpu.types"),
-        (json!({"dockerArgs": "sleep 1"}), "dockerArgs"),
+        (json!({"gpu": {"typeIds": ["A"]}}), "gpu.types"),
+        (json!({"args": "sleep 1"}), "args"),
         (json!({"cloudType": "COMMUNITY"}), "cloudType"),
     ];
     for (spec, field) in cases {

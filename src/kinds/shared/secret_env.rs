@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
 
 use gpucloud_crd::ManagedKind;
-use gpucloud_crd::pod::EnvVar;
+use gpucloud_crd::container::EnvVar;
 
 use gpucloud_engine::adapter::secrets_with_credentials;
 use gpucloud_engine::context::Shared;

@@ -32,7 +32,7 @@ pub fn desired_of(
     NewTemplate {
         name: remote_name(obj, tag),
         image: s.image.clone(),
-        args: s.args.clone().unwrap_or_default(),
+        args: s.container.args.clone().unwrap_or_default(),
         container_disk_gb: s.container_disk_gb.map(i64::from),
         volume_gb,
         volume_mount_path: (volume_gb > 0).then(|| {
@@ -41,7 +41,7 @@ pub fn desired_of(
                 .unwrap_or_else(|| DEFAULT_MOUNT_PATH.to_string())
         }),
         env: env.into_iter().collect(),
-        ports: s.ports.clone(),
+        ports: s.container.ports.clone(),
         serverless: s.serverless,
         registry_id,
         category: s.category.map(|c| c.as_str().to_string()),
@@ -227,7 +227,7 @@ mod tests {
     use super::*;
     use crate::kinds::shared::secret_env;
     use gpucloud_crd::TemplateSpec;
-    use gpucloud_crd::pod::{EnvVar, EnvVarSource, SecretKeySelector};
+    use gpucloud_crd::container::{ContainerSettings, EnvVar, EnvVarSource, SecretKeySelector};
     use std::collections::BTreeMap;
 
     fn obj() -> Template {
@@ -236,12 +236,10 @@ mod tests {
             TemplateSpec {
                 name: None,
                 image: "ghcr.io/acme/worker:1".into(),
-                args: Some("python serve.py".into()),
-                container_disk_gb: Some(20),
-                volume_gb: None,
-                volume_mount_path: None,
-                ports: vec!["8000/http".into()],
-                env: vec![
+                container: ContainerSettings {
+                    args: Some("python serve.py".into()),
+                    ports: vec!["8000/http".into()],
+                    env: vec![
                     EnvVar {
                         name: "MODE".into(),
                         value: Some("fast".into()),
@@ -257,7 +255,11 @@ mod tests {
                             },
                         }),
                     },
-                ],
+                    ],
+                },
+                container_disk_gb: Some(20),
+                volume_gb: None,
+                volume_mount_path: None,
                 serverless: true,
                 category: None,
                 allowed_cuda_versions: vec![],
@@ -391,12 +393,12 @@ mod tests {
     #[test]
     fn users_are_the_endpoints_and_pods_naming_it() {
         let endpoint = |ns: &str, name: &str, spec: serde_json::Value, status_id: Option<&str>| {
-            let mut base = serde_json::json!({"gpuTypeIds": ["NVIDIA A40"]});
+            let mut base = serde_json::json!({"gpu": {"typeIds": ["NVIDIA A40"]}});
             base.as_object_mut()
                 .unwrap()
                 .extend(spec.as_object().unwrap().clone());
             let mut e: Endpoint = serde_json::from_value(serde_json::json!({
-                "apiVersion": "gpucloud.io/v1alpha1",
+                "apiVersion": "gpucloud.io/v1beta1",
                 "kind": "Endpoint",
                 "metadata": {"name": name, "namespace": ns},
                 "spec": base,
@@ -412,10 +414,10 @@ mod tests {
         };
         let pod = |ns: &str, name: &str, template: &str| -> Pod {
             serde_json::from_value(serde_json::json!({
-                "apiVersion": "gpucloud.io/v1alpha1",
+                "apiVersion": "gpucloud.io/v1beta1",
                 "kind": "Pod",
                 "metadata": {"name": name, "namespace": ns},
-                "spec": {"image": "i", "gpu": {"types": ["A"]}, "templateRef": {"name": template}},
+                "spec": {"image": "i", "gpu": {"typeIds": ["A"]}, "templateRef": {"name": template}},
             }))
             .unwrap()
         };
@@ -479,7 +481,7 @@ mod tests {
     #[test]
     fn secrets_lists_env_references() {
         let a = obj();
-        let names: Vec<String> = secret_env::secret_names(&a.spec.env).collect();
+        let names: Vec<String> = secret_env::secret_names(&a.spec.container.env).collect();
         assert_eq!(names, vec!["tok".to_string()]);
     }
 

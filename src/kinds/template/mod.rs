@@ -91,7 +91,7 @@ impl TemplateAdapter {
             ),
             None => None,
         };
-        let env = secret_env::resolve(pass.shared, &ns, &obj.spec.env).await?;
+        let env = secret_env::resolve(pass.shared, &ns, &obj.spec.container.env).await?;
         Ok(desired_of(
             obj,
             env,
@@ -177,7 +177,7 @@ impl Actuator for TemplateAdapter {
     }
 
     fn secrets(&self, obj: &Template) -> Vec<String> {
-        secret_env::secrets_read(obj, &obj.spec.env)
+        secret_env::secrets_read(obj, &obj.spec.container.env)
     }
 
     async fn update(

@@ -3,9 +3,10 @@
 //! container settings; nothing is lost either way.
 
 use super::shared::carry;
-use crate::cluster::{self as alpha, ClusterCompute};
-use crate::v1beta1::cluster as beta;
-use crate::v1beta1::shared::{ContainerSettings, Gpu};
+use crate::cluster as beta;
+use crate::container::ContainerSettings;
+use crate::gpu::Gpu;
+use crate::v1alpha1::cluster::{self as alpha, ClusterCompute};
 
 /// Moves a Cluster spec to the other version; the fields both spell the same move as they
 /// are.

@@ -11,11 +11,9 @@
 
 use super::ConversionError;
 use super::shared::{Kept, Shorthand, carry, duration_of, seconds_of, spelled};
-use crate::endpoint::{self as alpha};
-use crate::v1beta1::endpoint::{
-    self as beta, EXECUTION_TIMEOUT_MESSAGE, EndpointGpu, IDLE_TIMEOUT_MESSAGE,
-};
-use crate::v1beta1::shared::Gpu;
+use crate::endpoint::{self as beta, EXECUTION_TIMEOUT_MESSAGE, EndpointGpu, IDLE_TIMEOUT_MESSAGE};
+use crate::gpu::Gpu;
+use crate::v1alpha1::endpoint as alpha;
 
 const ONE_OF_GPU: &str =
     "set exactly one of gpuTypeIds (the shorthand of gpu.typeIds), gpu and cpu";

@@ -6,13 +6,11 @@
 //! Pure functions: one module per kind on the typed objects (metadata and status included),
 //! and [`convert`] on a whole object as JSON, which a `ConversionReview` webhook calls.
 
-pub mod budget;
 pub mod cluster;
 pub mod endpoint;
 mod error;
-pub mod network_volume;
 pub mod pod;
-pub mod registry_credential;
+pub mod same_spec;
 pub mod shared;
 pub mod template;
 mod value;

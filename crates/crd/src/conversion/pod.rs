@@ -1,9 +1,10 @@
 //! Pod: `dockerArgs` is `args`, `gpu.types` is `gpu.typeIds`; nothing is lost either way.
 
 use super::shared::carry;
-use crate::pod::{self as alpha, GpuRequirements};
-use crate::v1beta1::pod::{self as beta, PodGpu};
-use crate::v1beta1::shared::{ContainerSettings, Gpu};
+use crate::container::ContainerSettings;
+use crate::gpu::Gpu;
+use crate::pod::{self as beta, PodGpu};
+use crate::v1alpha1::pod::{self as alpha, GpuRequirements};
 
 /// Moves a Pod spec to the other version; the fields both spell the same move as they are.
 macro_rules! spec {

@@ -13,8 +13,7 @@ use super::ConversionError;
 pub const ANNOTATION: &str = "gpucloud.io/conversion";
 
 /// What the annotation holds: a small JSON object with only the keys that are needed. On a
-/// `v1beta1` object it keeps what `v1alpha1` said (`gpuShorthand`, `executionTimeoutMs`,
-/// `unset`); on a `v1alpha1` object, how `v1beta1` spelled a duration (`idleTimeout`,
+/// `v1beta1` object it keeps what `v1alpha1` said (`gpuShorthand`, `executionTimeoutMs`); on a `v1alpha1` object, how `v1beta1` spelled a duration (`idleTimeout`,
 /// `executionTimeout`).
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -24,10 +23,6 @@ pub struct Kept {
     pub gpu_shorthand: Option<Shorthand>,
     /// A `v1alpha1` Endpoint's `executionTimeoutMs` that is not whole seconds.
     pub execution_timeout_ms: Option<i64>,
-    /// `v1alpha1` Template fields left unset (the platform's default), which `v1beta1`
-    /// writes out: `startSsh`, `startJupyter`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unset: Vec<String>,
     /// A `v1beta1` Endpoint's `idleTimeout` as written, when not in the shortest form.
     pub idle_timeout: Option<String>,
     /// A `v1beta1` Endpoint's `executionTimeout` as written, when not in the shortest form.

@@ -5,10 +5,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ConversionError, budget, cluster, endpoint, network_volume, pod};
-use super::{registry_credential, template};
-use crate::common::{GROUP, VERSION as V1ALPHA1};
-use crate::v1beta1::VERSION as V1BETA1;
+use super::same_spec::{budget, network_volume, registry_credential};
+use super::{ConversionError, cluster, endpoint, pod, template};
+use crate::common::{GROUP, VERSION as V1BETA1};
+use crate::v1alpha1::VERSION as V1ALPHA1;
 
 /// `object` (any `gpucloud.io` kind in `v1alpha1` or `v1beta1`) in `api_version`
 /// (`gpucloud.io/v1alpha1` or `gpucloud.io/v1beta1`). An object already in that version
@@ -27,7 +27,7 @@ pub fn convert(object: Value, api_version: &str) -> Result<Value, ConversionErro
     }
     let up = to == V1BETA1;
     let kind = text("kind").to_string();
-    match kind.as_str() {
+    let mut converted = match kind.as_str() {
         "NetworkVolume" => via(
             object,
             up,
@@ -60,8 +60,15 @@ pub fn convert(object: Value, api_version: &str) -> Result<Value, ConversionErro
             total(cluster::to_v1beta1),
             total(cluster::to_v1alpha1),
         ),
-        _ => Err(ConversionError::UnknownKind(kind)),
+        _ => Err(ConversionError::UnknownKind(kind.clone())),
+    }?;
+    // A `v1alpha1` type holds no `apiVersion` and `kind`; the current version's writes
+    // its own, the same.
+    if let Some(fields) = converted.as_object_mut() {
+        fields.insert("apiVersion".into(), Value::from(api_version));
+        fields.insert("kind".into(), Value::from(kind));
     }
+    Ok(converted)
 }
 
 /// Reads `object` in the version it is in, converts it with `up` (to `v1beta1`) or `down`

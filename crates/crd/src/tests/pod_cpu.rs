@@ -25,7 +25,7 @@ fn a_cpu_pod_and_a_gpu_pod_pass() {
 #[test]
 fn exactly_one_of_gpu_and_cpu() {
     let mut both = cpu_spec();
-    both["gpu"] = json!({"types": ["NVIDIA A40"]});
+    both["gpu"] = json!({"typeIds": ["NVIDIA A40"]});
     let neither = json!({"image": "ubuntu:24.04"});
     for spec in [both, neither] {
         let errs = refusals(spec.clone());

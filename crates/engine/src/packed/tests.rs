@@ -10,7 +10,7 @@ fn converged(name: &str, uid: &str, id: &str) -> NetworkVolume {
             "message": message, "observedGeneration": 1, "lastTransitionTime": at})
     };
     serde_json::from_value(serde_json::json!({
-        "apiVersion": "gpucloud.io/v1alpha1",
+        "apiVersion": "gpucloud.io/v1beta1",
         "kind": "NetworkVolume",
         "metadata": {
             "name": name, "namespace": "team-a", "uid": uid, "generation": 1,
@@ -39,7 +39,7 @@ fn converged(name: &str, uid: &str, id: &str) -> NetworkVolume {
 
 fn fresh(name: &str) -> NetworkVolume {
     serde_json::from_value(serde_json::json!({
-        "apiVersion": "gpucloud.io/v1alpha1", "kind": "NetworkVolume",
+        "apiVersion": "gpucloud.io/v1beta1", "kind": "NetworkVolume",
         "metadata": {"name": name, "namespace": "team-a", "uid": "u-1", "generation": 1},
         "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1"}
     }))

@@ -7,23 +7,52 @@ use std::collections::BTreeMap;
 
 use std::fmt::Debug;
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion;
 use kube::{CustomResourceExt, Resource};
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-/// Objects of kind `K` in the version of its CRD: metadata, a spec from the schema that
-/// `spec` makes keep the rules the schema cannot say, and a status from the schema or none.
+use super::properties::Parts;
+use crate::common::GROUP;
+use crate::v1alpha1;
+
+/// Objects of kind `K` in the current version (its CRD's): metadata, a spec from the
+/// schema that `spec` makes keep the rules the schema cannot say, and a status from the
+/// schema or none.
 pub fn objects<K>(
     spec: impl FnOnce(BoxedStrategy<Value>) -> BoxedStrategy<Value>,
 ) -> BoxedStrategy<K>
 where
     K: CustomResourceExt + Resource<DynamicType = ()> + DeserializeOwned + Debug + 'static,
 {
-    let crd = K::crd();
-    let schema = serde_json::to_value(&crd.spec.versions[0].schema).expect("a schema");
-    let root = &schema["openAPIV3Schema"]["properties"];
     let head = json!({"apiVersion": K::api_version(&()), "kind": K::kind(&())});
+    objects_of(&K::crd().spec.versions[0], head, spec)
+}
+
+/// Objects of kind `A` in `v1alpha1`, from its frozen schema, as [`objects`] makes them.
+pub fn alpha_objects<A>(
+    spec: impl FnOnce(BoxedStrategy<Value>) -> BoxedStrategy<Value>,
+) -> BoxedStrategy<A>
+where
+    A: Parts + DeserializeOwned + Debug + 'static,
+{
+    let plural = format!("{}s", A::KIND.to_lowercase());
+    let version = v1alpha1::schema(&plural).expect("a kind v1alpha1 has");
+    let head = json!({"apiVersion": format!("{GROUP}/{}", v1alpha1::VERSION), "kind": A::KIND});
+    objects_of(&version, head, spec)
+}
+
+fn objects_of<K>(
+    version: &CustomResourceDefinitionVersion,
+    head: Value,
+    spec: impl FnOnce(BoxedStrategy<Value>) -> BoxedStrategy<Value>,
+) -> BoxedStrategy<K>
+where
+    K: DeserializeOwned + Debug + 'static,
+{
+    let schema = serde_json::to_value(&version.schema).expect("a schema");
+    let root = &schema["openAPIV3Schema"]["properties"];
     let status = proptest::option::of(values(&root["status"]));
     (metadata(), spec(values(&root["spec"])), status)
         .prop_map(move |(metadata, spec, status)| {

@@ -63,41 +63,17 @@ fn cluster_compute_is_the_gpu_block_and_node_count() {
 }
 
 #[test]
-fn template_start_flags_left_to_the_platform_are_written_out_as_true_and_kept_unset() {
-    let beta = to_beta("Template", json!({"image": "x", "args": "serve"}));
-    assert_eq!(beta["spec"]["startSsh"], true);
-    assert_eq!(beta["spec"]["startJupyter"], true);
+fn template_container_fields_move_and_start_flags_stay_as_written() {
+    let beta = to_beta(
+        "Template",
+        json!({"image": "x", "args": "serve", "ports": ["8888/http"], "startSsh": false}),
+    );
     assert_eq!(beta["spec"]["args"], "serve");
-    assert_eq!(
-        kept(&beta),
-        Some(json!({"unset": ["startSsh", "startJupyter"]}))
-    );
-    let alpha = super::convert(beta.clone(), "gpucloud.io/v1alpha1").unwrap();
-    assert_eq!(alpha["spec"].get("startSsh"), None);
-    assert_eq!(alpha["spec"].get("startJupyter"), None);
-    assert_eq!(
-        alpha["metadata"].get("annotations"),
-        None,
-        "consumed: {alpha}"
-    );
-
-    // Only the one left unset is kept.
-    let beta = to_beta("Template", json!({"image": "x", "startSsh": false}));
+    assert_eq!(beta["spec"]["ports"], json!(["8888/http"]));
     assert_eq!(beta["spec"]["startSsh"], false);
-    assert_eq!(kept(&beta), Some(json!({"unset": ["startJupyter"]})));
-
-    // Set to false in v1beta1 since: the user's word, not unset any more.
-    let mut edited = beta["spec"].clone();
-    edited["startJupyter"] = json!(false);
-    let annotations = beta["metadata"]["annotations"].clone();
-    let alpha = to_alpha("Template", edited, Some(annotations));
-    assert_eq!(alpha["spec"]["startJupyter"], false);
-    assert_eq!(alpha["spec"]["startSsh"], false);
-}
-
-#[test]
-fn template_start_flags_unset_in_v1beta1_are_false_in_v1alpha1() {
-    let alpha = to_alpha("Template", json!({"image": "x"}), None);
-    assert_eq!(alpha["spec"]["startSsh"], false);
-    assert_eq!(alpha["spec"]["startJupyter"], false);
+    assert_eq!(beta["spec"].get("startJupyter"), None, "unset stays unset");
+    assert_eq!(kept(&beta), None);
+    let alpha = to_alpha("Template", beta["spec"].clone(), None);
+    assert_eq!(alpha["spec"]["args"], "serve");
+    assert_eq!(alpha["spec"].get("startJupyter"), None);
 }

@@ -146,10 +146,10 @@ fn other_annotations_and_the_status_are_left_alone() {
 fn an_annotation_that_is_not_the_conversions_json_is_dropped_not_refused() {
     let annotations = json!({ANNOTATION: "not json", "team": "a"});
     let alpha = to_alpha(
-        "Template",
-        json!({"image": "x", "startSsh": true}),
+        "Endpoint",
+        json!({"templateId": "t", "gpu": {"typeIds": ["A"]}, "idleTimeout": "1m"}),
         Some(annotations),
     );
     assert_eq!(alpha["metadata"]["annotations"], json!({"team": "a"}));
-    assert_eq!(alpha["spec"]["startSsh"], true);
+    assert_eq!(alpha["spec"]["idleTimeoutSeconds"], 60);
 }

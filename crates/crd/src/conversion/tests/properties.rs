@@ -10,21 +10,24 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::super::{ConversionError, budget, cluster, convert, endpoint, network_volume, pod};
-use super::super::{registry_credential, template};
-use super::generate::objects;
-use crate::v1beta1 as beta;
+use super::super::same_spec::{budget, network_volume, registry_credential};
+use super::super::{ConversionError, cluster, convert, endpoint, pod, template};
+use super::generate::{alpha_objects, objects};
+use crate::v1alpha1 as alpha;
 
 /// What an object is made of, to compare (the kinds' types derive no `PartialEq`).
-trait Parts {
+pub(super) trait Parts {
+    /// The kind's name.
+    const KIND: &'static str;
     type Spec: Debug + PartialEq;
     type Status: Debug + PartialEq;
     fn parts(&self) -> (&ObjectMeta, &Self::Spec, &Option<Self::Status>);
 }
 
 macro_rules! parts {
-    ($($kind:ty: $spec:ty, $status:ty;)*) => {$(
+    ($($kind:ty = $name:literal: $spec:ty, $status:ty;)*) => {$(
         impl Parts for $kind {
+            const KIND: &'static str = $name;
             type Spec = $spec;
             type Status = $status;
             fn parts(&self) -> (&ObjectMeta, &$spec, &Option<$status>) {
@@ -35,20 +38,20 @@ macro_rules! parts {
 }
 
 parts! {
-    crate::NetworkVolume: crate::NetworkVolumeSpec, crate::NetworkVolumeStatus;
-    beta::NetworkVolume: beta::NetworkVolumeSpec, crate::NetworkVolumeStatus;
-    crate::Endpoint: crate::EndpointSpec, crate::EndpointStatus;
-    beta::Endpoint: beta::EndpointSpec, crate::EndpointStatus;
-    crate::Pod: crate::PodSpec, crate::PodStatus;
-    beta::Pod: beta::PodSpec, crate::PodStatus;
-    crate::Template: crate::TemplateSpec, crate::TemplateStatus;
-    beta::Template: beta::TemplateSpec, crate::TemplateStatus;
-    crate::RegistryCredential: crate::RegistryCredentialSpec, crate::RegistryCredentialStatus;
-    beta::RegistryCredential: beta::RegistryCredentialSpec, crate::RegistryCredentialStatus;
-    crate::Budget: crate::BudgetSpec, crate::BudgetStatus;
-    beta::Budget: beta::BudgetSpec, crate::BudgetStatus;
-    crate::Cluster: crate::ClusterSpec, crate::ClusterStatus;
-    beta::Cluster: beta::ClusterSpec, crate::ClusterStatus;
+    alpha::NetworkVolume = "NetworkVolume": crate::NetworkVolumeSpec, crate::NetworkVolumeStatus;
+    crate::NetworkVolume = "NetworkVolume": crate::NetworkVolumeSpec, crate::NetworkVolumeStatus;
+    alpha::Endpoint = "Endpoint": alpha::endpoint::EndpointSpec, crate::EndpointStatus;
+    crate::Endpoint = "Endpoint": crate::EndpointSpec, crate::EndpointStatus;
+    alpha::Pod = "Pod": alpha::pod::PodSpec, crate::PodStatus;
+    crate::Pod = "Pod": crate::PodSpec, crate::PodStatus;
+    alpha::Template = "Template": alpha::template::TemplateSpec, crate::TemplateStatus;
+    crate::Template = "Template": crate::TemplateSpec, crate::TemplateStatus;
+    alpha::RegistryCredential = "RegistryCredential": crate::RegistryCredentialSpec, crate::RegistryCredentialStatus;
+    crate::RegistryCredential = "RegistryCredential": crate::RegistryCredentialSpec, crate::RegistryCredentialStatus;
+    alpha::Budget = "Budget": crate::BudgetSpec, crate::BudgetStatus;
+    crate::Budget = "Budget": crate::BudgetSpec, crate::BudgetStatus;
+    alpha::Cluster = "Cluster": alpha::cluster::ClusterSpec, crate::ClusterStatus;
+    crate::Cluster = "Cluster": crate::ClusterSpec, crate::ClusterStatus;
 }
 
 /// Whether `a` and `b`, objects of the same kind and version as JSON, are the same object
@@ -65,20 +68,20 @@ pub fn same_object(a: &Value, b: &Value) -> Result<(), String> {
     }
     let alpha = a["apiVersion"] == ALPHA;
     match (alpha, a["kind"].as_str().unwrap_or_default()) {
-        (true, "NetworkVolume") => same::<crate::NetworkVolume>(a, b),
-        (false, "NetworkVolume") => same::<beta::NetworkVolume>(a, b),
-        (true, "Endpoint") => same::<crate::Endpoint>(a, b),
-        (false, "Endpoint") => same::<beta::Endpoint>(a, b),
-        (true, "Pod") => same::<crate::Pod>(a, b),
-        (false, "Pod") => same::<beta::Pod>(a, b),
-        (true, "Template") => same::<crate::Template>(a, b),
-        (false, "Template") => same::<beta::Template>(a, b),
-        (true, "RegistryCredential") => same::<crate::RegistryCredential>(a, b),
-        (false, "RegistryCredential") => same::<beta::RegistryCredential>(a, b),
-        (true, "Budget") => same::<crate::Budget>(a, b),
-        (false, "Budget") => same::<beta::Budget>(a, b),
-        (true, "Cluster") => same::<crate::Cluster>(a, b),
-        (false, "Cluster") => same::<beta::Cluster>(a, b),
+        (true, "NetworkVolume") => same::<alpha::NetworkVolume>(a, b),
+        (false, "NetworkVolume") => same::<crate::NetworkVolume>(a, b),
+        (true, "Endpoint") => same::<alpha::Endpoint>(a, b),
+        (false, "Endpoint") => same::<crate::Endpoint>(a, b),
+        (true, "Pod") => same::<alpha::Pod>(a, b),
+        (false, "Pod") => same::<crate::Pod>(a, b),
+        (true, "Template") => same::<alpha::Template>(a, b),
+        (false, "Template") => same::<crate::Template>(a, b),
+        (true, "RegistryCredential") => same::<alpha::RegistryCredential>(a, b),
+        (false, "RegistryCredential") => same::<crate::RegistryCredential>(a, b),
+        (true, "Budget") => same::<alpha::Budget>(a, b),
+        (false, "Budget") => same::<crate::Budget>(a, b),
+        (true, "Cluster") => same::<alpha::Cluster>(a, b),
+        (false, "Cluster") => same::<crate::Cluster>(a, b),
         (_, kind) => Err(format!("not a kind: {kind}")),
     }
 }
@@ -91,10 +94,13 @@ fn there_and_back<A, B>(
     api_versions: (&str, &str),
 ) -> (A, A)
 where
-    A: Clone + Serialize + DeserializeOwned,
+    A: Clone + Parts + Serialize + DeserializeOwned,
 {
     let typed = back(there(object.clone()).unwrap()).unwrap();
-    let value = serde_json::to_value(object).unwrap();
+    let mut value = serde_json::to_value(object).unwrap();
+    // A `v1alpha1` object's type writes no `apiVersion` and `kind`; the apiserver's do.
+    value["apiVersion"] = json!(api_versions.1);
+    value["kind"] = json!(A::KIND);
     let converted = convert(value, api_versions.0).unwrap();
     let value = convert(converted, api_versions.1).unwrap();
     (typed, serde_json::from_value(value).unwrap())
@@ -178,72 +184,72 @@ fn ok<A, B>(f: fn(A) -> B) -> impl Fn(A) -> Result<B, ConversionError> {
 
 proptest! {
     #[test]
-    fn network_volume_alpha(o in objects::<crate::NetworkVolume>(any_spec)) {
+    fn network_volume_alpha(o in alpha_objects::<alpha::NetworkVolume>(any_spec)) {
         alpha_round_trip(o, ok(network_volume::to_v1beta1), ok(network_volume::to_v1alpha1))?;
     }
 
     #[test]
-    fn network_volume_beta(o in objects::<beta::NetworkVolume>(any_spec)) {
+    fn network_volume_beta(o in objects::<crate::NetworkVolume>(any_spec)) {
         beta_round_trip(o, ok(network_volume::to_v1beta1), ok(network_volume::to_v1alpha1))?;
     }
 
     #[test]
-    fn endpoint_alpha(o in objects::<crate::Endpoint>(alpha_endpoint)) {
+    fn endpoint_alpha(o in alpha_objects::<alpha::Endpoint>(alpha_endpoint)) {
         alpha_round_trip(o, endpoint::to_v1beta1, endpoint::to_v1alpha1)?;
     }
 
     #[test]
-    fn endpoint_beta(o in objects::<beta::Endpoint>(beta_endpoint)) {
+    fn endpoint_beta(o in objects::<crate::Endpoint>(beta_endpoint)) {
         beta_round_trip(o, endpoint::to_v1beta1, endpoint::to_v1alpha1)?;
     }
 
     #[test]
-    fn pod_alpha(o in objects::<crate::Pod>(any_spec)) {
+    fn pod_alpha(o in alpha_objects::<alpha::Pod>(any_spec)) {
         alpha_round_trip(o, ok(pod::to_v1beta1), ok(pod::to_v1alpha1))?;
     }
 
     #[test]
-    fn pod_beta(o in objects::<beta::Pod>(any_spec)) {
+    fn pod_beta(o in objects::<crate::Pod>(any_spec)) {
         beta_round_trip(o, ok(pod::to_v1beta1), ok(pod::to_v1alpha1))?;
     }
 
     #[test]
-    fn template_alpha(o in objects::<crate::Template>(any_spec)) {
+    fn template_alpha(o in alpha_objects::<alpha::Template>(any_spec)) {
         alpha_round_trip(o, ok(template::to_v1beta1), ok(template::to_v1alpha1))?;
     }
 
     #[test]
-    fn template_beta(o in objects::<beta::Template>(any_spec)) {
+    fn template_beta(o in objects::<crate::Template>(any_spec)) {
         beta_round_trip(o, ok(template::to_v1beta1), ok(template::to_v1alpha1))?;
     }
 
     #[test]
-    fn registry_credential_alpha(o in objects::<crate::RegistryCredential>(any_spec)) {
+    fn registry_credential_alpha(o in alpha_objects::<alpha::RegistryCredential>(any_spec)) {
         alpha_round_trip(o, ok(registry_credential::to_v1beta1), ok(registry_credential::to_v1alpha1))?;
     }
 
     #[test]
-    fn registry_credential_beta(o in objects::<beta::RegistryCredential>(any_spec)) {
+    fn registry_credential_beta(o in objects::<crate::RegistryCredential>(any_spec)) {
         beta_round_trip(o, ok(registry_credential::to_v1beta1), ok(registry_credential::to_v1alpha1))?;
     }
 
     #[test]
-    fn budget_alpha(o in objects::<crate::Budget>(any_spec)) {
+    fn budget_alpha(o in alpha_objects::<alpha::Budget>(any_spec)) {
         alpha_round_trip(o, ok(budget::to_v1beta1), ok(budget::to_v1alpha1))?;
     }
 
     #[test]
-    fn budget_beta(o in objects::<beta::Budget>(any_spec)) {
+    fn budget_beta(o in objects::<crate::Budget>(any_spec)) {
         beta_round_trip(o, ok(budget::to_v1beta1), ok(budget::to_v1alpha1))?;
     }
 
     #[test]
-    fn cluster_alpha(o in objects::<crate::Cluster>(any_spec)) {
+    fn cluster_alpha(o in alpha_objects::<alpha::Cluster>(any_spec)) {
         alpha_round_trip(o, ok(cluster::to_v1beta1), ok(cluster::to_v1alpha1))?;
     }
 
     #[test]
-    fn cluster_beta(o in objects::<beta::Cluster>(any_spec)) {
+    fn cluster_beta(o in objects::<crate::Cluster>(any_spec)) {
         beta_round_trip(o, ok(cluster::to_v1beta1), ok(cluster::to_v1alpha1))?;
     }
 }
