@@ -1,5 +1,5 @@
-//! Every manifest of `examples/` survives `v1alpha1` -> `v1beta1` -> `v1alpha1` unchanged,
-//! and what each becomes in `v1beta1` survives the way back and forth too.
+//! Every manifest of `examples/` (in `v1beta1`) survives `v1beta1` -> `v1alpha1` -> `v1beta1`
+//! unchanged, and what each becomes in `v1alpha1` survives the way back and forth too.
 
 use std::fs;
 use std::path::Path;
@@ -28,7 +28,7 @@ fn examples() -> Vec<(String, Value)> {
         objects.extend(
             documents
                 .into_iter()
-                .filter(|d| d["apiVersion"] == "gpucloud.io/v1alpha1")
+                .filter(|d| d["apiVersion"] == "gpucloud.io/v1beta1")
                 .map(|d| (name.clone(), d)),
         );
     }
@@ -56,14 +56,14 @@ fn every_example_survives_the_round_trip_unchanged() {
         ]
     );
     for (file, object) in examples {
-        let beta = convert(object.clone(), "gpucloud.io/v1beta1")
+        let alpha = convert(object.clone(), "gpucloud.io/v1alpha1")
             .unwrap_or_else(|e| panic!("{file}: {e}"));
-        assert_eq!(beta["apiVersion"], "gpucloud.io/v1beta1", "{file}");
-        let alpha =
-            convert(beta.clone(), "gpucloud.io/v1alpha1").unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(alpha["apiVersion"], "gpucloud.io/v1alpha1", "{file}");
+        let beta =
+            convert(alpha.clone(), "gpucloud.io/v1beta1").unwrap_or_else(|e| panic!("{file}: {e}"));
         // The same object: the typed manifest (its defaults filled in), and nothing more.
-        same_object(&object, &alpha).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let beta_again = convert(alpha, "gpucloud.io/v1beta1").unwrap();
-        same_object(&beta, &beta_again).unwrap_or_else(|e| panic!("{file}: {e}"));
+        same_object(&object, &beta).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let alpha_again = convert(beta, "gpucloud.io/v1alpha1").unwrap();
+        same_object(&alpha, &alpha_again).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
 }
