@@ -252,9 +252,8 @@ async fn pod_gpu_or_cpu_and_cpu_only_fields_are_checked_at_admission() {
 }
 
 /// The Endpoint's worker shapes and load-balancer settings are refused by the apiserver,
-/// naming the field and the rule: one of `gpuTypeIds`/`gpu`/`cpu`, the shorthand not
-/// mixed with `gpu`, a load balancer on request-count scaling only, and a type that
-/// cannot change.
+/// naming the field and the rule: one of `gpu` and `cpu`, pools or type ids, a load
+/// balancer on request-count scaling only, and a type that cannot change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn endpoint_shapes_are_checked_at_admission() {

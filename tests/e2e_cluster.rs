@@ -570,26 +570,14 @@ async fn bad_cluster_shapes_are_refused_at_admission_naming_the_field() {
     let mut private = good();
     private["registryCredentialRef"] = json!({"name": "ghcr"});
     for (name, spec, field) in [
-        (
-            "one-node",
-            with("/compute/podCount", json!(1)),
-            "spec.compute.podCount",
-        ),
-        (
-            "too-many",
-            with("/compute/podCount", json!(251)),
-            "spec.compute.podCount",
-        ),
+        ("one-node", with("/nodeCount", json!(1)), "spec.nodeCount"),
+        ("too-many", with("/nodeCount", json!(251)), "spec.nodeCount"),
         (
             "no-types",
-            with("/compute/gpuTypes", json!([])),
-            "spec.compute.gpuTypes",
+            with("/gpu/typeIds", json!([])),
+            "spec.gpu.typeIds",
         ),
-        (
-            "no-gpus",
-            with("/compute/gpuCountPerPod", json!(0)),
-            "spec.compute.gpuCountPerPod",
-        ),
+        ("no-gpus", with("/gpu/count", json!(0)), "spec.gpu.count"),
         ("kind", with("/type", json!("BATCH")), "spec.type"),
         ("private", private, "spec.registryCredentialRef"),
         ("no-image", no_image, "spec.image"),

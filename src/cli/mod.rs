@@ -6,6 +6,7 @@ pub(crate) mod orphans;
 mod platform;
 pub mod run;
 pub(crate) mod table;
+pub mod webhook;
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +34,8 @@ pub enum Command {
     /// List the remote objects the operator made (pods, endpoints, templates, network
     /// volumes) whose object is gone, with what they cost per hour; with --delete, remove them.
     Orphans(orphans::OrphansArgs),
+    /// Serve the CRDs' conversion webhook alone (`run` serves it too, with the same flags).
+    ConversionWebhook(webhook::ConversionWebhookArgs),
     /// The kubectl plugin's commands (`kubectl gpucloud ...` when installed as
     /// `kubectl-gpucloud`).
     Kubectl(crate::plugin::PluginCli),
@@ -47,6 +50,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Platform(args) => platform::run(args).await,
         Command::Demo(args) => crate::demo::run(args).await,
         Command::Orphans(args) => orphans::run(args).await,
+        Command::ConversionWebhook(args) => webhook::run(args).await,
         Command::Kubectl(cli) => crate::plugin::run(cli).await,
     }
 }

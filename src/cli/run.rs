@@ -171,6 +171,8 @@ pub struct RunArgs {
     /// Log format.
     #[arg(long, env = "GPUCLOUD_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    #[command(flatten)]
+    pub webhook: super::webhook::WebhookArgs,
 }
 
 fn platform_api_arg(text: &str) -> Result<PlatformApi, String> {
@@ -264,7 +266,7 @@ async fn check_default_key(kube: &kube::Client, default: &DefaultKey) {
 }
 
 /// Resolves when the process gets SIGTERM or Ctrl-C.
-async fn termination() {
+pub(crate) async fn termination() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -380,6 +382,14 @@ pub async fn run_with_clock(
             ready.set(false);
         }
     });
+    // Served by every replica from before it may lead: the apiserver calls any of them,
+    // and the controllers' own reads of objects stored in v1alpha1 go through it.
+    if let Some(webhook) = args
+        .webhook
+        .webhook(&lease_namespace, super::webhook::crd_names())?
+    {
+        super::webhook::start(kube.clone(), webhook, wait_for(stop_rx.clone())).await?;
+    }
     let serving = serving(&args)?;
     let bound = server::serve(&serving, metrics, probes, &kube, wait_for(stop_rx.clone()))
         .await
@@ -516,8 +526,12 @@ async fn watched_namespaces(
 /// The namespace of the leader-election Lease: the flag, else the pod's own namespace,
 /// else `default`.
 fn lease_namespace(args: &RunArgs) -> String {
-    args.leader_election_namespace
-        .clone()
+    own_namespace(args.leader_election_namespace.clone())
+}
+
+/// `given`, else the namespace of the pod this process runs in, else `default`.
+pub(crate) fn own_namespace(given: Option<String>) -> String {
+    given
         .or_else(|| {
             std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok()
         })

@@ -30,6 +30,24 @@ pub fn server_config(cert_dir: Option<&Path>) -> Result<Arc<ServerConfig>, Serve
         ),
         None => self_signed()?,
     };
+    config_of(chain, key)
+}
+
+/// The TLS configuration of a server whose certificate chain and key are the PEM texts
+/// `chain` and `key` (such as those a Secret holds). The error never shows the key.
+pub fn pem_server_config(chain: &[u8], key: &[u8]) -> Result<Arc<ServerConfig>, ServerError> {
+    let chain = CertificateDer::pem_slice_iter(chain)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| ServerError::Certificate("the certificate is not PEM".into()))?;
+    let key = PrivateKeyDer::from_pem_slice(key)
+        .map_err(|_| ServerError::Certificate("the key is not a PEM private key".into()))?;
+    config_of(chain, key)
+}
+
+fn config_of(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<ServerConfig>, ServerError> {
     // The provider named, not the process default: aws-lc-rs is the one kube's TLS builds.
     let mut config = ServerConfig::builder_with_provider(Arc::new(aws_lc_rs::default_provider()))
         .with_safe_default_protocol_versions()?

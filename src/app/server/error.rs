@@ -9,6 +9,8 @@ pub enum ServerError {
     Listen(#[from] std::io::Error),
     #[error("the certificate in {path}: {reason}")]
     CertificateFile { path: PathBuf, reason: String },
+    #[error("the certificate: {0}")]
+    Certificate(String),
     #[error("could not make a self-signed certificate: {0}")]
     SelfSigned(#[from] rcgen::Error),
     #[error("the TLS configuration: {0}")]

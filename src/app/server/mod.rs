@@ -26,7 +26,7 @@ use axum::routing::get;
 
 use gpucloud_engine::metrics::Metrics;
 
-pub use certificate::server_config as tls_config;
+pub use certificate::{pem_server_config, server_config as tls_config};
 pub use error::ServerError;
 pub use https::TlsListener;
 pub use probes::{Probes, Readiness};
