@@ -83,6 +83,7 @@ cp_dir=$(mktemp -d "${TMPDIR:-/tmp}/gpucloud-cp.XXXXXX")
 rmdir "$cp_dir"
 node_pid=
 outage_pid=
+webhook_pid=
 node_log=$(mktemp "${TMPDIR:-/tmp}/gpucloud-node-phase.XXXXXX")
 cleanup() {
     # The node phase's own script brings its node down when stopped.
@@ -90,6 +91,7 @@ cleanup() {
     # The outage phase's suites bring their control planes down when they end; cut short,
     # their processes go here.
     [ -n "$outage_pid" ] && pkill -KILL -f "e2e_apiserver_outage-|e2e_etcd_compaction-|/gpucloud-(outage|compaction)" 2>/dev/null || true
+    [ -n "$webhook_pid" ] && kill "$webhook_pid" 2>/dev/null || true
     tests/control-plane/cp.sh down --dir "$cp_dir" >/dev/null 2>&1 || true
 }
 trap 'cleanup; report' EXIT
@@ -146,6 +148,16 @@ if [ ${#cargo_args[@]} -eq 0 ]; then
 fi
 eval "$(tests/control-plane/cp.sh up --dir "$cp_dir")"
 export KUBECONFIG
+# The CRDs' conversion webhook for this control plane, run as an install without
+# cert-manager runs it: its own CA and certificate in a Secret, and the CRDs pointed at it
+# (by URL: the apiserver runs on this host). The suites install the CRDs; it points each
+# at itself within a second of that (tests/common/conversion.rs waits for it).
+webhook_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+"${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator" conversion-webhook \
+    --conversion-webhook-addr "127.0.0.1:$webhook_port" \
+    --conversion-webhook-url "https://127.0.0.1:$webhook_port/convert" \
+    --conversion-webhook-check-interval 1s --namespace default >"$cp_dir.webhook.log" 2>&1 &
+webhook_pid=$!
 
 phase "doctests"
 cargo test --workspace --doc --locked

@@ -11,6 +11,7 @@ use kube::Client;
 pub mod backend;
 pub mod clusters;
 pub mod control_plane;
+pub mod conversion;
 pub mod endpoints;
 pub mod http;
 pub mod lease;
