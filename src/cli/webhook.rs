@@ -26,11 +26,17 @@ pub struct WebhookArgs {
     #[arg(long, env = "GPUCLOUD_CONVERSION_WEBHOOK_ADDR")]
     pub conversion_webhook_addr: Option<SocketAddr>,
     /// Directory holding the webhook's certificate as tls.crt and tls.key (a cert-manager
-    /// Certificate's Secret, mounted), read at start. The CRDs are then left as installed:
-    /// their spec.conversion and cert-manager's CA injection are the install's.
+    /// Certificate's Secret, mounted), read at start. With --conversion-webhook-service
+    /// and --conversion-webhook-ca-from, the operator points the CRDs at the Service and
+    /// has cert-manager inject that Certificate's CA; alone, the CRDs are left as installed.
     #[arg(long, env = "GPUCLOUD_CONVERSION_WEBHOOK_CERT_DIR")]
     pub conversion_webhook_cert_dir: Option<PathBuf>,
-    /// The webhook's Service, NAMESPACE/NAME or NAMESPACE/NAME:PORT (port 443 when unset):
+    /// The cert-manager Certificate, NAMESPACE/NAME, whose CA cert-manager's cainjector
+    /// writes into the CRDs' caBundle (with --conversion-webhook-cert-dir).
+    #[arg(long, env = "GPUCLOUD_CONVERSION_WEBHOOK_CA_FROM")]
+    pub conversion_webhook_ca_from: Option<String>,
+    /// The webhook's Service, NAME[:PORT] in the operator's namespace or
+    /// NAMESPACE/NAME[:PORT] (port 443 when unset):
     /// the operator makes its own CA and certificate for the Service's names, keeps them in
     /// the Secret --conversion-webhook-secret, and points the CRDs' spec.conversion at the
     /// Service with that CA.
@@ -63,6 +69,7 @@ impl WebhookArgs {
             if self.conversion_webhook_cert_dir.is_some()
                 || self.conversion_webhook_service.is_some()
                 || self.conversion_webhook_url.is_some()
+                || self.conversion_webhook_ca_from.is_some()
             {
                 bail!("--conversion-webhook-addr is needed to serve the conversion webhook");
             }
@@ -73,20 +80,50 @@ impl WebhookArgs {
             secret: self.conversion_webhook_secret.clone(),
             address,
         };
+        let service = self
+            .conversion_webhook_service
+            .as_deref()
+            .map(|s| service_address(s, namespace))
+            .transpose()?;
         let certificate = match (
             &self.conversion_webhook_cert_dir,
-            &self.conversion_webhook_service,
+            service,
             &self.conversion_webhook_url,
+            &self.conversion_webhook_ca_from,
         ) {
-            (Some(dir), None, None) => Certificate::Files(dir.clone()),
-            (None, Some(service), None) => own(service_address(service)?),
-            (None, None, Some(url)) => {
+            (Some(dir), None, None, None) => Certificate::Files {
+                dir: dir.clone(),
+                pointed: None,
+            },
+            (Some(dir), Some(address), None, Some(from)) => {
+                if from
+                    .split_once('/')
+                    .is_none_or(|(ns, name)| ns.is_empty() || name.is_empty())
+                {
+                    bail!(
+                        "--conversion-webhook-ca-from must be NAMESPACE/NAME of a cert-manager Certificate, got {from:?}"
+                    );
+                }
+                Certificate::Files {
+                    dir: dir.clone(),
+                    pointed: Some((address, from.clone())),
+                }
+            }
+            (Some(_), Some(_), None, None) => bail!(
+                "--conversion-webhook-cert-dir with --conversion-webhook-service needs \
+                 --conversion-webhook-ca-from: the cert-manager Certificate whose CA the CRDs trust"
+            ),
+            (None, Some(address), None, None) => own(address),
+            (None, None, Some(url), None) => {
                 if !url.starts_with("https://") {
                     bail!(
                         "--conversion-webhook-url must be https://HOST:PORT/convert, got {url:?}"
                     );
                 }
                 own(Address::Url(url.clone()))
+            }
+            (None, _, _, Some(_)) => {
+                bail!("--conversion-webhook-ca-from goes with --conversion-webhook-cert-dir")
             }
             _ => bail!(
                 "--conversion-webhook-addr needs exactly one of --conversion-webhook-cert-dir, \
@@ -102,11 +139,9 @@ impl WebhookArgs {
     }
 }
 
-/// Pure: NAMESPACE/NAME or NAMESPACE/NAME:PORT.
-fn service_address(text: &str) -> anyhow::Result<Address> {
-    let Some((namespace, rest)) = text.split_once('/') else {
-        bail!("--conversion-webhook-service must be NAMESPACE/NAME[:PORT], got {text:?}");
-    };
+/// Pure: NAME[:PORT] (in `own_namespace`) or NAMESPACE/NAME[:PORT].
+fn service_address(text: &str, own_namespace: &str) -> anyhow::Result<Address> {
+    let (namespace, rest) = text.split_once('/').unwrap_or((own_namespace, text));
     let (name, port) = match rest.split_once(':') {
         Some((name, port)) => match port.parse::<i32>() {
             Ok(port) if (1..=65535).contains(&port) => (name, port),
@@ -115,7 +150,9 @@ fn service_address(text: &str) -> anyhow::Result<Address> {
         None => (rest, SERVICE_PORT),
     };
     if namespace.is_empty() || name.is_empty() {
-        bail!("--conversion-webhook-service must be NAMESPACE/NAME[:PORT], got {text:?}");
+        bail!(
+            "--conversion-webhook-service must be NAME[:PORT] or NAMESPACE/NAME[:PORT], got {text:?}"
+        );
     }
     Ok(Address::Service {
         namespace: namespace.into(),
@@ -207,7 +244,7 @@ mod tests {
     fn a_service_is_its_namespace_name_and_port() {
         let hook = args(&[
             "--conversion-webhook-addr=0.0.0.0:9443",
-            "--conversion-webhook-service=gpucloud-system/gpucloud-operator-webhook",
+            "--conversion-webhook-service=gpucloud-operator-webhook",
         ])
         .unwrap()
         .unwrap();
@@ -231,10 +268,14 @@ mod tests {
                 port: 443
             }
         );
-        assert!(matches!(
-            service_address("ns/hook:8443").unwrap(),
-            Address::Service { port: 8443, .. }
-        ));
+        assert_eq!(
+            service_address("ns/hook:8443", "own").unwrap(),
+            Address::Service {
+                namespace: "ns".into(),
+                name: "hook".into(),
+                port: 8443
+            }
+        );
     }
 
     #[test]
@@ -251,7 +292,7 @@ mod tests {
                 "exactly one of",
             ),
             (
-                vec![addr, "--conversion-webhook-service=hook"],
+                vec![addr, "--conversion-webhook-service=ns/"],
                 "NAMESPACE/NAME",
             ),
             (
@@ -266,5 +307,24 @@ mod tests {
             let err = args(&extra).unwrap_err().to_string();
             assert!(err.contains(words), "{extra:?}: {err}");
         }
+    }
+
+    #[test]
+    fn with_cert_manager_the_crds_are_pointed_at_the_service_and_its_certificate() {
+        let hook = args(&[
+            "--conversion-webhook-addr=0.0.0.0:9443",
+            "--conversion-webhook-cert-dir=/etc/webhook",
+            "--conversion-webhook-service=gpucloud-operator-webhook",
+            "--conversion-webhook-ca-from=gpucloud-system/gpucloud-operator-webhook",
+        ])
+        .unwrap()
+        .unwrap();
+        let Certificate::Files { dir, pointed } = hook.certificate else {
+            panic!("{:?}", hook.certificate)
+        };
+        assert_eq!(dir, PathBuf::from("/etc/webhook"));
+        let (address, from) = pointed.unwrap();
+        assert_eq!(from, "gpucloud-system/gpucloud-operator-webhook");
+        assert!(matches!(address, Address::Service { port: 443, .. }));
     }
 }

@@ -1,9 +1,9 @@
 //! Points the operator's CRDs at the webhook: `spec.conversion` with the webhook's address
-//! and, when the install makes its own certificate, the CA that vouches for it. Applied
+//! and the CA that vouches for it: the one the install made ([`Trust::Bundle`]), or, with
+//! cert-manager, the annotation that has cert-manager's cainjector fill in its Certificate's
+//! CA ([`Trust::InjectedFrom`]; the operator then leaves `caBundle` to it). Applied
 //! (server-side, as its own field manager) at start and on every check after, so that a CRD
-//! applied again, or installed after the operator, is pointed at it too. With cert-manager
-//! the install's CRDs carry their `spec.conversion` themselves and cert-manager's cainjector
-//! fills the CA: the operator then writes nothing here.
+//! applied again, or installed after the operator, is pointed at it too.
 
 use k8s_openapi::ByteString;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -36,11 +36,62 @@ pub enum Address {
     Url(String),
 }
 
+/// What vouches for the webhook's certificate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// This CA (PEM), made by the install.
+    Bundle(String),
+    /// The CA of cert-manager Certificate NAMESPACE/NAME, which cert-manager's cainjector
+    /// writes into `caBundle` when the CRD says `cert-manager.io/inject-ca-from`.
+    InjectedFrom(String),
+}
+
+/// The annotation that has cert-manager's cainjector fill a CRD's conversion `caBundle`.
+pub const INJECT_CA_FROM: &str = "cert-manager.io/inject-ca-from";
+
+/// What every CRD of the operator is to say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wanted {
+    pub conversion: CustomResourceConversion,
+    pub inject_ca_from: Option<String>,
+}
+
 /// Pure: the conversion every CRD of the operator says: by its webhook at `address`, trusting
-/// `ca_pem`.
-pub fn conversion(address: &Address, ca_pem: &str) -> CustomResourceConversion {
+/// `trust`.
+pub fn wanted(address: &Address, trust: &Trust) -> Wanted {
+    let (ca_bundle, inject_ca_from) = match trust {
+        Trust::Bundle(pem) => (Some(ByteString(pem.as_bytes().to_vec())), None),
+        Trust::InjectedFrom(certificate) => (None, Some(certificate.clone())),
+    };
+    Wanted {
+        conversion: conversion(address, ca_bundle),
+        inject_ca_from,
+    }
+}
+
+/// Pure: whether `crd` says less than `want`. A CA injected by cert-manager is its own:
+/// only its presence is looked at, not its value.
+pub fn lacks(crd: &CustomResourceDefinition, want: &Wanted) -> bool {
+    let annotations = crd.metadata.annotations.clone().unwrap_or_default();
+    if let Some(from) = &want.inject_ca_from
+        && annotations.get(INJECT_CA_FROM) != Some(from)
+    {
+        return true;
+    }
+    let Some(mut have) = crd.spec.conversion.clone() else {
+        return true;
+    };
+    if want.inject_ca_from.is_some()
+        && let Some(client) = have.webhook.as_mut().and_then(|w| w.client_config.as_mut())
+    {
+        client.ca_bundle = None;
+    }
+    have != want.conversion
+}
+
+fn conversion(address: &Address, ca_bundle: Option<ByteString>) -> CustomResourceConversion {
     let mut client = WebhookClientConfig {
-        ca_bundle: Some(ByteString(ca_pem.as_bytes().to_vec())),
+        ca_bundle,
         ..Default::default()
     };
     match address {
@@ -67,12 +118,12 @@ pub fn conversion(address: &Address, ca_pem: &str) -> CustomResourceConversion {
     }
 }
 
-/// Applies `want` to each CRD of `names` that says otherwise; a CRD not installed (yet) is
+/// Applies `want` to each CRD of `names` that lacks it; a CRD not installed (yet) is
 /// skipped. Returns how many were changed.
 pub async fn point_at_webhook(
     api: &Api<CustomResourceDefinition>,
     names: &[String],
-    want: &CustomResourceConversion,
+    want: &Wanted,
 ) -> Result<usize, WebhookError> {
     let mut changed = 0;
     for name in names {
@@ -84,14 +135,18 @@ pub async fn point_at_webhook(
             debug!(crd = %name, "not installed: the webhook points it at itself once it is");
             continue;
         };
-        if crd.spec.conversion.as_ref() == Some(want) {
+        if !lacks(&crd, want) {
             continue;
+        }
+        let mut metadata = json!({"name": name});
+        if let Some(from) = &want.inject_ca_from {
+            metadata["annotations"] = json!({INJECT_CA_FROM: from});
         }
         let patch = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
-            "metadata": {"name": name},
-            "spec": {"conversion": want},
+            "metadata": metadata,
+            "spec": {"conversion": want.conversion},
         });
         api.patch(
             name,
@@ -117,7 +172,9 @@ mod tests {
             name: "gpucloud-operator-webhook".into(),
             port: 443,
         };
-        let conversion = serde_json::to_value(conversion(&address, "CA")).unwrap();
+        let want = wanted(&address, &Trust::Bundle("CA".into()));
+        assert_eq!(want.inject_ca_from, None);
+        let conversion = serde_json::to_value(&want.conversion).unwrap();
         assert_eq!(conversion["strategy"], "Webhook");
         let webhook = &conversion["webhook"];
         assert_eq!(webhook["conversionReviewVersions"], json!(["v1"]));
@@ -133,12 +190,65 @@ mod tests {
     #[test]
     fn a_url_address_is_the_url() {
         let address = Address::Url("https://127.0.0.1:9443/convert".into());
-        let conversion = conversion(&address, "CA");
+        let conversion = wanted(&address, &Trust::Bundle("CA".into())).conversion;
         let client = conversion.webhook.unwrap().client_config.unwrap();
         assert_eq!(
             client.url.as_deref(),
             Some("https://127.0.0.1:9443/convert")
         );
         assert!(client.service.is_none());
+    }
+
+    #[test]
+    fn with_cert_manager_the_ca_is_left_to_its_injector() {
+        let address = Address::Service {
+            namespace: "ns".into(),
+            name: "hook".into(),
+            port: 443,
+        };
+        let want = wanted(&address, &Trust::InjectedFrom("ns/hook".into()));
+        let client = want
+            .conversion
+            .webhook
+            .clone()
+            .unwrap()
+            .client_config
+            .unwrap();
+        assert_eq!(client.ca_bundle, None);
+        let mut crd = CustomResourceDefinition::default();
+        assert!(lacks(&crd, &want), "nothing said yet");
+        crd.metadata.annotations =
+            Some([(INJECT_CA_FROM.to_string(), "ns/hook".to_string())].into());
+        let mut injected = want.conversion.clone();
+        if let Some(client) = injected
+            .webhook
+            .as_mut()
+            .and_then(|w| w.client_config.as_mut())
+        {
+            client.ca_bundle = Some(ByteString(b"CA FROM CERT-MANAGER".to_vec()));
+        }
+        crd.spec.conversion = Some(injected);
+        assert!(
+            !lacks(&crd, &want),
+            "the injected CA is cert-manager's to write"
+        );
+        crd.metadata.annotations = None;
+        assert!(lacks(&crd, &want), "the annotation went");
+    }
+
+    #[test]
+    fn a_crd_that_says_another_ca_or_none_lacks_the_bundle() {
+        let address = Address::Url("https://127.0.0.1:9443/convert".into());
+        let want = wanted(&address, &Trust::Bundle("CA".into()));
+        let mut crd = CustomResourceDefinition::default();
+        crd.spec.conversion = Some(want.conversion.clone());
+        assert!(!lacks(&crd, &want));
+        crd.spec.conversion = Some(wanted(&address, &Trust::Bundle("OLD".into())).conversion);
+        assert!(lacks(&crd, &want));
+        crd.spec.conversion = Some(CustomResourceConversion {
+            strategy: "None".into(),
+            webhook: None,
+        });
+        assert!(lacks(&crd, &want));
     }
 }

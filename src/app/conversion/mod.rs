@@ -30,7 +30,7 @@ use kube::core::conversion::ConversionReview;
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
-pub use crds::Address;
+pub use crds::{Address, Trust};
 pub use error::WebhookError;
 
 use crate::app::server::{TlsListener, pem_server_config, tls_config};
@@ -42,8 +42,13 @@ const BODY_LIMIT: usize = 64 * 1024 * 1024;
 #[derive(Clone, Debug)]
 pub enum Certificate {
     /// `tls.crt` and `tls.key` in this directory (a cert-manager Certificate's Secret,
-    /// mounted); the CRDs are left as the install wrote them.
-    Files(PathBuf),
+    /// mounted). With `address`, the CRDs are pointed at it with cert-manager's
+    /// `inject-ca-from` the Certificate `certificate` (NAMESPACE/NAME); without, they are
+    /// left as the install wrote them.
+    Files {
+        dir: PathBuf,
+        pointed: Option<(Address, String)>,
+    },
     /// Made by the install: kept in Secret `secret` of `namespace`, for the names the
     /// apiserver reaches the webhook by; the CRDs are pointed at `address` with its CA.
     Own {
@@ -101,8 +106,13 @@ pub async fn start(
     webhook: Webhook,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<SocketAddr, WebhookError> {
-    let (config, checker) = match &webhook.certificate {
-        Certificate::Files(dir) => (tls_config(Some(dir))?, None),
+    let (config, want) = match &webhook.certificate {
+        Certificate::Files { dir, pointed } => {
+            let want = pointed.as_ref().map(|(address, certificate)| {
+                crds::wanted(address, &Trust::InjectedFrom(certificate.clone()))
+            });
+            (tls_config(Some(dir))?, want)
+        }
         Certificate::Own {
             namespace,
             secret,
@@ -111,21 +121,28 @@ pub async fn start(
             let secrets: Api<Secret> = Api::namespaced(kube.clone(), namespace);
             let made = secret::ensure(&secrets, secret, &names_of(address)).await?;
             let config = pem_server_config(made.cert_pem.as_bytes(), made.key_pem.as_bytes())?;
-            let want = crds::conversion(address, &made.ca_pem);
+            (
+                config,
+                Some(crds::wanted(address, &Trust::Bundle(made.ca_pem))),
+            )
+        }
+    };
+    let checker = match want {
+        Some(want) => {
             let api: Api<CustomResourceDefinition> = Api::all(kube.clone());
             crds::point_at_webhook(&api, &webhook.crds, &want).await?;
             let names = webhook.crds.clone();
             let every = webhook.check_every;
-            let checker = tokio::spawn(async move {
+            Some(tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(every).await;
                     if let Err(err) = crds::point_at_webhook(&api, &names, &want).await {
                         warn!(error = %err, "could not check the CRDs' conversion; trying again");
                     }
                 }
-            });
-            (config, Some(checker))
+            }))
         }
+        None => None,
     };
     let listen_failed = |source| WebhookError::Listen {
         addr: webhook.listen,

@@ -56,7 +56,8 @@ remote object (one being deleted turns the delete into a release). */}}
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
   resourceNames: ["pods.gpucloud.io", "endpoints.gpucloud.io", "networkvolumes.gpucloud.io", "registrycredentials.gpucloud.io", "templates.gpucloud.io", "budgets.gpucloud.io", "clusters.gpucloud.io"]
-  verbs: ["get"]
+  # patch: their spec.conversion, pointed at the conversion webhook with its CA.
+  verbs: ["get", "patch"]
 {{- end -}}
 
 {{/* The Role in the release namespace (the operator's, where its Lease is), in every mode:
