@@ -381,10 +381,60 @@ fn secret_problems(source: String, rules: &[PolicyRule], need: &Need) -> Vec<Str
     out
 }
 
+/// What the operator's own Role (in its namespace) lacks or grants beyond on Secrets: `get`
+/// on its key's Secret by name, and the conversion webhook's certificate (`create`, and
+/// `get` and `update` by name); no other verb, and `get` and `update` only by name.
+fn own_secret_problems(
+    source: String,
+    rules: &[PolicyRule],
+    key: &str,
+    webhook: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let [create, by_name] = rbac::webhook_secret_needs(webhook);
+    for need in [&rbac::secrets_need(Some(key)), &create, &by_name] {
+        let missing = rbac::missing_verbs(rules, need);
+        if !missing.is_empty() {
+            out.push(format!(
+                "{source}: lacks {} on {}",
+                missing.join(", "),
+                need.target()
+            ));
+        }
+    }
+    let all = rbac::Need {
+        verbs: &["get", "create", "update"],
+        ..create.clone()
+    };
+    for grant in rbac::beyond(rules, &all) {
+        out.push(format!(
+            "{source}: grants {grant} on its own namespace's Secrets"
+        ));
+    }
+    for rule in rules
+        .iter()
+        .filter(|r| r.resources.iter().flatten().any(|r| r == "secrets"))
+    {
+        let unnamed = rule
+            .resource_names
+            .as_deref()
+            .unwrap_or_default()
+            .is_empty();
+        if unnamed && rule.verbs.iter().any(|v| v != "create") {
+            out.push(format!(
+                "{source}: grants {:?} on every Secret of its namespace, not by name",
+                rule.verbs
+            ));
+        }
+    }
+    out
+}
+
 /// The operator reads the Secrets its objects name, one `get` each, and never lists or
 /// watches Secrets (a rotated key is noticed by reading the named ones again): every Role
-/// and ClusterRole grants `get` on Secrets, the operator's own Role `get` on its key's
-/// Secret by name, and none any other verb on Secrets.
+/// and ClusterRole grants `get` on Secrets, and none any other verb on Secrets; the
+/// operator's own Role, `get` on its key's Secret by name and what the conversion webhook's
+/// certificate needs ([`own_secret_problems`]).
 #[test]
 fn secrets_are_only_read_one_by_one_never_listed_or_watched() {
     let any = rbac::secrets_need(None);
@@ -394,10 +444,11 @@ fn secrets_are_only_read_one_by_one_never_listed_or_watched() {
         &rules_of(BASE_RBAC, "ClusterRole", "gpucloud-operator"),
         &any,
     ));
-    found.extend(secret_problems(
+    found.extend(own_secret_problems(
         format!("{BASE_RBAC} (Role gpucloud-operator)"),
         &rules_of(BASE_RBAC, "Role", "gpucloud-operator"),
-        &rbac::secrets_need(Some("gpucloud-api-key")),
+        "gpucloud-api-key",
+        "gpucloud-operator-webhook-tls",
     ));
     found.extend(secret_problems(
         format!("{SINGLE_NAMESPACE_ROLE} (Role gpucloud-operator)"),
@@ -420,11 +471,7 @@ fn secrets_are_only_read_one_by_one_never_listed_or_watched() {
         let rules = document.rules.as_deref().unwrap_or_default();
         if document.kind == "Role" && document.metadata.name.ends_with("-self") {
             own_role = true;
-            found.extend(secret_problems(
-                source,
-                rules,
-                &rbac::secrets_need(Some("templated")),
-            ));
+            found.extend(own_secret_problems(source, rules, "templated", "templated"));
         } else {
             for grant in rbac::beyond(rules, &any) {
                 found.push(format!("{source}: grants {grant}"));

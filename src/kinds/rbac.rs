@@ -63,8 +63,10 @@ const STATUS: &[&str] = &["patch"];
 const READ_ONLY: &[&str] = &["get", "list", "watch"];
 /// `run` reads each CRD once at start-up, and the engine reads the kind's CRD by name
 /// before it deletes a remote object (a CRD being deleted turns the delete into a release).
-/// Every install needs it: without it no delete of a remote object goes ahead.
-const CRD_CHECK: &[&str] = &["get"];
+/// Every install needs it: without it no delete of a remote object goes ahead. `patch`:
+/// the conversion webhook points each CRD's `spec.conversion` at itself
+/// (`crate::app::conversion::crds`).
+const CRD_CHECK: &[&str] = &["get", "patch"];
 
 /// List and watch the namespaces `run --namespace-selector` follows (cluster-scoped, so a
 /// ClusterRole's). Not a kind's need: only an install that selects namespaces by label
@@ -86,6 +88,26 @@ pub fn secrets_need(name: Option<&str>) -> Need {
         name: name.map(str::to_string),
         verbs: SECRET_READ,
     }
+}
+
+/// The conversion webhook's certificate in the operator's namespace, when the install makes
+/// its own (`crate::app::conversion::secret`): made when missing (`create`, which cannot be
+/// limited by name), read and renewed by name.
+pub fn webhook_secret_needs(name: &str) -> [Need; 2] {
+    [
+        Need {
+            group: String::new(),
+            resource: "secrets".into(),
+            name: None,
+            verbs: &["create"],
+        },
+        Need {
+            group: String::new(),
+            resource: "secrets".into(),
+            name: Some(name.to_string()),
+            verbs: &["get", "update"],
+        },
+    ]
 }
 
 /// What `rules` grant on `need`'s resource (any name) beyond its verbs, such as `list on
@@ -324,7 +346,7 @@ mod tests {
                 &["apiextensions.k8s.io"],
                 &["customresourcedefinitions"],
                 &["networkvolumes.gpucloud.io"],
-                &["get"],
+                &["get", "patch"],
             ),
         ]
     }
@@ -338,7 +360,7 @@ mod tests {
             [
                 "get, list, watch, patch on gpucloud.io networkvolumes",
                 "patch on gpucloud.io networkvolumes/status",
-                "get on apiextensions.k8s.io customresourcedefinitions named networkvolumes.gpucloud.io",
+                "get, patch on apiextensions.k8s.io customresourcedefinitions named networkvolumes.gpucloud.io",
             ]
         );
         assert_eq!(volumes(Scope::Namespace), cluster[..2]);
@@ -401,7 +423,7 @@ mod tests {
         let needs = volumes(Scope::Cluster);
         assert_eq!(missing_verbs(&rules, &needs[0]).len(), 4);
         rules[2].resource_names = Some(vec!["pods.gpucloud.io".into()]);
-        assert_eq!(missing_verbs(&rules, &needs[2]), ["get"]);
+        assert_eq!(missing_verbs(&rules, &needs[2]), ["get", "patch"]);
     }
 
     #[test]
@@ -463,6 +485,7 @@ mod tests {
                 "patch on gpucloud.io oldkinds",
                 "delete on gpucloud.io oldkinds",
                 "get on apiextensions.k8s.io customresourcedefinitions named oldkinds.gpucloud.io",
+                "patch on apiextensions.k8s.io customresourcedefinitions named oldkinds.gpucloud.io",
             ]
         );
     }
