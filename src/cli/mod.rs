@@ -2,6 +2,7 @@
 
 mod crds;
 mod emulator;
+pub mod migrate_storage;
 pub(crate) mod orphans;
 mod platform;
 pub mod run;
@@ -34,6 +35,9 @@ pub enum Command {
     /// List the remote objects the operator made (pods, endpoints, templates, network
     /// volumes) whose object is gone, with what they cost per hour; with --delete, remove them.
     Orphans(orphans::OrphansArgs),
+    /// Store every object of the operator's kinds in the CRDs' storage version, then trim
+    /// their status.storedVersions to it (after an upgrade that moved the storage version).
+    MigrateStorage(migrate_storage::MigrateStorageArgs),
     /// Serve the CRDs' conversion webhook alone (`run` serves it too, with the same flags).
     ConversionWebhook(webhook::ConversionWebhookArgs),
     /// The kubectl plugin's commands (`kubectl gpucloud ...` when installed as
@@ -51,6 +55,7 @@ pub async fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Demo(args) => crate::demo::run(args).await,
         Command::Orphans(args) => orphans::run(args).await,
         Command::ConversionWebhook(args) => webhook::run(args).await,
+        Command::MigrateStorage(args) => migrate_storage::run(args).await,
         Command::Kubectl(cli) => crate::plugin::run(cli).await,
     }
 }

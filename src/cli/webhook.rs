@@ -52,11 +52,11 @@ pub struct WebhookArgs {
     pub conversion_webhook_secret: String,
     /// How often the CRDs' spec.conversion is checked, and pointed at the webhook again
     /// when a CRD was applied without it.
-    #[arg(long, default_value = "60s", value_parser = humantime_secs)]
+    #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub conversion_webhook_check_interval: Duration,
 }
 
-fn humantime_secs(text: &str) -> Result<Duration, String> {
+fn duration_arg(text: &str) -> Result<Duration, String> {
     gpucloud_engine::annotations::parse_duration(text)
         .ok_or_else(|| format!("{text:?} is not a duration such as 30s, 5m or 1h"))
 }
