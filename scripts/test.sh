@@ -216,8 +216,8 @@ else
     tests/prometheus-rules/run.sh
 
     # On a control plane of its own; its CEL self-test also installs a CRD on this one
-    # (and removes it), so it runs after the lanes. The suites it runs, and the conversion
-    # suite once it exists: `suites` in tests/oldest-kubernetes/run.sh.
+    # (and removes it), so it runs after the lanes. The suites it runs (the admission and
+    # conversion suites): `suites` in tests/oldest-kubernetes/run.sh.
     phase "Kubernetes $(tests/control-plane/cp.sh version --k8s oldest) (oldest supported): CRDs, CEL self-test, admission suites"
     tests/oldest-kubernetes/run.sh "$test_binaries"
 fi

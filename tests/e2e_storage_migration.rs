@@ -68,7 +68,11 @@ async fn stored_versions(client: &Client) -> Vec<Vec<String>> {
     let mut all = Vec::new();
     for crd in gpucloud_operator::kinds::crds() {
         let got = api.get(&crd.metadata.name.unwrap()).await.unwrap();
-        all.push(got.status.and_then(|s| s.stored_versions).unwrap_or_default());
+        all.push(
+            got.status
+                .and_then(|s| s.stored_versions)
+                .unwrap_or_default(),
+        );
     }
     all
 }
@@ -108,7 +112,10 @@ async fn objects_stored_in_v1alpha1_move_to_v1beta1_and_v1alpha1_can_go() {
     // v0.1.0: v1alpha1 only, stored.
     apply(&client, &crds_with(|v| v == "v1alpha1")).await;
     common::wait_until(Duration::from_secs(30), || async {
-        api_of(&client, "v1alpha1", "Pod").list(&Default::default()).await.is_ok()
+        api_of(&client, "v1alpha1", "Pod")
+            .list(&Default::default())
+            .await
+            .is_ok()
     })
     .await;
     let pods = api_of(&client, "v1alpha1", "Pod");
@@ -127,7 +134,10 @@ async fn objects_stored_in_v1alpha1_move_to_v1beta1_and_v1alpha1_can_go() {
         "metadata": {"name": "data"}, "spec": {"sizeGb": 10, "dataCenterId": "EU-RO-1"},
     }))
     .unwrap();
-    volumes.create(&PostParams::default(), &volume).await.unwrap();
+    volumes
+        .create(&PostParams::default(), &volume)
+        .await
+        .unwrap();
 
     // This release's CRDs (v1beta1 stored) and its webhook.
     install_crds(&client).await;
@@ -160,9 +170,17 @@ async fn objects_stored_in_v1alpha1_move_to_v1beta1_and_v1alpha1_can_go() {
     let beta_pods = api_of(&client, "v1beta1", "Pod");
     for i in 0..3 {
         let pod = beta_pods.get(&format!("p{i}")).await.unwrap();
-        assert_eq!(pod.data["spec"]["args"], format!("serve {i}"), "{:?}", pod.data);
+        assert_eq!(
+            pod.data["spec"]["args"],
+            format!("serve {i}"),
+            "{:?}",
+            pod.data
+        );
         assert_eq!(pod.data["spec"]["gpu"]["typeIds"], json!(["NVIDIA A40"]));
     }
-    let volume = api_of(&client, "v1beta1", "NetworkVolume").get("data").await.unwrap();
+    let volume = api_of(&client, "v1beta1", "NetworkVolume")
+        .get("data")
+        .await
+        .unwrap();
     assert_eq!(volume.data["spec"]["sizeGb"], 10);
 }

@@ -63,7 +63,10 @@ pub async fn migrate(kube: &Client, names: &[String]) -> anyhow::Result<Vec<Migr
     let crds: Api<CustomResourceDefinition> = Api::all(kube.clone());
     let mut done = Vec::new();
     for name in names {
-        let Some(crd) = crds.get_opt(name).await.with_context(|| format!("reading the CRD {name}"))?
+        let Some(crd) = crds
+            .get_opt(name)
+            .await
+            .with_context(|| format!("reading the CRD {name}"))?
         else {
             continue;
         };

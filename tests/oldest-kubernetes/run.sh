@@ -21,10 +21,12 @@ newest_kubeconfig=$KUBECONFIG
 
 # What runs on the oldest Kubernetes: the suites of what the CRDs' schemas and CEL rules
 # admit and refuse, each TARGET (every test) or TARGET:FILTER (the tests whose names hold
-# FILTER, libtest's filter). Each must run at least one test. The conversion suite joins
-# this list, whole, once it exists.
+# FILTER, libtest's filter). Each must run at least one test.
 suites=(
     e2e_admission
+    # Both API versions through the conversion webhook (started below for this control
+    # plane), and the operator on objects written in either.
+    e2e_conversion
     e2e_cluster:bad_cluster_shapes_are_refused_at_admission
     e2e_templates:bad_manifests_are_refused_or_reported
     # The transition rule of NetworkVolume's size (self >= oldSelf).
@@ -100,6 +102,15 @@ s=$SECONDS
 install_crds "$oldest_kubeconfig" "Kubernetes $oldest" -k deploy/crds ||
     fail "Kubernetes $oldest, the oldest supported, refuses the committed CRDs (deploy/crds): a rule or schema newer than it; see above"
 log "the committed CRDs are Established on Kubernetes $oldest ($((SECONDS - s)) s)"
+
+# The conversion webhook for this control plane, as scripts/test.sh runs one for the newest.
+webhook_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+KUBECONFIG=$oldest_kubeconfig "${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator" conversion-webhook \
+    --conversion-webhook-addr "127.0.0.1:$webhook_port" \
+    --conversion-webhook-url "https://127.0.0.1:$webhook_port/convert" \
+    --conversion-webhook-check-interval 1s --namespace default >"$work/webhook.log" 2>&1 &
+webhook_pid=$!
+trap 'kill "$webhook_pid" 2>/dev/null || true; "$cp" down --dir "$cp_dir" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 s=$SECONDS
 pids=()
