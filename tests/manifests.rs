@@ -362,17 +362,18 @@ fn helm_as_yaml(path: &str) -> String {
     out
 }
 
+/// "lacks VERBS on TARGET" when `rules` lack verbs of `need`.
+fn lacking(rules: &[PolicyRule], need: &Need) -> Option<String> {
+    let missing = rbac::missing_verbs(rules, need);
+    (!missing.is_empty()).then(|| format!("lacks {} on {}", missing.join(", "), need.target()))
+}
+
 /// What `rules` (from `source`) lack of `need` on Secrets, and grant beyond it.
 fn secret_problems(source: String, rules: &[PolicyRule], need: &Need) -> Vec<String> {
-    let mut out = Vec::new();
-    let missing = rbac::missing_verbs(rules, need);
-    if !missing.is_empty() {
-        out.push(format!(
-            "{source}: lacks {} on {}",
-            missing.join(", "),
-            need.target()
-        ));
-    }
+    let mut out: Vec<String> = lacking(rules, need)
+        .map(|l| format!("{source}: {l}"))
+        .into_iter()
+        .collect();
     for grant in rbac::beyond(rules, need) {
         out.push(format!(
             "{source}: grants {grant}; the operator only gets the Secrets its objects name"
@@ -390,18 +391,12 @@ fn own_secret_problems(
     key: &str,
     webhook: &str,
 ) -> Vec<String> {
-    let mut out = Vec::new();
     let [create, by_name] = rbac::webhook_secret_needs(webhook);
-    for need in [&rbac::secrets_need(Some(key)), &create, &by_name] {
-        let missing = rbac::missing_verbs(rules, need);
-        if !missing.is_empty() {
-            out.push(format!(
-                "{source}: lacks {} on {}",
-                missing.join(", "),
-                need.target()
-            ));
-        }
-    }
+    let mut out: Vec<String> = [&rbac::secrets_need(Some(key)), &create, &by_name]
+        .into_iter()
+        .filter_map(|need| lacking(rules, need))
+        .map(|l| format!("{source}: {l}"))
+        .collect();
     let all = rbac::Need {
         verbs: &["get", "create", "update"],
         ..create.clone()
