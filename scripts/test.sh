@@ -152,7 +152,13 @@ export KUBECONFIG
 # cert-manager runs it: its own CA and certificate in a Secret, and the CRDs pointed at it
 # (by URL: the apiserver runs on this host). The suites install the CRDs; it points each
 # at itself within a second of that (tests/common/conversion.rs waits for it).
-webhook_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+# Below the kernel's ephemeral range (32768 up), which outbound connections take theirs from.
+webhook_port=$(python3 -c 'import random, socket
+for port in random.sample(range(20000, 32000), 1000):
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", port)); s.close(); print(port); break
+    except OSError:
+        pass')
 "${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator" conversion-webhook \
     --conversion-webhook-addr "127.0.0.1:$webhook_port" \
     --conversion-webhook-url "https://127.0.0.1:$webhook_port/convert" \

@@ -7,7 +7,6 @@
 mod common;
 
 use std::future::Future;
-use std::net::TcpListener;
 use std::time::Duration;
 
 use gpucloud_operator::app::conversion::{self, Address, Certificate, Webhook};
@@ -80,11 +79,7 @@ async fn stored_versions(client: &Client) -> Vec<Vec<String>> {
 /// The conversion webhook for `client`'s control plane, as the tests' harness runs it, until
 /// `stop` resolves.
 async fn webhook(client: &Client, stop: impl Future<Output = ()> + Send + 'static) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::operator::free_port();
     let crds = gpucloud_operator::cli::webhook::crd_names();
     conversion::start(
         client.clone(),
