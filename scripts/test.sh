@@ -152,18 +152,7 @@ export KUBECONFIG
 # cert-manager runs it: its own CA and certificate in a Secret, and the CRDs pointed at it
 # (by URL: the apiserver runs on this host). The suites install the CRDs; it points each
 # at itself within a second of that (tests/common/conversion.rs waits for it).
-# Below the kernel's ephemeral range (32768 up), which outbound connections take theirs from.
-webhook_port=$(python3 -c 'import random, socket
-for port in random.sample(range(20000, 32000), 1000):
-    try:
-        s = socket.socket(); s.bind(("127.0.0.1", port)); s.close(); print(port); break
-    except OSError:
-        pass')
-"${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator" conversion-webhook \
-    --conversion-webhook-addr "127.0.0.1:$webhook_port" \
-    --conversion-webhook-url "https://127.0.0.1:$webhook_port/convert" \
-    --conversion-webhook-check-interval 1s --namespace default >"$cp_dir.webhook.log" 2>&1 &
-webhook_pid=$!
+webhook_pid=$(tests/conversion-webhook.sh "$cp_dir.webhook.log")
 
 phase "doctests"
 cargo test --workspace --doc --locked

@@ -5,6 +5,7 @@ mod emulator;
 pub mod migrate_storage;
 pub(crate) mod orphans;
 mod platform;
+mod process;
 pub mod run;
 pub(crate) mod table;
 pub mod webhook;

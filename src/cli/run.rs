@@ -20,6 +20,7 @@ use crate::app::terms::run_terms;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 
+use super::process::{own_namespace, termination};
 use crate::app::stop::stopped as wait_for;
 use crate::kinds::Controllers;
 use gpucloud_engine::annotations::parse_duration;
@@ -263,22 +264,6 @@ async fn check_default_key(kube: &kube::Client, default: &DefaultKey) {
         }
         DefaultKey::Fixed(_) => {}
     }
-}
-
-/// Resolves when the process gets SIGTERM or Ctrl-C.
-pub(crate) async fn termination() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("installing a SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {},
-            _ = term.recv() => {},
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -527,16 +512,6 @@ async fn watched_namespaces(
 /// else `default`.
 fn lease_namespace(args: &RunArgs) -> String {
     own_namespace(args.leader_election_namespace.clone())
-}
-
-/// `given`, else the namespace of the pod this process runs in, else `default`.
-pub(crate) fn own_namespace(given: Option<String>) -> String {
-    given
-        .or_else(|| {
-            std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace").ok()
-        })
-        .map(|n| n.trim().to_string())
-        .unwrap_or_else(|| "default".into())
 }
 
 /// This process's identity in its Lease when none is given: the host name and a random

@@ -180,13 +180,13 @@ pub async fn run(args: ConversionWebhookArgs) -> anyhow::Result<()> {
     let kube = kube::Client::try_default().await.context(
         "no Kubernetes cluster: set KUBECONFIG, or run inside a cluster with a service account",
     )?;
-    let namespace = super::run::own_namespace(args.namespace.clone());
+    let namespace = super::process::own_namespace(args.namespace.clone());
     let Some(webhook) = args.webhook.webhook(&namespace, crd_names())? else {
         bail!("--conversion-webhook-addr is needed: the address to serve the webhook on");
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     start(kube, webhook, stopped(stop_rx)).await?;
-    super::run::termination().await;
+    super::process::termination().await;
     info!("shutting down");
     let _ = stop_tx.send(true);
     Ok(())

@@ -104,18 +104,7 @@ install_crds "$oldest_kubeconfig" "Kubernetes $oldest" -k deploy/crds ||
 log "the committed CRDs are Established on Kubernetes $oldest ($((SECONDS - s)) s)"
 
 # The conversion webhook for this control plane, as scripts/test.sh runs one for the newest.
-# Below the kernel's ephemeral range (32768 up), which outbound connections take theirs from.
-webhook_port=$(python3 -c 'import random, socket
-for port in random.sample(range(20000, 32000), 1000):
-    try:
-        s = socket.socket(); s.bind(("127.0.0.1", port)); s.close(); print(port); break
-    except OSError:
-        pass')
-KUBECONFIG=$oldest_kubeconfig "${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator" conversion-webhook \
-    --conversion-webhook-addr "127.0.0.1:$webhook_port" \
-    --conversion-webhook-url "https://127.0.0.1:$webhook_port/convert" \
-    --conversion-webhook-check-interval 1s --namespace default >"$work/webhook.log" 2>&1 &
-webhook_pid=$!
+webhook_pid=$(KUBECONFIG=$oldest_kubeconfig tests/conversion-webhook.sh "$work/webhook.log")
 trap 'kill "$webhook_pid" 2>/dev/null || true; "$cp" down --dir "$cp_dir" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 s=$SECONDS

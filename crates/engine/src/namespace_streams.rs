@@ -15,15 +15,12 @@
 //! and whether it is connected.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::fmt::Debug;
 use std::sync::Arc;
 
 use futures::stream::{self, AbortHandle, BoxStream, SelectAll};
 use futures::{Stream, StreamExt};
-use kube::core::NamespaceResourceScope;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, Resource};
-use serde::de::DeserializeOwned;
 use tokio::sync::watch as channel;
 use tracing::debug;
 
@@ -78,28 +75,9 @@ impl WatchReport {
     }
 }
 
-/// What a namespaced watch of this module can carry: a namespaced kind, read from JSON.
-pub trait Watchable:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope>
-    + Clone
-    + Debug
-    + DeserializeOwned
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<K> Watchable for K where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
-        + Clone
-        + Debug
-        + DeserializeOwned
-        + Send
-        + Sync
-        + 'static
-{
-}
+/// What a namespaced watch of this module can carry: a namespaced kind, read from JSON (a
+/// kind of the operator, or any namespaced Kubernetes type).
+pub use gpucloud_crd::NamespacedKind as Watchable;
 
 /// The watch events of kind `K` in `namespaces`, for the store the caller fills from this
 /// stream, whose objects in a namespace `held` gives: one watch when it covers them (every
