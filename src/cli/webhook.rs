@@ -35,8 +35,8 @@ pub struct WebhookArgs {
     /// writes into the CRDs' caBundle (with --conversion-webhook-cert-dir).
     #[arg(long, env = "GPUCLOUD_CONVERSION_WEBHOOK_CA_FROM")]
     pub conversion_webhook_ca_from: Option<String>,
-    /// The webhook's Service, NAME[:PORT] in the operator's namespace or
-    /// NAMESPACE/NAME[:PORT] (port 443 when unset):
+    /// The webhook's Service, NAME or NAME:PORT in the operator's namespace, or
+    /// NAMESPACE/NAME or NAMESPACE/NAME:PORT (port 443 when unset):
     /// the operator makes its own CA and certificate for the Service's names, keeps them in
     /// the Secret --conversion-webhook-secret, and points the CRDs' spec.conversion at the
     /// Service with that CA.
@@ -139,7 +139,7 @@ impl WebhookArgs {
     }
 }
 
-/// Pure: NAME[:PORT] (in `own_namespace`) or NAMESPACE/NAME[:PORT].
+/// Pure: `NAME[:PORT]` (in `own_namespace`) or `NAMESPACE/NAME[:PORT]`.
 fn service_address(text: &str, own_namespace: &str) -> anyhow::Result<Address> {
     let (namespace, rest) = text.split_once('/').unwrap_or((own_namespace, text));
     let (name, port) = match rest.split_once(':') {
