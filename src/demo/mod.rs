@@ -368,11 +368,32 @@ impl Session {
     }
 }
 
-/// Applies the CRDs (server-side, idempotent) and waits until they are served.
+/// The annotation on a CRD [`install_crds`] applied: a digest of what it applied.
+const CRD_DIGEST: &str = "gpucloud.io/crd-digest";
+
+/// Applies the CRDs (server-side, idempotent) and waits until they are served. A CRD whose
+/// digest says it was applied as it is already is left alone: applying it again would have
+/// the apiserver validate it, compiling its CEL rules, for nothing (each test suite calls
+/// this).
 pub async fn install_crds(client: &kube::Client) -> anyhow::Result<()> {
+    use std::hash::{DefaultHasher, Hash as _, Hasher as _};
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in crate::kinds::crds() {
+    for mut crd in crate::kinds::crds() {
         let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut hasher = DefaultHasher::new();
+        serde_json::to_string(&crd)?.hash(&mut hasher);
+        let digest = format!("{:016x}", hasher.finish());
+        let installed = crds.get_opt(&name).await?;
+        let applied = installed
+            .and_then(|c| c.metadata.annotations)
+            .and_then(|a| a.get(CRD_DIGEST).cloned());
+        if applied.as_deref() == Some(digest.as_str()) {
+            continue;
+        }
+        crd.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(CRD_DIGEST.into(), digest);
         crds.patch(
             &name,
             &PatchParams::apply(FIELD_MANAGER).force(),
