@@ -2,6 +2,7 @@
 
 mod crds;
 mod emulator;
+mod flags;
 pub mod migrate_storage;
 pub(crate) mod orphans;
 mod platform;

@@ -20,10 +20,10 @@ use crate::app::terms::run_terms;
 use gpucloud_platform::PlatformClient;
 use gpucloud_platform::config::{ApiKey, BaseUrls, PlatformApi, PlatformConfig};
 
+use super::flags::duration_arg;
 use super::process::{own_namespace, termination};
 use crate::app::stop::stopped as wait_for;
 use crate::kinds::Controllers;
-use gpucloud_engine::annotations::parse_duration;
 use gpucloud_engine::context::{EngineConfig, Shared};
 use gpucloud_engine::credentials::{CredentialResolver, DefaultKey};
 use gpucloud_engine::namespace_watch::SelectedNamespaces;
@@ -179,10 +179,6 @@ pub struct RunArgs {
 fn platform_api_arg(text: &str) -> Result<PlatformApi, String> {
     text.parse()
         .map_err(|_| format!("{text:?} is not a platform API: use v2 or seed"))
-}
-
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 30s, 5m or 1h"))
 }
 
 fn base_urls(args: &RunArgs) -> anyhow::Result<BaseUrls> {

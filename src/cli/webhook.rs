@@ -12,6 +12,7 @@ use tracing::info;
 use crate::app::stop::stopped;
 use crate::app::telemetry::{self, LogFormat};
 
+use super::flags::duration_arg;
 use crate::app::conversion::{Address, Certificate, Webhook};
 
 /// The port a Service of the webhook listens on unless NAMESPACE/NAME:PORT says otherwise.
@@ -54,11 +55,6 @@ pub struct WebhookArgs {
     /// when a CRD was applied without it.
     #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub conversion_webhook_check_interval: Duration,
-}
-
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    gpucloud_engine::annotations::parse_duration(text)
-        .ok_or_else(|| format!("{text:?} is not a duration such as 30s, 5m or 1h"))
 }
 
 impl WebhookArgs {
