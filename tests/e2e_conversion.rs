@@ -8,27 +8,15 @@ mod common;
 use std::time::Duration;
 
 use gpucloud_crd::Pod;
-use kube::Api;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use common::conversion::wait_for_webhook;
+use common::conversion::{versioned_api, wait_for_webhook};
 use common::operator::{Env, install_crds};
 use common::pods::{config, id_of, is_ready, remote_pods};
 use common::{TestNamespace, kube_client};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
-
-/// The objects of `kind` in `version` of namespace `ns`, untyped.
-fn api_of(client: &kube::Client, ns: &str, version: &str, kind: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("gpucloud.io", version, kind);
-    let plural = format!("{}s", kind.to_lowercase());
-    Api::namespaced_with(
-        client.clone(),
-        ns,
-        &ApiResource::from_gvk_with_plural(&gvk, &plural),
-    )
-}
 
 fn alpha(kind: &str, name: &str, spec: Value) -> DynamicObject {
     serde_json::from_value(json!({
@@ -103,8 +91,8 @@ async fn every_kind_written_in_v1alpha1_reads_in_v1beta1_and_back_unchanged() {
     wait_for_webhook(&client).await;
     let ns = TestNamespace::create(&client, "conversion").await;
     for (kind, written, in_beta) in every_kind() {
-        let old = api_of(&client, ns.name(), "v1alpha1", kind);
-        let new = api_of(&client, ns.name(), "v1beta1", kind);
+        let old = versioned_api(&client, ns.name(), "v1alpha1", kind);
+        let new = versioned_api(&client, ns.name(), "v1beta1", kind);
         old.create(&PostParams::default(), &alpha(kind, "x", written.clone()))
             .await
             .unwrap_or_else(|e| panic!("{kind} in v1alpha1 is admitted: {e}"));
@@ -162,7 +150,7 @@ async fn a_v1alpha1_manifest_the_apiserver_cannot_say_in_v1beta1_is_refused_nami
     install_crds(&client).await;
     wait_for_webhook(&client).await;
     let ns = TestNamespace::create(&client, "conversion-refused").await;
-    let old = api_of(&client, ns.name(), "v1alpha1", "Endpoint");
+    let old = versioned_api(&client, ns.name(), "v1alpha1", "Endpoint");
     // The frozen v1alpha1 schema's rule refuses the shorthand beside `gpu`.
     let both = alpha(
         "Endpoint",
@@ -183,7 +171,7 @@ async fn the_operator_reconciles_objects_written_in_either_version() {
     let env = Env::start_with("conversion-op", config()).await;
     wait_for_webhook(&env.client).await;
     let op = env.operator(&[]);
-    let old = api_of(&env.client, env.ns.name(), "v1alpha1", "Pod");
+    let old = versioned_api(&env.client, env.ns.name(), "v1alpha1", "Pod");
     old.create(
         &PostParams::default(),
         &alpha(

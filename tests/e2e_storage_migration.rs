@@ -12,25 +12,15 @@ use std::time::Duration;
 use gpucloud_operator::app::conversion::{self, Address, Certificate, Webhook};
 use gpucloud_operator::cli::migrate_storage;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
+use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
 
 use common::control_plane::OwnControlPlane;
-use common::conversion::wait_for_webhook;
+use common::conversion::{versioned_api, wait_for_webhook};
 use common::operator::install_crds;
 
 const MANAGER: &str = "e2e-storage-migration";
-
-fn api_of(client: &Client, version: &str, kind: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("gpucloud.io", version, kind);
-    let plural = format!("{}s", kind.to_lowercase());
-    Api::namespaced_with(
-        client.clone(),
-        "default",
-        &ApiResource::from_gvk_with_plural(&gvk, &plural),
-    )
-}
 
 /// Every CRD of this release with only the versions `keep` says, the first one stored.
 fn crds_with(keep: impl Fn(&str) -> bool) -> Vec<CustomResourceDefinition> {
@@ -107,14 +97,14 @@ async fn objects_stored_in_v1alpha1_move_to_v1beta1_and_v1alpha1_can_go() {
     // v0.1.0: v1alpha1 only, stored.
     apply(&client, &crds_with(|v| v == "v1alpha1")).await;
     common::wait_until(Duration::from_secs(30), || async {
-        api_of(&client, "v1alpha1", "Pod")
+        versioned_api(&client, "default", "v1alpha1", "Pod")
             .list(&Default::default())
             .await
             .is_ok()
     })
     .await;
-    let pods = api_of(&client, "v1alpha1", "Pod");
-    let volumes = api_of(&client, "v1alpha1", "NetworkVolume");
+    let pods = versioned_api(&client, "default", "v1alpha1", "Pod");
+    let volumes = versioned_api(&client, "default", "v1alpha1", "NetworkVolume");
     for i in 0..3 {
         let pod: DynamicObject = serde_json::from_value(json!({
             "apiVersion": "gpucloud.io/v1alpha1", "kind": "Pod",
@@ -162,7 +152,7 @@ async fn objects_stored_in_v1alpha1_move_to_v1beta1_and_v1alpha1_can_go() {
     // would need the webhook, which no longer answers).
     let _ = stop_tx.send(true);
     apply(&client, &crds_with(|v| v == "v1beta1")).await;
-    let beta_pods = api_of(&client, "v1beta1", "Pod");
+    let beta_pods = versioned_api(&client, "default", "v1beta1", "Pod");
     for i in 0..3 {
         let pod = beta_pods.get(&format!("p{i}")).await.unwrap();
         assert_eq!(
@@ -173,7 +163,7 @@ async fn objects_stored_in_v1alpha1_move_to_v1beta1_and_v1alpha1_can_go() {
         );
         assert_eq!(pod.data["spec"]["gpu"]["typeIds"], json!(["NVIDIA A40"]));
     }
-    let volume = api_of(&client, "v1beta1", "NetworkVolume")
+    let volume = versioned_api(&client, "default", "v1beta1", "NetworkVolume")
         .get("data")
         .await
         .unwrap();

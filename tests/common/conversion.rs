@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::{Api, Client};
 
 use super::wait_until;
@@ -13,10 +14,7 @@ use super::wait_until;
 /// saying what is missing, when that does not happen within 30 s.
 pub async fn wait_for_webhook(client: &Client) {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let names: Vec<String> = gpucloud_operator::kinds::crds()
-        .into_iter()
-        .filter_map(|crd| crd.metadata.name)
-        .collect();
+    let names = gpucloud_operator::cli::webhook::crd_names();
     let ready = wait_until(Duration::from_secs(30), || async {
         for name in &names {
             let strategy = api
@@ -38,4 +36,16 @@ pub async fn wait_for_webhook(client: &Client) {
         "the CRDs do not convert through the webhook: scripts/test.sh runs \
          `gpucloud-operator conversion-webhook` for the control plane"
     );
+}
+
+/// The objects of `kind` in API version `version` (`v1alpha1`, `v1beta1`) of namespace
+/// `ns`, untyped: how a test reads and writes a version the crate has no type of.
+pub fn versioned_api(client: &Client, ns: &str, version: &str, kind: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("gpucloud.io", version, kind);
+    let plural = format!("{}s", kind.to_lowercase());
+    Api::namespaced_with(
+        client.clone(),
+        ns,
+        &ApiResource::from_gvk_with_plural(&gvk, &plural),
+    )
 }
