@@ -290,6 +290,49 @@ async fn network_volume_ref_waits_then_attaches() {
     env.finish(op).await;
 }
 
+/// A volume deleted before the Pod that attaches it (one `kubectl delete -f` of both, in
+/// the file's order): the platform refuses while the pod exists, and the volume waits,
+/// saying why, until the Pod is gone, then goes too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the control plane: run scripts/test.sh"]
+async fn a_volume_deleted_before_its_pod_goes_once_the_pod_has() {
+    use gpucloud_crd::NetworkVolume;
+    let env = Env::start_with("pod-nv-delete", config()).await;
+    let op = env.operator(&[]);
+    env.create(&volume("data", 10, json!({"deletionPolicy": "Delete"})))
+        .await;
+    env.create(&pod(
+        "withvol",
+        json!({"networkVolumeRef": {"name": "data"}, "volumeMountPath": "/workspace"}),
+    ))
+    .await;
+    env.wait_for("withvol", TIMEOUT, "Ready", is_ready).await;
+    let id = volume_id(&env, "data").await;
+
+    let volumes: Api<NetworkVolume> = env.api();
+    volumes
+        .delete("data", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.wait_for::<NetworkVolume, _>("data", TIMEOUT, "DeleteVolumeInUse", |nv| {
+        nv.status
+            .as_ref()
+            .and_then(|s| condition(&s.common.conditions, "Ready"))
+            .is_some_and(|c| c.reason == "DeleteVolumeInUse")
+    })
+    .await;
+    assert!(env.platform_volume_ids().await.contains(&id));
+
+    env.api::<Pod>()
+        .delete("withvol", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = common::wait_gone(&volumes, "data", TIMEOUT).await;
+    assert!(gone, "the volume is still there once its pod is gone");
+    assert!(!env.platform_volume_ids().await.contains(&id));
+    env.finish(op).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn interrupted_deploys_are_adopted_never_duplicated() {

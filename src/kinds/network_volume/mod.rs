@@ -108,11 +108,12 @@ impl Actuator for NetworkVolumeAdapter {
         id: &str,
         _holder: Option<&NetworkVolume>,
     ) -> Result<(), Failure> {
-        client
-            .volumes()
-            .delete(id)
-            .await
-            .map_err(|e| Failure::from_platform("delete the network volume", &e))
+        // The platform refuses to delete a volume a pod or an endpoint attaches (a 400 on
+        // the id): a wait for them to go, as when one `kubectl delete` takes the volume
+        // and its pods together, not a spec to fix.
+        client.volumes().delete(id).await.map_err(|e| {
+            Failure::from_platform("delete the network volume", &e).in_use_on_delete("VolumeInUse")
+        })
     }
 }
 
