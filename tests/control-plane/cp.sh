@@ -122,8 +122,30 @@ build() {
     log "built in $((SECONDS - start)) s into $bin_dir"
 }
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+# N different loopback ports, free now, on one line. Taken below the kernel's ephemeral
+# range (32768 up): a port that range gives out is soon the local end of some outbound
+# connection, and the listen that follows finds it taken.
+free_ports() {
+    python3 -c 'import random, socket, sys
+n, found = int(sys.argv[1]), []
+for port in random.sample(range(20000, 32000), 2000):
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", port)); s.close(); found.append(str(port))
+    except OSError:
+        continue
+    if len(found) == n:
+        break
+print(" ".join(found))' "$1"
+}
+
+# Why COMPONENT of folder D did not start: its log's warnings and errors first (etcd's
+# panic names its cause in a line the stack trace that follows pushes out of a plain
+# tail), then the log's end, and the room left where its data goes.
+explain_failure() {
+    local d=$1 name=$2
+    grep -E '"level":"(warn|error|panic|fatal)"|^[EF][0-9]{4} ' "$d/$name.log" | head -10 >&2 || true
+    tail -20 "$d/$name.log" >&2
+    df -h "$d" >&2 || true
 }
 
 wait_for() {
@@ -301,9 +323,7 @@ up() {
     chmod 600 "$d/tokens.csv"
 
     local etcd_port etcd_peer api_port
-    etcd_port=$(free_port)
-    etcd_peer=$(free_port)
-    api_port=$(free_port)
+    read -r etcd_port etcd_peer api_port < <(free_ports 3)
 
     # 8 GiB rather than etcd's 2 GiB: a benchmark of 100,000 objects writes each several times
     # between two compactions, and a full quota stops every write (the "database space exceeded" alarm).
@@ -312,7 +332,7 @@ up() {
         --listen-peer-urls "http://127.0.0.1:$etcd_peer" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
         --initial-cluster "test=http://127.0.0.1:$etcd_peer" --unsafe-no-fsync --log-level warn \
         --quota-backend-bytes 8589934592
-    wait_for etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health" || { tail -20 "$d/etcd.log" >&2; down; die "etcd did not start"; }
+    wait_for etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health" || { explain_failure "$d" etcd; down; die "etcd did not start"; }
 
     start_bg "$d" kube-apiserver "$bin_dir/kube-apiserver" \
         --etcd-servers "http://127.0.0.1:$etcd_port" \
@@ -324,7 +344,7 @@ up() {
         --authorization-mode RBAC --service-cluster-ip-range 10.0.0.0/24 "${node_flags[@]}" \
         "${apiserver_args[@]}"
     wait_for kube-apiserver 60 curl -sf --cacert "$d/ca.crt" -H "Authorization: Bearer $token" \
-        "https://$api_host:$api_port/readyz" || { tail -30 "$d/kube-apiserver.log" >&2; down; die "kube-apiserver did not become ready"; }
+        "https://$api_host:$api_port/readyz" || { explain_failure "$d" kube-apiserver; down; die "kube-apiserver did not become ready"; }
     write_kubeconfig "$d" "$api_host" "$api_port" "$token"
 
     # The namespace controller empties a namespace with two calls per namespaced resource

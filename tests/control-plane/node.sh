@@ -132,7 +132,7 @@ node_certs() {
 
 node_kubelet() {
     local d=$1 port
-    port=$(free_port)
+    port=$(free_ports 1)
     mkdir -p "$d/kubelet" "$d/pod-logs"
     cat >"$d/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -180,8 +180,7 @@ node_scheduler() {
 
 node_proxy() {
     local d=$1 healthz metrics
-    healthz=$(free_port)
-    metrics=$(free_port)
+    read -r healthz metrics < <(free_ports 2)
     cat >"$d/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
