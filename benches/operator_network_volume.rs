@@ -37,7 +37,8 @@ use gpucloud_crd::NetworkVolume;
 use kube::api::{Api, PostParams};
 
 use common::TestNamespace;
-use common::operator::{Env, OperatorProcess, total_calls, volume};
+use common::calls::total_calls;
+use common::operator::{Env, OperatorProcess, volume};
 use support::{
     Resident, all_ready, apiserver_writes, deletes, env_number, idle_memory, mib, resident,
     resident_kib, with_bench_quota,

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use gpucloud_crd::{Pod, PodSpec};
 use kube::api::{Api, PostParams};
 
-use common::operator::{Env, OperatorProcess, calls_since};
+use common::calls::calls_since;
+use common::operator::{Env, OperatorProcess};
 use support::{by_operation, env_number, mib, steady_resync};
 
 const GPU: &str = "NVIDIA GeForce RTX 4090";

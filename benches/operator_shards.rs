@@ -26,7 +26,8 @@ use gpucloud_crd::NetworkVolume;
 use kube::ResourceExt;
 use kube::api::{Api, ListParams, PostParams};
 
-use common::operator::{Env, OperatorProcess, total_calls, volume};
+use common::calls::total_calls;
+use common::operator::{Env, OperatorProcess, volume};
 use support::deletes::delete_all;
 use support::{
     all_ready, apiserver_writes, env_number, mib, resident_kib, with_bench_quota, writes_since,

@@ -34,10 +34,11 @@ use kube::api::{Api, GetParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
+use common::calls::calls_since;
 use common::control_plane::OwnControlPlane;
 use common::http::port_answer;
 use common::lease::{LeaderSampler, leads};
-use common::operator::{Env, Operator, calls_since, free_port, is_ready, volume};
+use common::operator::{Env, Operator, free_port, is_ready, volume};
 use common::volumes::{assert_exactly_one_remote, volume_id};
 
 const VOLUMES: usize = 4;

@@ -16,12 +16,13 @@ use kube::api::{DeleteParams, ListParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use common::calls::calls_since;
 use common::clusters::{
     A40_PRICE, CREATE, DELETE, IMAGE, RENAME, RTX4090_PRICE, address, assert_config_map_follows,
     cluster, cond, id_of, is_ready, is_running, is_stalled_with, member_pods, members, message,
     phase, remote_cluster, remote_clusters,
 };
-use common::operator::{Env, calls_since};
+use common::operator::Env;
 use common::pods::{A40, RTX4090, config, patch_spec};
 
 const TIMEOUT: Duration = Duration::from_secs(90);

@@ -20,12 +20,13 @@ use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use common::calls::calls_since;
 use common::clusters::{
     CREATE, DELETE, RENAME, RTX4090_PRICE, cluster, cond, hand_made, id_of, is_running,
     member_pods, members, message, phase, remote_cluster, remote_clusters,
 };
 use common::merged;
-use common::operator::{Env, calls_since};
+use common::operator::Env;
 use common::pods::{RTX4090, config, patch_spec};
 use common::sweep::{delete_behind_its_back, orphans};
 use common::volumes::{EXTERNAL_ID, PENDING};

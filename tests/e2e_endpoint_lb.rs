@@ -15,8 +15,9 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::backend::{is_v2, routes};
+use common::calls::calls_since;
 use common::endpoints::{endpoint, run_minute_jobs};
-use common::operator::{Env, calls_since, ready_now, stalled_now};
+use common::operator::{Env, ready_now, stalled_now};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -31,9 +31,10 @@ use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use common::TestNamespace;
+use common::calls::watch_listings;
 use common::control_plane::OwnControlPlane;
 use common::http::port_answer;
-use common::operator::{Env, free_port, is_ready, volume, watch_listings};
+use common::operator::{Env, free_port, is_ready, volume};
 use common::volumes::volume_id;
 
 const WINDOW: Duration = Duration::from_secs(25);

@@ -23,7 +23,8 @@ use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::json;
 
-use common::operator::{Env, calls_since, condition, ready_now};
+use common::calls::calls_since;
+use common::operator::{Env, condition, ready_now};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -302,7 +302,7 @@ async fn idle_stop_stops_a_pod_whose_gpus_stay_idle() {
     assert_eq!(guardrail_stops(metrics_port, "idleStop").await, 1);
     // Utilisation came with the pod listing: no call of another kind was made for it
     // (`graphql:myself` over `POST /graphql` is also this test's own look at the platform).
-    let calls = common::operator::calls_since(&calls_before, &env.calls().await);
+    let calls = common::calls::calls_since(&calls_before, &env.calls().await);
     let routes = common::backend::routes();
     let expected = [
         routes.list_pods,

@@ -19,10 +19,11 @@ use kube::Api;
 use serde_json::json;
 use tokio::sync::watch;
 
+use common::calls::calls_since;
 use common::http::port_answer;
 use common::lease::{LeaderSampler, leads};
 use common::log_capture::{capture_logs_with, captured};
-use common::operator::{Env, Operator, calls_since, free_port, is_ready, volume};
+use common::operator::{Env, Operator, free_port, is_ready, volume};
 use common::proxy::{Mode, Proxy, apiserver_proxy};
 use common::wait_until;
 use gpucloud_operator::cli::run::run_with;

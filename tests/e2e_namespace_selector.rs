@@ -19,7 +19,8 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use common::operator::{Env, calls_since, free_port, is_ready, volume, watch_listings};
+use common::calls::{calls_since, watch_listings};
+use common::operator::{Env, free_port, is_ready, volume};
 use common::{TestNamespace, wait_gone, wait_until};
 
 const TIMEOUT: Duration = Duration::from_secs(60);

@@ -12,9 +12,9 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use common::calls::{calls_since, total_calls};
 use common::operator::{
-    API_KEY, Env, KEY_SECRET, calls_since, free_port, is_ready, is_stalled_with, message, reason,
-    total_calls, volume,
+    API_KEY, Env, KEY_SECRET, free_port, is_ready, is_stalled_with, message, reason, volume,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(30);

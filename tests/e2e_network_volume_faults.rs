@@ -20,7 +20,8 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, is_ready, reason, total_calls, volume};
+use common::calls::total_calls;
+use common::operator::{Env, is_ready, reason, volume};
 use common::volumes::{EXTERNAL_ID, PENDING, assert_exactly_one_remote, has_reason_event};
 
 const TIMEOUT: Duration = Duration::from_secs(30);

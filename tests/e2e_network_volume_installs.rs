@@ -18,7 +18,8 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, OperatorProcess, free_port, is_ready, total_calls, volume};
+use common::calls::total_calls;
+use common::operator::{Env, OperatorProcess, free_port, is_ready, volume};
 use common::volumes::{assert_exactly_one_remote, has_reason_event};
 
 const TIMEOUT: Duration = Duration::from_secs(30);

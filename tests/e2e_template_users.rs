@@ -224,7 +224,7 @@ async fn one_listing_per_kind_per_interval_whatever_the_number_of_objects() {
     for ((kind, objects), since) in kinds.into_iter().zip(since) {
         op.wait_passes(kind, since, objects).await;
     }
-    let calls = common::operator::calls_since(&before, &env.calls().await);
+    let calls = common::calls::calls_since(&before, &env.calls().await);
     let intervals = (started.elapsed().as_secs_f64() / POLL.as_secs_f64()).ceil() as u64;
     println!(
         "platform calls over {intervals} resync intervals with {TEMPLATES} Templates and {CREDENTIALS} RegistryCredentials Ready: {calls:?}"
@@ -239,7 +239,7 @@ async fn one_listing_per_kind_per_interval_whatever_the_number_of_objects() {
         lists += n;
     }
     assert_eq!(
-        common::operator::total_calls(&calls),
+        common::calls::total_calls(&calls),
         lists,
         "nothing but listings once converged: {calls:?}"
     );
@@ -282,7 +282,7 @@ async fn an_existing_template_is_adopted_by_id_and_changed_in_place() {
         )
         .await;
     assert_eq!(id_of(&adopted), existing.id);
-    let calls = common::operator::calls_since(&creates_before, &env.calls().await);
+    let calls = common::calls::calls_since(&creates_before, &env.calls().await);
     let create_route = if is_v2() {
         "POST /v2/templates"
     } else {

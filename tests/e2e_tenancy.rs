@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use gpucloud_crd::pod::PodPhase;
@@ -17,37 +16,13 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use common::TestNamespace;
-use common::operator::{Env, calls_since, stalled_now, volume};
+use common::calls::writes;
+use common::operator::{Env, stalled_now, volume};
 use common::pods::{config, id_of, is_ready, pod, remote_status};
 
 const TIMEOUT: Duration = Duration::from_secs(40);
 const EXTERNAL_ID: &str = "gpucloud.io/external-id";
 const REFUSED: &str = "AdoptionRefused";
-
-/// Whether the emulator's route `route` changes the platform: a REST call other than a
-/// GET, or a GraphQL mutation (the seed's queries are `myself`, `pod`, `gpuTypes`...). A
-/// GraphQL request is counted twice, as `POST /graphql` and by its operation: the
-/// operation tells.
-fn is_write(route: &str) -> bool {
-    if route == "POST /graphql" {
-        return false;
-    }
-    match route.strip_prefix("graphql:") {
-        Some(op) => !matches!(
-            op,
-            "myself" | "pod" | "pods" | "gpuTypes" | "cpuFlavors" | "dataCenters" | "countryCodes"
-        ),
-        None => !route.starts_with("GET ") && !route.starts_with("/_emulator"),
-    }
-}
-
-/// The platform writes among the calls counted between `before` and `after`.
-fn writes(before: &BTreeMap<String, u64>, after: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
-    calls_since(before, after)
-        .into_iter()
-        .filter(|(route, _)| is_write(route))
-        .collect()
-}
 
 /// Waits until `check` holds for object `name` read through `api`; the last one read.
 async fn wait_in<K, F>(api: &Api<K>, name: &str, what: &str, check: F) -> K

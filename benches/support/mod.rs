@@ -17,7 +17,8 @@ use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::watcher;
 
-use crate::common::operator::{Env, OperatorProcess, ready_now, watch_listings};
+use crate::common::calls::watch_listings;
+use crate::common::operator::{Env, OperatorProcess, ready_now};
 
 /// Follows the namespace's objects until `n` are Ready at once; the instant that happened.
 pub async fn all_ready<K: ManagedKind>(

@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::Client;
 
 pub mod backend;
+pub mod calls;
 pub mod clusters;
 pub mod control_plane;
 pub mod conversion;
@@ -192,10 +193,24 @@ impl TestNamespace {
                 .is_none()
         })
         .await;
-        assert!(
-            gone,
-            "namespace {} was not removed within {timeout:?}",
-            self.name
-        );
+        if !gone {
+            // What the namespace controller says it waits on: content or finalizers left
+            // (and which), or a discovery or deletion that failed.
+            let conditions: Vec<String> = namespaces
+                .get_opt(&self.name)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|ns| ns.status?.conditions)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| c.status == "True")
+                .map(|c| format!("{}: {}", c.type_, c.message.unwrap_or_default()))
+                .collect();
+            panic!(
+                "namespace {} was not removed within {timeout:?}; its conditions: {conditions:#?}",
+                self.name
+            );
+        }
     }
 }

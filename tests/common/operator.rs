@@ -215,6 +215,18 @@ impl Env {
         prefix: &str,
         config: EmulatorConfig,
     ) -> Self {
+        install_crds(&client).await;
+        Self::start_on_installed(operator_client, client, prefix, config).await
+    }
+
+    /// [`Env::start_on`] on a control plane whose CRDs the caller installed: those of an
+    /// earlier release, for the upgrade test.
+    pub async fn start_on_installed(
+        operator_client: Client,
+        client: Client,
+        prefix: &str,
+        config: EmulatorConfig,
+    ) -> Self {
         shutdown::record_panics();
         // Operator logs go through the test harness's capture: shown for failed tests only.
         let _ = tracing_subscriber::fmt()
@@ -227,7 +239,6 @@ impl Env {
             )
             .with_test_writer()
             .try_init();
-        install_crds(&client).await;
         let ns = TestNamespace::create(&client, prefix).await;
         if operator_kubeconfig().is_some() {
             grant_operator_namespace_role(&client, ns.name()).await;
@@ -615,54 +626,6 @@ impl Env {
     }
 }
 
-/// Total of a call-count map.
-pub fn total_calls(calls: &BTreeMap<String, u64>) -> u64 {
-    calls.values().sum()
-}
-
-/// Calls counted in `after` but not in `before`, by route (routes with none left out).
-pub fn calls_since(
-    before: &BTreeMap<String, u64>,
-    after: &BTreeMap<String, u64>,
-) -> BTreeMap<String, u64> {
-    after
-        .iter()
-        .map(|(route, n)| {
-            (
-                route.clone(),
-                n - before.get(route).copied().unwrap_or(0).min(*n),
-            )
-        })
-        .filter(|(_, n)| *n > 0)
-        .collect()
-}
-
-/// Pure: `gpucloud_watch_listings_total` by `(kind, resource, namespace)`, from the text
-/// of the operator's `/metrics`.
-pub fn watch_listings(metrics: &str) -> BTreeMap<(String, String, String), u64> {
-    let label = |line: &str, name: &str| -> String {
-        let start = format!("{name}=\"");
-        line.split_once(&start)
-            .and_then(|(_, rest)| rest.split_once('"'))
-            .map(|(value, _)| value.to_string())
-            .unwrap_or_default()
-    };
-    metrics
-        .lines()
-        .filter(|l| l.starts_with("gpucloud_watch_listings_total{"))
-        .filter_map(|l| {
-            let count = l.rsplit_once(' ')?.1.parse().ok()?;
-            let key = (
-                label(l, "kind"),
-                label(l, "resource"),
-                label(l, "namespace"),
-            );
-            Some((key, count))
-        })
-        .collect()
-}
-
-/// A loopback port that was free a moment ago.
 /// A loopback port free now, for a process to listen on a moment later. Taken below the
 /// kernel's range of ephemeral ports (32768 up, by default): a port that range gives out
 /// (what a bind to port 0 gets) is soon the local end of some outbound connection, such as

@@ -30,13 +30,23 @@ impl OperatorProcess {
 
     /// [`Self::spawn`] signed in with `kubeconfig` (else the process's `KUBECONFIG`).
     pub fn spawn_with(kubeconfig: Option<&Path>, flags: &[String]) -> Self {
+        Self::spawn_binary(
+            Path::new(env!("CARGO_BIN_EXE_gpucloud-operator")),
+            kubeconfig,
+            flags,
+        )
+    }
+
+    /// [`Self::spawn_with`] of another build of the operator, `binary`: a release before
+    /// this one, for the upgrade test.
+    pub fn spawn_binary(binary: &Path, kubeconfig: Option<&Path>, flags: &[String]) -> Self {
         let log = std::env::temp_dir().join(format!(
             "gpucloud-operator-{}.log",
             uuid::Uuid::new_v4().simple()
         ));
         let out = std::fs::File::create(&log).expect("operator log file");
         let err = out.try_clone().expect("operator log file");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_gpucloud-operator"));
+        let mut command = Command::new(binary);
         if let Some(path) = kubeconfig {
             command.env("KUBECONFIG", path);
         }
