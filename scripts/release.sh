@@ -325,6 +325,9 @@ Nothing is committed. Review (git diff), then:
   git commit -m "Release $new"
   git tag -a v$new -m "gpucloud-operator $new"
   git push origin HEAD v$new
+Then name the release in tests/upgrade/previous-release, so the upgrade test of the next
+release starts from it:
+  echo "v$new \$(git rev-parse v$new^{commit})" >> tests/upgrade/previous-release
 EOF
     if [ "$sbom" = true ]; then
         echo "and attach dist/gpucloud-operator-$new.cdx.json to the release v$new."

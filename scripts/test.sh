@@ -63,6 +63,13 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links -A rustdoc::private_intra_doc_links" \
     cargo doc --workspace --no-deps --document-private-items --locked --quiet
 
+phase "previous release: build (cached)"
+# The operator of the release the upgrade test starts from (tests/e2e_upgrade.rs), from
+# this repository's history, in the same target folder so that the crates the two share
+# build once; kept outside the checkout between runs.
+GPUCLOUD_PREVIOUS_RELEASE=$(tests/upgrade/build.sh)
+export GPUCLOUD_PREVIOUS_RELEASE
+
 phase "build"
 cargo build --workspace --all-targets --locked
 # Every test binary just built, a line each: its name (the unit tests' as unit-KIND-CRATE)
