@@ -26,7 +26,12 @@ impl OwnControlPlane {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/control-plane/cp.sh");
         let suffix = uuid::Uuid::new_v4().simple().to_string();
         let dir = std::env::temp_dir().join(format!("gpucloud-{name}-{}", &suffix[..8]));
-        let mut command = Command::new(&script);
+        // One start at a time, across every test process of the machine: an apiserver's
+        // start is seconds of CPU, and the lanes run suites like this one side by side
+        // with the shared control plane they load.
+        let lock = std::env::temp_dir().join("gpucloud-own-control-plane.lock");
+        let mut command = Command::new("flock");
+        command.arg(&lock).arg(&script);
         command.arg("up").arg("--dir").arg(&dir);
         for arg in apiserver_args {
             command.arg(format!("--apiserver-arg={arg}"));
