@@ -185,13 +185,13 @@ def rollout(platform, name, action, replicas, new_object_ns):
     handover = Handover()
     obj = "during-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     obj = obj[:50].rstrip("-")
-    manifest = f"""apiVersion: gpucloud.io/v1alpha1
+    manifest = f"""apiVersion: gpucloud.io/v1beta1
 kind: Pod
 metadata:
   name: {obj}
 spec:
   image: ubuntu:24.04
-  dockerArgs: sleep infinity
+  args: sleep infinity
   cpu:
     flavors: [cpu3c]
     vcpuCount: 2
