@@ -9,13 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log=${1:?usage: tests/conversion-webhook.sh LOG}
 : "${KUBECONFIG:?set KUBECONFIG to the control plane the webhook is for}"
-# Below the kernel's ephemeral range (32768 up), which outbound connections take theirs from.
-port=$(python3 -c 'import random, socket
-for port in random.sample(range(20000, 32000), 1000):
-    try:
-        s = socket.socket(); s.bind(("127.0.0.1", port)); s.close(); print(port); break
-    except OSError:
-        pass')
+port=$("$root/tests/free-ports.py")
 "${CARGO_TARGET_DIR:-$root/target}/debug/gpucloud-operator" conversion-webhook \
     --conversion-webhook-addr "127.0.0.1:$port" \
     --conversion-webhook-url "https://127.0.0.1:$port/convert" \

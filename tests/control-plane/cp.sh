@@ -122,20 +122,9 @@ build() {
     log "built in $((SECONDS - start)) s into $bin_dir"
 }
 
-# N different loopback ports, free now, on one line. Taken below the kernel's ephemeral
-# range (32768 up): a port that range gives out is soon the local end of some outbound
-# connection, and the listen that follows finds it taken.
+# N different loopback ports, free now, on one line (tests/free-ports.py).
 free_ports() {
-    python3 -c 'import random, socket, sys
-n, found = int(sys.argv[1]), []
-for port in random.sample(range(20000, 32000), 2000):
-    try:
-        s = socket.socket(); s.bind(("127.0.0.1", port)); s.close(); found.append(str(port))
-    except OSError:
-        continue
-    if len(found) == n:
-        break
-print(" ".join(found))' "$1"
+    "$here/../free-ports.py" "$1"
 }
 
 # Why COMPONENT of folder D did not start: its log's warnings and errors first (etcd's

@@ -93,7 +93,7 @@ kubectl apply --server-side --force-conflicts -f crds/gpucloud.io.yaml >/dev/nul
 kubectl wait --for condition=Established -f crds/gpucloud.io.yaml --timeout=30s >/dev/null
 mapfile -t kinds < <(kubectl api-resources --api-group=gpucloud.io -o name | sort)
 [ ${#kinds[@]} -gt 0 ] || { log "no gpucloud.io resources served"; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() { "$root/tests/free-ports.py"; }
 port=$(free_port)
 "$bin" emulator --listen 127.0.0.1:$port --api-key k --pod-boot-ms 300 >"$work/emulator.log" 2>&1 & pids+=($!)
 kubectl create namespace "$users_a" >/dev/null

@@ -18,7 +18,7 @@ trap cleanup EXIT
 
 tests/install/sa-kubeconfig.sh "$work/kubeconfig"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$("$root/tests/free-ports.py")
 "$bin" emulator --listen 127.0.0.1:$port --api-key k >"$work/emulator.log" 2>&1 & pids+=($!)
 KUBECONFIG=$work/kubeconfig POD_NAME=rbac-test "$bin" run --rest-url http://127.0.0.1:$port/v1 \
     --graphql-url http://127.0.0.1:$port/graphql --serverless-url http://127.0.0.1:$port/v2 \

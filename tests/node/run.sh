@@ -67,7 +67,7 @@ openssl x509 -req -in "$pki/tls.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAc
 cat /etc/ssl/certs/ca-certificates.crt "$pki/ca.crt" >"$pki/bundle.crt"
 api_key=node-$(openssl rand -hex 8)
 admin_token=$(openssl rand -hex 16)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+port=$("$root/tests/free-ports.py")
 "$binary" emulator --listen "$node_ip:$port" --tls-cert-dir "$pki" --api-key "$api_key" \
     --admin-token "$admin_token" --pod-boot-ms 500 >"$work/emulator.log" 2>&1 &
 emulator_pid=$!
