@@ -221,7 +221,7 @@ fn ids(all: &BTreeMap<(String, String), DynamicObject>) -> BTreeMap<(String, Str
 /// What the platform holds, collection by collection: each record's id, with its name
 /// (and a pod's desired status).
 async fn platform(env: &Env) -> BTreeMap<String, BTreeMap<String, String>> {
-    let state = env.emulator.admin().state().await.expect("emulator state");
+    let state = common::templates::platform(env).await;
     COLLECTIONS
         .iter()
         .map(|collection| {
