@@ -145,6 +145,12 @@ impl Holding {
         self.running.leading()
     }
 
+    /// The UID of the Lease this process leads with, set before it leads (`None` until
+    /// then): the install's tag, known without another request.
+    pub fn lease_uid(&self) -> watch::Receiver<Option<String>> {
+        self.running.lease_uid()
+    }
+
     /// Lets go of the Lease and waits, at most `within`, until it is released, so that the
     /// next process leads at once rather than when the term would have expired.
     pub async fn release(self, within: Duration) {
@@ -172,7 +178,7 @@ pub async fn install_tag(shared: &Shared, lease: &LeaseRef) -> Option<InstallTag
     read_install_tag(&shared.kube, &lease.namespace, &lease.name)
         .await
         .unwrap_or_else(|e| {
-            warn!(lease = %lease.name, error = %e, "could not read the install's Lease: the remote objects made now carry no install tag");
+            warn!(lease = %lease.name, error = %e, "could not read the install's Lease");
             None
         })
 }

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::app::election::{Reachable, TIMING};
-use crate::app::lease::{self, Hold};
+use crate::app::lease::{self, Hold, Holding};
 use crate::app::liveness;
 use crate::app::server::{self, MetricsAuth, Probes, Readiness, Serving};
 use crate::app::telemetry::{self, LogFormat};
@@ -26,6 +26,7 @@ use crate::app::stop::stopped as wait_for;
 use crate::kinds::Controllers;
 use gpucloud_engine::context::{EngineConfig, Shared};
 use gpucloud_engine::credentials::{CredentialResolver, DefaultKey};
+use gpucloud_engine::marker::InstallTag;
 use gpucloud_engine::namespace_watch::SelectedNamespaces;
 use gpucloud_engine::runner::{Namespaces, Watched};
 use gpucloud_policy::guardrails::clock::Clock;
@@ -414,12 +415,14 @@ pub async fn run_with_clock(
         }
         Hold::Unchecked => (None, unchecked),
     };
+    let lease_uid = holding.as_ref().map(Holding::lease_uid);
     let watched = Watched {
         namespaces,
         selector: args.selector.clone(),
     };
     let start_term = |term_stop| {
         let (shared, lease, watched) = (shared.clone(), lease.clone(), watched.clone());
+        let lease_uid = lease_uid.as_ref().and_then(|uid| uid.borrow().clone());
         let controllers = Controllers {
             shared: shared.clone(),
             watched,
@@ -430,7 +433,7 @@ pub async fn run_with_clock(
         };
         async move {
             if shared.install_tag.get().is_none() {
-                read_install_tag(&shared, &lease).await;
+                learn_install_tag(&shared, &lease, lease_uid).await;
             }
             crate::kinds::KINDS
                 .iter()
@@ -452,12 +455,22 @@ pub async fn run_with_clock(
     }
 }
 
-/// Reads this install's tag (from its Lease, made by now) into `shared`, at most a
-/// request's time: a process that leads has just heard from the apiserver.
-async fn read_install_tag(shared: &Shared, lease: &lease::LeaseRef) {
-    let Ok(Some(tag)) =
-        tokio::time::timeout(TIMING.request_timeout, lease::install_tag(shared, lease)).await
-    else {
+/// Sets this install's tag in `shared`: from the UID of the Lease the elector took
+/// (`lease_uid`), or, for a process that may not hold its Lease, read from the Lease within
+/// a request's time. An install that learns no tag says so: its remote objects then carry
+/// none, and its orphan census judges only untagged ones.
+async fn learn_install_tag(shared: &Shared, lease: &lease::LeaseRef, lease_uid: Option<String>) {
+    let tag = match lease_uid {
+        Some(uid) => InstallTag::from_uid(&uid),
+        None => tokio::time::timeout(TIMING.request_timeout, lease::install_tag(shared, lease))
+            .await
+            .unwrap_or_else(|_| {
+                warn!(lease = %lease.name, "could not read the install's Lease in time");
+                None
+            }),
+    };
+    let Some(tag) = tag else {
+        warn!(lease = %lease.name, "no install tag: the remote objects made now carry none");
         return;
     };
     info!(

@@ -488,7 +488,7 @@ impl Env {
             if tokio::time::Instant::now() >= deadline {
                 panic!(
                     "{name}: {what} not reached within {timeout:?}; last seen: {}",
-                    serde_json::to_string_pretty(&last).unwrap()
+                    last.as_ref().map_or("nothing".into(), described)
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -642,6 +642,25 @@ pub fn free_port() -> u16 {
         }
     }
     panic!("no free loopback port in {PORTS:?}");
+}
+
+/// An object as a failed wait reports it: its status first, then its annotations and
+/// spec, without `managedFields` (long, and what a truncated CI log would show instead).
+pub fn described<K: serde::Serialize>(obj: &K) -> String {
+    let value = serde_json::to_value(obj).expect("an object serializes");
+    let part = |pointer: &str| value.pointer(pointer).cloned().unwrap_or_default();
+    let metadata = serde_json::json!({
+        "annotations": part("/metadata/annotations"),
+        "generation": part("/metadata/generation"),
+        "deletionTimestamp": part("/metadata/deletionTimestamp"),
+    });
+    let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).expect("JSON");
+    format!(
+        "status: {}\nmetadata: {}\nspec: {}",
+        pretty(&part("/status")),
+        pretty(&metadata),
+        pretty(&part("/spec"))
+    )
 }
 
 /// The status of condition `type_` in a status's conditions, if any.

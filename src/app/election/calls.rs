@@ -149,6 +149,7 @@ fn record_of(lease: Lease) -> Record {
     Record {
         spec: lease.spec.unwrap_or_default(),
         resource_version: lease.metadata.resource_version,
+        uid: lease.metadata.uid,
     }
 }
 

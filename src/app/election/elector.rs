@@ -33,8 +33,16 @@ pub struct Elector {
 /// A started elector.
 pub struct Running {
     leading: watch::Receiver<bool>,
+    lease_uid: watch::Receiver<Option<String>>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
+}
+
+/// What the elector tells the process: whether it leads, and the UID of the Lease it
+/// leads with (sent before `leading` turns true).
+struct Signals {
+    leading: watch::Sender<bool>,
+    lease_uid: watch::Sender<Option<String>>,
 }
 
 /// What one turn of the loop came to.
@@ -69,23 +77,29 @@ impl Elector {
     /// Starts the elector's task.
     pub fn start(self) -> Running {
         let (leading_tx, leading) = watch::channel(false);
+        let (lease_uid_tx, lease_uid) = watch::channel(None);
         let (stop, stop_rx) = watch::channel(false);
-        let task = tokio::spawn(self.run(leading_tx, stop_rx));
+        let signals = Signals {
+            leading: leading_tx,
+            lease_uid: lease_uid_tx,
+        };
+        let task = tokio::spawn(self.run(signals, stop_rx));
         Running {
             leading,
+            lease_uid,
             stop,
             task,
         }
     }
 
-    async fn run(self, leading: watch::Sender<bool>, stop: watch::Receiver<bool>) {
+    async fn run(self, signals: Signals, stop: watch::Receiver<bool>) {
         let mut election = Election::new(&self.identity, self.timing, Instant::now());
         let mut failures = Episode::new(REMIND_EVERY);
         let mut terms = 0u64;
         loop {
             let now = Instant::now();
             if let Some(change) = election.tick(now) {
-                self.tell(&change, &leading, &mut terms);
+                self.tell(&change, election.known(), &signals, &mut terms);
             }
             let step = election.step(now, Timestamp::now());
             let within = election.request_budget(now);
@@ -120,10 +134,10 @@ impl Elector {
                 }
             };
             if let Some(change) = change {
-                self.tell(&change, &leading, &mut terms);
+                self.tell(&change, election.known(), &signals, &mut terms);
             }
         }
-        leading.send_replace(false);
+        signals.leading.send_replace(false);
         self.release(election.known().clone()).await;
     }
 
@@ -153,11 +167,17 @@ impl Elector {
         }
     }
 
-    fn tell(&self, change: &Change, leading: &watch::Sender<bool>, terms: &mut u64) {
+    /// Says `change`; on leading, first the UID of the Lease as `known` after the write
+    /// that took it.
+    fn tell(&self, change: &Change, known: &Known, signals: &Signals, terms: &mut u64) {
         let lease = &self.lease;
+        let leading = &signals.leading;
         match change {
             Change::Leading => {
                 *terms += 1;
+                if let Known::Seen { record, .. } = known {
+                    signals.lease_uid.send_replace(record.uid.clone());
+                }
                 leading.send_replace(true);
                 if *terms == 1 {
                     info!(identity = %self.identity, %lease, "leading: this process holds the Lease");
@@ -241,6 +261,12 @@ impl Running {
         self.leading.clone()
     }
 
+    /// The UID of the Lease this process leads with, known from the write that took it;
+    /// `None` before it first leads.
+    pub fn lease_uid(&self) -> watch::Receiver<Option<String>> {
+        self.lease_uid.clone()
+    }
+
     /// Stops the elector and waits, at most `within`, while it releases the Lease.
     pub async fn release(self, within: Duration) {
         let _ = self.stop.send(true);
@@ -252,5 +278,63 @@ impl Running {
                 "could not release the Lease in time: the next process leads when it expires"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::Record;
+    use super::*;
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+
+    fn elector() -> Elector {
+        let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a valid URL"));
+        let kube = kube::Client::try_from(config).expect("a client of a static config");
+        Elector::new(
+            kube,
+            "ops",
+            "gpucloud-operator",
+            "me",
+            std::sync::Arc::new(|_| ()),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_leases_uid_is_told_before_leading_is() {
+        let elector = elector();
+        let (leading_tx, mut leading) = watch::channel(false);
+        let (lease_uid_tx, lease_uid) = watch::channel(None);
+        let signals = Signals {
+            leading: leading_tx,
+            lease_uid: lease_uid_tx,
+        };
+        let known = Known::Seen {
+            record: Record {
+                spec: LeaseSpec {
+                    holder_identity: Some("me".into()),
+                    ..LeaseSpec::default()
+                },
+                resource_version: Some("5".into()),
+                uid: Some("0f9a3c2e-1b4e-11d2-883f-0016d3cca427".into()),
+            },
+            since: Instant::now(),
+        };
+        let mut terms = 0;
+        elector.tell(&Change::Leading, &known, &signals, &mut terms);
+        assert!(*leading.borrow_and_update());
+        assert_eq!(
+            lease_uid.borrow().as_deref(),
+            Some("0f9a3c2e-1b4e-11d2-883f-0016d3cca427")
+        );
+        elector.tell(
+            &Change::Lost {
+                holder: "other".into(),
+            },
+            &Known::Unread,
+            &signals,
+            &mut terms,
+        );
+        assert!(!*leading.borrow());
+        assert_eq!(terms, 1);
     }
 }

@@ -47,6 +47,8 @@ pub struct Record {
     pub spec: LeaseSpec,
     /// What a write sends back, so that it is refused (409) if anyone wrote in between.
     pub resource_version: Option<String>,
+    /// The Lease's UID: the install's tag derives from it (`InstallTag::from_uid`).
+    pub uid: Option<String>,
 }
 
 /// What this process knows of the Lease.
@@ -213,6 +215,7 @@ mod tests {
                 ..LeaseSpec::default()
             },
             resource_version: Some("7".into()),
+            uid: None,
         }
     }
 

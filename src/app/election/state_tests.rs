@@ -23,6 +23,7 @@ fn lease(holder: Option<&str>, renewed: i64, version: &str) -> Record {
             ..LeaseSpec::default()
         },
         resource_version: Some(version.into()),
+        uid: None,
     }
 }
 
@@ -35,6 +36,7 @@ fn written(step: &Step, version: &str) -> Record {
     Record {
         spec,
         resource_version: Some(version.into()),
+        uid: None,
     }
 }
 
