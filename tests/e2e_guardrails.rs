@@ -95,8 +95,10 @@ async fn has_event(env: &Env, name: &str, reason: &str) -> bool {
 
 /// A schedule of two short windows on a clock 30 times faster than real time: the pod is
 /// not deployed before the first window, runs in it, stops after it, and resumes in the
-/// second. The operator's poll interval is ten minutes, so each transition coming within
-/// seconds of its boundary shows the pass was requeued for the boundary, not for a resync.
+/// second. The operator's poll interval is ten minutes, so each transition seen before the
+/// next boundary (seconds later) shows the pass was requeued for its boundary, not for a
+/// resync. The windows are 12 real seconds and the gap 8: a pass slowed by a loaded
+/// machine still lands in the window it is for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the control plane: run scripts/test.sh"]
 async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
@@ -111,8 +113,8 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
     )
     .await;
     let (op, metrics_port) = operator_with_metrics(&env, &["--poll-interval=10m"]);
-    // Windows on whole minutes, in UTC, every day: two minutes each, two minutes apart,
-    // the first opening two to three emulated minutes from now (four to six real seconds).
+    // Windows on whole minutes, in UTC, every day: six minutes each, four minutes apart,
+    // the first opening three to four emulated minutes from now (six to eight real seconds).
     let minute = env
         .emulated_now()
         .round(Unit::Minute)
@@ -120,7 +122,7 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
         .checked_add(1.minute())
         .unwrap();
     let at = |m: i64| minute.checked_add((m * 60).seconds()).unwrap();
-    let (open1, close1, open2, close2) = (at(2), at(4), at(6), at(8));
+    let (open1, close1, open2, close2) = (at(3), at(9), at(13), at(19));
     let api: Api<Pod> = env.api();
     env.create(&pod(
         "office",
@@ -148,16 +150,15 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
         "nothing deployed outside the window"
     );
 
-    // Each boundary is followed within a few real seconds (a few progress intervals of
-    // one second): at this scale, at most 150 emulated seconds.
-    let late = SignedDuration::from_secs((5.0 * SCALE) as i64);
-    let check_lag = |what: &str, boundary: Timestamp| {
+    // Each boundary is followed before the next one: the lag is printed, in emulated
+    // time (30 times real time).
+    let check_lag = |what: &str, boundary: Timestamp, next: Timestamp| {
         let now = env.emulated_now();
         let lag = now.duration_since(boundary);
         eprintln!("{what}: seen {lag:#} (emulated) after the boundary");
         assert!(
-            lag >= SignedDuration::ZERO && lag <= late,
-            "{what}: seen {lag:?} after the boundary {boundary} (at most {late:?})"
+            lag >= SignedDuration::ZERO && now < next,
+            "{what}: seen {lag:?} after the boundary {boundary}, want before the next one, {next}"
         );
     };
 
@@ -166,7 +167,7 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
             phase(p) == Some(PodPhase::Running)
         })
         .await;
-    check_lag("deployed at the first opening", open1);
+    check_lag("deployed at the first opening", open1, close1);
     assert_eq!(window(&running), Some((WindowPhase::Open, Some(close1))));
     assert_eq!(
         guardrail_condition(&running),
@@ -179,7 +180,7 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
             phase(p) == Some(PodPhase::Stopped)
         })
         .await;
-    check_lag("stopped at the first close", close1);
+    check_lag("stopped at the first close", close1, open2);
     assert!(stopped_by(&stopped, "StoppedBySchedule"), "{stopped:?}");
     assert_eq!(window(&stopped), Some((WindowPhase::Closed, Some(open2))));
     assert_eq!(remote_status(&env, &id).await.as_deref(), Some("EXITED"));
@@ -189,7 +190,7 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
         phase(p) == Some(PodPhase::Running)
     })
     .await;
-    check_lag("resumed at the second opening", open2);
+    check_lag("resumed at the second opening", open2, close2);
     assert_eq!(
         id_of(&api.get("office").await.unwrap()),
         id,
@@ -199,7 +200,7 @@ async fn a_schedule_stops_and_resumes_the_pod_at_its_window_boundaries() {
         phase(p) == Some(PodPhase::Stopped)
     })
     .await;
-    check_lag("stopped at the second close", close2);
+    check_lag("stopped at the second close", close2, at(24 * 60 + 3));
     assert_eq!(guardrail_stops(metrics_port, "schedule").await, 2);
     env.finish(op).await;
 }

@@ -186,16 +186,25 @@ for variant in kustomize-base kustomize-single-namespace helm-cluster-wide helm-
     # census reads the released record every 2 s) and its namespace's Lease as in the Pod.
     # The census says why it skipped a reading only at debug level. /metrics is read here in
     # plain HTTP on loopback (--metrics-auth=none); its token check is tests/e2e_metrics_auth.rs's.
-    metrics=$(free_port)
+    # The conversion webhook is served as the Deployment serves it (its certificate in a
+    # Secret of the operator namespace, the CRDs patched by name), but pointed at by URL on
+    # loopback instead of through the Service, which has no endpoints here: the variant's
+    # objects are written in v1alpha1, so the webhook the CRDs name must answer. The
+    # control plane's own webhook points them back within a second.
+    metrics=$(free_port) hook=$(free_port)
     overrides=(--rest-url=http://127.0.0.1:$port/v1 --graphql-url=http://127.0.0.1:$port/graphql
         --serverless-url=http://127.0.0.1:$port/v2 --registry-url=http://127.0.0.1:$port
         --api-url=http://127.0.0.1:$port/v2 --metrics-addr=127.0.0.1:$metrics --metrics-auth=none
         --leader-election-namespace=$operator_ns --poll-interval=2s --progress-interval=1s
-        --orphan-census-interval=2s)
+        --orphan-census-interval=2s --conversion-webhook-addr=127.0.0.1:$hook
+        --conversion-webhook-url=https://127.0.0.1:$hook/convert)
+    replaced=(--conversion-webhook-service)
+    tests/install/docs.py args <"$work/$variant/all.yaml" | grep -q -- '^--conversion-webhook-service=' \
+        || fail "the Deployment serves no conversion webhook behind its Service: this override is stale"
     flags=()
     while read -r arg; do
         [ "$arg" = run ] && continue
-        [[ " ${overrides[*]%%=*} " == *" ${arg%%=*} "* ]] || flags+=("$arg")
+        [[ " ${overrides[*]%%=*} ${replaced[*]} " == *" ${arg%%=*} "* ]] || flags+=("$arg")
     done < <(tests/install/docs.py args <"$work/$variant/all.yaml")
     KUBECONFIG=$work/$variant/kubeconfig POD_NAME=$prefix \
         RUST_LOG=info,kube_lease_manager=warn,gpucloud_policy::orphans=debug \
