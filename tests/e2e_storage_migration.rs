@@ -82,6 +82,7 @@ async fn webhook(client: &Client, stop: impl Future<Output = ()> + Send + 'stati
             },
             crds,
             check_every: Duration::from_secs(1),
+            drain: Duration::ZERO,
         },
         stop,
     )

@@ -7,8 +7,9 @@
 //!
 //! What must hold: the webhook serves the mounted certificate (a client trusting only the
 //! test's CA converts through it, one trusting another CA is refused); every CRD says the
-//! Service and the annotation; the operator makes no certificate Secret of its own; and the
-//! CA the injector wrote stays through the operator's later checks.
+//! Service and the annotation; the operator makes no certificate Secret of its own; the
+//! CA the injector wrote stays through the operator's later checks; and after SIGTERM the
+//! webhook still converts through its drain (`--conversion-webhook-drain`), then exits 0.
 //!
 //! Isolation: the CRDs' `spec.conversion` is cluster-wide and every other suite relies on
 //! the shared control plane's webhook, so the suite brings up a control plane of its own.
@@ -72,6 +73,9 @@ impl Drop for MountedSecret {
     }
 }
 
+/// How long the webhook is still served after SIGTERM, in this test.
+const DRAIN: Duration = Duration::from_secs(3);
+
 /// `gpucloud-operator conversion-webhook` with the flags the cert-manager install gives;
 /// killed when dropped.
 struct Webhook(Child);
@@ -85,6 +89,7 @@ impl Webhook {
             .arg(format!("--conversion-webhook-service={SERVICE}"))
             .arg(format!("--conversion-webhook-ca-from={CERTIFICATE}"))
             .arg("--conversion-webhook-check-interval=1s")
+            .arg(format!("--conversion-webhook-drain={}s", DRAIN.as_secs()))
             .arg("--namespace=gpucloud-system")
             .env("KUBECONFIG", kubeconfig)
             .stdin(Stdio::null())
@@ -93,6 +98,22 @@ impl Webhook {
             .spawn()
             .expect("start gpucloud-operator conversion-webhook");
         Self(child)
+    }
+}
+
+impl Webhook {
+    /// Sends SIGTERM, as the kubelet stops a pod.
+    fn terminate(&self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -TERM failed");
+    }
+
+    /// Whether the process has exited, and how.
+    fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.0.try_wait().expect("the webhook's process")
     }
 }
 
@@ -176,7 +197,7 @@ async fn with_cert_manager_the_webhook_serves_its_certificate_and_leaves_the_ca_
     let (ca, cert, key) = issue();
     let mounted = MountedSecret::new(&ca, &cert, &key);
     let port = free_port();
-    let _webhook = Webhook::start(&cp.kubeconfig, &mounted.0, port);
+    let mut webhook = Webhook::start(&cp.kubeconfig, &mounted.0, port);
 
     // Every CRD points at the Service, its CA left to the injector.
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
@@ -268,6 +289,39 @@ async fn with_cert_manager_the_webhook_serves_its_certificate_and_leaves_the_ca_
     assert!(
         own.is_none(),
         "the operator made a certificate Secret beside cert-manager's"
+    );
+
+    // SIGTERM: it still converts through the drain, then ends, and nothing listens.
+    webhook.terminate();
+    let asked = tokio::time::Instant::now();
+    let mut answered = 0;
+    while asked.elapsed() < DRAIN - Duration::from_millis(500) {
+        assert!(
+            webhook.exited().is_none(),
+            "the webhook ended {:?} after SIGTERM, within its {DRAIN:?} drain",
+            asked.elapsed()
+        );
+        convert_through(port, &ca)
+            .await
+            .unwrap_or_else(|e| panic!("refused {:?} after SIGTERM: {e}", asked.elapsed()));
+        answered += 1;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let exited = common::wait_until(Duration::from_secs(15), || {
+        let status = webhook.exited();
+        async move { status.is_some() }
+    })
+    .await;
+    assert!(exited, "the webhook did not end within 15 s of its drain");
+    let status = webhook.exited().expect("exited");
+    assert!(status.success(), "the webhook ended with {status}");
+    eprintln!(
+        "drain: {answered} conversions answered after SIGTERM; ended {:?} after it",
+        asked.elapsed()
+    );
+    assert!(
+        convert_through(port, &ca).await.is_err(),
+        "converted after the process ended"
     );
     drop(cp);
 }

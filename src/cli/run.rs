@@ -366,12 +366,17 @@ pub async fn run_with_clock(
     });
     // Served by every replica from before it may lead: the apiserver calls any of them,
     // and the controllers' own reads of objects stored in v1alpha1 go through it.
-    if let Some(webhook) = args
+    // It keeps serving a while after the stop (`--conversion-webhook-drain`), and the
+    // process waits for it before it ends.
+    let webhook = match args
         .webhook
         .webhook(&lease_namespace, super::webhook::crd_names())?
     {
-        super::webhook::start(kube.clone(), webhook, wait_for(stop_rx.clone())).await?;
-    }
+        Some(webhook) => {
+            Some(super::webhook::start(kube.clone(), webhook, wait_for(stop_rx.clone())).await?)
+        }
+        None => None,
+    };
     let serving = serving(&args)?;
     let bound = server::serve(&serving, metrics, probes, &kube, wait_for(stop_rx.clone()))
         .await
@@ -447,6 +452,9 @@ pub async fn run_with_clock(
     // only now, so that no pass of this process runs while another process leads.
     if let Some(holding) = holding {
         holding.release(RELEASE_WITHIN).await;
+    }
+    if let Some(webhook) = webhook {
+        let _ = webhook.stopped.await;
     }
     info!("stopped");
     match failed {

@@ -13,7 +13,7 @@ use crate::app::stop::stopped;
 use crate::app::telemetry::{self, LogFormat};
 
 use super::flags::duration_arg;
-use crate::app::conversion::{Address, Certificate, Webhook};
+use crate::app::conversion::{Address, Certificate, Started, Webhook};
 
 /// The port a Service of the webhook listens on unless NAMESPACE/NAME:PORT says otherwise.
 const SERVICE_PORT: i32 = 443;
@@ -55,6 +55,12 @@ pub struct WebhookArgs {
     /// when a CRD was applied without it.
     #[arg(long, default_value = "60s", value_parser = duration_arg)]
     pub conversion_webhook_check_interval: Duration,
+    /// After SIGTERM, how long the webhook is still served: the process is no longer Ready
+    /// (and the controllers have stopped), so the Service stops sending to it; conversions
+    /// already on their way still find it listening. Keep it below the pod's
+    /// terminationGracePeriodSeconds.
+    #[arg(long, default_value = "5s", value_parser = duration_arg)]
+    pub conversion_webhook_drain: Duration,
 }
 
 impl WebhookArgs {
@@ -131,6 +137,7 @@ impl WebhookArgs {
             certificate,
             crds,
             check_every: self.conversion_webhook_check_interval,
+            drain: self.conversion_webhook_drain,
         }))
     }
 }
@@ -181,10 +188,11 @@ pub async fn run(args: ConversionWebhookArgs) -> anyhow::Result<()> {
         bail!("--conversion-webhook-addr is needed: the address to serve the webhook on");
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    start(kube, webhook, stopped(stop_rx)).await?;
+    let started = start(kube, webhook, stopped(stop_rx)).await?;
     super::process::termination().await;
     info!("shutting down");
     let _ = stop_tx.send(true);
+    let _ = started.stopped.await;
     Ok(())
 }
 
@@ -201,7 +209,7 @@ pub async fn start(
     kube: kube::Client,
     webhook: Webhook,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> anyhow::Result<SocketAddr> {
+) -> anyhow::Result<Started> {
     let listen = webhook.listen;
     crate::app::conversion::start(kube, webhook, shutdown)
         .await

@@ -137,6 +137,34 @@ class Watch:
         self.proc.wait()
 
 
+class Conversions:
+    """Reads the gpucloud Pods of `namespace` in v1alpha1, the version they are not stored
+    in, over and over until stopped: each read is a call of the conversion webhook, so a
+    failed one is a moment when the apiserver found no replica serving it."""
+
+    def __init__(self, namespace, every=0.25):
+        self.namespace = namespace
+        self.every = every
+        self.done = 0
+        self.failures = []
+        self.running = True
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        while self.running:
+            try:
+                kubectl("get", "pods.v1alpha1.gpucloud.io", "-n", self.namespace, "-o", "name", timeout=30)
+            except (Failed, subprocess.TimeoutExpired) as err:
+                self.failures.append(str(err).strip().splitlines()[-1])
+            self.done += 1
+            time.sleep(self.every)
+
+    def stop(self):
+        self.running = False
+        self.thread.join()
+
+
 class Handover:
     """Watches the operator's pods and its Lease through a rollout, and measures each Lease
     handover: from the moment the leading pod is told to stop (its deletionTimestamp

@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 
-from cluster import (OPERATOR_NS, ROOT, DEPLOYMENT, Emulator, Failed, Handover, fail,
+from cluster import (OPERATOR_NS, ROOT, DEPLOYMENT, Conversions, Emulator, Failed, Handover, fail,
                      gpucloud_objects, kubectl, kubectl_json, lease_holder, log,
                      operator_pods, ready, run, wait_all_ready, wait_for)
 
@@ -180,9 +180,12 @@ def scenario_kustomize_base(work, platform, tag):
 def rollout(platform, name, action, replicas, new_object_ns):
     """Runs `action` (an upgrade or a rollback), applying a new object while it runs, and
     checks: the rollout completes, the Lease moves within the limit, the objects keep
-    converging (the new one becomes Ready) and nothing is created twice."""
+    converging (the new one becomes Ready), nothing is created twice, and the conversion
+    webhook answers throughout (the replica stopping still serves it while the Service
+    moves to the other)."""
     creates = platform.emulator.creates()
     handover = Handover()
+    conversions = Conversions(new_object_ns)
     obj = "during-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     obj = obj[:50].rstrip("-")
     manifest = f"""apiVersion: gpucloud.io/v1beta1
@@ -217,12 +220,17 @@ spec:
     wait_all_ready(new_object_ns, timeout=120)
     time.sleep(2)
     handover.stop()
+    conversions.stop()
     after = platform.emulator.creates()
     grown = {k: after.get(k, 0) - creates.get(k, 0) for k in after if after.get(k, 0) != creates.get(k, 0)}
     if grown != {"POST /v2/pods": 1}:
         raise Failed(f"{name}: creates during the rollout were {grown}, want exactly the one new pod")
     moves = handover.measured()
     figure(f"{name}: rollout", f"{took:.1f} s")
+    figure(f"{name}: v1alpha1 reads through the webhook", f"{conversions.done}, {len(conversions.failures)} failed")
+    if conversions.failures:
+        raise Failed(f"{name}: {len(conversions.failures)} of {conversions.done} v1alpha1 reads failed, "
+                     f"first: {conversions.failures[0]}")
     if not moves:
         raise Failed(f"{name}: the Lease never changed holder")
     for old, new, seconds in moves:

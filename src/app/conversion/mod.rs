@@ -28,6 +28,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::Api;
 use kube::core::conversion::ConversionReview;
 use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
 pub use crds::{Address, Trust};
@@ -67,6 +68,18 @@ pub struct Webhook {
     pub crds: Vec<String>,
     /// How often the CRDs are checked and pointed at the webhook again.
     pub check_every: Duration,
+    /// How long `/convert` is still served once shutdown is asked: while the process is no
+    /// longer Ready, so that the apiserver's conversions move to another replica before
+    /// this one stops listening.
+    pub drain: Duration,
+}
+
+/// A webhook that listens.
+pub struct Started {
+    /// The address it is bound to.
+    pub address: SocketAddr,
+    /// Ends once it has stopped serving: the drain after shutdown, then open requests.
+    pub stopped: JoinHandle<()>,
 }
 
 /// The router: `POST /convert`.
@@ -97,15 +110,25 @@ fn names_of(address: &Address) -> Vec<String> {
     }
 }
 
-/// Starts the webhook, serving until `shutdown` resolves: with [`Certificate::Own`], first
-/// makes or reads its certificate and points the CRDs at it (checked again every
-/// [`Webhook::check_every`]); then listens. Returns once it listens, with the address it is
-/// bound to, so that a failure to start stops the caller's start.
+/// Starts the webhook, serving until [`Webhook::drain`] after `shutdown` resolves: with
+/// [`Certificate::Own`], makes or reads its certificate; points the CRDs at it (checked
+/// again every [`Webhook::check_every`]) once it is bound. Returns once it listens, so
+/// that a failure to start stops the caller's start.
 pub async fn start(
     kube: kube::Client,
     webhook: Webhook,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<SocketAddr, WebhookError> {
+) -> Result<Started, WebhookError> {
+    // Bound before the CRDs name it: a conversion sent at once waits in the backlog
+    // rather than being refused.
+    let listen_failed = |source| WebhookError::Listen {
+        addr: webhook.listen,
+        source,
+    };
+    let tcp = TcpListener::bind(webhook.listen)
+        .await
+        .map_err(listen_failed)?;
+    let bound = tcp.local_addr().map_err(listen_failed)?;
     let (config, want) = match &webhook.certificate {
         Certificate::Files { dir, pointed } => {
             let want = pointed.as_ref().map(|(address, certificate)| {
@@ -144,17 +167,20 @@ pub async fn start(
         }
         None => None,
     };
-    let listen_failed = |source| WebhookError::Listen {
-        addr: webhook.listen,
-        source,
-    };
-    let tcp = TcpListener::bind(webhook.listen)
-        .await
-        .map_err(listen_failed)?;
-    let bound = tcp.local_addr().map_err(listen_failed)?;
     let listener = TlsListener::new(tcp, config).map_err(listen_failed)?;
     info!(address = %bound, "serving the conversion webhook on /convert");
-    tokio::spawn(async move {
+    let drain = webhook.drain;
+    let shutdown = async move {
+        shutdown.await;
+        if !drain.is_zero() {
+            info!(
+                drain_ms = drain.as_millis() as u64,
+                "still serving the conversion webhook while the apiserver moves to another replica"
+            );
+            tokio::time::sleep(drain).await;
+        }
+    };
+    let stopped = tokio::spawn(async move {
         let served = axum::serve(listener, router())
             .with_graceful_shutdown(shutdown)
             .await;
@@ -165,7 +191,10 @@ pub async fn start(
             warn!(error = %err, "the conversion webhook stopped serving");
         }
     });
-    Ok(bound)
+    Ok(Started {
+        address: bound,
+        stopped,
+    })
 }
 
 #[cfg(test)]
