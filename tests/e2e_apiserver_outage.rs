@@ -299,11 +299,17 @@ async fn outage(
     }
     for (install, sampler) in installs.iter().zip(samplers) {
         if let Some(sampler) = sampler {
-            let (_, several) = sampler.finish().await;
+            let sampled = sampler.finish().await;
             assert!(
-                several.is_empty(),
-                "{}: two replicas led at once, at {several:?} into the round",
+                sampled.kept_up(),
+                "{}: too few samples: {sampled:?}",
                 install.name
+            );
+            assert!(
+                sampled.several.is_empty(),
+                "{}: two replicas led at once, at {:?} into the round",
+                install.name,
+                sampled.several
             );
         }
     }

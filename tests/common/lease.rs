@@ -33,7 +33,25 @@ pub async fn leads(port: u16) -> bool {
 /// tell whether two ever led at once.
 pub struct LeaderSampler {
     until: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<(usize, Vec<Duration>)>,
+    task: tokio::task::JoinHandle<Sampled>,
+}
+
+/// What a [`LeaderSampler`] saw.
+#[derive(Debug)]
+pub struct Sampled {
+    pub samples: usize,
+    /// From the start to the last sample.
+    pub lasted: Duration,
+    /// When (since the start) more than one replica said it leads.
+    pub several: Vec<Duration>,
+}
+
+impl Sampled {
+    /// Whether it sampled at least once a second on average: a sampler starved by a
+    /// loaded machine proves little about who led meanwhile.
+    pub fn kept_up(&self) -> bool {
+        self.samples as f64 >= self.lasted.as_secs_f64()
+    }
 }
 
 impl LeaderSampler {
@@ -52,14 +70,17 @@ impl LeaderSampler {
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                (samples, several)
+                Sampled {
+                    samples,
+                    lasted: started.elapsed(),
+                    several,
+                }
             }
         });
         Self { until, task }
     }
 
-    /// How many samples, and when (since the start) more than one replica said it leads.
-    pub async fn finish(self) -> (usize, Vec<Duration>) {
+    pub async fn finish(self) -> Sampled {
         self.until.store(true, Ordering::SeqCst);
         self.task.await.unwrap()
     }

@@ -199,13 +199,14 @@ for variant in kustomize-base kustomize-single-namespace helm-cluster-wide helm-
         --orphan-census-interval=2s --conversion-webhook-addr=127.0.0.1:$hook
         --conversion-webhook-url=https://127.0.0.1:$hook/convert)
     replaced=(--conversion-webhook-service)
-    tests/install/docs.py args <"$work/$variant/all.yaml" | grep -q -- '^--conversion-webhook-service=' \
+    mapfile -t deployment_args < <(tests/install/docs.py args <"$work/$variant/all.yaml")
+    [[ " ${deployment_args[*]} " == *" --conversion-webhook-service="* ]] \
         || fail "the Deployment serves no conversion webhook behind its Service: this override is stale"
     flags=()
-    while read -r arg; do
+    for arg in "${deployment_args[@]}"; do
         [ "$arg" = run ] && continue
         [[ " ${overrides[*]%%=*} ${replaced[*]} " == *" ${arg%%=*} "* ]] || flags+=("$arg")
-    done < <(tests/install/docs.py args <"$work/$variant/all.yaml")
+    done
     KUBECONFIG=$work/$variant/kubeconfig POD_NAME=$prefix \
         RUST_LOG=info,kube_lease_manager=warn,gpucloud_policy::orphans=debug \
         "$bin" run "${flags[@]}" "${overrides[@]}" >"$work/$variant/operator.log" 2>&1 &

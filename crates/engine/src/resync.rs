@@ -9,9 +9,10 @@
 //! [`crate::controller`]): a resync of every object never holds a key or a scheduler entry
 //! for each of them at once.
 //!
-//! Only the resync waits here. A pass that must come back sooner or by its own timer (a
-//! create in progress, a backoff, a schedule boundary, a per-object poll interval) still
-//! returns its delay to the controller, and the start of every pass takes the object off this table.
+//! Only the regular resync waits here (the poll interval, or an object's own). A pass that
+//! must come back sooner or by its own timer (a change in progress on the platform, a
+//! backoff, a schedule boundary) returns its delay to the controller, which keeps it to the
+//! millisecond; and the start of every pass takes the object off this table.
 
 use std::collections::HashMap;
 use std::hash::Hasher;

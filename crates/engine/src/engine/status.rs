@@ -98,7 +98,11 @@ struct Timing {
 /// When the next pass comes.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Next {
-    /// After this long; `succeeded`: the pass worked, and the object's backoff resets.
+    /// The regular resync of an object the pass found as it should be, after this long:
+    /// it waits in the resync table, to the second (see `crate::resync`).
+    Resync(Duration),
+    /// After this long, to the millisecond (the controller's scheduler); `succeeded`: the
+    /// pass worked, and the object's backoff resets.
     In { delay: Duration, succeeded: bool },
     /// After the object's next backoff step, at least this long.
     Backoff(Option<Duration>),
@@ -109,7 +113,15 @@ enum Next {
 fn next_pass(requeue: Requeue, t: Timing, due: impl FnOnce() -> Option<Duration>) -> Next {
     let due = |d: Duration| due().map_or(d, |due| d.min(due));
     let (delay, succeeded) = match requeue {
-        Requeue::Poll => (due(jitter(t.poll, 0.1)), true),
+        // A time-driven change due before the resync (a schedule boundary) keeps its time.
+        Requeue::Poll => {
+            let resync = jitter(t.poll, 0.1);
+            let delay = due(resync);
+            if delay == resync {
+                return Next::Resync(resync);
+            }
+            (delay, true)
+        }
         Requeue::Progress => (due(jitter(t.progress.min(t.poll), 0.1)), true),
         Requeue::Now => (Duration::from_millis(10), false),
         Requeue::After(delay) => (delay, false),
@@ -167,18 +179,20 @@ impl<A: Adapter> Engine<A> {
                 .look_again_in
         };
         let delay = match next_pass(outcome.requeue, timing, due) {
-            // The regular next pass of a pass that worked waits in the resync table, not
-            // in the controller's scheduler (see `crate::resync`).
-            Next::In {
-                delay,
-                succeeded: true,
-            } => {
+            // The regular next pass waits in the resync table, not in the controller's
+            // scheduler (see `crate::resync`).
+            Next::Resync(delay) => {
                 self.succeeded(&seen.key);
                 self.resync
                     .schedule(&seen.key, tokio::time::Instant::now(), delay);
                 return Ok(Action::await_change());
             }
-            Next::In { delay, .. } => delay,
+            Next::In { delay, succeeded } => {
+                if succeeded {
+                    self.succeeded(&seen.key);
+                }
+                delay
+            }
             // A time-driven change (a timeout the adapter counts) comes no later than
             // due, backoff or not.
             Next::Backoff(at_least) => {
@@ -361,7 +375,7 @@ mod tests {
 
     fn delay(next: Next) -> Duration {
         match next {
-            Next::In { delay, .. } => delay,
+            Next::Resync(delay) | Next::In { delay, .. } => delay,
             Next::Backoff(_) => panic!("want a delay, got {next:?}"),
         }
     }
@@ -370,16 +384,25 @@ mod tests {
     fn a_pass_that_worked_comes_back_at_the_poll_or_the_progress_interval() {
         let secs = Duration::from_secs;
         let poll = next_pass(Requeue::Poll, timing(), || None);
-        assert!(matches!(
-            poll,
-            Next::In {
-                succeeded: true,
-                ..
-            }
-        ));
+        assert!(matches!(poll, Next::Resync(_)), "{poll:?}");
         assert!((secs(54)..=secs(66)).contains(&delay(poll)));
-        let progress = delay(next_pass(Requeue::Progress, timing(), || None));
-        assert!((Duration::from_millis(4_500)..=Duration::from_millis(5_500)).contains(&progress));
+        // While the platform changes, to the millisecond: not rounded up to the
+        // resync table's second.
+        let progress = next_pass(Requeue::Progress, timing(), || None);
+        assert!(
+            matches!(
+                progress,
+                Next::In {
+                    succeeded: true,
+                    ..
+                }
+            ),
+            "{progress:?}"
+        );
+        assert!(
+            (Duration::from_millis(4_500)..=Duration::from_millis(5_500))
+                .contains(&delay(progress))
+        );
         // A poll interval shorter than the progress interval wins.
         let short = Timing {
             poll: secs(2),
@@ -391,9 +414,20 @@ mod tests {
     }
 
     #[test]
-    fn a_time_driven_change_due_sooner_comes_first() {
+    fn a_time_driven_change_due_sooner_comes_first_and_on_time() {
         let due = Duration::from_secs(7);
-        assert_eq!(delay(next_pass(Requeue::Poll, timing(), || Some(due))), due);
+        assert_eq!(
+            next_pass(Requeue::Poll, timing(), || Some(due)),
+            Next::In {
+                delay: due,
+                succeeded: true
+            }
+        );
+        let later = Duration::from_secs(600);
+        assert!(matches!(
+            next_pass(Requeue::Poll, timing(), || Some(later)),
+            Next::Resync(_)
+        ));
     }
 
     #[test]
