@@ -206,7 +206,7 @@ else
     # The v2 lane records the operator's objects in each state it sees them in, for the
     # kstatus and Argo CD phases to judge (tests/common/recording.rs).
     recordings=$lane_logs/recordings
-    python3 tests/run-lanes.py --jobs "${GPUCLOUD_TEST_JOBS:-10}" --logs "$lane_logs" \
+    python3 tests/run-lanes.py --jobs "${GPUCLOUD_TEST_JOBS:-8}" --logs "$lane_logs" \
         --binaries "$test_binaries" \
         --times "${XDG_CACHE_HOME:-$HOME/.cache}/gpucloud-operator/lane-times.json" \
         --lane "v2 GPUCLOUD_TEST_PLATFORM_API=v2 GPUCLOUD_TEST_RECORD_DIR=$recordings \

@@ -263,16 +263,14 @@ async fn kstatus_fields_and_events() {
     // kstatus reads an object without conditions as Current. From its creation the object
     // reads observedGeneration 0 (the CRD's status default): not yet observed, so kstatus
     // says InProgress while the create is in flight, with no write of the operator's.
+    // The operator's first pass may take a while to come (its start, the Lease, the
+    // watch's first listing on a loaded machine); the marker stays from then on, and the
+    // create's 3 s keeps the status unwritten while it is in flight.
     let early = env
-        .wait_for::<NetworkVolume, _>(
-            "watched",
-            Duration::from_secs(10),
-            "the create in flight",
-            |nv| {
-                nv.annotations()
-                    .contains_key("gpucloud.io/external-create-pending")
-            },
-        )
+        .wait_for::<NetworkVolume, _>("watched", TIMEOUT, "the create in flight", |nv| {
+            nv.annotations()
+                .contains_key("gpucloud.io/external-create-pending")
+        })
         .await;
     let status = early.status.as_ref().expect("the status default");
     assert_eq!(status.common.observed_generation, Some(0), "{status:#?}");
