@@ -15,7 +15,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use common::operator::{Env, condition, volume};
+use common::operator::{Env, condition, reason, volume};
 use common::pods::{A40, RTX4090, config, deploy, id_of, is_ready, patch_spec, pod, remote_pods};
 use common::volumes::volume_id;
 
@@ -315,10 +315,7 @@ async fn a_volume_deleted_before_its_pod_goes_once_the_pod_has() {
         .await
         .unwrap();
     env.wait_for::<NetworkVolume, _>("data", TIMEOUT, "DeleteVolumeInUse", |nv| {
-        nv.status
-            .as_ref()
-            .and_then(|s| condition(&s.common.conditions, "Ready"))
-            .is_some_and(|c| c.reason == "DeleteVolumeInUse")
+        reason(nv, "Ready").as_deref() == Some("DeleteVolumeInUse")
     })
     .await;
     assert!(env.platform_volume_ids().await.contains(&id));

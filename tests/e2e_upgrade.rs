@@ -185,6 +185,7 @@ async fn wait_settled(
     stopped: bool,
 ) -> BTreeMap<(String, String), DynamicObject> {
     let deadline = Instant::now() + TIMEOUT;
+    let expected = manifest_objects();
     loop {
         let all = objects(env, version).await;
         let unsettled: Vec<_> = all
@@ -195,7 +196,7 @@ async fn wait_settled(
             })
             .map(|((kind, name), obj)| format!("{kind} {name}: {}", obj.data["status"]))
             .collect();
-        if all.len() == manifest_objects() && unsettled.is_empty() {
+        if all.len() == expected && unsettled.is_empty() {
             return all;
         }
         assert!(
